@@ -1,0 +1,358 @@
+//! The one place that renders Elasticsearch-shaped error JSON (spec section 7).
+//!
+//! Owns: the error body shape (`error.root_cause`, `type`, `reason`, optional `caused_by`,
+//! `resource.type`/`resource.id`/`index`, and `status`), and the catalogue of errors the
+//! edge itself produces, with their statuses. Both the edge and the embedded engine render
+//! through [`ErrorBody`], so every error a client sees has the same shape.
+//!
+//! Must not touch: sockets, the registry or any engine internals. Pure data -> bytes.
+
+use serde_json::{json, Map, Value};
+
+/// An Elasticsearch-shaped error, ready to render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorBody {
+    /// HTTP status; also written as the top-level `status` field.
+    pub status: u16,
+    /// Error type, e.g. `index_not_found_exception`.
+    pub kind: String,
+    /// Human-readable reason.
+    pub reason: String,
+    /// Optional cause (`caused_by.type`, `caused_by.reason`).
+    pub caused_by: Option<(String, String)>,
+    /// For missing resources: (`resource.type`, `resource.id`); `index` is set from the id
+    /// when the resource is an index.
+    pub resource: Option<(String, String)>,
+    /// The index the error is about, when there is one.
+    pub index: Option<String>,
+    /// Extra fields placed inside `error` (and each root cause), e.g. plan figures.
+    pub extra: Map<String, Value>,
+}
+
+impl ErrorBody {
+    /// A plain error of `status` with `kind` and `reason`.
+    pub fn new(status: u16, kind: impl Into<String>, reason: impl Into<String>) -> Self {
+        ErrorBody {
+            status,
+            kind: kind.into(),
+            reason: reason.into(),
+            caused_by: None,
+            resource: None,
+            index: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Adds `caused_by`.
+    pub fn caused_by(mut self, kind: impl Into<String>, reason: impl Into<String>) -> Self {
+        self.caused_by = Some((kind.into(), reason.into()));
+        self
+    }
+
+    /// Adds `index` (and `index_uuid` as Elasticsearch does, `_na_`).
+    pub fn with_index(mut self, index: impl Into<String>) -> Self {
+        self.index = Some(index.into());
+        self
+    }
+
+    /// Adds `resource.type` and `resource.id`.
+    pub fn with_resource(mut self, kind: impl Into<String>, id: impl Into<String>) -> Self {
+        self.resource = Some((kind.into(), id.into()));
+        self
+    }
+
+    /// Adds one extra field inside `error`.
+    pub fn with_field(mut self, key: &str, value: Value) -> Self {
+        self.extra.insert(key.to_string(), value);
+        self
+    }
+
+    /// The `index_not_found_exception` of spec section 7 for `index`.
+    pub fn index_not_found(index: &str) -> Self {
+        ErrorBody::new(404, "index_not_found_exception", "no such index")
+            .with_resource("index_or_alias", index)
+            .with_index(index)
+    }
+
+    fn cause_object(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("type".into(), Value::String(self.kind.clone()));
+        m.insert("reason".into(), Value::String(self.reason.clone()));
+        if let Some((rtype, rid)) = &self.resource {
+            m.insert("resource.type".into(), Value::String(rtype.clone()));
+            m.insert("resource.id".into(), Value::String(rid.clone()));
+        }
+        if let Some(index) = &self.index {
+            m.insert("index_uuid".into(), Value::String("_na_".into()));
+            m.insert("index".into(), Value::String(index.clone()));
+        }
+        for (k, v) in &self.extra {
+            m.insert(k.clone(), v.clone());
+        }
+        m
+    }
+
+    /// The JSON value `{"error": {...}, "status": N}`.
+    pub fn to_value(&self) -> Value {
+        let root = self.cause_object();
+        let mut error = root.clone();
+        error.insert("root_cause".into(), Value::Array(vec![Value::Object(root)]));
+        if let Some((ctype, creason)) = &self.caused_by {
+            error.insert(
+                "caused_by".into(),
+                json!({"type": ctype, "reason": creason}),
+            );
+        }
+        json!({ "error": Value::Object(error), "status": self.status })
+    }
+
+    /// Rendered JSON bytes (compact, no trailing newline).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.to_value()).expect("error bodies always serialise")
+    }
+}
+
+/// The errors the edge itself produces (spec section 7), independent of how they are sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EdgeError {
+    /// 400: malformed request, smuggling attempt, bad framing.
+    BadRequest(&'static str),
+    /// 401: credentials missing, wrong or outdated.
+    AuthRequired,
+    /// 403: update sent to a read-only cluster.
+    ReadOnly,
+    /// 403: any request to a disabled cluster.
+    Disabled,
+    /// 403: update sent during maintenance.
+    Maintenance,
+    /// 404: the address matches no (provisioned) cluster.
+    ClusterNotFound,
+    /// 408: the client was too slow sending its request.
+    RequestTimeout,
+    /// 413: body over the limit (limit in bytes).
+    BodyTooLarge(u64),
+    /// 413: request head over the limit (limit in bytes).
+    HeadTooLarge(usize),
+    /// 413: more bulk actions than the plan allows (limit).
+    TooManyBulkActions(u64),
+    /// 429: the cluster's queue is full.
+    QueueFull { concurrency: u32, queue_size: u32 },
+    /// 429: waited in the queue past the plan's queue timeout.
+    QueueTimeout { concurrency: u32, waited_ms: u64 },
+    /// 501: endpoint not exposed (the endpoint as the client named it).
+    NotImplemented(String),
+    /// 502: the upstream answered with a malformed or cut head.
+    BadGateway(&'static str),
+    /// 503: the upstream could not be reached.
+    ServiceUnavailable(&'static str),
+    /// 504: the request took longer than the deadline (seconds).
+    GatewayTimeout(u64),
+    /// 505: an HTTP version other than 1.0 and 1.1.
+    VersionNotSupported,
+    /// 400 with a body naming the plan: shard capacity exceeded.
+    ShardCapacity {
+        plan: String,
+        capacity: u64,
+        in_use: u64,
+        asked: u64,
+    },
+}
+
+impl EdgeError {
+    /// The HTTP status the spec gives this error.
+    pub fn status(&self) -> u16 {
+        self.body().status
+    }
+
+    /// Extra response headers this error carries (besides content type and length).
+    pub fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            EdgeError::AuthRequired => &[("WWW-Authenticate", "Basic realm=\"searchgate\"")],
+            EdgeError::Maintenance => &[("Retry-After", "60")],
+            EdgeError::QueueFull { .. } | EdgeError::QueueTimeout { .. } => &[("Retry-After", "1")],
+            EdgeError::ServiceUnavailable(_) => &[("Retry-After", "5")],
+            _ => &[],
+        }
+    }
+
+    /// The Elasticsearch-shaped body for this error.
+    pub fn body(&self) -> ErrorBody {
+        use EdgeError::*;
+        match self {
+            BadRequest(why) => ErrorBody::new(400, "illegal_argument_exception", *why),
+            AuthRequired => ErrorBody::new(
+                401,
+                "security_exception",
+                "Authorization Required: send the cluster's username and password with every request (HTTP Basic)",
+            ),
+            ReadOnly => ErrorBody::new(
+                403,
+                "cluster_block_exception",
+                "Cluster Read-only: updates are refused while the cluster is read-only; clear the overage (delete data or upgrade the plan)",
+            ),
+            Disabled => ErrorBody::new(
+                403,
+                "cluster_block_exception",
+                "Cluster Disabled: every request is refused while the cluster is disabled; clear the overage",
+            ),
+            Maintenance => ErrorBody::new(
+                403,
+                "cluster_block_exception",
+                "Maintenance: updates are paused for maintenance; searches still work, retry updates later",
+            ),
+            ClusterNotFound => ErrorBody::new(
+                404,
+                "cluster_not_found_exception",
+                "Cluster Not Found: no cluster answers at this address; check the host name (it may be a typo, destroyed or not provisioned yet)",
+            ),
+            RequestTimeout => ErrorBody::new(
+                408,
+                "request_timeout_exception",
+                "the request was not received in time",
+            ),
+            BodyTooLarge(limit) => too_large(format!(
+                "Request Too Large: the body is over the limit of {limit} bytes; halve the batch size until the request passes"
+            )),
+            HeadTooLarge(limit) => too_large(format!(
+                "Request Too Large: the request headers are over the limit of {limit} bytes"
+            )),
+            TooManyBulkActions(limit) => too_large(format!(
+                "Request Too Large: more than {limit} actions in one bulk request; halve the batch size until the request passes"
+            )),
+            QueueFull { concurrency, queue_size } => too_many(format!(
+                "Too Many Requests: the cluster's allowance of {concurrency} concurrent requests is in use and its queue of {queue_size} is full; retry with backoff, batch updates, use multi-search, or upgrade the plan"
+            )),
+            QueueTimeout { concurrency, waited_ms } => too_many(format!(
+                "Too Many Requests: waited {waited_ms} ms for one of the cluster's {concurrency} concurrent request slots; retry with backoff, batch updates, use multi-search, or upgrade the plan"
+            )),
+            NotImplemented(endpoint) => ErrorBody::new(
+                501,
+                "not_implemented_exception",
+                format!("Not Implemented: the endpoint [{endpoint}] is not exposed by this service"),
+            ),
+            BadGateway(why) => ErrorBody::new(502, "bad_gateway_exception", format!("Bad Gateway: {why}; retry")),
+            ServiceUnavailable(why) => ErrorBody::new(
+                503,
+                "service_unavailable_exception",
+                format!("Service Unavailable: {why}; retry"),
+            ),
+            GatewayTimeout(secs) => ErrorBody::new(
+                504,
+                "gateway_timeout_exception",
+                format!("Gateway Timeout: the request took longer than {secs} seconds, queue time included; simplify the request or reduce load"),
+            ),
+            VersionNotSupported => ErrorBody::new(
+                505,
+                "http_version_not_supported_exception",
+                "only HTTP/1.0 and HTTP/1.1 are supported",
+            ),
+            ShardCapacity { plan, capacity, in_use, asked } => ErrorBody::new(
+                400,
+                "validation_exception",
+                format!("shard capacity exceeded: plan [{plan}] allows {capacity} shards, {in_use} are in use and this request asks for {asked} more; delete indices, use fewer shards or replicas, or upgrade the plan"),
+            )
+            .with_field("plan", json!(plan))
+            .with_field("shard_capacity", json!(capacity))
+            .with_field("shards_in_use", json!(in_use))
+            .with_field("shards_requested", json!(asked)),
+        }
+    }
+}
+
+fn too_large(reason: String) -> ErrorBody {
+    ErrorBody::new(413, "request_entity_too_large_exception", reason)
+}
+
+fn too_many(reason: String) -> ErrorBody {
+    ErrorBody::new(429, "too_many_requests_exception", reason)
+        .with_field("retry", json!("back off and retry"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // spec 7: error body shape `error.root_cause[]`, `type`, `reason`, `status`
+    #[test]
+    fn shape_has_root_cause_type_reason_status() {
+        let v = EdgeError::ClusterNotFound.body().to_value();
+        assert_eq!(v["status"], 404);
+        assert_eq!(v["error"]["type"], "cluster_not_found_exception");
+        assert_eq!(
+            v["error"]["root_cause"][0]["type"],
+            "cluster_not_found_exception"
+        );
+        assert!(v["error"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("Cluster Not Found"));
+    }
+
+    // spec 7: unknown index carries resource.type, resource.id and index
+    #[test]
+    fn index_not_found_carries_resource_and_index() {
+        let v = ErrorBody::index_not_found("books").to_value();
+        assert_eq!(v["status"], 404);
+        assert_eq!(v["error"]["reason"], "no such index");
+        assert_eq!(v["error"]["resource.type"], "index_or_alias");
+        assert_eq!(v["error"]["resource.id"], "books");
+        assert_eq!(v["error"]["index"], "books");
+        assert_eq!(v["error"]["root_cause"][0]["index"], "books");
+    }
+
+    // spec 7: statuses of the status table
+    #[test]
+    fn statuses_follow_the_spec_table() {
+        use EdgeError::*;
+        let table: Vec<(EdgeError, u16)> = vec![
+            (BadRequest("x"), 400),
+            (AuthRequired, 401),
+            (ReadOnly, 403),
+            (Disabled, 403),
+            (Maintenance, 403),
+            (ClusterNotFound, 404),
+            (BodyTooLarge(1), 413),
+            (HeadTooLarge(1), 413),
+            (TooManyBulkActions(1), 413),
+            (
+                QueueFull {
+                    concurrency: 1,
+                    queue_size: 1,
+                },
+                429,
+            ),
+            (
+                QueueTimeout {
+                    concurrency: 1,
+                    waited_ms: 1,
+                },
+                429,
+            ),
+            (NotImplemented("_snapshot".into()), 501),
+            (BadGateway("x"), 502),
+            (ServiceUnavailable("x"), 503),
+            (GatewayTimeout(60), 504),
+        ];
+        for (err, status) in table {
+            assert_eq!(err.status(), status, "{err:?}");
+            let v: Value = serde_json::from_slice(&err.body().to_bytes()).unwrap();
+            assert_eq!(v["status"], status);
+        }
+    }
+
+    #[test]
+    fn auth_required_asks_for_basic_credentials() {
+        assert!(EdgeError::AuthRequired
+            .headers()
+            .iter()
+            .any(|(k, v)| *k == "WWW-Authenticate" && v.starts_with("Basic")));
+    }
+
+    #[test]
+    fn caused_by_is_rendered() {
+        let v = ErrorBody::new(400, "mapper_parsing_exception", "failed to parse field [n]")
+            .caused_by("number_format_exception", "For input string: \"x\"")
+            .to_value();
+        assert_eq!(v["error"]["caused_by"]["type"], "number_format_exception");
+    }
+}

@@ -1,0 +1,35 @@
+//! searchgate: the edge for hosted search clusters.
+//!
+//! # Layout
+//! ```text
+//! config/    TOML file format -> validated `Config`; secrets masked in Debug
+//! registry/  clusters, plans, credentials, modes as an immutable `Snapshot`, swapped atomically
+//! proto/     sans-IO HTTP/1.1: heads (httparse), body framing (length, chunked), limits, writers
+//! policy/    pure decisions: route, auth, classify, mode, admit; the clock is passed in
+//! tenancy/   index-name namespacing for the multitenant class (requests in, responses out)
+//! errors     the one place that renders Elasticsearch-shaped error JSON for the edge
+//! metrics/   per-core latency histograms and counters, merged on read
+//! edge/      thread-per-core runtime, listeners, TLS, sessions, upstream pools (all edge I/O)
+//! engine/    embedded Elasticsearch-compatible server on tantivy (reached over HTTP only)
+//! tools/     operator tools that are clients of the public HTTP API (bulk loader)
+//! ```
+//!
+//! # Dependency rules
+//! - `proto`, `registry`, `policy`, `tenancy` and `errors` do no I/O and know nothing of
+//!   sockets, monoio or tantivy.
+//! - `edge` uses them; `edge` never imports `engine` (it reaches every upstream over HTTP,
+//!   so real Elasticsearch/OpenSearch nodes can replace the embedded engine).
+//! - `engine` and `tools` never import `edge`, `registry` or `policy`.
+#![forbid(unsafe_op_in_unsafe_fn)]
+#![warn(missing_debug_implementations)]
+
+pub mod config;
+pub mod edge;
+pub mod engine;
+pub mod errors;
+pub mod metrics;
+pub mod policy;
+pub mod proto;
+pub mod registry;
+pub mod tenancy;
+pub mod tools;

@@ -1,0 +1,1 @@
+//! policy (placeholder; see DESIGN.md)

@@ -1,0 +1,1 @@
+//! registry (placeholder; see DESIGN.md)

@@ -1,0 +1,1 @@
+//! tenancy (placeholder; see DESIGN.md)
