@@ -2,6 +2,11 @@
 //!
 //! Must not import `edge`, `registry` or `policy`: the edge reaches it over HTTP only.
 
+pub mod error;
+pub mod mapping;
+pub mod names;
+pub mod store;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
