@@ -2,9 +2,12 @@
 //!
 //! Must not import `edge`, `registry` or `policy`: the edge reaches it over HTTP only.
 
+pub mod aggs;
 pub mod error;
 pub mod mapping;
 pub mod names;
+pub mod query;
+pub mod search;
 pub mod store;
 
 use std::path::PathBuf;
