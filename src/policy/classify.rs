@@ -23,14 +23,7 @@ use super::blocked::blocked;
 use super::path::{NormPath, PathError};
 use crate::proto::Method;
 
-/// The class of a cluster (spec 1.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClusterClass {
-    /// Shares its upstream with other clusters: index names are namespaced (`tenancy`).
-    Multitenant,
-    /// Has its own upstream: requests pass through untouched.
-    SingleTenant,
-}
+pub use crate::config::ClusterClass;
 
 /// What a request is, for the mode policy.
 #[derive(Debug, Clone, PartialEq, Eq)]

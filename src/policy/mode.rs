@@ -36,6 +36,21 @@ pub enum Mode {
     Destroyed,
 }
 
+impl From<crate::config::Mode> for Mode {
+    /// A mode from the configuration file or registry: set by an operator.
+    fn from(m: crate::config::Mode) -> Self {
+        use crate::config::Mode as C;
+        match m {
+            C::Normal => Mode::Normal,
+            C::ReadOnly => Mode::ReadOnly(SetBy::Operator),
+            C::Disabled => Mode::Disabled(SetBy::Operator),
+            C::Maintenance => Mode::Maintenance,
+            C::Provisioning => Mode::Provisioning,
+            C::Destroyed => Mode::Destroyed,
+        }
+    }
+}
+
 /// Whether a request of `class` may proceed in `mode`, and if not, the error to answer.
 pub fn decide(mode: Mode, class: &Class) -> Result<(), EdgeError> {
     match mode {
@@ -150,6 +165,17 @@ mod tests {
         assert_eq!(status(Mode::Normal, &ni()), 501);
         let e = decide(Mode::Maintenance, &Class::Update).unwrap_err();
         assert!(e.headers().iter().any(|(k, _)| *k == "Retry-After"));
+    }
+
+    #[test]
+    fn configured_modes_are_operator_modes() {
+        use crate::config::Mode as C;
+        assert_eq!(Mode::from(C::ReadOnly), Mode::ReadOnly(SetBy::Operator));
+        assert_eq!(Mode::from(C::Disabled), Mode::Disabled(SetBy::Operator));
+        assert_eq!(Mode::from(C::Normal), Mode::Normal);
+        assert_eq!(Mode::from(C::Maintenance), Mode::Maintenance);
+        assert_eq!(Mode::from(C::Provisioning), Mode::Provisioning);
+        assert_eq!(Mode::from(C::Destroyed), Mode::Destroyed);
     }
 
     // issue 5: metering moves its own modes both ways, never an operator's
