@@ -6,3 +6,4 @@
 pub mod admit;
 pub mod auth;
 pub mod route;
+pub mod bulk;
