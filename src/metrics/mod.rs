@@ -85,15 +85,23 @@ impl CoreMetrics {
             Some(st) => st,
             None => self.clusters.entry(cluster.to_string()).or_default(),
         };
-        stats.latency_us.saturating_record(s.total_us.max(1));
+        record(&mut stats.latency_us, s.total_us);
         if let Some(q) = s.queued_us {
-            stats.queue_us.saturating_record(q.max(1));
+            record(&mut stats.queue_us, q);
         }
         stats.requests += 1;
         let class = (s.status / 100) as usize;
         stats.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
         stats.bytes_in += s.bytes_in;
         stats.bytes_out += s.bytes_out;
+    }
+}
+
+/// Records `v` (at least 1), growing the histogram as needed.
+fn record(h: &mut Histogram<u32>, v: u64) {
+    let v = v.max(1);
+    if h.record(v).is_err() {
+        h.saturating_record(v);
     }
 }
 
