@@ -95,8 +95,12 @@ impl ErrorBody {
     /// The JSON value `{"error": {...}, "status": N}`.
     pub fn to_value(&self) -> Value {
         let root = self.cause_object();
-        let mut error = root.clone();
-        error.insert("root_cause".into(), Value::Array(vec![Value::Object(root)]));
+        let mut error = Map::new();
+        error.insert(
+            "root_cause".into(),
+            Value::Array(vec![Value::Object(root.clone())]),
+        );
+        error.extend(root);
         if let Some((ctype, creason)) = &self.caused_by {
             error.insert(
                 "caused_by".into(),

@@ -50,9 +50,17 @@ impl AccessLog {
         let sink = match target {
             None => None,
             Some("-") => Some(Sink::Stderr),
-            Some(path) => Some(Sink::File(std::fs::OpenOptions::new().create(true).append(true).open(path)?)),
+            Some(path) => Some(Sink::File(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)?,
+            )),
         };
-        Ok(AccessLog { sink, buf: String::with_capacity(FLUSH_AT + 1024) })
+        Ok(AccessLog {
+            sink,
+            buf: String::with_capacity(FLUSH_AT + 1024),
+        })
     }
 
     /// Adds one line; flushes when the buffer is full.
@@ -129,7 +137,9 @@ fn push_target(out: &mut String, target: &[u8]) {
 
 /// RFC 3339 UTC time with milliseconds.
 fn write_time(out: &mut String, now: SystemTime) {
-    let d = now.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let d = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
     let secs = d.as_secs();
     let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
     let (y, m, day) = civil_from_days(days);
@@ -184,7 +194,10 @@ mod tests {
             queue_us: 1500,
             total_us: 2750,
         };
-        log.record(&e, SystemTime::UNIX_EPOCH + Duration::from_millis(1_763_780_000_123));
+        log.record(
+            &e,
+            SystemTime::UNIX_EPOCH + Duration::from_millis(1_763_780_000_123),
+        );
         drop(log);
         let text = std::fs::read_to_string(path).unwrap();
         assert_eq!(

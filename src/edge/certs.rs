@@ -9,7 +9,10 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rcgen::{BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::ServerConfig;
@@ -46,7 +49,11 @@ fn ca_params() -> CertificateParams {
     dn.push(DnType::OrganizationName, "searchgate");
     p.distinguished_name = dn;
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    p.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     p
 }
 
@@ -67,10 +74,13 @@ fn load_or_create_ca(data_dir: &Path) -> io::Result<KeyPair> {
     let key_path = data_dir.join(CA_KEY);
     if key_path.exists() && data_dir.join(CA_CERT).exists() {
         let pem = std::fs::read_to_string(&key_path)?;
-        return KeyPair::from_pem(&pem).map_err(|e| invalid(format!("{}: {e}", key_path.display())));
+        return KeyPair::from_pem(&pem)
+            .map_err(|e| invalid(format!("{}: {e}", key_path.display())));
     }
     let key = KeyPair::generate().map_err(|e| invalid(e.to_string()))?;
-    let cert = ca_params().self_signed(&key).map_err(|e| invalid(e.to_string()))?;
+    let cert = ca_params()
+        .self_signed(&key)
+        .map_err(|e| invalid(e.to_string()))?;
     write_file(&key_path, &key.serialize_pem(), true)?;
     write_file(&data_dir.join(CA_CERT), &cert.pem(), false)?;
     Ok(key)
@@ -83,10 +93,15 @@ pub fn issue_leaf(data_dir: &Path, names: &[String]) -> io::Result<(PathBuf, Pat
     let ca_key = load_or_create_ca(data_dir)?;
     let issuer = Issuer::new(ca_params(), ca_key);
     let mut params = CertificateParams::new(names.to_vec()).map_err(|e| invalid(e.to_string()))?;
-    params.distinguished_name.push(DnType::CommonName, names.first().cloned().unwrap_or_default());
+    params.distinguished_name.push(
+        DnType::CommonName,
+        names.first().cloned().unwrap_or_default(),
+    );
     params.use_authority_key_identifier_extension = true;
     let key = KeyPair::generate().map_err(|e| invalid(e.to_string()))?;
-    let cert = params.signed_by(&key, &issuer).map_err(|e| invalid(e.to_string()))?;
+    let cert = params
+        .signed_by(&key, &issuer)
+        .map_err(|e| invalid(e.to_string()))?;
     let (cert_path, key_path) = (data_dir.join(LEAF_CERT), data_dir.join(LEAF_KEY));
     write_file(&cert_path, &cert.pem(), false)?;
     write_file(&key_path, &key.serialize_pem(), true)?;
@@ -102,7 +117,8 @@ pub fn server_config(cert: &Path, key: &Path) -> io::Result<Arc<ServerConfig>> {
     if chain.is_empty() {
         return Err(invalid(format!("{}: no certificate", cert.display())));
     }
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| invalid(format!("{}: {e}", key.display())))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| invalid(format!("{}: {e}", key.display())))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
@@ -129,7 +145,11 @@ mod tests {
         let (c, k) = issue_leaf(dir.path(), &names).unwrap();
         let ca_first = std::fs::read(dir.path().join(CA_CERT)).unwrap();
         issue_leaf(dir.path(), &names).unwrap();
-        assert_eq!(ca_first, std::fs::read(dir.path().join(CA_CERT)).unwrap(), "CA kept");
+        assert_eq!(
+            ca_first,
+            std::fs::read(dir.path().join(CA_CERT)).unwrap(),
+            "CA kept"
+        );
         server_config(&c, &k).unwrap();
     }
 

@@ -46,7 +46,10 @@ impl Limits {
     /// The limits an `[edge]` section sets.
     pub fn from_config(e: &EdgeConfig) -> Limits {
         Limits {
-            head: HeadLimits { max_head: e.max_head.0 as usize, ..HeadLimits::default() },
+            head: HeadLimits {
+                max_head: e.max_head.0 as usize,
+                ..HeadLimits::default()
+            },
             max_body: e.max_body.0,
             deadline: e.deadline.0,
             head_timeout: e.head_timeout.0,
@@ -84,6 +87,9 @@ impl Shared {
 #[derive(Debug)]
 pub struct Core {
     pub shared: Arc<Shared>,
+    /// `Rc` over the `Arc` on purpose: requests clone the core-local `Rc`, so the shared
+    /// `Arc` count is touched once per reload, not on every request from every core.
+    #[allow(clippy::redundant_allocation)]
     snapshot: RefCell<Rc<Arc<Snapshot>>>,
     pub pool: Pool,
     pub metrics: RefCell<CoreMetrics>,
@@ -116,6 +122,7 @@ impl Core {
 
     /// The current registry snapshot; one atomic load per call, a refresh only after a
     /// reload.
+    #[allow(clippy::redundant_allocation)]
     pub fn snapshot(&self) -> Rc<Arc<Snapshot>> {
         let gen = self.shared.registry.generation();
         let mut cached = self.snapshot.borrow_mut();
@@ -127,7 +134,10 @@ impl Core {
 
     /// A pooled buffer of at least `CLIENT_BUF` bytes, empty.
     pub fn take_buffer(&self) -> Vec<u8> {
-        self.buffers.borrow_mut().pop().unwrap_or_else(|| Vec::with_capacity(CLIENT_BUF))
+        self.buffers
+            .borrow_mut()
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(CLIENT_BUF))
     }
 
     /// A pooled buffer for an upstream connection.
@@ -184,7 +194,12 @@ impl Signal {
         if self.fired.replace(true) {
             return;
         }
-        let wakers: Vec<Waker> = self.wakers.borrow_mut().iter_mut().filter_map(Option::take).collect();
+        let wakers: Vec<Waker> = self
+            .wakers
+            .borrow_mut()
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect();
         for w in wakers {
             w.wake();
         }
@@ -197,7 +212,10 @@ impl Signal {
 
     /// Resolves when the signal fires.
     pub fn wait(&self) -> SignalWait<'_> {
-        SignalWait { signal: self, slot: None }
+        SignalWait {
+            signal: self,
+            slot: None,
+        }
     }
 }
 

@@ -28,7 +28,11 @@ pub struct EngineChild {
 fn spawn(addr: SocketAddr, data_dir: &Path) -> std::io::Result<Child> {
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
-    cmd.arg("engine").arg("--listen").arg(addr.to_string()).arg("--data-dir").arg(data_dir);
+    cmd.arg("engine")
+        .arg("--listen")
+        .arg(addr.to_string())
+        .arg("--data-dir")
+        .arg(data_dir);
     cmd.stdin(Stdio::null());
     #[cfg(target_os = "linux")]
     {
@@ -52,14 +56,18 @@ fn wait_ready(child: &Mutex<Child>, addr: SocketAddr) -> Result<(), String> {
     let start = Instant::now();
     while start.elapsed() < READY_TIMEOUT {
         if let Ok(Some(status)) = child.lock().unwrap_or_else(|p| p.into_inner()).try_wait() {
-            return Err(format!("the embedded engine exited during start ({status})"));
+            return Err(format!(
+                "the embedded engine exited during start ({status})"
+            ));
         }
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(format!("the embedded engine did not listen on {addr} within {READY_TIMEOUT:?}"))
+    Err(format!(
+        "the embedded engine did not listen on {addr} within {READY_TIMEOUT:?}"
+    ))
 }
 
 /// A free loopback port for `addr` when its port is 0.
@@ -76,8 +84,10 @@ impl EngineChild {
     /// accepts connections, and supervises it.
     pub fn start(listen: SocketAddr, data_dir: &Path) -> Result<EngineChild, String> {
         let addr = concrete(listen).map_err(|e| format!("engine address {listen}: {e}"))?;
-        std::fs::create_dir_all(data_dir).map_err(|e| format!("engine data dir {}: {e}", data_dir.display()))?;
-        let child = spawn(addr, data_dir).map_err(|e| format!("cannot start the embedded engine: {e}"))?;
+        std::fs::create_dir_all(data_dir)
+            .map_err(|e| format!("engine data dir {}: {e}", data_dir.display()))?;
+        let child =
+            spawn(addr, data_dir).map_err(|e| format!("cannot start the embedded engine: {e}"))?;
         let child = Arc::new(Mutex::new(child));
         if let Err(e) = wait_ready(&child, addr) {
             let _ = child.lock().unwrap_or_else(|p| p.into_inner()).kill();
@@ -91,7 +101,12 @@ impl EngineChild {
                 .spawn(move || supervise(child, stopping, addr, dir))
                 .map_err(|e| e.to_string())?
         };
-        Ok(EngineChild { child, stopping, supervisor: Some(supervisor), addr })
+        Ok(EngineChild {
+            child,
+            stopping,
+            supervisor: Some(supervisor),
+            addr,
+        })
     }
 
     /// Stops the engine: SIGTERM, then SIGKILL after `grace`.
@@ -133,7 +148,9 @@ fn supervise(child: Arc<Mutex<Child>>, stopping: Arc<AtomicBool>, addr: SocketAd
         if stopping.load(Ordering::Acquire) {
             return;
         }
-        eprintln!("searchgate: the embedded engine stopped ({status}); restarting it in {backoff:?}");
+        eprintln!(
+            "searchgate: the embedded engine stopped ({status}); restarting it in {backoff:?}"
+        );
         std::thread::sleep(backoff);
         match spawn(addr, &dir) {
             Ok(new) => {

@@ -19,8 +19,8 @@ use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::bulk::BulkCounter;
 use crate::proto::{
-    chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, HeadLimits, ProtoError,
-    ResponseHead, LAST_CHUNK,
+    chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, HeadLimits,
+    ProtoError, ResponseHead, LAST_CHUNK,
 };
 use crate::registry::Cluster;
 
@@ -88,7 +88,11 @@ impl Session {
         outcome
     }
 
-    async fn wait_for_slot(&mut self, cluster: &Cluster, deadline: Instant) -> Result<(Permit, Option<u64>), Refusal> {
+    async fn wait_for_slot(
+        &mut self,
+        cluster: &Cluster,
+        deadline: Instant,
+    ) -> Result<(Permit, Option<u64>), Refusal> {
         let plan = &cluster.plan;
         let mut ticket = match cluster.allowance.acquire() {
             Admission::Granted(p) => return Ok((p, None)),
@@ -108,7 +112,10 @@ impl Session {
                 let e = if now >= deadline {
                     EdgeError::GatewayTimeout(self.core.shared.limits.deadline.as_secs())
                 } else {
-                    EdgeError::QueueTimeout { concurrency: plan.concurrency, waited_ms: start.elapsed().as_millis() as u64 }
+                    EdgeError::QueueTimeout {
+                        concurrency: plan.concurrency,
+                        waited_ms: start.elapsed().as_millis() as u64,
+                    }
                 };
                 return Err(Refusal::Error(e));
             }
@@ -140,13 +147,28 @@ impl Session {
         let mut rhead = std::mem::take(&mut self.rhead);
         let mut outcome = None;
         for attempt in 0..2 {
-            let pooled = if attempt == 0 { self.core.pool.take_idle(addr, Instant::now()) } else { None };
+            let pooled = if attempt == 0 {
+                self.core.pool.take_idle(addr, Instant::now())
+            } else {
+                None
+            };
             let mut up = match pooled {
                 Some(c) => c,
-                None => match Pool::connect(addr, self.core.shared.limits.connect_timeout, self.core.take_upstream_buffer()).await {
+                None => match Pool::connect(
+                    addr,
+                    self.core.shared.limits.connect_timeout,
+                    self.core.take_upstream_buffer(),
+                )
+                .await
+                {
                     Ok(c) => c,
                     Err(_) => {
-                        outcome = Some(self.fail(EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached")).await);
+                        outcome = Some(
+                            self.fail(EdgeError::ServiceUnavailable(
+                                "the cluster's search engine cannot be reached",
+                            ))
+                            .await,
+                        );
                         break;
                     }
                 },
@@ -157,13 +179,23 @@ impl Session {
             let result = match sent {
                 Err(SendFail::Upstream) if may_retry => continue,
                 Err(fail) => Err(self.send_failed(fail).await),
-                Ok(body_bytes) => match self.read_response_head(&mut up, &mut rhead, deadline).await {
-                    Err(HeadFail::NoBytes) if may_retry => continue,
-                    Err(HeadFail::NoBytes) => Err(self.fail(EdgeError::BadGateway("the search engine closed the connection without answering")).await),
-                    Err(HeadFail::Bad(why)) => Err(self.fail(EdgeError::BadGateway(why)).await),
-                    Err(HeadFail::Deadline) => Err(self.fail(EdgeError::GatewayTimeout(self.core.shared.limits.deadline.as_secs())).await),
-                    Ok(()) => Ok(body_bytes),
-                },
+                Ok(body_bytes) => {
+                    match self.read_response_head(&mut up, &mut rhead, deadline).await {
+                        Err(HeadFail::NoBytes) if may_retry => continue,
+                        Err(HeadFail::NoBytes) => Err(self
+                            .fail(EdgeError::BadGateway(
+                                "the search engine closed the connection without answering",
+                            ))
+                            .await),
+                        Err(HeadFail::Bad(why)) => Err(self.fail(EdgeError::BadGateway(why)).await),
+                        Err(HeadFail::Deadline) => Err(self
+                            .fail(EdgeError::GatewayTimeout(
+                                self.core.shared.limits.deadline.as_secs(),
+                            ))
+                            .await),
+                        Ok(()) => Ok(body_bytes),
+                    }
+                }
             };
             outcome = Some(match result {
                 Err(o) => o,
@@ -172,7 +204,10 @@ impl Session {
                     if reusable {
                         self.core.pool.put(up, Instant::now());
                     }
-                    Outcome { bytes_in: body_bytes, ..o }
+                    Outcome {
+                        bytes_in: body_bytes,
+                        ..o
+                    }
                 }
             });
             break;
@@ -194,7 +229,10 @@ impl Session {
         match fail {
             SendFail::Upstream => {
                 self.keep_alive = false;
-                self.refuse(&EdgeError::BadGateway("the search engine closed the connection while receiving the request")).await
+                self.refuse(&EdgeError::BadGateway(
+                    "the search engine closed the connection while receiving the request",
+                ))
+                .await
             }
             SendFail::Client => gone(),
             SendFail::Refuse(e) => {
@@ -225,11 +263,18 @@ impl Session {
     }
 
     fn deadline_refusal(&self) -> SendFail {
-        SendFail::Refuse(EdgeError::GatewayTimeout(self.core.shared.limits.deadline.as_secs()))
+        SendFail::Refuse(EdgeError::GatewayTimeout(
+            self.core.shared.limits.deadline.as_secs(),
+        ))
     }
 
     /// Writes `buf[range]` (client bytes) straight to the upstream.
-    async fn forward_slice(&mut self, up: &mut UpstreamConn, range: std::ops::Range<usize>, deadline: Instant) -> Result<(), SendFail> {
+    async fn forward_slice(
+        &mut self,
+        up: &mut UpstreamConn,
+        range: std::ops::Range<usize>,
+        deadline: Instant,
+    ) -> Result<(), SendFail> {
         self.flush_up(up, deadline).await?;
         let buf = std::mem::take(&mut self.buf);
         match until(deadline, write_tcp(&mut up.tcp, buf, range)).await {
@@ -291,7 +336,12 @@ impl Session {
     }
 
     /// Sends head and body; returns the body bytes received from the client.
-    async fn send_request(&mut self, up: &mut UpstreamConn, bulk_limit: Option<u64>, deadline: Instant) -> Result<u64, SendFail> {
+    async fn send_request(
+        &mut self,
+        up: &mut UpstreamConn,
+        bulk_limit: Option<u64>,
+        deadline: Instant,
+    ) -> Result<u64, SendFail> {
         let limits = &self.core.shared.limits;
         let max_body = limits.max_body;
         let framing = self.head.framing;
@@ -304,7 +354,9 @@ impl Session {
                 self.flush_up(up, deadline).await?;
                 self.read_body_more(deadline).await?;
             }
-            let d = dec.decode(&self.buf[self.pos..]).map_err(|e| refusal(e, max_body))?;
+            let d = dec
+                .decode(&self.buf[self.pos..])
+                .map_err(|e| refusal(e, max_body))?;
             let data = self.pos + d.data.start..self.pos + d.data.end;
             if let Some((c, limit)) = &mut counter {
                 if c.feed(&self.buf[data.clone()]) > *limit {
@@ -313,7 +365,8 @@ impl Session {
             }
             if chunked && !data.is_empty() {
                 let mut line = [0u8; 18];
-                self.up_out.extend_from_slice(chunk_size_line(data.len(), &mut line));
+                self.up_out
+                    .extend_from_slice(chunk_size_line(data.len(), &mut line));
                 self.up_out.extend_from_slice(&self.buf[data]);
                 self.up_out.extend_from_slice(b"\r\n");
                 if self.up_out.len() >= CHUNKED_FLUSH {
@@ -338,8 +391,17 @@ impl Session {
     }
 
     /// Reads the upstream's response head into `rh` (skipping interim 1xx heads).
-    async fn read_response_head(&mut self, up: &mut UpstreamConn, rh: &mut ResponseHead, deadline: Instant) -> Result<(), HeadFail> {
-        let limits = HeadLimits { max_head: 64 * 1024, max_auth: 0, max_headers: 256 };
+    async fn read_response_head(
+        &mut self,
+        up: &mut UpstreamConn,
+        rh: &mut ResponseHead,
+        deadline: Instant,
+    ) -> Result<(), HeadFail> {
+        let limits = HeadLimits {
+            max_head: 64 * 1024,
+            max_auth: 0,
+            max_headers: 256,
+        };
         let mut got_any = !up.buf.is_empty();
         loop {
             if !up.buf.is_empty() {
@@ -350,7 +412,11 @@ impl Session {
                     }
                     Ok(true) => return Ok(()),
                     Ok(false) => {}
-                    Err(_) => return Err(HeadFail::Bad("the search engine sent a malformed response head")),
+                    Err(_) => {
+                        return Err(HeadFail::Bad(
+                            "the search engine sent a malformed response head",
+                        ))
+                    }
                 }
             }
             let buf = std::mem::take(&mut up.buf);
@@ -361,7 +427,11 @@ impl Session {
                 }
                 Some((_, buf)) => {
                     up.buf = buf;
-                    return Err(if got_any { HeadFail::Bad("the search engine cut its response head") } else { HeadFail::NoBytes });
+                    return Err(if got_any {
+                        HeadFail::Bad("the search engine cut its response head")
+                    } else {
+                        HeadFail::NoBytes
+                    });
                 }
                 None => {
                     up.buf = Vec::new();
@@ -384,5 +454,11 @@ fn refusal(e: ProtoError, max_body: u64) -> SendFail {
 
 /// The client went away: nothing to send, close.
 pub(super) fn gone() -> Outcome {
-    Outcome { status: 499, bytes_in: 0, bytes_out: 0, queue_us: None, next: Next::Close }
+    Outcome {
+        status: 499,
+        bytes_in: 0,
+        bytes_out: 0,
+        queue_us: None,
+        next: Next::Close,
+    }
 }

@@ -33,7 +33,11 @@ pub async fn read_tcp(tcp: &mut TcpStream, mut buf: Vec<u8>) -> (io::Result<usiz
 }
 
 /// Writes `buf[range]` fully to `tcp`.
-pub async fn write_tcp(tcp: &mut TcpStream, buf: Vec<u8>, range: Range<usize>) -> (io::Result<()>, Vec<u8>) {
+pub async fn write_tcp(
+    tcp: &mut TcpStream,
+    buf: Vec<u8>,
+    range: Range<usize>,
+) -> (io::Result<()>, Vec<u8>) {
     if range.is_empty() {
         return (Ok(()), buf);
     }

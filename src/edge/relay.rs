@@ -12,7 +12,10 @@ use super::exchange::until;
 use super::io::read_tcp;
 use super::session::{Next, Outcome, Session};
 use super::upstream::UpstreamConn;
-use crate::proto::{chunk_size_line, write_forward_response, BodyDecoder, Framing, Method, ResponseHead, Version, LAST_CHUNK};
+use crate::proto::{
+    chunk_size_line, write_forward_response, BodyDecoder, Framing, Method, ResponseHead, Version,
+    LAST_CHUNK,
+};
 
 /// A response up to this size (head and body) goes out in a single write.
 const ONE_WRITE: usize = 64 * 1024;
@@ -26,13 +29,22 @@ enum Cut {
 impl Session {
     /// Relays the response whose head is in `rh` (parsed from `up.buf`). Returns the outcome
     /// and whether the upstream connection can go back to the pool.
-    pub(super) async fn relay(&mut self, up: &mut UpstreamConn, rh: &ResponseHead, deadline: Instant) -> (Outcome, bool) {
+    pub(super) async fn relay(
+        &mut self,
+        up: &mut UpstreamConn,
+        rh: &ResponseHead,
+        deadline: Instant,
+    ) -> (Outcome, bool) {
         let client_framing = match (rh.framing, self.version) {
-            (Framing::Chunked, Version::Http10) | (Framing::UntilClose, Version::Http10) => Framing::UntilClose,
+            (Framing::Chunked, Version::Http10) | (Framing::UntilClose, Version::Http10) => {
+                Framing::UntilClose
+            }
             (Framing::UntilClose, Version::Http11) => Framing::Chunked,
             (f, _) => f,
         };
-        let keep = self.keep_alive && client_framing != Framing::UntilClose && !self.core.shutdown.is_fired();
+        let keep = self.keep_alive
+            && client_framing != Framing::UntilClose
+            && !self.core.shutdown.is_fired();
         self.out.clear();
         let length_header;
         let extra: &[(&str, &[u8])] = match (self.method, rh.header(&up.buf, b"content-length")) {
@@ -42,23 +54,56 @@ impl Session {
             }
             _ => &[],
         };
-        write_forward_response(&mut self.out, rh, &up.buf, self.version, client_framing, keep, extra);
+        write_forward_response(
+            &mut self.out,
+            rh,
+            &up.buf,
+            self.version,
+            client_framing,
+            keep,
+            extra,
+        );
         let head_bytes = self.out.len() as u64;
         let body_start = rh.len;
         let result = match rh.framing {
             Framing::None => self.send_out().await.map(|_| 0),
             Framing::Length(n) => self.relay_length(up, body_start, n, deadline).await,
-            Framing::Chunked => self.relay_chunked(up, body_start, client_framing, deadline).await,
-            Framing::UntilClose => self.relay_until_close(up, body_start, client_framing, deadline).await,
+            Framing::Chunked => {
+                self.relay_chunked(up, body_start, client_framing, deadline)
+                    .await
+            }
+            Framing::UntilClose => {
+                self.relay_until_close(up, body_start, client_framing, deadline)
+                    .await
+            }
         };
         let status = rh.status;
         match result {
             Ok(body) => {
-                let reusable = rh.keep_alive && rh.framing != Framing::UntilClose && up.buf.is_empty();
+                let reusable =
+                    rh.keep_alive && rh.framing != Framing::UntilClose && up.buf.is_empty();
                 let next = if keep { Next::KeepAlive } else { Next::Linger };
-                (Outcome { status, bytes_in: 0, bytes_out: head_bytes + body, queue_us: None, next }, reusable)
+                (
+                    Outcome {
+                        status,
+                        bytes_in: 0,
+                        bytes_out: head_bytes + body,
+                        queue_us: None,
+                        next,
+                    },
+                    reusable,
+                )
             }
-            Err(_) => (Outcome { status, bytes_in: 0, bytes_out: head_bytes, queue_us: None, next: Next::Close }, false),
+            Err(_) => (
+                Outcome {
+                    status,
+                    bytes_in: 0,
+                    bytes_out: head_bytes,
+                    queue_us: None,
+                    next: Next::Close,
+                },
+                false,
+            ),
         }
     }
 
@@ -75,7 +120,11 @@ impl Session {
     }
 
     /// Writes `up.buf[range]` to the client.
-    async fn send_upstream_bytes(&mut self, up: &mut UpstreamConn, range: std::ops::Range<usize>) -> Result<(), Cut> {
+    async fn send_upstream_bytes(
+        &mut self,
+        up: &mut UpstreamConn,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), Cut> {
         self.send_out().await?;
         let buf = std::mem::take(&mut up.buf);
         let (res, buf) = self.io.write(buf, range).await;
@@ -84,7 +133,12 @@ impl Session {
     }
 
     /// Reads more from the upstream after compacting `up.buf` from `keep_from`.
-    async fn read_upstream(&mut self, up: &mut UpstreamConn, keep_from: usize, deadline: Instant) -> Result<usize, Cut> {
+    async fn read_upstream(
+        &mut self,
+        up: &mut UpstreamConn,
+        keep_from: usize,
+        deadline: Instant,
+    ) -> Result<usize, Cut> {
         up.buf.drain(..keep_from);
         let buf = std::mem::take(&mut up.buf);
         match until(deadline, read_tcp(&mut up.tcp, buf)).await {
@@ -100,7 +154,13 @@ impl Session {
         }
     }
 
-    async fn relay_length(&mut self, up: &mut UpstreamConn, mut pos: usize, n: u64, deadline: Instant) -> Result<u64, Cut> {
+    async fn relay_length(
+        &mut self,
+        up: &mut UpstreamConn,
+        mut pos: usize,
+        n: u64,
+        deadline: Instant,
+    ) -> Result<u64, Cut> {
         let mut left = n;
         loop {
             let avail = ((up.buf.len() - pos) as u64).min(left) as usize;
@@ -127,14 +187,21 @@ impl Session {
         Ok(n)
     }
 
-    async fn relay_chunked(&mut self, up: &mut UpstreamConn, mut pos: usize, to: Framing, deadline: Instant) -> Result<u64, Cut> {
+    async fn relay_chunked(
+        &mut self,
+        up: &mut UpstreamConn,
+        mut pos: usize,
+        to: Framing,
+        deadline: Instant,
+    ) -> Result<u64, Cut> {
         let mut dec = BodyDecoder::new(Framing::Chunked, u64::MAX).map_err(|_| Cut::Upstream)?;
         loop {
             let start = pos;
             while !dec.is_done() {
                 let d = dec.decode(&up.buf[pos..]).map_err(|_| Cut::Upstream)?;
                 if to == Framing::UntilClose {
-                    self.out.extend_from_slice(&up.buf[pos + d.data.start..pos + d.data.end]);
+                    self.out
+                        .extend_from_slice(&up.buf[pos + d.data.start..pos + d.data.end]);
                 }
                 pos += d.consumed;
                 if d.consumed == 0 {
@@ -165,7 +232,13 @@ impl Session {
         Ok(dec.total())
     }
 
-    async fn relay_until_close(&mut self, up: &mut UpstreamConn, pos: usize, to: Framing, deadline: Instant) -> Result<u64, Cut> {
+    async fn relay_until_close(
+        &mut self,
+        up: &mut UpstreamConn,
+        pos: usize,
+        to: Framing,
+        deadline: Instant,
+    ) -> Result<u64, Cut> {
         let mut total = 0u64;
         let mut start = pos;
         loop {
@@ -173,7 +246,8 @@ impl Session {
             total += data.len() as u64;
             if to == Framing::Chunked && !data.is_empty() {
                 let mut line = [0u8; 18];
-                self.out.extend_from_slice(chunk_size_line(data.len(), &mut line));
+                self.out
+                    .extend_from_slice(chunk_size_line(data.len(), &mut line));
                 self.out.extend_from_slice(&up.buf[data]);
                 self.out.extend_from_slice(b"\r\n");
             } else {

@@ -17,7 +17,9 @@ use crate::errors::EdgeError;
 use crate::metrics::Sample;
 use crate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
 use crate::policy::route::{normalize_host, route};
-use crate::proto::{write_response_head, Framing, Method, ProtoError, RequestHead, ResponseHead, Version};
+use crate::proto::{
+    write_response_head, Framing, Method, ProtoError, RequestHead, ResponseHead, Version,
+};
 use crate::registry::{Cluster, Snapshot};
 
 /// What happens to the connection after a request.
@@ -110,13 +112,17 @@ enum HeadEnd {
 
 fn proto_refusal(e: ProtoError, limits: &super::core::Limits) -> EdgeError {
     match e {
-        ProtoError::HeadTooLarge | ProtoError::TooManyHeaders => EdgeError::HeadTooLarge(limits.head.max_head),
+        ProtoError::HeadTooLarge | ProtoError::TooManyHeaders => {
+            EdgeError::HeadTooLarge(limits.head.max_head)
+        }
         ProtoError::UnsupportedVersion => EdgeError::VersionNotSupported,
         ProtoError::BodyTooLarge => EdgeError::BodyTooLarge(limits.max_body),
         ProtoError::Malformed(why) | ProtoError::Smuggling(why) | ProtoError::BadChunk(why) => {
             EdgeError::BadRequest(why)
         }
-        ProtoError::UnsupportedTransferCoding => EdgeError::BadRequest("unsupported transfer coding"),
+        ProtoError::UnsupportedTransferCoding => {
+            EdgeError::BadRequest("unsupported transfer coding")
+        }
     }
 }
 
@@ -153,7 +159,11 @@ impl Session {
                 }
             };
             if outcome.next != Next::KeepAlive || self.core.shutdown.is_fired() {
-                return if outcome.next == Next::KeepAlive { Next::Linger } else { outcome.next };
+                return if outcome.next == Next::KeepAlive {
+                    Next::Linger
+                } else {
+                    outcome.next
+                };
             }
             // Keep what follows (pipelined requests) at the front of the buffer.
             self.buf.drain(..self.pos);
@@ -163,7 +173,10 @@ impl Session {
 
     /// Reads until a complete head is in `buf[pos..]`; returns when its first byte came.
     async fn read_head(&mut self) -> Result<Instant, HeadEnd> {
-        debug_assert_eq!(self.pos, 0, "each request starts at the front of the buffer");
+        debug_assert_eq!(
+            self.pos, 0,
+            "each request starts at the front of the buffer"
+        );
         let limits = self.core.shared.limits.clone();
         let mut first_byte = (!self.buf.is_empty()).then(Instant::now);
         loop {
@@ -198,7 +211,10 @@ impl Session {
                 }
                 Some(Err(_)) if first_byte.is_some() => {
                     self.buf = self.core.take_buffer();
-                    return Err(HeadEnd::Refuse(EdgeError::RequestTimeout, first_byte.unwrap_or_else(Instant::now)));
+                    return Err(HeadEnd::Refuse(
+                        EdgeError::RequestTimeout,
+                        first_byte.unwrap_or_else(Instant::now),
+                    ));
                 }
                 Some(Err(_)) | None => {
                     self.buf = self.core.take_buffer(); // idle timeout / shutdown: the read took it
@@ -226,7 +242,8 @@ impl Session {
         let h = &self.head;
         let mut host_buf = [0u8; 253];
         let host = match h.host {
-            Some(span) => normalize_host(span.of(b), &mut host_buf).ok_or(EdgeError::BadRequest("invalid Host header"))?,
+            Some(span) => normalize_host(span.of(b), &mut host_buf)
+                .ok_or(EdgeError::BadRequest("invalid Host header"))?,
             None => "localhost", // HTTP/1.0 without Host
         };
         if let Some(sni) = self.io.sni() {
@@ -235,10 +252,17 @@ impl Session {
             }
         }
         let mut cred_buf = [0u8; MAX_CREDENTIALS];
-        let creds = h.authorization.and_then(|s| parse_basic(s.of(b), &mut cred_buf));
+        let creds = h
+            .authorization
+            .and_then(|s| parse_basic(s.of(b), &mut cred_buf));
         let cluster = route(snap, host, creds.map(|c| c.0))?;
         let (user, pass) = creds.ok_or(EdgeError::AuthRequired)?;
-        if !credentials_match(user, pass, cluster.username.as_bytes(), cluster.password.expose().as_bytes()) {
+        if !credentials_match(
+            user,
+            pass,
+            cluster.username.as_bytes(),
+            cluster.password.expose().as_bytes(),
+        ) {
             return Err(EdgeError::AuthRequired);
         }
         if let Framing::Length(n) = h.framing {
@@ -247,7 +271,10 @@ impl Session {
             }
         }
         let bulk_limit = is_bulk(h.path(b)).then_some(cluster.plan.max_bulk_actions);
-        Ok(Admitted { cluster, bulk_limit })
+        Ok(Admitted {
+            cluster,
+            bulk_limit,
+        })
     }
 
     /// Sends an error of the edge's own; the connection is kept only when the request had
@@ -256,9 +283,17 @@ impl Session {
         let body = e.body().to_bytes();
         let keep = self.keep_alive && !self.core.shutdown.is_fired();
         self.out.clear();
-        let mut headers: Vec<(&str, &[u8])> = vec![("Content-Type", b"application/json; charset=UTF-8")];
+        let mut headers: Vec<(&str, &[u8])> =
+            vec![("Content-Type", b"application/json; charset=UTF-8")];
         headers.extend(e.headers().iter().map(|(k, v)| (*k, v.as_bytes())));
-        write_response_head(&mut self.out, self.version, e.status(), &headers, Framing::Length(body.len() as u64), keep);
+        write_response_head(
+            &mut self.out,
+            self.version,
+            e.status(),
+            &headers,
+            Framing::Length(body.len() as u64),
+            keep,
+        );
         if self.method != Method::Head {
             self.out.extend_from_slice(&body);
         }
@@ -271,7 +306,13 @@ impl Session {
             (true, false) => Next::Linger,
             (false, _) => Next::Close,
         };
-        Outcome { status: e.status(), bytes_in: 0, bytes_out: len, queue_us: None, next }
+        Outcome {
+            status: e.status(),
+            bytes_in: 0,
+            bytes_out: len,
+            queue_us: None,
+            next,
+        }
     }
 
     fn record(&self, cluster: Option<&str>, arrival: Instant, o: &Outcome) {
@@ -279,7 +320,13 @@ impl Session {
         let bytes_in = o.bytes_in + self.head.len as u64;
         let cluster = cluster.unwrap_or("-");
         if cluster != "-" {
-            let sample = Sample { status: o.status, bytes_in, bytes_out: o.bytes_out, queued_us: o.queue_us, total_us };
+            let sample = Sample {
+                status: o.status,
+                bytes_in,
+                bytes_out: o.bytes_out,
+                queued_us: o.queue_us,
+                total_us,
+            };
             self.core.metrics.borrow_mut().record(cluster, &sample);
         }
         let entry = Entry {
@@ -300,5 +347,7 @@ impl Session {
 /// True when the path's last segment is `_bulk` (any index/type prefix).
 pub(super) fn is_bulk(path: &[u8]) -> bool {
     let p = path.strip_suffix(b"/").unwrap_or(path);
-    p.rsplit(|&b| b == b'/').next().is_some_and(|seg| seg.eq_ignore_ascii_case(b"_bulk"))
+    p.rsplit(|&b| b == b'/')
+        .next()
+        .is_some_and(|seg| seg.eq_ignore_ascii_case(b"_bulk"))
 }

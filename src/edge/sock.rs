@@ -11,7 +11,10 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 /// Binds `count` listeners with SO_REUSEPORT on `addr`. With port 0, the first picks the
 /// port and the others join it. Returns them and the bound address.
-pub fn reuseport_listeners(addr: SocketAddr, count: usize) -> io::Result<(Vec<TcpListener>, SocketAddr)> {
+pub fn reuseport_listeners(
+    addr: SocketAddr,
+    count: usize,
+) -> io::Result<(Vec<TcpListener>, SocketAddr)> {
     let mut out = Vec::with_capacity(count);
     let mut bound = addr;
     for _ in 0..count.max(1) {
@@ -37,7 +40,12 @@ pub fn peer_closed(stream: &impl AsRawFd) -> bool {
     // duration of this call; `byte` is a valid writable buffer of the length passed.
     // MSG_PEEK leaves the data in the socket; MSG_DONTWAIT makes the call non-blocking.
     let n = unsafe {
-        libc::recv(fd, byte.as_mut_ptr().cast(), byte.len(), libc::MSG_PEEK | libc::MSG_DONTWAIT)
+        libc::recv(
+            fd,
+            byte.as_mut_ptr().cast(),
+            byte.len(),
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
     };
     if n > 0 {
         return false;
@@ -46,7 +54,10 @@ pub fn peer_closed(stream: &impl AsRawFd) -> bool {
         return true;
     }
     let err = io::Error::last_os_error();
-    !matches!(err.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted)
+    !matches!(
+        err.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+    )
 }
 
 #[cfg(test)]

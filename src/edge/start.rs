@@ -6,7 +6,7 @@
 //! Must not touch: request handling (see `session`).
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -29,13 +29,19 @@ use crate::registry::{Registry, Snapshot};
 pub fn run(args: ServeArgs) -> Result<(), String> {
     let driver = Driver::choose(&args.driver)?;
     let (mut config, config_path, embedded) = match &args.config {
-        Some(p) => (Config::load(p).map_err(|e| e.to_string())?, p.clone(), false),
+        Some(p) => (
+            Config::load(p).map_err(|e| e.to_string())?,
+            p.clone(),
+            false,
+        ),
         None => {
-            let (c, p, _) = embedded::load_or_create(Path::new("./data")).map_err(|e| e.to_string())?;
+            let (c, p, _) =
+                embedded::load_or_create(Path::new("./data")).map_err(|e| e.to_string())?;
             (c, p, true)
         }
     };
-    std::fs::create_dir_all(&config.edge.data_dir).map_err(|e| format!("data dir {}: {e}", config.edge.data_dir.display()))?;
+    std::fs::create_dir_all(&config.edge.data_dir)
+        .map_err(|e| format!("data dir {}: {e}", config.edge.data_dir.display()))?;
     let tls = match config.edge.https {
         Some(_) => Some(tls_config(&config)?),
         None => None,
@@ -47,8 +53,17 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let (Some(child), Some(e)) = (&engine, config.engine.as_mut()) {
         e.listen = child.addr; // a port 0 became a real port
     }
-    let registry = Arc::new(Registry::new(Snapshot::build(&config, None, 1).map_err(|e| e.to_string())?));
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let registry = Arc::new(Registry::new(
+        Snapshot::build(&config, None, 1).map_err(|e| e.to_string())?,
+    ));
+    let threads = args
+        .threads
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
     let (per_worker, http, https) = bind(&config, threads)?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
@@ -59,7 +74,15 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         draining: AtomicBool::new(false),
     });
     let workers = spawn_workers(driver, threads, &shared, per_worker)?;
-    print_banner(&config, driver, threads, http, https, embedded, engine.as_ref().map(|e| e.addr));
+    print_banner(
+        &config,
+        driver,
+        threads,
+        http,
+        https,
+        embedded,
+        engine.as_ref().map(|e| e.addr),
+    );
     control_loop(&config_path, &config, &registry, &shared, &workers)?;
     for w in workers {
         let _ = w.join();
@@ -75,11 +98,13 @@ fn tls_config(config: &Config) -> Result<Arc<rustls::ServerConfig>, String> {
     let (cert, key) = match (&config.edge.tls_cert, &config.edge.tls_key) {
         (Some(c), Some(k)) => (c.clone(), k.clone()),
         _ => {
-            let mut regions: Vec<String> = config.clusters.iter().map(|c| c.region.clone()).collect();
+            let mut regions: Vec<String> =
+                config.clusters.iter().map(|c| c.region.clone()).collect();
             regions.sort();
             regions.dedup();
             let names = certs::leaf_names(&config.edge.domain, &regions);
-            certs::issue_leaf(&config.edge.data_dir, &names).map_err(|e| format!("TLS certificate: {e}"))?
+            certs::issue_leaf(&config.edge.data_dir, &names)
+                .map_err(|e| format!("TLS certificate: {e}"))?
         }
     };
     certs::server_config(&cert, &key).map_err(|e| format!("TLS: {e}"))
@@ -88,11 +113,16 @@ fn tls_config(config: &Config) -> Result<Arc<rustls::ServerConfig>, String> {
 type Bound = (Vec<WorkerListeners>, Option<SocketAddr>, Option<SocketAddr>);
 
 fn bind(config: &Config, threads: usize) -> Result<Bound, String> {
-    let mut per_worker: Vec<WorkerListeners> = (0..threads).map(|_| WorkerListeners::default()).collect();
+    let mut per_worker: Vec<WorkerListeners> =
+        (0..threads).map(|_| WorkerListeners::default()).collect();
     let mut bound = [None, None];
-    for (i, addr) in [config.edge.http, config.edge.https].into_iter().enumerate() {
+    for (i, addr) in [config.edge.http, config.edge.https]
+        .into_iter()
+        .enumerate()
+    {
         let Some(addr) = addr else { continue };
-        let (ls, actual) = reuseport_listeners(addr, threads).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let (ls, actual) = reuseport_listeners(addr, threads)
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         for (w, l) in per_worker.iter_mut().zip(ls) {
             if i == 0 {
                 w.http = Some(l);
@@ -105,7 +135,12 @@ fn bind(config: &Config, threads: usize) -> Result<Bound, String> {
     Ok((per_worker, bound[0], bound[1]))
 }
 
-fn spawn_workers(driver: Driver, threads: usize, shared: &Arc<Shared>, listeners: Vec<WorkerListeners>) -> Result<Vec<JoinHandle<()>>, String> {
+fn spawn_workers(
+    driver: Driver,
+    threads: usize,
+    shared: &Arc<Shared>,
+    listeners: Vec<WorkerListeners>,
+) -> Result<Vec<JoinHandle<()>>, String> {
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let mut handles = Vec::with_capacity(threads);
     for (i, l) in listeners.into_iter().enumerate() {
@@ -120,30 +155,62 @@ fn spawn_workers(driver: Driver, threads: usize, shared: &Arc<Shared>, listeners
     Ok(handles)
 }
 
-fn print_banner(config: &Config, driver: Driver, threads: usize, http: Option<SocketAddr>, https: Option<SocketAddr>, embedded: bool, engine: Option<SocketAddr>) {
+fn print_banner(
+    config: &Config,
+    driver: Driver,
+    threads: usize,
+    http: Option<SocketAddr>,
+    https: Option<SocketAddr>,
+    embedded: bool,
+    engine: Option<SocketAddr>,
+) {
     let fmt = |a: Option<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_else(|| "off".into());
-    println!("searchgate: driver {}, {threads} worker thread(s), each pinned to a core", driver.name());
-    println!("searchgate: listening http={} https={}", fmt(http), fmt(https));
+    println!(
+        "searchgate: driver {}, {threads} worker thread(s), each pinned to a core",
+        driver.name()
+    );
+    println!(
+        "searchgate: listening http={} https={}",
+        fmt(http),
+        fmt(https)
+    );
     if let Some(e) = engine {
         println!("searchgate: embedded engine on {e}");
     }
     let ca = config.edge.data_dir.join(certs::CA_CERT);
     for c in &config.clusters {
         // Only the embedded default's own demo credentials are shown; configured passwords never are.
-        let pass = if embedded { c.password.expose().to_string() } else { "<password>".into() };
+        let pass = if embedded {
+            c.password.expose().to_string()
+        } else {
+            "<password>".into()
+        };
         let (scheme, addr) = match (https, http) {
             (Some(a), _) => ("https", a),
             (None, Some(a)) => ("http", a),
             (None, None) => continue,
         };
         let port = addr.port();
-        println!("searchgate: cluster {} ({:?}, plan {}, mode {:?})", c.id, c.class, c.plan, c.mode);
-        println!("  {scheme}://{}:{pass}@{}.{}.{}:{port}", c.username, c.hostname, c.region, config.edge.domain);
+        println!(
+            "searchgate: cluster {} ({:?}, plan {}, mode {:?})",
+            c.id, c.class, c.plan, c.mode
+        );
+        println!(
+            "  {scheme}://{}:{pass}@{}.{}.{}:{port}",
+            c.username, c.hostname, c.region, config.edge.domain
+        );
         if config.edge.route_by_username {
-            println!("  {scheme}://{}:{pass}@localhost:{port}   (routed by username)", c.username);
+            println!(
+                "  {scheme}://{}:{pass}@localhost:{port}   (routed by username)",
+                c.username
+            );
         }
         if embedded && scheme == "https" {
-            println!("  try: curl --cacert {} https://{}:{pass}@localhost:{port}/", ca.display(), c.username);
+            println!(
+                "  try: curl --cacert {} https://{}:{pass}@localhost:{port}/",
+                ca.display(),
+                c.username
+            );
         }
     }
 }
@@ -153,8 +220,15 @@ fn modified(path: &Path) -> Option<SystemTime> {
 }
 
 /// Waits for signals and config changes until shutdown; then sets `draining`.
-fn control_loop(path: &PathBuf, first: &Config, registry: &Registry, shared: &Shared, workers: &[JoinHandle<()>]) -> Result<(), String> {
-    let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("signals: {e}"))?;
+fn control_loop(
+    path: &Path,
+    first: &Config,
+    registry: &Registry,
+    shared: &Shared,
+    workers: &[JoinHandle<()>],
+) -> Result<(), String> {
+    let mut signals =
+        Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("signals: {e}"))?;
     let mut seen = modified(path);
     let mut current = first.clone();
     loop {
@@ -190,10 +264,15 @@ fn reload(path: &Path, current: &mut Config, registry: &Registry, why: &str) {
             }
             match registry.apply(&next) {
                 Ok(gen) => {
-                    println!("searchgate: reloaded ({why}): {} cluster(s), generation {gen}", next.clusters.len());
+                    println!(
+                        "searchgate: reloaded ({why}): {} cluster(s), generation {gen}",
+                        next.clusters.len()
+                    );
                     *current = next;
                 }
-                Err(e) => eprintln!("searchgate: reload ({why}) refused, keeping the running config: {e}"),
+                Err(e) => {
+                    eprintln!("searchgate: reload ({why}) refused, keeping the running config: {e}")
+                }
             }
         }
     }

@@ -33,7 +33,9 @@ pub struct TlsStream {
 
 impl std::fmt::Debug for TlsStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsStream").field("sni", &self.sni()).finish()
+        f.debug_struct("TlsStream")
+            .field("sni", &self.sni())
+            .finish()
     }
 }
 
@@ -58,7 +60,10 @@ impl TlsStream {
                 break;
             }
             if s.conn.wants_read() && !s.feed_tls().await? {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed during TLS handshake"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "closed during TLS handshake",
+                ));
             }
         }
         s.flush_tls().await?;

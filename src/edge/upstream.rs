@@ -45,7 +45,11 @@ pub struct Pool {
 impl Pool {
     /// A pool keeping at most `max_idle` idle connections per address.
     pub fn new(max_idle: usize, idle_timeout: Duration) -> Self {
-        Pool { idle: RefCell::new(HashMap::new()), max_idle, idle_timeout }
+        Pool {
+            idle: RefCell::new(HashMap::new()),
+            max_idle,
+            idle_timeout,
+        }
     }
 
     /// A pooled connection to `addr` that is still fresh and open, if any.
@@ -63,13 +67,23 @@ impl Pool {
     }
 
     /// A new connection to `addr`.
-    pub async fn connect(addr: SocketAddr, timeout: Duration, buf: Vec<u8>) -> Result<UpstreamConn, ConnectError> {
+    pub async fn connect(
+        addr: SocketAddr,
+        timeout: Duration,
+        buf: Vec<u8>,
+    ) -> Result<UpstreamConn, ConnectError> {
         match monoio::time::timeout(timeout, TcpStream::connect_addr(addr)).await {
             Err(_) => Err(ConnectError::Timeout(addr)),
             Ok(Err(e)) => Err(ConnectError::Refused(addr, e)),
             Ok(Ok(tcp)) => {
                 let _ = tcp.set_nodelay(true);
-                Ok(UpstreamConn { tcp, buf, addr, reused: false, idle_since: Instant::now() })
+                Ok(UpstreamConn {
+                    tcp,
+                    buf,
+                    addr,
+                    reused: false,
+                    idle_since: Instant::now(),
+                })
             }
         }
     }

@@ -28,7 +28,11 @@ impl Driver {
     /// Resolves `auto|uring|epoll`: auto takes io_uring when the kernel allows it.
     pub fn choose(name: &str) -> Result<Driver, String> {
         match name {
-            "auto" => Ok(if monoio::utils::detect_uring() { Driver::Uring } else { Driver::Epoll }),
+            "auto" => Ok(if monoio::utils::detect_uring() {
+                Driver::Uring
+            } else {
+                Driver::Epoll
+            }),
             "uring" | "io_uring" | "iouring" => {
                 if monoio::utils::detect_uring() {
                     Ok(Driver::Uring)
@@ -37,7 +41,9 @@ impl Driver {
                 }
             }
             "epoll" | "legacy" => Ok(Driver::Epoll),
-            other => Err(format!("unknown driver `{other}` (use auto, uring or epoll)")),
+            other => Err(format!(
+                "unknown driver `{other}` (use auto, uring or epoll)"
+            )),
         }
     }
 
@@ -58,7 +64,13 @@ pub struct WorkerListeners {
 }
 
 /// Runs one worker thread's runtime until shutdown completes.
-pub fn run_worker(index: usize, core_id: Option<core_affinity::CoreId>, driver: Driver, shared: Arc<Shared>, listeners: WorkerListeners) {
+pub fn run_worker(
+    index: usize,
+    core_id: Option<core_affinity::CoreId>,
+    driver: Driver,
+    shared: Arc<Shared>,
+    listeners: WorkerListeners,
+) {
     if let Some(id) = core_id {
         core_affinity::set_for_current(id);
     }
@@ -74,7 +86,10 @@ pub fn run_worker(index: usize, core_id: Option<core_affinity::CoreId>, driver: 
             .map(|mut rt| rt.block_on(worker_main(shared.clone(), listeners))),
     };
     if let Err(e) = result {
-        eprintln!("searchgate: worker {index}: cannot start the {} runtime: {e}", driver.name());
+        eprintln!(
+            "searchgate: worker {index}: cannot start the {} runtime: {e}",
+            driver.name()
+        );
         std::process::exit(1);
     }
 }
@@ -89,7 +104,8 @@ async fn worker_main(shared: Arc<Shared>, listeners: WorkerListeners) {
     };
     for (std, tls) in [(listeners.http, false), (listeners.https, true)] {
         if let Some(std) = std {
-            std.set_nonblocking(true).expect("listener can be made non-blocking");
+            std.set_nonblocking(true)
+                .expect("listener can be made non-blocking");
             let l = TcpListener::from_std(std).expect("monoio adopts the listener");
             monoio::spawn(accept_loop(core.clone(), l, tls));
         }
@@ -126,7 +142,11 @@ async fn accept_loop(core: Rc<Core>, listener: TcpListener, tls: bool) {
         let core = core.clone();
         monoio::spawn(async move {
             let io = if tls {
-                let config = core.shared.tls.clone().expect("TLS listener has a TLS config");
+                let config = core
+                    .shared
+                    .tls
+                    .clone()
+                    .expect("TLS listener has a TLS config");
                 let handshake = core.shared.limits.head_timeout;
                 match monoio::time::timeout(handshake, TlsStream::accept(tcp, config)).await {
                     Ok(Ok(s)) => ClientIo::Tls(Box::new(s)),

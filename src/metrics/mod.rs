@@ -128,12 +128,19 @@ impl MetricsHub {
 
     /// A copy of the merged figures of `cluster`.
     pub fn cluster(&self, cluster: &str) -> Option<ClusterStats> {
-        self.merged.lock().unwrap_or_else(|p| p.into_inner()).get(cluster).cloned()
+        self.merged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(cluster)
+            .cloned()
     }
 
     /// A copy of every cluster's merged figures.
     pub fn all(&self) -> HashMap<String, ClusterStats> {
-        self.merged.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.merged
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
@@ -146,10 +153,33 @@ mod tests {
         let hub = MetricsHub::default();
         let (mut a, mut b) = (CoreMetrics::default(), CoreMetrics::default());
         for i in 1..=100 {
-            a.record("acme", &Sample { status: 200, total_us: i * 10, bytes_in: 1, ..Sample::default() });
+            a.record(
+                "acme",
+                &Sample {
+                    status: 200,
+                    total_us: i * 10,
+                    bytes_in: 1,
+                    ..Sample::default()
+                },
+            );
         }
-        b.record("acme", &Sample { status: 429, total_us: 5_000, queued_us: Some(4_000), ..Sample::default() });
-        b.record("beta", &Sample { status: 503, total_us: 7, ..Sample::default() });
+        b.record(
+            "acme",
+            &Sample {
+                status: 429,
+                total_us: 5_000,
+                queued_us: Some(4_000),
+                ..Sample::default()
+            },
+        );
+        b.record(
+            "beta",
+            &Sample {
+                status: 503,
+                total_us: 7,
+                ..Sample::default()
+            },
+        );
         hub.absorb(&mut a);
         hub.absorb(&mut b);
         hub.absorb(&mut a); // nothing new: no double counting

@@ -7,9 +7,9 @@
 pub mod admit;
 pub mod auth;
 pub mod blocked;
+pub mod bulk;
 pub mod classify;
 pub mod mode;
 pub mod path;
 pub mod route;
-pub mod bulk;
 pub mod shards;

@@ -69,7 +69,10 @@ impl BulkCounter {
     pub fn feed(&mut self, mut data: &[u8]) -> u64 {
         while !data.is_empty() {
             if self.line == Line::Between {
-                match data.iter().position(|b| !matches!(b, b'\n' | b'\r' | b' ' | b'\t')) {
+                match data
+                    .iter()
+                    .position(|b| !matches!(b, b'\n' | b'\r' | b' ' | b'\t'))
+                {
                     None => return self.actions,
                     Some(i) => data = &data[i..],
                 }
@@ -108,7 +111,11 @@ impl BulkCounter {
     fn recognise(&mut self) {
         if let Some(key) = action_key(&self.prefix[..self.prefix_len]) {
             self.recognised = true;
-            self.after = if key == b"delete" { Expect::Action } else { Expect::Source };
+            self.after = if key == b"delete" {
+                Expect::Action
+            } else {
+                Expect::Source
+            };
         }
     }
 

@@ -41,7 +41,11 @@ fn byte_by_byte() {
 #[test]
 fn counts_from_the_first_byte_of_an_action() {
     let mut c = BulkCounter::new();
-    assert_eq!(c.feed(b"{\"index\":{}}\n{}\n{"), 2, "the third line starts action 2");
+    assert_eq!(
+        c.feed(b"{\"index\":{}}\n{}\n{"),
+        2,
+        "the third line starts action 2"
+    );
 }
 
 #[test]
@@ -58,9 +62,17 @@ fn unrecognisable_lines_still_count_and_crlf_is_blank_space() {
 
 #[test]
 fn long_action_lines_are_fine() {
-    let long = format!("{{ {}\"index\":{{\"_id\":\"{}\"}}}}\n{{}}\n", " ".repeat(100), "x".repeat(500));
+    let long = format!(
+        "{{ {}\"index\":{{\"_id\":\"{}\"}}}}\n{{}}\n",
+        " ".repeat(100),
+        "x".repeat(500)
+    );
     let body = long.repeat(3);
-    assert_eq!(count_in_pieces(body.as_bytes(), &[]), 3, "key past the prefix window: counted");
+    assert_eq!(
+        count_in_pieces(body.as_bytes(), &[]),
+        3,
+        "key past the prefix window: counted"
+    );
     let body = "{\"delete\":{}}\n".repeat(4);
     assert_eq!(count_in_pieces(body.as_bytes(), &[7, 20]), 4);
 }
