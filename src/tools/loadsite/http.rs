@@ -172,6 +172,11 @@ impl Client {
         })
     }
 
+    /// The cluster URL with the password masked.
+    pub fn masked_url(&self) -> String {
+        self.url.to_string()
+    }
+
     /// Retries made so far (all requests).
     pub fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
@@ -206,11 +211,17 @@ impl Client {
     }
 
     fn transport(&self, method: &'static str, path: &str, e: &ureq::Error) -> HttpError {
-        let reason = match e {
-            ureq::Error::Tls(_) | ureq::Error::Rustls(_) => {
-                format!("TLS: {e} (pass --cacert FILE for a private CA)")
-            }
-            _ => e.to_string(),
+        let tls = match e {
+            ureq::Error::Tls(_) | ureq::Error::Rustls(_) => Some(e.to_string()),
+            ureq::Error::Io(io) => io
+                .get_ref()
+                .and_then(|i| i.downcast_ref::<rustls::Error>())
+                .map(ToString::to_string),
+            _ => None,
+        };
+        let reason = match tls {
+            Some(t) => format!("TLS: {t} (for a private CA pass --cacert FILE)"),
+            None => e.to_string(),
         };
         HttpError::Transport {
             method,

@@ -134,9 +134,10 @@ pub fn run(args: LoadSiteArgs) -> ExitCode {
     let mut report = Report::new(args.progress);
     let result = execute(&args, &mut report);
     report.finish_loading();
-    if report.counts.seen > 0 && args.dry_run {
+    let show = report.counts.seen > 0 || result.is_ok();
+    if show && args.dry_run {
         eprintln!("{}", report.summary());
-    } else if report.counts.seen > 0 {
+    } else if show {
         println!("{}", report.summary());
     }
     match result {
@@ -315,14 +316,17 @@ fn detect_dialect(client: &Client) -> Result<Dialect, LoadError> {
     match reply.status {
         s if (200..300).contains(&s) => Ok(Dialect::from_root(&reply.json())),
         401 => Err(LoadError::Server(format!(
-            "HTTP 401 Authorization Required: check the credentials in the cluster URL ({})",
+            "GET {}/: HTTP 401 ({}): check the credentials in the cluster URL",
+            client.masked_url(),
             reply.error_summary()
         ))),
         403 | 404 => Err(LoadError::Server(format!(
-            "HTTP {}: {}",
+            "GET {}/: HTTP {}: {}",
+            client.masked_url(),
             reply.status,
             reply.error_summary()
         ))),
+
         _ => Ok(Dialect::Typed),
     }
 }
