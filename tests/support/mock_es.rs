@@ -203,7 +203,10 @@ fn serve_stream<S: Read + Write>(stream: S, cfg: &MockConfig, state: &Mutex<Stat
     }
 }
 
-fn read_head<R: BufRead>(r: &mut R) -> Option<(String, String, Vec<(String, String)>)> {
+/// Method, path and headers of a request head.
+type Head = (String, String, Vec<(String, String)>);
+
+fn read_head<R: BufRead>(r: &mut R) -> Option<Head> {
     let mut line = String::new();
     if r.read_line(&mut line).ok()? == 0 {
         return None;
