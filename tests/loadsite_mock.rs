@@ -128,6 +128,77 @@ fn halves_on_413_and_retries_429_until_every_page_is_indexed_once() {
 }
 
 #[test]
+fn large_bodies_ask_first_so_an_early_413_still_halves() {
+    // Bodies from 1 MiB on carry `Expect: 100-continue`; the mock answers 413 before the
+    // upload and closes the connection, and the loader still halves instead of failing.
+    let tmp = tempfile::tempdir().unwrap();
+    let records: Vec<Value> = (0..6).map(|i| record(i, "posts", 400_000)).collect();
+    let file = write_records(&tmp, "pages.json", &records);
+    let mock = MockEs::start(MockConfig {
+        max_body: 1_000_000,
+        ..Default::default()
+    });
+    let (code, stdout, stderr) = run(&mock, &file, &["--max-retries", "0"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("indexed 6, failed 0"), "{stdout}");
+    let st = mock.state();
+    assert!(st.early_413 > 0);
+    assert!(st.indexed.values().all(|&n| n == 1) && st.indexed.len() == 6);
+    for r in st
+        .requests
+        .iter()
+        .filter(|r| r.path == "/_bulk" && r.status == 200)
+    {
+        assert!(r.body.len() <= 1_000_000);
+        let expect = r.header("expect").is_some();
+        assert_eq!(expect, r.body.len() >= 1024 * 1024);
+    }
+}
+
+#[test]
+fn gateway_and_server_errors_are_retried() {
+    // spec 7: 500, 502, 503 and 504 say "retry"; 429 says to slow down.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_records(
+        &tmp,
+        "pages.json",
+        &[record(1, "posts", 10), record(2, "posts", 10)],
+    );
+    let statuses = vec![502, 503, 504, 500, 429];
+    let mock = MockEs::start(MockConfig {
+        first_bulk_statuses: statuses.clone(),
+        ..Default::default()
+    });
+    let (code, stdout, stderr) = run(&mock, &file, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("indexed 2, failed 0"), "{stdout}");
+    assert!(
+        stdout.contains("batches 1, halvings 0, retries 5"),
+        "{stdout}"
+    );
+    let st = mock.state();
+    let seen: Vec<u16> = st
+        .requests
+        .iter()
+        .filter(|r| r.path == "/_bulk")
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(seen, [&statuses[..], &[200]].concat());
+
+    // When retries run out, the pages of the batch fail with the last status.
+    let mock = MockEs::start(MockConfig {
+        first_bulk_statuses: vec![503; 3],
+        ..Default::default()
+    });
+    let (code, _, stderr) = run(&mock, &file, &["--max-retries", "2"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("failed: /posts/p1/ [en]: HTTP 503: scripted: scripted failure"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_page_too_large_alone_is_reported_and_the_rest_loads() {
     let tmp = tempfile::tempdir().unwrap();
     let mut records: Vec<Value> = (0..20).map(|i| record(i, "posts", 100)).collect();

@@ -35,6 +35,8 @@ pub struct MockConfig {
     pub existing: Option<(String, Value)>,
     /// TLS server config.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Statuses for the first bulk requests, in order (then normal answers).
+    pub first_bulk_statuses: Vec<u16>,
 }
 
 impl Default for MockConfig {
@@ -49,6 +51,7 @@ impl Default for MockConfig {
             item_429_once: HashSet::new(),
             existing: None,
             tls: None,
+            first_bulk_statuses: Vec::new(),
         }
     }
 }
@@ -86,6 +89,10 @@ pub struct State {
     pub deleted: HashMap<String, u32>,
     pub answered_413: u32,
     pub answered_429: u32,
+    /// 413s sent before the body, after `Expect: 100-continue`.
+    pub early_413: u32,
+    /// `_bulk` requests received (with a complete body).
+    pub bulk_calls: usize,
     item_429_done: HashSet<String>,
 }
 
@@ -173,6 +180,43 @@ fn serve_stream<S: Read + Write>(stream: S, cfg: &MockConfig, state: &Mutex<Stat
             .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
             .and_then(|(_, v)| v.parse::<usize>().ok())
             .unwrap_or(0);
+        let expect = headers.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case("expect") && v.eq_ignore_ascii_case("100-continue")
+        });
+        if expect && len > cfg.max_body {
+            // Refuse before the upload and drop the connection at once, as a strict proxy may.
+            let (status, _, reply) = error(413, "request_entity_too_large", "body too large");
+            let mut st = state.lock().unwrap();
+            st.answered_413 += 1;
+            st.early_413 += 1;
+            st.requests.push(Recorded {
+                method,
+                path,
+                headers,
+                body: Vec::new(),
+                status,
+            });
+            let text = serde_json::to_vec(&reply).unwrap();
+            let head = format!(
+                "HTTP/1.1 413 X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                text.len()
+            );
+            let w = reader.get_mut();
+            let _ = w
+                .write_all(head.as_bytes())
+                .and_then(|_| w.write_all(&text))
+                .and_then(|_| w.flush());
+            return;
+        }
+        if expect
+            && reader
+                .get_mut()
+                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                .and_then(|_| reader.get_mut().flush())
+                .is_err()
+        {
+            return;
+        }
         let mut body = vec![0; len];
         if reader.read_exact(&mut body).is_err() {
             return;
@@ -306,6 +350,12 @@ fn bulk(
     if req.body.len() > cfg.max_body {
         st.answered_413 += 1;
         return error(413, "request_entity_too_large", "body too large");
+    }
+    let n = st.bulk_calls;
+    st.bulk_calls += 1;
+    if let Some(&status) = cfg.first_bulk_statuses.get(n) {
+        let (s, _, b) = error(status, "scripted", "scripted failure");
+        return (s, "Retry-After: 0\r\n".to_owned(), b);
     }
     if cfg.p429 > 0.0 && rng.lock().unwrap().random_bool(cfg.p429) {
         st.answered_429 += 1;

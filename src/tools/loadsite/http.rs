@@ -16,6 +16,9 @@ use super::time::parse_http_date;
 
 /// Largest response body read (a bulk response for a large batch stays well below).
 const MAX_RESPONSE: u64 = 256 * 1024 * 1024;
+/// Bodies from this size on are sent with `Expect: 100-continue`, so that a server can refuse
+/// them (413) before they are uploaded, even if it closes the connection afterwards.
+const EXPECT_FROM: usize = 1024 * 1024;
 /// Longest single wait, whatever `Retry-After` says.
 const MAX_WAIT: Duration = Duration::from_secs(120);
 /// Where distributions keep the system's CA bundle.
@@ -243,7 +246,11 @@ impl Client {
         }
         let mut response = match body {
             Some((ctype, bytes)) => {
-                let req = builder.header("Content-Type", ctype).body(bytes)?;
+                builder = builder.header("Content-Type", ctype);
+                if bytes.len() >= EXPECT_FROM {
+                    builder = builder.header("Expect", "100-continue");
+                }
+                let req = builder.body(bytes)?;
                 self.agent.run(req)?
             }
             None => self.agent.run(builder.body(())?)?,
