@@ -325,7 +325,7 @@ impl Session {
         };
         self.up_out.clear();
         let fwd = ForwardRequest {
-            target: &self.target,
+            target: &self.fwd_target,
             framing,
             forwarded_for: &ip[..n],
             forwarded_proto: self.io.scheme(),
