@@ -15,8 +15,8 @@ use super::core::Core;
 use super::io::ClientIo;
 use crate::errors::EdgeError;
 use crate::metrics::Sample;
-use crate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
-use crate::policy::classify::classify_request;
+use crate::policy::auth::{parse_basic, MAX_CREDENTIALS};
+use crate::policy::classify::{classify_request, Seg};
 use crate::policy::mode;
 use crate::policy::route::{normalize_host, route};
 use crate::proto::{
@@ -50,6 +50,8 @@ pub(super) struct Admitted<'s> {
     pub cluster: &'s Arc<Cluster>,
     /// `max_bulk_actions` when this is a `_bulk` request.
     pub bulk_limit: Option<u64>,
+    /// `PUT /<index>`: checked against the plan's shard capacity first.
+    pub create_index: bool,
 }
 
 /// One client connection.
@@ -262,12 +264,7 @@ impl Session {
             .and_then(|s| parse_basic(s.of(b), &mut cred_buf));
         let cluster = route(snap, host, creds.map(|c| c.0))?;
         let (user, pass) = creds.ok_or(EdgeError::AuthRequired)?;
-        if !credentials_match(
-            user,
-            pass,
-            cluster.username.as_bytes(),
-            cluster.password.expose().as_bytes(),
-        ) {
+        if !cluster.accepts(user, pass, Instant::now()) {
             return Err(EdgeError::AuthRequired);
         }
         if let Framing::Length(n) = h.framing {
@@ -277,7 +274,7 @@ impl Session {
         }
         // Classify on the decoded path, apply the mode, and forward exactly what was classified.
         let classified = classify_request(h.method, h.path(b), cluster.class)?;
-        mode::decide(cluster.mode.into(), &classified.class)?;
+        mode::decide(cluster.effective_mode(), &classified.class)?;
         self.fwd_target.clear();
         classified.path.write_canonical(&mut self.fwd_target);
         if let Some(q) = h.query(b) {
@@ -290,9 +287,12 @@ impl Session {
             .checked_sub(1)
             .map(|i| classified.path.seg(i));
         let bulk_limit = (last == Some(&b"_bulk"[..])).then_some(cluster.plan.max_bulk_actions);
+        let create_index =
+            h.method == Method::Put && classified.route.is_some_and(|r| r.pattern == [Seg::Index]);
         Ok(Admitted {
             cluster,
             bulk_limit,
+            create_index,
         })
     }
 
