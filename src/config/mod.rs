@@ -1,1 +1,400 @@
-//! config (placeholder; see DESIGN.md)
+//! The configuration file (TOML) and its validation.
+//!
+//! Owns: the file format (`[edge]`, `[engine]`, `[[plans]]`, `[[clusters]]`), unknown keys
+//! refused with a message naming the key, units, defaults, cross-checks (plans exist, ids,
+//! host names and usernames unique), and the [`Secret`] type that keeps passwords out of
+//! logs and `Debug` output. Also writes the embedded default config (see [`embedded`]).
+//!
+//! Must not touch: sockets, runtime state. Loading is a pure function of the file's text.
+
+pub mod embedded;
+mod units;
+
+use std::collections::HashSet;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+pub use units::{parse_duration, parse_size, ByteSize, Dur};
+
+/// A secret string (a cluster password): never shown by `Debug` or `Display`.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+    /// The secret itself; call only where it is compared or written to its file.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// Cluster class (spec 1.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+pub enum ClusterClass {
+    #[serde(rename = "multitenant")]
+    Multitenant,
+    #[serde(rename = "single-tenant")]
+    SingleTenant,
+}
+
+/// Cluster mode (spec 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+pub enum Mode {
+    #[serde(rename = "normal")]
+    Normal,
+    #[serde(rename = "read-only")]
+    ReadOnly,
+    #[serde(rename = "disabled")]
+    Disabled,
+    #[serde(rename = "maintenance")]
+    Maintenance,
+    /// Not provisioned yet.
+    #[serde(rename = "provisioning")]
+    Provisioning,
+    #[serde(rename = "destroyed")]
+    Destroyed,
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub edge: EdgeConfig,
+    pub engine: Option<EngineConfig>,
+    #[serde(default)]
+    pub plans: Vec<PlanConfig>,
+    #[serde(default)]
+    pub clusters: Vec<ClusterConfig>,
+}
+
+/// `[edge]`: listeners, TLS, limits and timeouts of the proxy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeConfig {
+    /// Clusters answer at `<hostname>.<region>.<domain>`.
+    pub domain: String,
+    /// HTTPS listener.
+    pub https: Option<SocketAddr>,
+    /// Plain HTTP listener (TLS offloaded elsewhere, load tests).
+    pub http: Option<SocketAddr>,
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// PEM certificate chain; absent: a CA and wildcard certificate are generated.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+    /// Route requests whose Host is `localhost` or an IP literal by their username.
+    #[serde(default)]
+    pub route_by_username: bool,
+    /// Request body limit (spec 8: 40MB).
+    #[serde(default = "default_max_body")]
+    pub max_body: ByteSize,
+    /// Request head limit, Authorization not counted (spec 8: 16KB).
+    #[serde(default = "default_max_head")]
+    pub max_head: ByteSize,
+    /// Whole-request deadline, queue included (spec 8: 60s).
+    #[serde(default = "default_deadline")]
+    pub deadline: Dur,
+    /// Time allowed to receive a request head once its first byte arrived (408).
+    #[serde(default = "default_head_timeout")]
+    pub head_timeout: Dur,
+    /// Longest pause while receiving a request body (408).
+    #[serde(default = "default_body_timeout")]
+    pub body_timeout: Dur,
+    /// Idle keep-alive connections are closed after this.
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout: Dur,
+    /// Upstream connect timeout (503).
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout: Dur,
+    /// Pooled upstream connections idle longer than this are not reused.
+    #[serde(default = "default_upstream_idle")]
+    pub upstream_idle: Dur,
+    /// On SIGTERM/SIGINT, in-flight requests get this long to finish.
+    #[serde(default = "default_shutdown_grace")]
+    pub shutdown_grace: Dur,
+    /// Access log: a file path, `"-"` for stderr, or `"off"`. Default: `<data_dir>/access.log`.
+    pub access_log: Option<String>,
+    /// After a credential rotation, the old pair keeps working this long (default: not at all).
+    #[serde(default = "default_credential_grace")]
+    pub credential_grace: Dur,
+    /// How often each cluster's disk, shards and documents are read from its upstream.
+    #[serde(default = "default_metering_interval")]
+    pub metering_interval: Dur,
+    /// Disk above this many times the plan's disables a cluster (above the plan: read-only).
+    #[serde(default = "default_disable_factor")]
+    pub disable_factor: u64,
+}
+
+/// `[engine]`: run the embedded engine as a child process.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+}
+
+/// `[[plans]]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PlanConfig {
+    pub name: String,
+    /// Requests in flight at the upstream at once, across all cores.
+    pub concurrency: u32,
+    /// Requests that may wait for a slot; beyond: immediate 429.
+    pub queue_size: u32,
+    /// Longest wait for a slot (429).
+    pub queue_timeout: Dur,
+    pub shards: u64,
+    pub disk: ByteSize,
+    pub memory: ByteSize,
+    /// More actions in one `_bulk`: 413.
+    pub max_bulk_actions: u64,
+    #[serde(default)]
+    pub monthly_price_cents: u64,
+}
+
+/// `[[clusters]]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    pub id: String,
+    pub hostname: String,
+    pub region: String,
+    pub class: ClusterClass,
+    pub plan: String,
+    pub username: String,
+    pub password: Secret,
+    #[serde(default = "default_mode")]
+    pub mode: Mode,
+    /// Upstream nodes (`host:port`); absent: the embedded engine.
+    pub upstream: Option<Vec<String>>,
+}
+
+/// A configuration error, with the file and the key it is about.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{origin}: {message}")]
+pub struct ConfigError {
+    pub origin: String,
+    pub message: String,
+}
+
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("./data")
+}
+fn default_max_body() -> ByteSize {
+    ByteSize(40 << 20)
+}
+fn default_max_head() -> ByteSize {
+    ByteSize(16 << 10)
+}
+fn default_deadline() -> Dur {
+    Dur(Duration::from_secs(60))
+}
+fn default_head_timeout() -> Dur {
+    Dur(Duration::from_secs(10))
+}
+fn default_body_timeout() -> Dur {
+    Dur(Duration::from_secs(30))
+}
+fn default_idle_timeout() -> Dur {
+    Dur(Duration::from_secs(75))
+}
+fn default_connect_timeout() -> Dur {
+    Dur(Duration::from_secs(5))
+}
+fn default_upstream_idle() -> Dur {
+    Dur(Duration::from_secs(30))
+}
+fn default_shutdown_grace() -> Dur {
+    Dur(Duration::from_secs(20))
+}
+fn default_credential_grace() -> Dur {
+    Dur(Duration::ZERO)
+}
+fn default_metering_interval() -> Dur {
+    Dur(Duration::from_secs(5))
+}
+fn default_disable_factor() -> u64 {
+    2
+}
+fn default_mode() -> Mode {
+    Mode::Normal
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            origin: origin.clone(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Config::parse(&text, &origin)
+    }
+
+    /// Parses and validates config text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let err = |message: String| ConfigError {
+            origin: origin.to_string(),
+            message,
+        };
+        let config: Config = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        config.validate().map_err(err)?;
+        Ok(config)
+    }
+
+    /// The access log destination: `None` when off.
+    pub fn access_log_target(&self) -> Option<String> {
+        match self.edge.access_log.as_deref() {
+            Some("off") => None,
+            Some(other) => Some(other.to_string()),
+            None => Some(self.edge.data_dir.join("access.log").display().to_string()),
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let e = &self.edge;
+        if e.domain.is_empty() || e.domain.starts_with('.') || e.domain.ends_with('.') {
+            return Err(format!("edge.domain: `{}` is not a domain name", e.domain));
+        }
+        if e.https.is_none() && e.http.is_none() {
+            return Err("edge: set `https` or `http` (or both): there is no listener".into());
+        }
+        if e.tls_cert.is_some() != e.tls_key.is_some() {
+            return Err("edge: `tls_cert` and `tls_key` go together".into());
+        }
+        if e.disable_factor < 1 {
+            return Err("edge.disable_factor: must be at least 1".into());
+        }
+        if e.metering_interval.0 < Duration::from_millis(100) {
+            return Err("edge.metering_interval: must be at least 100ms".into());
+        }
+        if e.max_body.0 == 0 || e.max_head.0 < 1024 {
+            return Err("edge: `max_body` must be > 0 and `max_head` at least 1kb".into());
+        }
+        self.validate_plans()?;
+        self.validate_clusters()
+    }
+
+    fn validate_plans(&self) -> Result<(), String> {
+        let mut names = HashSet::new();
+        for (i, p) in self.plans.iter().enumerate() {
+            if !names.insert(p.name.as_str()) {
+                return Err(format!(
+                    "plans[{i}].name: plan `{}` is defined twice",
+                    p.name
+                ));
+            }
+            if p.concurrency == 0 {
+                return Err(format!("plans[{i}].concurrency: must be at least 1"));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_clusters(&self) -> Result<(), String> {
+        let plans: HashSet<&str> = self.plans.iter().map(|p| p.name.as_str()).collect();
+        let (mut ids, mut hosts, mut users) = (HashSet::new(), HashSet::new(), HashSet::new());
+        for (i, c) in self.clusters.iter().enumerate() {
+            let at = |key: &str| format!("clusters[{i}].{key}");
+            if !valid_label(&c.id) {
+                return Err(format!(
+                    "{}: `{}` must be 1-63 of a-z, 0-9, `-`",
+                    at("id"),
+                    c.id
+                ));
+            }
+            for (key, value) in [("hostname", &c.hostname), ("region", &c.region)] {
+                if !valid_label(value) {
+                    return Err(format!(
+                        "{}: `{value}` must be one DNS label (1-63 of a-z, 0-9, `-`)",
+                        at(key)
+                    ));
+                }
+            }
+            if !plans.contains(c.plan.as_str()) {
+                return Err(format!("{}: no plan named `{}`", at("plan"), c.plan));
+            }
+            if !ids.insert(c.id.as_str()) {
+                return Err(format!("{}: cluster `{}` is defined twice", at("id"), c.id));
+            }
+            if !hosts.insert((c.hostname.as_str(), c.region.as_str())) {
+                return Err(format!(
+                    "{}: `{}.{}` is used twice",
+                    at("hostname"),
+                    c.hostname,
+                    c.region
+                ));
+            }
+            if !valid_credential(&c.username) || !valid_credential(c.password.expose()) {
+                return Err(format!(
+                    "{}: username and password must be 1-128 alphanumeric characters",
+                    at("username")
+                ));
+            }
+            if !users.insert(c.username.as_str()) {
+                return Err(format!(
+                    "{}: username `{}` is used twice",
+                    at("username"),
+                    c.username
+                ));
+            }
+            self.validate_upstream(c, &at)?;
+        }
+        Ok(())
+    }
+
+    fn validate_upstream(
+        &self,
+        c: &ClusterConfig,
+        at: &dyn Fn(&str) -> String,
+    ) -> Result<(), String> {
+        match &c.upstream {
+            None if self.engine.is_none() => Err(format!(
+                "{}: no upstream given and no [engine] section to default to",
+                at("upstream")
+            )),
+            Some(list) if list.is_empty() => Err(format!("{}: empty list", at("upstream"))),
+            Some(list) => {
+                for u in list {
+                    if !u.contains(':') {
+                        return Err(format!("{}: `{u}` must be host:port", at("upstream")));
+                    }
+                }
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+fn valid_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn valid_credential(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 128 && s.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests;

@@ -10,7 +10,9 @@
 use serde_json::{Map, Value};
 use tantivy::aggregation::agg_req::Aggregations;
 use tantivy::aggregation::intermediate_agg_result::IntermediateAggregationResults;
-use tantivy::aggregation::{AggContextParams, AggregationLimitsGuard, DistributedAggregationCollector};
+use tantivy::aggregation::{
+    AggContextParams, AggregationLimitsGuard, DistributedAggregationCollector,
+};
 use tantivy::query::Query as TQuery;
 use tantivy::Searcher;
 
@@ -26,11 +28,14 @@ fn perr(msg: String) -> EngineError {
 /// Rewrites an aggregation request for an index and parses it for tantivy.
 pub fn prepare(raw: &Value, mapping: &Mapping) -> EngineResult<Aggregations> {
     let rewritten = rewrite_aggs(raw, mapping)?;
-    serde_json::from_value(rewritten).map_err(|e| perr(format!("failed to parse aggregations: {e}")))
+    serde_json::from_value(rewritten)
+        .map_err(|e| perr(format!("failed to parse aggregations: {e}")))
 }
 
 fn rewrite_aggs(raw: &Value, mapping: &Mapping) -> EngineResult<Value> {
-    let obj = raw.as_object().ok_or_else(|| perr("Expected [START_OBJECT] under [aggregations]".into()))?;
+    let obj = raw
+        .as_object()
+        .ok_or_else(|| perr("Expected [START_OBJECT] under [aggregations]".into()))?;
     let mut out = Map::new();
     for (name, def) in obj {
         out.insert(name.clone(), rewrite_one(name, def, mapping)?);
@@ -39,9 +44,11 @@ fn rewrite_aggs(raw: &Value, mapping: &Mapping) -> EngineResult<Value> {
 }
 
 fn rewrite_one(name: &str, def: &Value, mapping: &Mapping) -> EngineResult<Value> {
-    let obj = def
-        .as_object()
-        .ok_or_else(|| perr(format!("Expected [START_OBJECT] under [{name}], but got a value")))?;
+    let obj = def.as_object().ok_or_else(|| {
+        perr(format!(
+            "Expected [START_OBJECT] under [{name}], but got a value"
+        ))
+    })?;
     let mut out = Map::new();
     let mut kinds = 0;
     for (k, v) in obj {
@@ -57,7 +64,9 @@ fn rewrite_one(name: &str, def: &Value, mapping: &Mapping) -> EngineResult<Value
         }
     }
     if kinds != 1 {
-        return Err(perr(format!("Expected exactly one aggregation type under [{name}]")));
+        return Err(perr(format!(
+            "Expected exactly one aggregation type under [{name}]"
+        )));
     }
     Ok(Value::Object(out))
 }
@@ -74,14 +83,23 @@ fn rewrite_body(name: &str, kind: &str, body: &Value, mapping: &Mapping) -> Engi
             }
         }
         b["field"] = Value::String(format!("{F_KW}.{field}"));
-    } else if !matches!(kind, "filter" | "composite" | "multi_terms" | "top_hits" | "filters") {
-        return Err(perr(format!("Required one of fields [field, script], but none were specified. [{name}]")));
+    } else if !matches!(
+        kind,
+        "filter" | "composite" | "multi_terms" | "top_hits" | "filters"
+    ) {
+        return Err(perr(format!(
+            "Required one of fields [field, script], but none were specified. [{name}]"
+        )));
     }
     Ok(b)
 }
 
 /// Runs the aggregations of one shard.
-pub fn collect(searcher: &Searcher, query: &dyn TQuery, aggs: &Aggregations) -> EngineResult<IntermediateAggregationResults> {
+pub fn collect(
+    searcher: &Searcher,
+    query: &dyn TQuery,
+    aggs: &Aggregations,
+) -> EngineResult<IntermediateAggregationResults> {
     let ctx = AggContextParams::new(AggregationLimitsGuard::default(), Default::default());
     let collector = DistributedAggregationCollector::from_aggs(aggs.clone(), ctx);
     searcher.search(query, &collector).map_err(|e| match e {
@@ -113,11 +131,19 @@ pub fn finish(
 
 /// Integer counts and keys for integer and date fields; `value_as_string` for dates.
 fn fix_types(res: &mut Value, req: &Value, mapping: &Mapping) {
-    let (Some(res), Some(req)) = (res.as_object_mut(), req.as_object()) else { return };
+    let (Some(res), Some(req)) = (res.as_object_mut(), req.as_object()) else {
+        return;
+    };
     for (name, def) in req {
-        let Some(out) = res.get_mut(name) else { continue };
+        let Some(out) = res.get_mut(name) else {
+            continue;
+        };
         let Some(def) = def.as_object() else { continue };
-        let kind = def.keys().find(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta")).cloned().unwrap_or_default();
+        let kind = def
+            .keys()
+            .find(|k| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"))
+            .cloned()
+            .unwrap_or_default();
         let field_kind = def
             .get(&kind)
             .and_then(|b| b.get("field"))
@@ -182,7 +208,12 @@ mod tests {
         assert!(prepare(&aggs, &mapping()).is_ok());
         let e = prepare(&json!({"x": {"terms": {"field": "t"}}}), &mapping()).unwrap_err();
         assert_eq!(e.status(), 400);
-        assert!(e.body().caused_by.unwrap().1.contains("Text fields are not optimised"));
+        assert!(e
+            .body()
+            .caused_by
+            .unwrap()
+            .1
+            .contains("Text fields are not optimised"));
         assert!(prepare(&json!({"x": {"bogus": {"field": "n"}}}), &mapping()).is_err());
         assert!(prepare(&json!({"x": {"avg": {}}}), &mapping()).is_err());
     }

@@ -44,6 +44,8 @@ pub enum EngineError {
     },
     /// 404 `document_missing_exception` (update of a missing document).
     DocumentMissing { index: String, id: String },
+    /// 404 `resource_not_found_exception` (e.g. `_source` of a missing document).
+    NotFound(String),
     /// 400: no route for this path and method.
     NoHandler { method: String, uri: String },
     /// 405: the path exists but not for this method.
@@ -141,6 +143,7 @@ impl EngineError {
             )
             .with_index(index.clone())
             .with_field("shard", json!("0")),
+            NotFound(reason) => ErrorBody::new(404, "resource_not_found_exception", reason.clone()),
             NoHandler { method, uri } => ErrorBody::new(
                 400,
                 "illegal_argument_exception",

@@ -27,7 +27,9 @@ pub fn validate_index_name(name: &str) -> Result<(), EngineError> {
         if c == ':' {
             return Err(bad("must not contain ':'".into()));
         }
-        return Err(bad(format!("must not contain the following characters {list}")));
+        return Err(bad(format!(
+            "must not contain the following characters {list}"
+        )));
     }
     if name.starts_with(['_', '-', '+']) {
         return Err(bad("must not start with '_', '-', or '+'".into()));

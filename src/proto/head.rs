@@ -1,16 +1,25 @@
-//! Request and response heads: parse with httparse into reusable span tables, derive framing,
-//! keep-alive and `Expect: 100-continue`, and refuse smuggling.
+//! Request heads: parse with httparse into a reusable span table, derive framing,
+//! keep-alive and `Expect: 100-continue`, apply the size limits and refuse smuggling.
+//! Response heads live in `response.rs` and share the helpers at the bottom of this file.
 
+use std::mem::MaybeUninit;
+
+use super::scan::{self, FramingHeaders, HeadBounds, Name};
 use super::{Framing, HeaderSpan, Method, ProtoError, Span, Version};
+
+/// httparse header slots on the stack (uninitialised, so they cost nothing to set up);
+/// `HeadLimits::max_headers` is clamped to this.
+pub(super) const HEADER_SLOTS: usize = 256;
 
 /// Size limits applied while parsing a head.
 #[derive(Debug, Clone, Copy)]
 pub struct HeadLimits {
     /// Maximum head size not counting Authorization header lines (spec 8: 16KB).
     pub max_head: usize,
-    /// Extra room allowed for Authorization header lines on top of `max_head`.
+    /// Extra room allowed for Authorization header lines on top of `max_head`: a head is
+    /// never longer than `max_head + max_auth` bytes in all.
     pub max_auth: usize,
-    /// Maximum number of header fields.
+    /// Maximum number of header fields (at most 256 are ever accepted).
     pub max_headers: usize,
 }
 
@@ -24,13 +33,23 @@ impl Default for HeadLimits {
     }
 }
 
+impl HeadLimits {
+    /// The most bytes a head may take, Authorization lines included.
+    pub fn window(&self) -> usize {
+        self.max_head.saturating_add(self.max_auth)
+    }
+}
+
 /// A parsed request head. Reuse one per connection: `parse` clears and refills it.
 #[derive(Debug, Default)]
 pub struct RequestHead {
     pub method: Method,
     pub method_span: Span,
-    /// The request-target as sent (path and query).
+    /// The request-target as sent (origin-form, absolute-form or `*`).
     pub target: Span,
+    /// The origin-form part of the target: the target itself, or for an absolute-form
+    /// target the path and query after the authority (possibly empty, meaning `/`).
+    pub path_and_query: Span,
     pub version: Version,
     /// All header fields in order, as sent.
     pub headers: Vec<HeaderSpan>,
@@ -42,9 +61,10 @@ pub struct RequestHead {
     pub framing: Framing,
     /// Whether the connection may carry another request after this one.
     pub keep_alive: bool,
-    /// `Expect: 100-continue` was sent.
+    /// `Expect: 100-continue` was sent (HTTP/1.1 only; RFC 9110 10.1.1 ignores it in 1.0).
     pub expect_continue: bool,
-    /// Value of the Host header (only one allowed).
+    /// The host to route by: the Host header (only one allowed), or the authority of an
+    /// absolute-form target (RFC 9112 3.2.2: it wins over Host).
     pub host: Option<Span>,
     /// Value of the Authorization header (only one allowed).
     pub authorization: Option<Span>,
@@ -52,28 +72,13 @@ pub struct RequestHead {
     pub content_type: Option<Span>,
 }
 
-impl Default for Method {
-    fn default() -> Self {
-        Method::Get
-    }
-}
-
-impl Default for Version {
-    fn default() -> Self {
-        Version::Http11
-    }
-}
-
-impl Default for Framing {
-    fn default() -> Self {
-        Framing::None
-    }
-}
-
 impl RequestHead {
     /// An empty head with header storage preallocated.
     pub fn new() -> Self {
-        todo!()
+        RequestHead {
+            headers: Vec::with_capacity(64),
+            ..RequestHead::default()
+        }
     }
 
     /// Parses a request head at the start of `buf`.
@@ -83,64 +88,261 @@ impl RequestHead {
     /// complete head). Leading empty lines (CRLF) before the request line are skipped as
     /// RFC 9112 allows, and counted in `len`.
     pub fn parse(&mut self, buf: &[u8], limits: &HeadLimits) -> Result<bool, ProtoError> {
-        let _ = (buf, limits);
-        todo!()
+        let Some(bounds) = scan::locate_head(buf, limits.window())? else {
+            return Ok(false);
+        };
+        let head = &buf[..bounds.end];
+        let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; HEADER_SLOTS];
+        let slots = &mut slots[..limits.max_headers.min(HEADER_SLOTS)];
+        let mut req = httparse::Request::new(&mut []);
+        let status = httparse::ParserConfig::default()
+            .parse_request_with_uninit_headers(&mut req, &head[bounds.skip..], slots)
+            .map_err(|e| map_httparse_error(e, head, bounds))?;
+        check_complete(status, bounds)?;
+
+        let (Some(method), Some(target), Some(minor)) = (req.method, req.path, req.version) else {
+            return Err(ProtoError::Malformed("incomplete request line"));
+        };
+        let method = method.as_bytes();
+        self.method = method_of(method);
+        self.method_span = scan::span_of(buf, method);
+        self.target = scan::span_of(buf, target.as_bytes());
+        self.version = if minor == 0 {
+            Version::Http10
+        } else {
+            Version::Http11
+        };
+        let authority = self.read_target(buf)?;
+        self.read_headers(head, req.headers, authority)?;
+        self.len = bounds.end;
+        if self.counted_len > limits.max_head {
+            return Err(ProtoError::HeadTooLarge);
+        }
+        Ok(true)
+    }
+
+    /// Works out the target's form (RFC 9112 3.2): sets `path_and_query` and returns the
+    /// authority of an absolute-form target.
+    fn read_target(&mut self, buf: &[u8]) -> Result<Option<Span>, ProtoError> {
+        let target = self.target.of(buf);
+        let start = self.target.start as usize;
+        if target.first() == Some(&b'/') {
+            self.path_and_query = self.target;
+            return Ok(None);
+        }
+        if target == b"*" {
+            if self.method != Method::Options {
+                return Err(ProtoError::Malformed(
+                    "asterisk-form target outside OPTIONS",
+                ));
+            }
+            self.path_and_query = self.target;
+            return Ok(None);
+        }
+        let (scheme_len, authority, rest) = split_absolute(target)?;
+        let auth_start = start + scheme_len + 3;
+        let auth = Span::new(auth_start, auth_start + authority.len());
+        self.path_and_query = Span::new(auth.end as usize, auth.end as usize + rest.len());
+        Ok(Some(auth))
+    }
+
+    /// Fills the header table and the fields derived from it.
+    fn read_headers(
+        &mut self,
+        head: &[u8],
+        fields: &[httparse::Header<'_>],
+        authority: Option<Span>,
+    ) -> Result<(), ProtoError> {
+        self.headers.clear();
+        self.host = None;
+        self.authorization = None;
+        self.content_type = None;
+        self.expect_continue = false;
+        let mut framing = FramingHeaders::default();
+        let mut auth_bytes = 0;
+        for field in fields {
+            let h = header_span(head, field);
+            self.headers.push(h);
+            let name = scan::classify(field.name.as_bytes());
+            match name {
+                Name::Host => {
+                    if self.host.replace(h.value).is_some() {
+                        return Err(ProtoError::Malformed("more than one Host"));
+                    }
+                    if !valid_host(field.value) {
+                        return Err(ProtoError::Malformed("invalid Host"));
+                    }
+                }
+                Name::Authorization => {
+                    if self.authorization.replace(h.value).is_some() {
+                        return Err(ProtoError::Malformed("more than one Authorization"));
+                    }
+                    auth_bytes += scan::line_len(head, h.name.start as usize, h.value.end as usize);
+                }
+                Name::ContentType if self.content_type.is_none() => {
+                    self.content_type = Some(h.value);
+                }
+                Name::Expect => {
+                    self.expect_continue |= field.value.eq_ignore_ascii_case(b"100-continue");
+                }
+                _ => framing.see(name, field.value)?,
+            }
+        }
+        if self.host.is_none() && self.version == Version::Http11 {
+            return Err(ProtoError::Malformed("missing Host"));
+        }
+        self.expect_continue &= self.version == Version::Http11;
+        if authority.is_some() {
+            self.host = authority;
+        }
+        self.framing = framing.framing(self.version)?.unwrap_or(Framing::None);
+        self.keep_alive = framing.persistent(self.version);
+        self.counted_len = head.len() - auth_bytes;
+        Ok(())
     }
 
     /// The first value of header `name` (ASCII case-insensitive).
     pub fn header<'a>(&self, buf: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-        let _ = (buf, name);
-        todo!()
+        scan::find_header(&self.headers, buf, name)
     }
 
-    /// The path part of the target (before `?`).
+    /// The path part of the target (before `?`); `/` for an absolute-form target without a
+    /// path, `*` for the asterisk form.
     pub fn path<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
-        let _ = buf;
-        todo!()
+        let pq = self.path_and_query.of(buf);
+        let path = match memchr::memchr(b'?', pq) {
+            Some(q) => &pq[..q],
+            None => pq,
+        };
+        if path.is_empty() {
+            b"/"
+        } else {
+            path
+        }
     }
 
     /// The query part of the target (after `?`, without it), if any.
     pub fn query<'a>(&self, buf: &'a [u8]) -> Option<&'a [u8]> {
-        let _ = buf;
-        todo!()
+        let pq = self.path_and_query.of(buf);
+        memchr::memchr(b'?', pq).map(|q| &pq[q + 1..])
+    }
+
+    /// Whether the target was in absolute form (`http://host/path`).
+    pub fn is_absolute_form(&self) -> bool {
+        self.path_and_query != self.target
     }
 }
 
-/// A parsed response head (from an upstream). Reuse one per upstream connection.
-#[derive(Debug, Default)]
-pub struct ResponseHead {
-    pub status: u16,
-    pub reason: Span,
-    pub version: Version,
-    pub headers: Vec<HeaderSpan>,
-    pub len: usize,
-    /// Body framing; `None` for HEAD requests, 1xx, 204 and 304.
-    pub framing: Framing,
-    pub keep_alive: bool,
+/// Maps a method token to [`Method`] (methods are case-sensitive, RFC 9110 9.1).
+fn method_of(m: &[u8]) -> Method {
+    match m {
+        b"GET" => Method::Get,
+        b"HEAD" => Method::Head,
+        b"POST" => Method::Post,
+        b"PUT" => Method::Put,
+        b"DELETE" => Method::Delete,
+        b"OPTIONS" => Method::Options,
+        b"PATCH" => Method::Patch,
+        _ => Method::Other,
+    }
 }
 
-impl ResponseHead {
-    /// An empty head with header storage preallocated.
-    pub fn new() -> Self {
-        todo!()
+/// Splits an absolute-form target into (scheme length, authority, path-and-query).
+/// Only `http` and `https` are accepted; userinfo is refused (RFC 9110 4.2.4).
+fn split_absolute(target: &[u8]) -> Result<(usize, &[u8], &[u8]), ProtoError> {
+    let sep = memchr::memmem::find(target, b"://")
+        .ok_or(ProtoError::Malformed("unsupported request-target form"))?;
+    let scheme = &target[..sep];
+    if !scheme.eq_ignore_ascii_case(b"http") && !scheme.eq_ignore_ascii_case(b"https") {
+        return Err(ProtoError::Malformed(
+            "unsupported scheme in request-target",
+        ));
     }
+    let after = &target[sep + 3..];
+    let auth_len = after
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(after.len());
+    let authority = &after[..auth_len];
+    if authority.is_empty() || !valid_host(authority) || authority.contains(&b'@') {
+        return Err(ProtoError::Malformed("invalid authority in request-target"));
+    }
+    Ok((sep, authority, &after[auth_len..]))
+}
 
-    /// Parses a response head at the start of `buf`; `request_method` decides whether a
-    /// body follows (HEAD: never). Interim 1xx heads are returned like any other (status
-    /// < 200, framing None): the caller skips them.
-    pub fn parse(
-        &mut self,
-        buf: &[u8],
-        request_method: Method,
-        limits: &HeadLimits,
-    ) -> Result<bool, ProtoError> {
-        let _ = (buf, request_method, limits);
-        todo!()
-    }
+/// A Host value (or authority) is `uri-host [ ":" port ]`: reg-name, IP-literal and
+/// port characters only (RFC 9110 7.2, RFC 3986 3.2.2). Empty is allowed for Host.
+fn valid_host(v: &[u8]) -> bool {
+    v.iter().all(|&b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+            )
+    })
+}
 
-    /// The first value of header `name` (ASCII case-insensitive).
-    pub fn header<'a>(&self, buf: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-        let _ = (buf, name);
-        todo!()
+/// Spans of one httparse header (its slices point into `buf`).
+pub(super) fn header_span(buf: &[u8], h: &httparse::Header<'_>) -> HeaderSpan {
+    HeaderSpan {
+        name: scan::span_of(buf, h.name.as_bytes()),
+        value: scan::span_of(buf, h.value),
     }
+}
+
+/// httparse must have read exactly the head we located.
+pub(super) fn check_complete(
+    status: httparse::Status<usize>,
+    bounds: HeadBounds,
+) -> Result<(), ProtoError> {
+    match status {
+        httparse::Status::Complete(n) if n == bounds.end - bounds.skip => Ok(()),
+        _ => Err(ProtoError::Malformed("head does not end where expected")),
+    }
+}
+
+/// Turns an httparse error into ours. A version error is 505 only when the version is
+/// well-formed (`HTTP/d.d`); anything else there is a syntax error.
+pub(super) fn map_httparse_error(e: httparse::Error, head: &[u8], b: HeadBounds) -> ProtoError {
+    match e {
+        httparse::Error::TooManyHeaders => ProtoError::TooManyHeaders,
+        httparse::Error::HeaderName => ProtoError::Malformed("invalid header name"),
+        httparse::Error::HeaderValue => ProtoError::Malformed("invalid header value"),
+        httparse::Error::NewLine => ProtoError::Malformed("invalid line ending"),
+        httparse::Error::Status => ProtoError::Malformed("invalid status line"),
+        httparse::Error::Token => ProtoError::Malformed("invalid method or request-target"),
+        httparse::Error::Version => {
+            let line = &head[b.skip..];
+            let line = &line[..memchr::memchr(b'\r', line).unwrap_or(line.len())];
+            // The version is the last token of a request line, the first of a status line.
+            let first = line.split(|&c| c == b' ').next();
+            let last = line.rsplit(|&c| c == b' ').next();
+            if first.is_some_and(well_formed_version) || last.is_some_and(well_formed_version) {
+                ProtoError::UnsupportedVersion
+            } else {
+                ProtoError::Malformed("invalid HTTP version")
+            }
+        }
+    }
+}
+
+fn well_formed_version(v: &[u8]) -> bool {
+    matches!(v, [b'H', b'T', b'T', b'P', b'/', a, b'.', c] if a.is_ascii_digit() && c.is_ascii_digit())
 }

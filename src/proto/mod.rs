@@ -12,25 +12,32 @@
 
 mod body;
 mod head;
+mod response;
+mod scan;
+#[cfg(test)]
+mod tests;
 mod write;
 
-pub use body::{chunk_size_line, BodyDecoder, Decoded, LAST_CHUNK};
-pub use head::{HeadLimits, RequestHead, ResponseHead};
+pub use body::{chunk_size_line, BodyDecoder, Decoded, LAST_CHUNK, MAX_CHUNK_LINE, MAX_TRAILERS};
+pub use head::{HeadLimits, RequestHead};
+pub use response::ResponseHead;
 pub use write::{
     reason_phrase, write_forward_request, write_forward_response, write_response_head,
     ForwardRequest,
 };
 
 /// HTTP version of a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Version {
     Http10,
+    #[default]
     Http11,
 }
 
 /// Request method; `Other` for any extension method (its bytes are in `method_span`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Method {
+    #[default]
     Get,
     Head,
     Post,
@@ -49,6 +56,15 @@ pub struct Span {
 }
 
 impl Span {
+    /// The span `start..end` (offsets into the parsed buffer; heads are far below 4GB).
+    #[inline]
+    pub(crate) fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
     /// The bytes of this span in `buf` (the buffer the head was parsed from).
     #[inline]
     pub fn of<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
@@ -76,9 +92,10 @@ pub struct HeaderSpan {
 }
 
 /// How a message body is delimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Framing {
     /// No body (requests without Content-Length/Transfer-Encoding; HEAD/204/304 responses).
+    #[default]
     None,
     /// Exactly this many bytes.
     Length(u64),

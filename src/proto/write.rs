@@ -2,10 +2,12 @@
 //! client), and simple response heads. All append into a caller-owned buffer.
 //!
 //! Hop-by-hop headers are never forwarded: Connection and every header it names,
-//! Keep-Alive, Proxy-Connection, Proxy-Authorization, TE, Trailer, Transfer-Encoding,
-//! Upgrade, and Content-Length (framing is re-serialised from the `Framing` given).
+//! Keep-Alive, Proxy-Connection, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
+//! Transfer-Encoding, Upgrade, and Content-Length (framing is re-serialised from the
+//! `Framing` given). Must not touch: sockets, tenants, credentials (it only drops them).
 
-use super::{Framing, RequestHead, ResponseHead, Version};
+use super::scan::{self, Name};
+use super::{Framing, HeaderSpan, RequestHead, ResponseHead, Version};
 
 /// What the edge changes when forwarding a request head.
 #[derive(Debug, Clone, Copy)]
@@ -27,22 +29,54 @@ pub struct ForwardRequest<'a> {
 /// Appends the head to send upstream: `METHOD target HTTP/1.1`, the client's end-to-end
 /// headers in order and case, framing headers from `fwd.framing`, `X-Forwarded-For`,
 /// `X-Forwarded-Proto`, and `Connection: keep-alive`. `buf` is the buffer `head` was parsed
-/// from.
+/// from. For an absolute-form target the Host header carries the target's authority
+/// (RFC 9112 3.2.2).
 pub fn write_forward_request(
     out: &mut Vec<u8>,
     head: &RequestHead,
     buf: &[u8],
     fwd: &ForwardRequest<'_>,
 ) {
-    let _ = (out, head, buf, fwd);
-    todo!()
+    out.reserve(head.len + fwd.target.len() + 128);
+    out.extend_from_slice(head.method_span.of(buf));
+    out.push(b' ');
+    out.extend_from_slice(fwd.target);
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let nominates = has_nominations(&head.headers, buf);
+    for h in &head.headers {
+        let name = h.name.of(buf);
+        let class = scan::classify(name);
+        let keep = match class {
+            Name::Authorization => !fwd.strip_authorization,
+            Name::Expect => !fwd.strip_expect,
+            Name::XForwardedFor | Name::XForwardedProto => false,
+            other => !is_hop_by_hop(other),
+        };
+        if !keep || (nominates && nominated(&head.headers, buf, name)) {
+            continue;
+        }
+        let value = match (class, head.host) {
+            (Name::Host, Some(host)) if head.is_absolute_form() => host.of(buf),
+            _ => h.value.of(buf),
+        };
+        push_header(out, name, value);
+    }
+    push_framing(out, fwd.framing);
+    push_header(out, b"X-Forwarded-For", fwd.forwarded_for);
+    push_header(out, b"X-Forwarded-Proto", fwd.forwarded_proto);
+    out.extend_from_slice(b"Connection: keep-alive\r\n\r\n");
 }
 
 /// Appends the head to send to the client for an upstream response: status line in
-/// `version` (the client's), end-to-end headers in order and case, framing headers from
-/// `framing` (`Length`, `Chunked`, or `UntilClose`/`None` with no framing header), and
+/// `version` (the client's) with the upstream's reason phrase (the standard one when it
+/// sent none), end-to-end headers in order and case, framing headers from `framing`
+/// (`Length`, `Chunked`, or `UntilClose`/`None` with no framing header), and
 /// `Connection: close` when `!keep_alive` (`Connection: keep-alive` for HTTP/1.0 clients
 /// that keep the connection). `extra` headers are appended as given.
+///
+/// When neither the upstream response nor `framing` has a body (a response to HEAD, a
+/// 304), the upstream's Content-Length is relayed as is: there it describes the
+/// representation, not the framing (RFC 9110 8.6). Never for 1xx or 204.
 pub fn write_forward_response(
     out: &mut Vec<u8>,
     head: &ResponseHead,
@@ -52,8 +86,35 @@ pub fn write_forward_response(
     keep_alive: bool,
     extra: &[(&str, &[u8])],
 ) {
-    let _ = (out, head, buf, version, framing, keep_alive, extra);
-    todo!()
+    out.reserve(head.len + 64);
+    let reason = head.reason.of(buf);
+    let reason = if reason.is_empty() {
+        reason_phrase(head.status).as_bytes()
+    } else {
+        reason
+    };
+    push_status_line(out, version, head.status, reason);
+    let relay_length = framing == Framing::None
+        && head.framing == Framing::None
+        && head.status >= 200
+        && head.status != 204;
+    let nominates = has_nominations(&head.headers, buf);
+    for h in &head.headers {
+        let name = h.name.of(buf);
+        let keep = match scan::classify(name) {
+            Name::ContentLength => relay_length,
+            other => !is_hop_by_hop(other),
+        };
+        if keep && !(nominates && nominated(&head.headers, buf, name)) {
+            push_header(out, name, h.value.of(buf));
+        }
+    }
+    push_framing(out, framing);
+    push_connection(out, version, keep_alive);
+    for (name, value) in extra {
+        push_header(out, name.as_bytes(), value);
+    }
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Appends a complete response head: status line with the standard reason phrase, the given
@@ -67,12 +128,171 @@ pub fn write_response_head(
     framing: Framing,
     keep_alive: bool,
 ) {
-    let _ = (out, version, status, headers, framing, keep_alive);
-    todo!()
+    push_status_line(out, version, status, reason_phrase(status).as_bytes());
+    for (name, value) in headers {
+        push_header(out, name.as_bytes(), value);
+    }
+    push_framing(out, framing);
+    push_connection(out, version, keep_alive);
+    out.extend_from_slice(b"\r\n");
 }
 
-/// The standard reason phrase of `status` ("Unknown" for unregistered codes).
+/// Headers that describe one connection only (RFC 9110 7.6.1) or the framing.
+fn is_hop_by_hop(name: Name) -> bool {
+    matches!(
+        name,
+        Name::Connection
+            | Name::KeepAlive
+            | Name::ProxyConnection
+            | Name::ProxyAuthorization
+            | Name::ProxyAuthenticate
+            | Name::Te
+            | Name::Trailer
+            | Name::TransferEncoding
+            | Name::Upgrade
+            | Name::ContentLength
+    )
+}
+
+/// Whether any Connection header names something other than `close`/`keep-alive`.
+fn has_nominations(headers: &[HeaderSpan], buf: &[u8]) -> bool {
+    connection_tokens(headers, buf)
+        .any(|t| !t.eq_ignore_ascii_case(b"close") && !t.eq_ignore_ascii_case(b"keep-alive"))
+}
+
+/// Whether a Connection header names `name` (RFC 9110 7.6.1: such headers are hop-by-hop).
+fn nominated(headers: &[HeaderSpan], buf: &[u8], name: &[u8]) -> bool {
+    connection_tokens(headers, buf).any(|t| t.eq_ignore_ascii_case(name))
+}
+
+fn connection_tokens<'a>(
+    headers: &'a [HeaderSpan],
+    buf: &'a [u8],
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    headers
+        .iter()
+        .filter(|h| h.name.of(buf).eq_ignore_ascii_case(b"connection"))
+        .flat_map(move |h| scan::tokens(h.value.of(buf)))
+}
+
+fn push_status_line(out: &mut Vec<u8>, version: Version, status: u16, reason: &[u8]) {
+    out.extend_from_slice(match version {
+        Version::Http10 => b"HTTP/1.0 ",
+        Version::Http11 => b"HTTP/1.1 ",
+    });
+    push_u64(out, u64::from(status));
+    out.push(b' ');
+    out.extend_from_slice(reason);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn push_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn push_framing(out: &mut Vec<u8>, framing: Framing) {
+    match framing {
+        Framing::Length(n) => {
+            out.extend_from_slice(b"Content-Length: ");
+            push_u64(out, n);
+            out.extend_from_slice(b"\r\n");
+        }
+        Framing::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+        Framing::None | Framing::UntilClose => {}
+    }
+}
+
+fn push_connection(out: &mut Vec<u8>, version: Version, keep_alive: bool) {
+    if !keep_alive {
+        out.extend_from_slice(b"Connection: close\r\n");
+    } else if version == Version::Http10 {
+        out.extend_from_slice(b"Connection: keep-alive\r\n");
+    }
+}
+
+/// Decimal digits of `n`, without going through `fmt`.
+fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+/// The standard reason phrase of `status` ("Unknown" for unregistered codes), from the
+/// IANA HTTP Status Code Registry (RFC 9110 15 and the RFCs it lists).
 pub fn reason_phrase(status: u16) -> &'static str {
-    let _ = status;
-    todo!()
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        102 => "Processing",
+        103 => "Early Hints",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        207 => "Multi-Status",
+        208 => "Already Reported",
+        226 => "IM Used",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        305 => "Use Proxy",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Content Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Content",
+        423 => "Locked",
+        424 => "Failed Dependency",
+        425 => "Too Early",
+        426 => "Upgrade Required",
+        428 => "Precondition Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        451 => "Unavailable For Legal Reasons",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        506 => "Variant Also Negotiates",
+        507 => "Insufficient Storage",
+        508 => "Loop Detected",
+        510 => "Not Extended",
+        511 => "Network Authentication Required",
+        _ => "Unknown",
+    }
 }

@@ -86,7 +86,9 @@ fn parse_pattern(p: &str) -> Result<Vec<Tok>, String> {
                 continue;
             }
             c if c.is_ascii_alphabetic() => {
-                return Err(format!("Invalid format: [{p}]: Unknown pattern letter: {c}"))
+                return Err(format!(
+                    "Invalid format: [{p}]: Unknown pattern letter: {c}"
+                ))
             }
             c => Tok::Lit(c),
         };
@@ -197,7 +199,12 @@ impl Cursor<'_> {
         }
         let mut ms = 0i64;
         for k in 0..3 {
-            ms = ms * 10 + self.b.get(start + k).filter(|_| k < n).map_or(0, |d| (d - b'0') as i64);
+            ms = ms * 10
+                + self
+                    .b
+                    .get(start + k)
+                    .filter(|_| k < n)
+                    .map_or(0, |d| (d - b'0') as i64);
         }
         Some(ms)
     }
@@ -266,7 +273,8 @@ fn parse_with_pattern(toks: &[Tok], s: &str) -> Option<i64> {
         b: s.as_bytes(),
         i: 0,
     };
-    let (mut y, mut mo, mut d, mut h, mut mi, mut sec, mut ms, mut off) = (1970, 1, 1, 0, 0, 0, 0, 0);
+    let (mut y, mut mo, mut d, mut h, mut mi, mut sec, mut ms, mut off) =
+        (1970, 1, 1, 0, 0, 0, 0, 0);
     for t in toks {
         match t {
             Tok::Year => y = c.digits(4, 4)?,
@@ -297,7 +305,16 @@ fn parse_with_pattern(toks: &[Tok], s: &str) -> Option<i64> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn to_millis(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64, ms: i64, off_min: i64) -> Option<i64> {
+fn to_millis(
+    y: i64,
+    mo: i64,
+    d: i64,
+    h: i64,
+    mi: i64,
+    s: i64,
+    ms: i64,
+    off_min: i64,
+) -> Option<i64> {
     if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) {
         return None;
     }
@@ -382,8 +399,15 @@ mod tests {
     #[test]
     fn iso_rejects_garbage() {
         for s in [
-            "", "abc", "2015-13-01", "2015-02-30", "2015-01-01T25:00", "2015-01-01X",
-            "2015-1-1", "20150101", "1970-01-01T00:00:00+99:00",
+            "",
+            "abc",
+            "2015-13-01",
+            "2015-02-30",
+            "2015-01-01T25:00",
+            "2015-01-01X",
+            "2015-1-1",
+            "20150101",
+            "1970-01-01T00:00:00+99:00",
         ] {
             assert_eq!(parse_iso(s), None, "{s}");
         }

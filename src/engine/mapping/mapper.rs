@@ -7,7 +7,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::date::{detect_date, number_to_millis, parse_date, DEFAULT_FORMAT};
+use super::coerce::{convert, Converted};
+use super::date::detect_date;
 use super::{join, parse, Dynamic, LeafKind, LeafMapping, Mapping, ObjectMapping, Property};
 use crate::engine::error::{EngineError, EngineResult};
 
@@ -69,7 +70,12 @@ impl Mapper<'_> {
         self.updated.as_ref().unwrap_or(self.base)
     }
 
-    fn object(&mut self, out: &mut IndexedDoc, prefix: &str, obj: &Map<String, Value>) -> EngineResult<()> {
+    fn object(
+        &mut self,
+        out: &mut IndexedDoc,
+        prefix: &str,
+        obj: &Map<String, Value>,
+    ) -> EngineResult<()> {
         for (key, val) in obj {
             if key.trim().is_empty() || key.split('.').any(str::is_empty) {
                 return Err(EngineError::mapper(format!(
@@ -95,12 +101,18 @@ impl Mapper<'_> {
                 };
                 index_leaf(out, m, l, path, val, self.id)
             }
-            Found::Object { enabled } => self.into_object(out, path, val, enabled),
+            Found::Object { enabled } => self.descend(out, path, val, enabled),
             Found::Missing => self.dynamic(out, path, val),
         }
     }
 
-    fn into_object(&mut self, out: &mut IndexedDoc, path: &str, val: &Value, enabled: bool) -> EngineResult<()> {
+    fn descend(
+        &mut self,
+        out: &mut IndexedDoc,
+        path: &str,
+        val: &Value,
+        enabled: bool,
+    ) -> EngineResult<()> {
         if !enabled {
             return Ok(());
         }
@@ -108,7 +120,7 @@ impl Mapper<'_> {
             Value::Object(o) => self.object(out, path, o),
             Value::Array(items) => {
                 for v in items {
-                    self.into_object(out, path, v, enabled)?;
+                    self.descend(out, path, v, enabled)?;
                 }
                 Ok(())
             }
@@ -127,7 +139,11 @@ impl Mapper<'_> {
             Dynamic::Strict => {
                 return Err(EngineError::StrictDynamic {
                     field: last_segment(path).to_string(),
-                    object: if parent.is_empty() { "_doc".into() } else { parent.to_string() },
+                    object: if parent.is_empty() {
+                        "_doc".into()
+                    } else {
+                        parent.to_string()
+                    },
                 })
             }
             Dynamic::True => {}
@@ -165,7 +181,10 @@ fn infer(m: &Mapping, val: &Value) -> Option<Property> {
     };
     match val {
         Value::Null => None,
-        Value::Array(items) => items.iter().find(|v| !v.is_null()).and_then(|v| infer(m, v)),
+        Value::Array(items) => items
+            .iter()
+            .find(|v| !v.is_null())
+            .and_then(|v| infer(m, v)),
         Value::Object(_) => Some(Property::Object(ObjectMapping::dynamic_object())),
         Value::Bool(_) => Some(leaf(json!({"type": "boolean"}))),
         Value::Number(n) if n.is_i64() => Some(leaf(json!({"type": "long"}))),
@@ -221,12 +240,6 @@ fn index_leaf(
     }
 }
 
-enum Converted {
-    Text(String),
-    Kw(KwValue),
-    Skip,
-}
-
 fn index_scalar(
     out: &mut IndexedDoc,
     m: &Mapping,
@@ -260,137 +273,6 @@ fn index_scalar(
         index_scalar(out, m, sl, &join(path, sub), val, id)?;
     }
     Ok(())
-}
-
-fn scalar_string(val: &Value) -> String {
-    match val {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn convert(l: &LeafMapping, path: &str, val: &Value, id: &str) -> EngineResult<Converted> {
-    let kind = l.kind;
-    match kind {
-        LeafKind::Text => Ok(Converted::Text(scalar_string(val))),
-        LeafKind::Keyword => {
-            let s = scalar_string(val);
-            if l.opts.ignore_above.is_some_and(|n| s.chars().count() > n) {
-                return Ok(Converted::Skip);
-            }
-            Ok(Converted::Kw(KwValue::Str(s)))
-        }
-        LeafKind::Ip => {
-            let s = scalar_string(val);
-            match s.parse::<std::net::IpAddr>() {
-                Ok(ip) => Ok(Converted::Kw(KwValue::Str(ip.to_string()))),
-                Err(_) => Err(EngineError::bad_value(path, "ip", id, &s,
-                    format!("'{s}' is not an IP string literal."))),
-            }
-        }
-        LeafKind::Boolean => convert_bool(path, val, id).map(|b| Converted::Kw(KwValue::Bool(b))),
-        LeafKind::Date => convert_date(l, path, val, id).map(|ms| Converted::Kw(KwValue::I64(ms))),
-        LeafKind::Binary => Ok(Converted::Skip),
-        k if k.int_bounds().is_some() => {
-            convert_int(l, path, val, id).map(|n| Converted::Kw(KwValue::I64(n)))
-        }
-        _ => convert_float(l, path, val, id).map(|f| Converted::Kw(KwValue::F64(f))),
-    }
-}
-
-fn not_numeric(path: &str, kind: LeafKind, id: &str, val: &Value) -> EngineError {
-    EngineError::bad_value(path, kind.name(), id, &val.to_string(),
-        format!("Current token ({}) not numeric, can not use numeric value accessors",
-            if val.is_boolean() { "VALUE_TRUE/VALUE_FALSE" } else { "START_ARRAY" }))
-}
-
-fn convert_int(l: &LeafMapping, path: &str, val: &Value, id: &str) -> EngineResult<i64> {
-    let kind = l.kind;
-    let (lo, hi) = kind.int_bounds().expect("integer kind");
-    let as_f64: f64 = match val {
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                return check_range(i as f64, i, lo, hi, kind, path, id);
-            }
-            n.as_f64().unwrap_or(f64::NAN)
-        }
-        Value::String(s) => {
-            if !l.opts.coerce {
-                return Err(EngineError::bad_value(path, kind.name(), id, s,
-                    "Value is a string but coercion is disabled".into()));
-            }
-            let t = s.trim();
-            if let Ok(i) = t.parse::<i64>() {
-                return check_range(i as f64, i, lo, hi, kind, path, id);
-            }
-            match t.parse::<f64>() {
-                Ok(f) if f.is_finite() => f,
-                _ => return Err(EngineError::number_format(path, kind.name(), id, s)),
-            }
-        }
-        other => return Err(not_numeric(path, kind, id, other)),
-    };
-    if !l.opts.coerce && as_f64.fract() != 0.0 {
-        return Err(EngineError::bad_value(path, kind.name(), id, &as_f64.to_string(),
-            format!("Value [{as_f64}] has a decimal part")));
-    }
-    check_range(as_f64, as_f64.trunc() as i64, lo, hi, kind, path, id)
-}
-
-fn check_range(f: f64, i: i64, lo: i64, hi: i64, kind: LeafKind, path: &str, id: &str) -> EngineResult<i64> {
-    if f < lo as f64 || f > hi as f64 || i < lo || i > hi {
-        return Err(EngineError::bad_value(path, kind.name(), id, &f.to_string(),
-            format!("Value [{f}] is out of range for {} {}",
-                if kind == LeafKind::Integer { "an" } else { "a" }, kind.name())));
-    }
-    Ok(i)
-}
-
-fn convert_float(l: &LeafMapping, path: &str, val: &Value, id: &str) -> EngineResult<f64> {
-    let kind = l.kind;
-    let f = match val {
-        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
-        Value::String(s) if l.opts.coerce => match s.trim().parse::<f64>() {
-            Ok(f) if f.is_finite() => f,
-            _ => return Err(EngineError::number_format(path, kind.name(), id, s)),
-        },
-        Value::String(s) => {
-            return Err(EngineError::bad_value(path, kind.name(), id, s,
-                "Value is a string but coercion is disabled".into()))
-        }
-        other => return Err(not_numeric(path, kind, id, other)),
-    };
-    match l.opts.scaling_factor {
-        Some(sf) if kind == LeafKind::ScaledFloat => Ok((f * sf).round() / sf),
-        _ => Ok(f),
-    }
-}
-
-fn convert_bool(path: &str, val: &Value, id: &str) -> EngineResult<bool> {
-    match val {
-        Value::Bool(b) => Ok(*b),
-        Value::String(s) if s == "true" => Ok(true),
-        Value::String(s) if s == "false" || s.is_empty() => Ok(false),
-        other => {
-            let s = scalar_string(other);
-            Err(EngineError::bad_value(path, "boolean", id, &s,
-                format!("Failed to parse value [{s}] as only [true] or [false] are allowed.")))
-        }
-    }
-}
-
-fn convert_date(l: &LeafMapping, path: &str, val: &Value, id: &str) -> EngineResult<i64> {
-    let formats = &l.opts.formats;
-    let fail = |s: &str| {
-        let spec = l.params.get("format").and_then(Value::as_str).unwrap_or(DEFAULT_FORMAT);
-        EngineError::bad_value(path, "date", id, s,
-            format!("failed to parse date field [{s}] with format [{spec}]"))
-    };
-    match val {
-        Value::String(s) => parse_date(formats, s).ok_or_else(|| fail(s)),
-        Value::Number(n) => Ok(number_to_millis(formats, n.as_f64().unwrap_or(0.0))),
-        other => Err(fail(&other.to_string())),
-    }
 }
 
 #[cfg(test)]
@@ -429,11 +311,18 @@ mod tests {
         let m = mapping(json!({"properties": {
             "n": {"type": "long"}, "t": {"type": "text", "fields": {"k": {"type": "keyword"}}},
             "d": {"type": "date"}, "b": {"type": "boolean"}}}));
-        let (doc, grown) = map_document(&m, &src(json!({"n": "42", "t": "Hi there",
-            "d": "1970-01-01T00:00:01Z", "b": "true"})), "1").unwrap();
+        let (doc, grown) = map_document(
+            &m,
+            &src(json!({"n": "42", "t": "Hi there",
+            "d": "1970-01-01T00:00:01Z", "b": "true"})),
+            "1",
+        )
+        .unwrap();
         assert!(grown.is_none());
         assert!(doc.keywords.contains(&("n".into(), KwValue::I64(42))));
-        assert!(doc.keywords.contains(&("t.k".into(), KwValue::Str("Hi there".into()))));
+        assert!(doc
+            .keywords
+            .contains(&("t.k".into(), KwValue::Str("Hi there".into()))));
         assert!(doc.keywords.contains(&("d".into(), KwValue::I64(1000))));
         assert!(doc.keywords.contains(&("b".into(), KwValue::Bool(true))));
         assert_eq!(doc.slot_texts, vec![(0, "Hi there".to_string())]);
@@ -450,23 +339,52 @@ mod tests {
         assert_eq!(b.status, 400);
         assert_eq!(b.kind, "mapper_parsing_exception");
         assert_eq!(b.caused_by.as_ref().unwrap().0, "number_format_exception");
-        assert!(b.reason.contains("failed to parse field [n] of type [long] in document with id '7'"));
+        assert!(b
+            .reason
+            .contains("failed to parse field [n] of type [long] in document with id '7'"));
     }
 
     #[test]
     fn other_type_mismatches() {
-        let m = mapping(json!({"properties": {"n": {"type": "byte"}, "b": {"type": "boolean"},
+        let m = mapping(
+            json!({"properties": {"n": {"type": "byte"}, "b": {"type": "boolean"},
             "d": {"type": "date"}, "o": {"properties": {"x": {"type": "long"}}},
-            "i": {"type": "integer", "coerce": false}}}));
+            "i": {"type": "integer", "coerce": false}}}),
+        );
         let err = |v: Value| map_document(&m, &src(v), "1").unwrap_err().body();
-        assert!(err(json!({"n": 300})).caused_by.unwrap().1.contains("out of range for a byte"));
+        assert!(err(json!({"n": 300}))
+            .caused_by
+            .unwrap()
+            .1
+            .contains("out of range for a byte"));
         assert_eq!(err(json!({"n": true})).kind, "mapper_parsing_exception");
-        assert!(err(json!({"b": "yes"})).caused_by.unwrap().1.contains("only [true] or [false]"));
-        assert!(err(json!({"d": "nope"})).caused_by.unwrap().1.contains("failed to parse date field"));
-        assert!(err(json!({"o": 5})).reason.contains("tried to parse field [o] as object"));
-        assert_eq!(err(json!({"n": {"a": 1}})).caused_by.unwrap().0, "illegal_state_exception");
-        assert!(err(json!({"i": 1.5})).caused_by.unwrap().1.contains("decimal part"));
-        assert!(err(json!({"i": "1"})).caused_by.unwrap().1.contains("coercion"));
+        assert!(err(json!({"b": "yes"}))
+            .caused_by
+            .unwrap()
+            .1
+            .contains("only [true] or [false]"));
+        assert!(err(json!({"d": "nope"}))
+            .caused_by
+            .unwrap()
+            .1
+            .contains("failed to parse date field"));
+        assert!(err(json!({"o": 5}))
+            .reason
+            .contains("tried to parse field [o] as object"));
+        assert_eq!(
+            err(json!({"n": {"a": 1}})).caused_by.unwrap().0,
+            "illegal_state_exception"
+        );
+        assert!(err(json!({"i": 1.5}))
+            .caused_by
+            .unwrap()
+            .1
+            .contains("decimal part"));
+        assert!(err(json!({"i": "1"}))
+            .caused_by
+            .unwrap()
+            .1
+            .contains("coercion"));
     }
 
     #[test]
@@ -474,13 +392,24 @@ mod tests {
         let m = mapping(json!({"properties": {"n": {"type": "integer"},
             "k": {"type": "keyword", "ignore_above": 3}, "s": {"type": "scaled_float", "scaling_factor": 10},
             "m": {"type": "long", "ignore_malformed": true}, "z": {"type": "keyword", "null_value": "NULL"}}}));
-        let (doc, _) = map_document(&m, &src(json!({"n": 4.7, "k": ["abc", "abcd"], "s": 1.26,
-            "m": "x", "z": null})), "1").unwrap();
+        let (doc, _) = map_document(
+            &m,
+            &src(json!({"n": 4.7, "k": ["abc", "abcd"], "s": 1.26,
+            "m": "x", "z": null})),
+            "1",
+        )
+        .unwrap();
         assert!(doc.keywords.contains(&("n".into(), KwValue::I64(4))));
-        assert!(doc.keywords.contains(&("k".into(), KwValue::Str("abc".into()))));
-        assert!(!doc.keywords.contains(&("k".into(), KwValue::Str("abcd".into()))));
+        assert!(doc
+            .keywords
+            .contains(&("k".into(), KwValue::Str("abc".into()))));
+        assert!(!doc
+            .keywords
+            .contains(&("k".into(), KwValue::Str("abcd".into()))));
         assert!(doc.keywords.contains(&("s".into(), KwValue::F64(1.3))));
-        assert!(doc.keywords.contains(&("z".into(), KwValue::Str("NULL".into()))));
+        assert!(doc
+            .keywords
+            .contains(&("z".into(), KwValue::Str("NULL".into()))));
         assert!(!doc.field_names.contains(&"m".to_string()));
     }
 
@@ -498,12 +427,20 @@ mod tests {
     #[test]
     fn dotted_keys_and_arrays_of_objects() {
         let m = Mapping::default();
-        let (doc, grown) = map_document(&m, &src(json!({"a.b": "x", "list": [{"k": 1}, {"k": 2, "j": true}]})), "1").unwrap();
+        let (doc, grown) = map_document(
+            &m,
+            &src(json!({"a.b": "x", "list": [{"k": 1}, {"k": 2, "j": true}]})),
+            "1",
+        )
+        .unwrap();
         let g = grown.unwrap();
         assert!(g.is_object("a"));
         assert_eq!(g.field("a.b").unwrap().kind, LeafKind::Text);
         assert_eq!(g.field("list.j").unwrap().kind, LeafKind::Boolean);
-        assert_eq!(doc.keywords.iter().filter(|(p, _)| p == "list.k").count(), 2);
+        assert_eq!(
+            doc.keywords.iter().filter(|(p, _)| p == "list.k").count(),
+            2
+        );
     }
 
     #[test]

@@ -27,19 +27,44 @@ const ROOT_PARAMS: &[&str] = &[
     "runtime",
 ];
 
-const COMMON: &[&str] = &["type", "fields", "index", "store", "boost", "copy_to", "meta", "doc_values"];
+const COMMON: &[&str] = &[
+    "type",
+    "fields",
+    "index",
+    "store",
+    "boost",
+    "copy_to",
+    "meta",
+    "doc_values",
+];
 
 fn allowed(kind: LeafKind) -> &'static [&'static str] {
     use LeafKind::*;
     match kind {
         Text => &[
-            "analyzer", "search_analyzer", "search_quote_analyzer", "norms", "fielddata",
-            "fielddata_frequency_filter", "position_increment_gap", "similarity", "term_vector",
-            "index_options", "eager_global_ordinals", "index_prefixes", "index_phrases",
+            "analyzer",
+            "search_analyzer",
+            "search_quote_analyzer",
+            "norms",
+            "fielddata",
+            "fielddata_frequency_filter",
+            "position_increment_gap",
+            "similarity",
+            "term_vector",
+            "index_options",
+            "eager_global_ordinals",
+            "index_prefixes",
+            "index_phrases",
         ],
         Keyword => &[
-            "ignore_above", "null_value", "normalizer", "eager_global_ordinals", "similarity",
-            "index_options", "norms", "split_queries_on_whitespace",
+            "ignore_above",
+            "null_value",
+            "normalizer",
+            "eager_global_ordinals",
+            "similarity",
+            "index_options",
+            "norms",
+            "split_queries_on_whitespace",
         ],
         Long | Integer | Short | Byte | Double | Float | HalfFloat | ScaledFloat => {
             &["coerce", "ignore_malformed", "null_value", "scaling_factor"]
@@ -62,9 +87,9 @@ pub struct ParsedMappings {
 /// Parses the `mappings` of a create-index request, typed or typeless (Elasticsearch's
 /// `isMappingSourceTyped`: one key that is not a root parameter, holding an object).
 pub fn parse_mappings(v: &Value) -> EngineResult<ParsedMappings> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| EngineError::mapper("Failed to parse mapping: mappings must be an object"))?;
+    let obj = v.as_object().ok_or_else(|| {
+        EngineError::mapper("Failed to parse mapping: mappings must be an object")
+    })?;
     if obj.is_empty() {
         return Ok(ParsedMappings {
             type_name: None,
@@ -153,7 +178,9 @@ fn as_bool(v: &Value, name: &str) -> EngineResult<bool> {
 
 fn parse_properties(v: &Value, prefix: &str) -> EngineResult<BTreeMap<String, Property>> {
     let obj = v.as_object().ok_or_else(|| {
-        EngineError::mapper(format!("Expected map for property [properties] on [{prefix}]"))
+        EngineError::mapper(format!(
+            "Expected map for property [properties] on [{prefix}]"
+        ))
     })?;
     let mut out = BTreeMap::new();
     for (name, def) in obj {
@@ -213,7 +240,9 @@ fn parse_property(def: &Value, path: &str) -> EngineResult<Property> {
         None | Some("object") | Some("nested") => parse_object(obj, path, ty == Some("nested")),
         Some(t) => {
             let kind = LeafKind::from_name(t).ok_or_else(|| {
-                EngineError::mapper(format!("No handler for type [{t}] declared on field [{path}]"))
+                EngineError::mapper(format!(
+                    "No handler for type [{t}] declared on field [{path}]"
+                ))
             })?;
             Ok(Property::Leaf(parse_leaf(kind, obj, path)?))
         }
@@ -314,12 +343,15 @@ fn leaf_options(kind: LeafKind, p: &Map<String, Value>, path: &str) -> EngineRes
             Some(n) if n >= 0 => Some(n as usize),
             _ => {
                 return Err(EngineError::mapper(format!(
-                    "Failed to parse mapping: [ignore_above] must be positive, got [{v}] for [{path}]"
-                )))
+                "Failed to parse mapping: [ignore_above] must be positive, got [{v}] for [{path}]"
+            )))
             }
         },
     };
-    let format = p.get("format").and_then(Value::as_str).unwrap_or(DEFAULT_FORMAT);
+    let format = p
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_FORMAT);
     let formats = if kind == LeafKind::Date {
         parse_formats(format).map_err(EngineError::mapper)?
     } else {
@@ -426,7 +458,8 @@ mod tests {
 
     #[test]
     fn typed_and_typeless_mappings() {
-        let typed = parse_mappings(&json!({"doc": {"properties": {"a": {"type": "long"}}}})).unwrap();
+        let typed =
+            parse_mappings(&json!({"doc": {"properties": {"a": {"type": "long"}}}})).unwrap();
         assert_eq!(typed.type_name.as_deref(), Some("doc"));
         assert_eq!(typed.mapping.field("a").unwrap().kind, LeafKind::Long);
         let typeless = parse_mappings(&json!({"properties": {"a": {"type": "long"}}})).unwrap();
@@ -439,12 +472,18 @@ mod tests {
     #[test]
     fn unknown_type_and_params_are_mapper_errors() {
         let e = parse_root(&json!({"properties": {"a": {"type": "foo"}}})).unwrap_err();
-        assert!(e.to_string().contains("No handler for type [foo] declared on field [a]"));
+        assert!(e
+            .to_string()
+            .contains("No handler for type [foo] declared on field [a]"));
         let e = parse_root(&json!({"properties": {"a": {"type": "long", "analyzer": "x"}}}))
             .unwrap_err();
-        assert!(e.to_string().contains("unknown parameter [analyzer] on mapper [a] of type [long]"));
+        assert!(e
+            .to_string()
+            .contains("unknown parameter [analyzer] on mapper [a] of type [long]"));
         let e = parse_root(&json!({"foo": 1})).unwrap_err();
-        assert!(e.to_string().contains("Root mapping definition has unsupported parameters"));
+        assert!(e
+            .to_string()
+            .contains("Root mapping definition has unsupported parameters"));
         let e = parse_root(&json!({"properties": {"a": "text"}})).unwrap_err();
         assert_eq!(e.status(), 400);
         let e = parse_root(&json!({"properties": {"a": {"type": "scaled_float"}}})).unwrap_err();

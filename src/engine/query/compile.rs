@@ -34,7 +34,11 @@ pub struct Ctx<'a> {
 }
 
 fn boosted(q: Q, boost: f32) -> Q {
-    if boost == 1.0 { q } else { Box::new(BoostQuery::new(q, boost)) }
+    if boost == 1.0 {
+        q
+    } else {
+        Box::new(BoostQuery::new(q, boost))
+    }
 }
 
 fn empty() -> Q {
@@ -54,50 +58,126 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
     Ok(match q {
         Query::MatchAll { boost } => boosted(Box::new(AllQuery), *boost),
         Query::MatchNone => empty(),
-        Query::Match { field, query, opts, boost } => {
+        Query::Match {
+            field,
+            query,
+            opts,
+            boost,
+        } => {
             let per = |f: &str| match_field(ctx, f, query, opts);
             boosted(over_fields(ctx, field, opts.lenient, &per)?, *boost)
         }
-        Query::MatchPhrase { field, query, slop, prefix, boost } => {
+        Query::MatchPhrase {
+            field,
+            query,
+            slop,
+            prefix,
+            boost,
+        } => {
             let per = |f: &str| phrase_field(ctx, f, query, *slop, *prefix);
             boosted(over_fields(ctx, field, false, &per)?, *boost)
         }
-        Query::MultiMatch { fields, query, kind, tie_breaker, slop, opts, boost } => {
-            boosted(multi_match(ctx, fields, query, *kind, *tie_breaker, *slop, opts)?, *boost)
-        }
-        Query::Term { field, value, boost } => {
-            boosted(over_fields(ctx, field, false, &|f| term_field(ctx, f, value))?, *boost)
-        }
-        Query::Terms { field, values, boost } => boosted(terms(ctx, field, values)?, *boost),
-        Query::Range { field, bounds, boost } => {
-            boosted(over_fields(ctx, field, true, &|f| range(ctx, f, bounds))?, *boost)
-        }
+        Query::MultiMatch {
+            fields,
+            query,
+            kind,
+            tie_breaker,
+            slop,
+            opts,
+            boost,
+        } => boosted(
+            multi_match(ctx, fields, query, *kind, *tie_breaker, *slop, opts)?,
+            *boost,
+        ),
+        Query::Term {
+            field,
+            value,
+            boost,
+        } => boosted(
+            over_fields(ctx, field, false, &|f| term_field(ctx, f, value))?,
+            *boost,
+        ),
+        Query::Terms {
+            field,
+            values,
+            boost,
+        } => boosted(terms(ctx, field, values)?, *boost),
+        Query::Range {
+            field,
+            bounds,
+            boost,
+        } => boosted(
+            over_fields(ctx, field, true, &|f| range(ctx, f, bounds))?,
+            *boost,
+        ),
         Query::Exists { field, boost } => boosted(exists(ctx, field), *boost),
-        Query::Prefix { field, value, boost } => {
+        Query::Prefix {
+            field,
+            value,
+            boost,
+        } => {
             let re = format!("{}.*", target::regex_escape(value));
-            boosted(over_fields(ctx, field, true, &|f| regex_field(ctx, f, &re, value, true))?, *boost)
+            boosted(
+                over_fields(ctx, field, true, &|f| regex_field(ctx, f, &re, value, true))?,
+                *boost,
+            )
         }
-        Query::Wildcard { field, value, boost } => {
+        Query::Wildcard {
+            field,
+            value,
+            boost,
+        } => {
             let re = target::wildcard_regex(value);
-            boosted(over_fields(ctx, field, true, &|f| regex_field(ctx, f, &re, value, false))?, *boost)
+            boosted(
+                over_fields(ctx, field, true, &|f| {
+                    regex_field(ctx, f, &re, value, false)
+                })?,
+                *boost,
+            )
         }
         Query::Ids { values, boost } => {
-            let ts: Vec<Term> = values.iter().map(|v| Term::from_field_text(ctx.fields.id, v)).collect();
+            let ts: Vec<Term> = values
+                .iter()
+                .map(|v| Term::from_field_text(ctx.fields.id, v))
+                .collect();
             boosted(konst(Box::new(TermSetQuery::new(ts)), 1.0), *boost)
         }
-        Query::Bool { must, should, must_not, filter, msm, boost } => {
-            boosted(bool_query(ctx, must, should, must_not, filter, *msm)?, *boost)
-        }
+        Query::Bool {
+            must,
+            should,
+            must_not,
+            filter,
+            msm,
+            boost,
+        } => boosted(
+            bool_query(ctx, must, should, must_not, filter, *msm)?,
+            *boost,
+        ),
         Query::ConstantScore { filter, boost } => konst(compile(filter, ctx)?, *boost),
-        Query::DisMax { queries, tie_breaker, boost } => {
-            let qs = queries.iter().map(|q| compile(q, ctx)).collect::<EngineResult<Vec<_>>>()?;
-            boosted(Box::new(DisjunctionMaxQuery::with_tie_breaker(qs, *tie_breaker)), *boost)
+        Query::DisMax {
+            queries,
+            tie_breaker,
+            boost,
+        } => {
+            let qs = queries
+                .iter()
+                .map(|q| compile(q, ctx))
+                .collect::<EngineResult<Vec<_>>>()?;
+            boosted(
+                Box::new(DisjunctionMaxQuery::with_tie_breaker(qs, *tie_breaker)),
+                *boost,
+            )
         }
     })
 }
 
 /// Runs `per` on a field or on each field a pattern expands to (best score wins).
-fn over_fields(ctx: &Ctx<'_>, field: &str, lenient: bool, per: &dyn Fn(&str) -> EngineResult<Q>) -> EngineResult<Q> {
+fn over_fields(
+    ctx: &Ctx<'_>,
+    field: &str,
+    lenient: bool,
+    per: &dyn Fn(&str) -> EngineResult<Q>,
+) -> EngineResult<Q> {
     if !field.contains('*') {
         return per(field);
     }
@@ -117,34 +197,58 @@ fn over_fields(ctx: &Ctx<'_>, field: &str, lenient: bool, per: &dyn Fn(&str) -> 
 }
 
 fn index_matches(ctx: &Ctx<'_>, pattern: &str) -> Q {
-    if wildcard_match(pattern, ctx.index_name) { Box::new(AllQuery) } else { empty() }
+    if wildcard_match(pattern, ctx.index_name) {
+        Box::new(AllQuery)
+    } else {
+        empty()
+    }
 }
 
 /// An exact value on a keyword/number/date/boolean field.
 fn exact_kw(ctx: &Ctx<'_>, path: &str, kind: LeafKind, v: &Value) -> EngineResult<Q> {
     Ok(match kind {
         LeafKind::Keyword | LeafKind::Ip => term_q(target::kw_str_term(ctx, path, &as_text(v))),
-        LeafKind::Boolean => konst(term_q(target::kw_bool_term(ctx, path, as_bool(ctx, v)?)), 1.0),
+        LeafKind::Boolean => konst(
+            term_q(target::kw_bool_term(ctx, path, as_bool(ctx, v)?)),
+            1.0,
+        ),
         LeafKind::Date => {
-            let b = RangeBounds { gte: Some(v.clone()), lte: Some(v.clone()), ..Default::default() };
+            let b = RangeBounds {
+                gte: Some(v.clone()),
+                lte: Some(v.clone()),
+                ..Default::default()
+            };
             range(ctx, path, &b)?
         }
-        _ => konst(term_q(target::kw_num_term(ctx, path, as_number(ctx, v)?)), 1.0),
+        _ => konst(
+            term_q(target::kw_num_term(ctx, path, as_number(ctx, v)?)),
+            1.0,
+        ),
     })
 }
 
 fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpts) -> EngineResult<Q> {
     match target::target(ctx, f) {
-        Target::Text { field, path, analyzer } => {
+        Target::Text {
+            field,
+            path,
+            analyzer,
+        } => {
             let toks = target::tokens(analyzer, &as_text(query));
-            let terms: Vec<Q> = toks.iter().map(|(_, t)| term_q(target::text_term(field, path.as_deref(), t))).collect();
+            let terms: Vec<Q> = toks
+                .iter()
+                .map(|(_, t)| term_q(target::text_term(field, path.as_deref(), t)))
+                .collect();
             Ok(combine_terms(terms, opts))
         }
         Target::Kw { path, kind } => match exact_kw(ctx, &path, kind, query) {
             Err(_) if opts.lenient => Ok(empty()),
             other => other,
         },
-        Target::Id => Ok(term_q(Term::from_field_text(ctx.fields.id, &as_text(query)))),
+        Target::Id => Ok(term_q(Term::from_field_text(
+            ctx.fields.id,
+            &as_text(query),
+        ))),
         Target::Index => Ok(index_matches(ctx, &as_text(query))),
         Target::Unmapped => Ok(empty()),
     }
@@ -168,10 +272,16 @@ fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
 
 fn phrase_field(ctx: &Ctx<'_>, f: &str, query: &str, slop: u32, prefix: bool) -> EngineResult<Q> {
     match target::target(ctx, f) {
-        Target::Text { field, path, analyzer } => {
+        Target::Text {
+            field,
+            path,
+            analyzer,
+        } => {
             let toks = target::tokens(analyzer, query);
-            let terms: Vec<(usize, Term)> =
-                toks.iter().map(|(p, t)| (*p, target::text_term(field, path.as_deref(), t))).collect();
+            let terms: Vec<(usize, Term)> = toks
+                .iter()
+                .map(|(p, t)| (*p, target::text_term(field, path.as_deref(), t)))
+                .collect();
             Ok(match (terms.len(), prefix) {
                 (0, _) => empty(),
                 (1, false) => term_q(terms.into_iter().next().expect("one").1),
@@ -183,7 +293,12 @@ fn phrase_field(ctx: &Ctx<'_>, f: &str, query: &str, slop: u32, prefix: bool) ->
                 (_, false) => Box::new(PhraseQuery::new_with_offset_and_slop(terms, slop)),
             })
         }
-        _ => match_field(ctx, f, &Value::String(query.to_string()), &MatchOpts::default()),
+        _ => match_field(
+            ctx,
+            f,
+            &Value::String(query.to_string()),
+            &MatchOpts::default(),
+        ),
     }
 }
 
@@ -197,7 +312,10 @@ fn multi_match(
     opts: &MatchOpts,
 ) -> EngineResult<Q> {
     let mut names: Vec<(String, f32)> = Vec::new();
-    let star = [super::BoostedField { name: "*".into(), boost: 1.0 }];
+    let star = [super::BoostedField {
+        name: "*".into(),
+        boost: 1.0,
+    }];
     let fields = if fields.is_empty() { &star[..] } else { fields };
     for bf in fields {
         for f in expand(ctx, &bf.name) {
@@ -208,9 +326,13 @@ fn multi_match(
     let mut qs = Vec::new();
     for (f, b) in names {
         let q = match kind {
-            MultiKind::Phrase | MultiKind::PhrasePrefix => {
-                phrase_field(ctx, &f, &as_text(query), slop, kind == MultiKind::PhrasePrefix)
-            }
+            MultiKind::Phrase | MultiKind::PhrasePrefix => phrase_field(
+                ctx,
+                &f,
+                &as_text(query),
+                slop,
+                kind == MultiKind::PhrasePrefix,
+            ),
             _ => match_field(ctx, &f, query, opts),
         };
         match q {
@@ -229,7 +351,9 @@ fn multi_match(
 
 fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<Q> {
     Ok(match target::target(ctx, f) {
-        Target::Text { field, path, .. } => term_q(target::text_term(field, path.as_deref(), &as_text(value))),
+        Target::Text { field, path, .. } => {
+            term_q(target::text_term(field, path.as_deref(), &as_text(value)))
+        }
         Target::Kw { path, kind } => exact_kw(ctx, &path, kind, value)?,
         Target::Id => term_q(Term::from_field_text(ctx.fields.id, &as_text(value))),
         Target::Index => index_matches(ctx, &as_text(value)),
@@ -239,21 +363,39 @@ fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<Q> {
 
 fn terms(ctx: &Ctx<'_>, f: &str, values: &[Value]) -> EngineResult<Q> {
     let ts: Vec<Term> = match target::target(ctx, f) {
-        Target::Text { field, path, .. } => {
-            values.iter().map(|v| target::text_term(field, path.as_deref(), &as_text(v))).collect()
-        }
+        Target::Text { field, path, .. } => values
+            .iter()
+            .map(|v| target::text_term(field, path.as_deref(), &as_text(v)))
+            .collect(),
         Target::Kw { path, kind } => match kind {
-            LeafKind::Keyword | LeafKind::Ip => values.iter().map(|v| target::kw_str_term(ctx, &path, &as_text(v))).collect(),
-            LeafKind::Boolean => values.iter().map(|v| Ok(target::kw_bool_term(ctx, &path, as_bool(ctx, v)?))).collect::<EngineResult<_>>()?,
+            LeafKind::Keyword | LeafKind::Ip => values
+                .iter()
+                .map(|v| target::kw_str_term(ctx, &path, &as_text(v)))
+                .collect(),
+            LeafKind::Boolean => values
+                .iter()
+                .map(|v| Ok(target::kw_bool_term(ctx, &path, as_bool(ctx, v)?)))
+                .collect::<EngineResult<_>>()?,
             LeafKind::Date => {
-                let qs = values.iter().map(|v| exact_kw(ctx, &path, kind, v)).collect::<EngineResult<Vec<_>>>()?;
+                let qs = values
+                    .iter()
+                    .map(|v| exact_kw(ctx, &path, kind, v))
+                    .collect::<EngineResult<Vec<_>>>()?;
                 return Ok(konst(Box::new(BooleanQuery::union(qs)), 1.0));
             }
-            _ => values.iter().map(|v| Ok(target::kw_num_term(ctx, &path, as_number(ctx, v)?))).collect::<EngineResult<_>>()?,
+            _ => values
+                .iter()
+                .map(|v| Ok(target::kw_num_term(ctx, &path, as_number(ctx, v)?)))
+                .collect::<EngineResult<_>>()?,
         },
-        Target::Id => values.iter().map(|v| Term::from_field_text(ctx.fields.id, &as_text(v))).collect(),
+        Target::Id => values
+            .iter()
+            .map(|v| Term::from_field_text(ctx.fields.id, &as_text(v)))
+            .collect(),
         Target::Index => {
-            let hit = values.iter().any(|v| wildcard_match(&as_text(v), ctx.index_name));
+            let hit = values
+                .iter()
+                .any(|v| wildcard_match(&as_text(v), ctx.index_name));
             return Ok(if hit { Box::new(AllQuery) } else { empty() });
         }
         Target::Unmapped => return Ok(empty()),
@@ -283,34 +425,53 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
         return Ok(exists(ctx, f));
     }
     let (lo, hi) = match target::target(ctx, f) {
-        Target::Kw { path, kind: LeafKind::Date } => {
+        Target::Kw {
+            path,
+            kind: LeafKind::Date,
+        } => {
             let formats = match &b.format {
                 Some(spec) => parse_formats(spec).map_err(EngineError::Parsing)?,
-                None => ctx.mapping.field(f).map(|i| i.formats.clone()).unwrap_or_default(),
+                None => ctx
+                    .mapping
+                    .field(f)
+                    .map(|i| i.formats.clone())
+                    .unwrap_or_default(),
             };
             bound_terms(b, &|v, up| {
                 let ms = match v {
                     Value::Number(n) => n.as_f64().unwrap_or(0.0) as i64,
-                    other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up).ok_or_else(|| {
-                        EngineError::Parsing(format!(
-                            "failed to parse date field [{}] with format [{}]",
-                            as_text(other),
-                            b.format.as_deref().unwrap_or(crate::engine::mapping::date::DEFAULT_FORMAT)
-                        ))
-                    })?,
+                    other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up).ok_or_else(
+                        || {
+                            EngineError::Parsing(format!(
+                                "failed to parse date field [{}] with format [{}]",
+                                as_text(other),
+                                b.format
+                                    .as_deref()
+                                    .unwrap_or(crate::engine::mapping::date::DEFAULT_FORMAT)
+                            ))
+                        },
+                    )?,
                 };
                 Ok(target::kw_num_term(ctx, &path, ms as f64))
             })?
         }
-        Target::Kw { path, kind: LeafKind::Keyword | LeafKind::Ip } => {
-            bound_terms(b, &|v, _| Ok(target::kw_str_term(ctx, &path, &as_text(v))))?
-        }
-        Target::Kw { kind: LeafKind::Boolean, .. } => return Ok(empty()),
-        Target::Kw { path, .. } => bound_terms(b, &|v, _| Ok(target::kw_num_term(ctx, &path, as_number(ctx, v)?)))?,
-        Target::Text { field, path: None, .. } => {
-            bound_terms(b, &|v, _| Ok(Term::from_field_text(field, &as_text(v))))?
-        }
-        Target::Id => bound_terms(b, &|v, _| Ok(Term::from_field_text(ctx.fields.id, &as_text(v))))?,
+        Target::Kw {
+            path,
+            kind: LeafKind::Keyword | LeafKind::Ip,
+        } => bound_terms(b, &|v, _| Ok(target::kw_str_term(ctx, &path, &as_text(v))))?,
+        Target::Kw {
+            kind: LeafKind::Boolean,
+            ..
+        } => return Ok(empty()),
+        Target::Kw { path, .. } => bound_terms(b, &|v, _| {
+            Ok(target::kw_num_term(ctx, &path, as_number(ctx, v)?))
+        })?,
+        Target::Text {
+            field, path: None, ..
+        } => bound_terms(b, &|v, _| Ok(Term::from_field_text(field, &as_text(v))))?,
+        Target::Id => bound_terms(b, &|v, _| {
+            Ok(Term::from_field_text(ctx.fields.id, &as_text(v)))
+        })?,
         _ => return Ok(empty()),
     };
     Ok(Box::new(RangeQuery::new(lo, hi)))
@@ -327,10 +488,20 @@ fn exists(ctx: &Ctx<'_>, f: &str) -> Q {
             .mapping
             .fields()
             .into_iter()
-            .filter(|(p, _)| if f.contains('*') { wildcard_match(f, p) } else { p.starts_with(&prefix) })
+            .filter(|(p, _)| {
+                if f.contains('*') {
+                    wildcard_match(f, p)
+                } else {
+                    p.starts_with(&prefix)
+                }
+            })
             .map(|(p, _)| names(p))
             .collect();
-        return if qs.is_empty() { empty() } else { konst(Box::new(BooleanQuery::union(qs)), 1.0) };
+        return if qs.is_empty() {
+            empty()
+        } else {
+            konst(Box::new(BooleanQuery::union(qs)), 1.0)
+        };
     }
     if ctx.mapping.field(f).is_none() {
         return empty();
@@ -343,7 +514,10 @@ fn regex_on(field: tantivy::schema::Field, path: Option<&str>, re: &str) -> Engi
         Some(p) => target::json_str_prefix(field, p),
         None => Vec::new(),
     };
-    let pattern = format!("{}{re}", target::regex_escape(&String::from_utf8_lossy(&prefix)));
+    let pattern = format!(
+        "{}{re}",
+        target::regex_escape(&String::from_utf8_lossy(&prefix))
+    );
     let q = RegexQuery::from_pattern(&pattern, field)
         .map_err(|e| EngineError::Parsing(format!("invalid pattern: {e}")))?;
     Ok(konst(Box::new(q), 1.0))
@@ -352,9 +526,19 @@ fn regex_on(field: tantivy::schema::Field, path: Option<&str>, re: &str) -> Engi
 fn regex_field(ctx: &Ctx<'_>, f: &str, re: &str, raw: &str, is_prefix: bool) -> EngineResult<Q> {
     match target::target(ctx, f) {
         Target::Text { field, path, .. } => regex_on(field, path.as_deref(), re),
-        Target::Kw { path, kind: LeafKind::Keyword | LeafKind::Ip } => regex_on(ctx.fields.kw, Some(&path), re),
+        Target::Kw {
+            path,
+            kind: LeafKind::Keyword | LeafKind::Ip,
+        } => regex_on(ctx.fields.kw, Some(&path), re),
         Target::Id => regex_on(ctx.fields.id, None, re),
-        Target::Index => Ok(index_matches(ctx, &if is_prefix { format!("{raw}*") } else { raw.to_string() })),
+        Target::Index => Ok(index_matches(
+            ctx,
+            &if is_prefix {
+                format!("{raw}*")
+            } else {
+                raw.to_string()
+            },
+        )),
         _ => Ok(empty()),
     }
 }
@@ -394,5 +578,7 @@ fn bool_query(
     if min > should.len() {
         return Ok(empty());
     }
-    Ok(Box::new(BooleanQuery::with_minimum_required_clauses(clauses, min)))
+    Ok(Box::new(BooleanQuery::with_minimum_required_clauses(
+        clauses, min,
+    )))
 }

@@ -2,7 +2,9 @@
 //! `-2h`, `/M` (units `y M w d h H m s`); rounding rounds down, or up to the unit's last
 //! millisecond for `gt` and `lte` bounds, as Elasticsearch does. UTC only.
 
-use crate::engine::mapping::date::{civil_from_days, days_from_civil, days_in_month, parse_date, DateFormat};
+use crate::engine::mapping::date::{
+    civil_from_days, days_from_civil, days_in_month, parse_date, DateFormat,
+};
 
 const DAY: i64 = 86_400_000;
 
@@ -62,7 +64,11 @@ pub fn eval(s: &str, formats: &[DateFormat], now_ms: i64, round_up: bool) -> Opt
         while i < b.len() && b[i].is_ascii_digit() {
             i += 1;
         }
-        let n: i64 = if i > start { b[start..i].iter().collect::<String>().parse().ok()? } else { 1 };
+        let n: i64 = if i > start {
+            b[start..i].iter().collect::<String>().parse().ok()?
+        } else {
+            1
+        };
         let unit = *b.get(i)?;
         i += 1;
         t = match op {
@@ -76,7 +82,11 @@ pub fn eval(s: &str, formats: &[DateFormat], now_ms: i64, round_up: bool) -> Opt
             }
             '/' => {
                 let down = round_down(t, unit)?;
-                if round_up { next_unit(down, unit)? - 1 } else { down }
+                if round_up {
+                    next_unit(down, unit)? - 1
+                } else {
+                    down
+                }
             }
             _ => return None,
         };
@@ -99,15 +109,24 @@ mod tests {
         assert_eq!(eval("now", &f(), now, false), Some(now));
         assert_eq!(eval("now-1d", &f(), now, false), Some(now - DAY));
         assert_eq!(eval("now/d", &f(), now, false), parse_iso("2020-03-15"));
-        assert_eq!(eval("now/d", &f(), now, true), Some(parse_iso("2020-03-16").unwrap() - 1));
+        assert_eq!(
+            eval("now/d", &f(), now, true),
+            Some(parse_iso("2020-03-16").unwrap() - 1)
+        );
         assert_eq!(eval("now-1M/M", &f(), now, false), parse_iso("2020-02-01"));
-        assert_eq!(eval("now+1y", &f(), now, false), parse_iso("2021-03-15T10:30:00Z"));
+        assert_eq!(
+            eval("now+1y", &f(), now, false),
+            parse_iso("2021-03-15T10:30:00Z")
+        );
         assert_eq!(eval("now/w", &f(), now, false), parse_iso("2020-03-09"));
     }
 
     #[test]
     fn anchored_dates() {
-        assert_eq!(eval("2020-01-31||+1M", &f(), 0, false), parse_iso("2020-02-29"));
+        assert_eq!(
+            eval("2020-01-31||+1M", &f(), 0, false),
+            parse_iso("2020-02-29")
+        );
         assert_eq!(eval("2020-01-01", &f(), 0, false), parse_iso("2020-01-01"));
         assert_eq!(eval("now+1x", &f(), 0, false), None);
         assert_eq!(eval("garbage", &f(), 0, false), None);

@@ -83,13 +83,27 @@ pub struct RangeBounds {
     pub format: Option<String>,
 }
 
-/// A parsed query.
+/// A parsed query (a small tree built once per request).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Query {
-    MatchAll { boost: f32 },
+    MatchAll {
+        boost: f32,
+    },
     MatchNone,
-    Match { field: String, query: Value, opts: MatchOpts, boost: f32 },
-    MatchPhrase { field: String, query: String, slop: u32, prefix: bool, boost: f32 },
+    Match {
+        field: String,
+        query: Value,
+        opts: MatchOpts,
+        boost: f32,
+    },
+    MatchPhrase {
+        field: String,
+        query: String,
+        slop: u32,
+        prefix: bool,
+        boost: f32,
+    },
     MultiMatch {
         fields: Vec<BoostedField>,
         query: Value,
@@ -99,13 +113,39 @@ pub enum Query {
         opts: MatchOpts,
         boost: f32,
     },
-    Term { field: String, value: Value, boost: f32 },
-    Terms { field: String, values: Vec<Value>, boost: f32 },
-    Range { field: String, bounds: RangeBounds, boost: f32 },
-    Exists { field: String, boost: f32 },
-    Prefix { field: String, value: String, boost: f32 },
-    Wildcard { field: String, value: String, boost: f32 },
-    Ids { values: Vec<String>, boost: f32 },
+    Term {
+        field: String,
+        value: Value,
+        boost: f32,
+    },
+    Terms {
+        field: String,
+        values: Vec<Value>,
+        boost: f32,
+    },
+    Range {
+        field: String,
+        bounds: RangeBounds,
+        boost: f32,
+    },
+    Exists {
+        field: String,
+        boost: f32,
+    },
+    Prefix {
+        field: String,
+        value: String,
+        boost: f32,
+    },
+    Wildcard {
+        field: String,
+        value: String,
+        boost: f32,
+    },
+    Ids {
+        values: Vec<String>,
+        boost: f32,
+    },
     Bool {
         must: Vec<Query>,
         should: Vec<Query>,
@@ -114,8 +154,15 @@ pub enum Query {
         msm: Option<Msm>,
         boost: f32,
     },
-    ConstantScore { filter: Box<Query>, boost: f32 },
-    DisMax { queries: Vec<Query>, tie_breaker: f32, boost: f32 },
+    ConstantScore {
+        filter: Box<Query>,
+        boost: f32,
+    },
+    DisMax {
+        queries: Vec<Query>,
+        tie_breaker: f32,
+        boost: f32,
+    },
 }
 
 impl Query {

@@ -11,8 +11,11 @@ fn err(msg: impl Into<String>) -> EngineError {
 }
 
 fn as_obj<'a>(v: &'a Value, name: &str) -> EngineResult<&'a Map<String, Value>> {
-    v.as_object()
-        .ok_or_else(|| err(format!("[{name}] query malformed, no start_object after query name")))
+    v.as_object().ok_or_else(|| {
+        err(format!(
+            "[{name}] query malformed, no start_object after query name"
+        ))
+    })
 }
 
 /// Parses a query object (`{"match": {...}}`); `{}` is `match_all`.
@@ -30,7 +33,9 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
         )));
     }
     match name.as_str() {
-        "match_all" => Ok(Query::MatchAll { boost: boost_only(body, name)? }),
+        "match_all" => Ok(Query::MatchAll {
+            boost: boost_only(body, name)?,
+        }),
         "match_none" => Ok(Query::MatchNone),
         "match" => parse_match(body),
         "match_phrase" => parse_phrase(body, name, false),
@@ -40,8 +45,16 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
         "terms" => parse_terms(body),
         "range" => parse_range(body),
         "exists" => parse_exists(body),
-        "prefix" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Prefix { field, value, boost }),
-        "wildcard" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Wildcard { field, value, boost }),
+        "prefix" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Prefix {
+            field,
+            value,
+            boost,
+        }),
+        "wildcard" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Wildcard {
+            field,
+            value,
+            boost,
+        }),
         "ids" => parse_ids(body),
         "bool" => parse_bool(body),
         "query_string" | "simple_query_string" => parse_qs(body, name),
@@ -54,7 +67,9 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
 fn parse_boost(v: &Value, name: &str) -> EngineResult<f32> {
     match v {
         Value::Number(n) => Ok(n.as_f64().unwrap_or(1.0) as f32),
-        Value::String(s) => s.parse().map_err(|_| err(format!("[{name}] failed to parse [boost]"))),
+        Value::String(s) => s
+            .parse()
+            .map_err(|_| err(format!("[{name}] failed to parse [boost]"))),
         _ => Err(err(format!("[{name}] failed to parse [boost]"))),
     }
 }
@@ -115,7 +130,9 @@ fn parse_operator(v: &Value, name: &str) -> EngineResult<Operator> {
     match v.as_str().map(str::to_ascii_lowercase).as_deref() {
         Some("or") => Ok(Operator::Or),
         Some("and") => Ok(Operator::And),
-        _ => Err(err(format!("[{name}] query does not support operator [{v}]"))),
+        _ => Err(err(format!(
+            "[{name}] query does not support operator [{v}]"
+        ))),
     }
 }
 
@@ -125,8 +142,14 @@ fn match_opt(opts: &mut MatchOpts, k: &str, v: &Value, name: &str) -> EngineResu
         "minimum_should_match" => opts.msm = Some(parse_msm(v)?),
         "zero_terms_query" => opts.zero_terms_all = v.as_str() == Some("all"),
         "lenient" => opts.lenient = v.as_bool().unwrap_or(false),
-        "analyzer" | "fuzziness" | "prefix_length" | "max_expansions" | "fuzzy_transpositions"
-        | "auto_generate_synonyms_phrase_query" | "cutoff_frequency" | "_name" => {}
+        "analyzer"
+        | "fuzziness"
+        | "prefix_length"
+        | "max_expansions"
+        | "fuzzy_transpositions"
+        | "auto_generate_synonyms_phrase_query"
+        | "cutoff_frequency"
+        | "_name" => {}
         _ => return Ok(false),
     }
     Ok(true)
@@ -153,7 +176,12 @@ fn parse_match(body: &Value) -> EngineResult<Query> {
     if query.is_null() || query.is_object() || query.is_array() {
         return Err(err("[match] unknown token [START_OBJECT] after [query]"));
     }
-    Ok(Query::Match { field: field.clone(), query, opts, boost })
+    Ok(Query::Match {
+        field: field.clone(),
+        query,
+        opts,
+        boost,
+    })
 }
 
 fn value_text(v: &Value) -> String {
@@ -182,7 +210,13 @@ fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
         }
         other => value_text(other),
     };
-    Ok(Query::MatchPhrase { field: field.clone(), query, slop, prefix, boost })
+    Ok(Query::MatchPhrase {
+        field: field.clone(),
+        query,
+        slop,
+        prefix,
+        boost,
+    })
 }
 
 /// Parses `title^2` into a boosted field.
@@ -192,7 +226,10 @@ pub fn boosted_field(s: &str) -> BoostedField {
             name: name.to_string(),
             boost: b.parse().unwrap_or(1.0),
         },
-        _ => BoostedField { name: s.to_string(), boost: 1.0 },
+        _ => BoostedField {
+            name: s.to_string(),
+            boost: 1.0,
+        },
     }
 }
 
@@ -201,16 +238,23 @@ fn parse_fields(v: &Value, name: &str) -> EngineResult<Vec<BoostedField>> {
         Value::String(s) => Ok(vec![boosted_field(s)]),
         Value::Array(a) => a
             .iter()
-            .map(|f| f.as_str().map(boosted_field).ok_or_else(|| err(format!("[{name}] fields must be strings"))))
+            .map(|f| {
+                f.as_str()
+                    .map(boosted_field)
+                    .ok_or_else(|| err(format!("[{name}] fields must be strings")))
+            })
             .collect(),
-        _ => Err(err(format!("[{name}] query does not support [fields] of this type"))),
+        _ => Err(err(format!(
+            "[{name}] query does not support [fields] of this type"
+        ))),
     }
 }
 
 fn parse_multi_match(body: &Value) -> EngineResult<Query> {
     let name = "multi_match";
     let mut q = None;
-    let (mut fields, mut kind, mut tie, mut slop, mut boost) = (vec![], MultiKind::BestFields, 0.0, 0, 1.0);
+    let (mut fields, mut kind, mut tie, mut slop, mut boost) =
+        (vec![], MultiKind::BestFields, 0.0, 0, 1.0);
     let mut opts = MatchOpts::default();
     for (k, v) in as_obj(body, name)? {
         match k.as_str() {
@@ -223,18 +267,34 @@ fn parse_multi_match(body: &Value) -> EngineResult<Query> {
                     "cross_fields" => MultiKind::CrossFields,
                     "phrase" => MultiKind::Phrase,
                     "phrase_prefix" => MultiKind::PhrasePrefix,
-                    other => return Err(err(format!("[multi_match] query does not support type {other}"))),
+                    other => {
+                        return Err(err(format!(
+                            "[multi_match] query does not support type {other}"
+                        )))
+                    }
                 }
             }
             "tie_breaker" => tie = v.as_f64().unwrap_or(0.0) as f32,
             "slop" => slop = v.as_u64().unwrap_or(0) as u32,
             "boost" => boost = parse_boost(v, name)?,
             _ if match_opt(&mut opts, k, v, name)? => {}
-            other => return Err(err(format!("[multi_match] query does not support [{other}]"))),
+            other => {
+                return Err(err(format!(
+                    "[multi_match] query does not support [{other}]"
+                )))
+            }
         }
     }
     let query = q.ok_or_else(|| err("No text specified for multi_match query"))?;
-    Ok(Query::MultiMatch { fields, query, kind, tie_breaker: tie, slop, opts, boost })
+    Ok(Query::MultiMatch {
+        fields,
+        query,
+        kind,
+        tie_breaker: tie,
+        slop,
+        opts,
+        boost,
+    })
 }
 
 fn parse_term(body: &Value) -> EngineResult<Query> {
@@ -255,7 +315,11 @@ fn parse_term(body: &Value) -> EngineResult<Query> {
         Value::Array(_) => return Err(err("[term] query does not support array of values")),
         other => other.clone(),
     };
-    Ok(Query::Term { field: field.clone(), value, boost })
+    Ok(Query::Term {
+        field: field.clone(),
+        value,
+        boost,
+    })
 }
 
 fn parse_terms(body: &Value) -> EngineResult<Query> {
@@ -264,7 +328,11 @@ fn parse_terms(body: &Value) -> EngineResult<Query> {
         .as_array()
         .ok_or_else(|| err(format!("[terms] query does not support [{field}]")))?
         .clone();
-    Ok(Query::Terms { field: field.clone(), values, boost })
+    Ok(Query::Terms {
+        field: field.clone(),
+        values,
+        boost,
+    })
 }
 
 fn parse_range(body: &Value) -> EngineResult<Query> {
@@ -290,12 +358,24 @@ fn parse_range(body: &Value) -> EngineResult<Query> {
         }
     }
     if from.is_some() {
-        if incl_lo { b.gte = from } else { b.gt = from }
+        if incl_lo {
+            b.gte = from
+        } else {
+            b.gt = from
+        }
     }
     if to.is_some() {
-        if incl_hi { b.lte = to } else { b.lt = to }
+        if incl_hi {
+            b.lte = to
+        } else {
+            b.lt = to
+        }
     }
-    Ok(Query::Range { field: field.clone(), bounds: b, boost })
+    Ok(Query::Range {
+        field: field.clone(),
+        bounds: b,
+        boost,
+    })
 }
 
 fn parse_exists(body: &Value) -> EngineResult<Query> {
@@ -339,7 +419,9 @@ fn parse_ids(body: &Value) -> EngineResult<Query> {
     for (k, v) in as_obj(body, "ids")? {
         match k.as_str() {
             "values" => {
-                let arr = v.as_array().ok_or_else(|| err("[ids] query does not support [values] of this type"))?;
+                let arr = v
+                    .as_array()
+                    .ok_or_else(|| err("[ids] query does not support [values] of this type"))?;
                 values = Some(arr.iter().map(value_text).collect());
             }
             "boost" => boost = parse_boost(v, "ids")?,
@@ -347,7 +429,10 @@ fn parse_ids(body: &Value) -> EngineResult<Query> {
             other => return Err(err(format!("[ids] query does not support [{other}]"))),
         }
     }
-    Ok(Query::Ids { values: values.ok_or_else(|| err("[ids] query, no ids values provided"))?, boost })
+    Ok(Query::Ids {
+        values: values.ok_or_else(|| err("[ids] query, no ids values provided"))?,
+        boost,
+    })
 }
 
 fn clauses(v: &Value) -> EngineResult<Vec<Query>> {
@@ -372,7 +457,14 @@ fn parse_bool(body: &Value) -> EngineResult<Query> {
             other => return Err(err(format!("[bool] query does not support [{other}]"))),
         }
     }
-    Ok(Query::Bool { must, should, must_not, filter, msm, boost })
+    Ok(Query::Bool {
+        must,
+        should,
+        must_not,
+        filter,
+        msm,
+        boost,
+    })
 }
 
 fn parse_qs(body: &Value, name: &str) -> EngineResult<Query> {
@@ -384,11 +476,26 @@ fn parse_qs(body: &Value, name: &str) -> EngineResult<Query> {
             "default_field" => o.fields = vec![boosted_field(v.as_str().unwrap_or("*"))],
             "fields" => o.fields = parse_fields(v, name)?,
             "default_operator" => o.default_operator = parse_operator(v, name)?,
-            "analyze_wildcard" | "lenient" | "allow_leading_wildcard" | "fuzziness" | "analyzer"
-            | "auto_generate_synonyms_phrase_query" | "flags" | "quote_field_suffix"
-            | "max_determinized_states" | "enable_position_increments" | "fuzzy_max_expansions"
-            | "fuzzy_prefix_length" | "fuzzy_transpositions" | "phrase_slop" | "rewrite"
-            | "escape" | "time_zone" | "quote_analyzer" | "type" | "_name" => {}
+            "analyze_wildcard"
+            | "lenient"
+            | "allow_leading_wildcard"
+            | "fuzziness"
+            | "analyzer"
+            | "auto_generate_synonyms_phrase_query"
+            | "flags"
+            | "quote_field_suffix"
+            | "max_determinized_states"
+            | "enable_position_increments"
+            | "fuzzy_max_expansions"
+            | "fuzzy_prefix_length"
+            | "fuzzy_transpositions"
+            | "phrase_slop"
+            | "rewrite"
+            | "escape"
+            | "time_zone"
+            | "quote_analyzer"
+            | "type"
+            | "_name" => {}
             "tie_breaker" => o.tie_breaker = v.as_f64().unwrap_or(0.0) as f32,
             "minimum_should_match" => o.msm = Some(parse_msm(v)?),
             "boost" => o.boost = parse_boost(v, name)?,
@@ -407,11 +514,18 @@ fn parse_constant_score(body: &Value) -> EngineResult<Query> {
             "filter" => filter = Some(parse_query(v)?),
             "boost" => boost = parse_boost(v, "constant_score")?,
             "_name" => {}
-            other => return Err(err(format!("[constant_score] query does not support [{other}]"))),
+            other => {
+                return Err(err(format!(
+                    "[constant_score] query does not support [{other}]"
+                )))
+            }
         }
     }
     let filter = filter.ok_or_else(|| err("[constant_score] requires a 'filter' element"))?;
-    Ok(Query::ConstantScore { filter: Box::new(filter), boost })
+    Ok(Query::ConstantScore {
+        filter: Box::new(filter),
+        boost,
+    })
 }
 
 fn parse_dis_max(body: &Value) -> EngineResult<Query> {
@@ -425,70 +539,12 @@ fn parse_dis_max(body: &Value) -> EngineResult<Query> {
             other => return Err(err(format!("[dis_max] query does not support [{other}]"))),
         }
     }
-    Ok(Query::DisMax { queries, tie_breaker: tie, boost })
+    Ok(Query::DisMax {
+        queries,
+        tie_breaker: tie,
+        boost,
+    })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn p(v: Value) -> EngineResult<Query> {
-        parse_query(&v)
-    }
-
-    #[test]
-    fn short_and_long_forms() {
-        let a = p(json!({"match": {"title": "quick fox"}})).unwrap();
-        let b = p(json!({"match": {"title": {"query": "quick fox"}}})).unwrap();
-        assert_eq!(a, b);
-        let t = p(json!({"term": {"n": {"value": 5, "boost": 2}}})).unwrap();
-        assert_eq!(t, Query::Term { field: "n".into(), value: json!(5), boost: 2.0 });
-        assert_eq!(p(json!({})).unwrap(), Query::MatchAll { boost: 1.0 });
-    }
-
-    #[test]
-    fn bool_clauses_accept_objects_and_arrays() {
-        let q = p(json!({"bool": {"must": {"match_all": {}}, "should": [{"term": {"a": 1}}, {"term": {"b": 2}}],
-            "minimum_should_match": "50%"}})).unwrap();
-        let Query::Bool { must, should, msm, .. } = q else { panic!() };
-        assert_eq!(must.len(), 1);
-        assert_eq!(should.len(), 2);
-        assert_eq!(msm, Some(Msm::Percent(50)));
-    }
-
-    #[test]
-    fn range_forms() {
-        let q = p(json!({"range": {"n": {"from": 1, "to": 5, "include_upper": false}}})).unwrap();
-        let Query::Range { bounds, .. } = q else { panic!() };
-        assert_eq!(bounds.gte, Some(json!(1)));
-        assert_eq!(bounds.lt, Some(json!(5)));
-    }
-
-    #[test]
-    fn errors_are_parsing_exceptions() {
-        let cases = [
-            (json!({"foo": {}}), "unknown query [foo]"),
-            (json!({"match": {"a": "x", "b": "y"}}), "doesn't support multiple fields"),
-            (json!({"match": {"a": {"query": "x", "bad": 1}}}), "[match] query does not support [bad]"),
-            (json!({"bool": {"musts": []}}), "[bool] query does not support [musts]"),
-            (json!({"exists": {}}), "must be provided with a [field]"),
-            (json!({"match": {}, "term": {}}), "malformed query"),
-            (json!({"query_string": {}}), "must be provided with a [query]"),
-            (json!({"match": "x"}), "no start_object"),
-        ];
-        for (q, msg) in cases {
-            let e = p(q.clone()).unwrap_err();
-            assert_eq!(e.body().kind, "parsing_exception", "{q}");
-            assert!(e.to_string().contains(msg), "{q}: {e}");
-        }
-    }
-
-    #[test]
-    fn multi_match_fields_with_boosts() {
-        let q = p(json!({"multi_match": {"query": "x", "fields": ["title^3", "body"], "type": "most_fields"}})).unwrap();
-        let Query::MultiMatch { fields, kind, .. } = q else { panic!() };
-        assert_eq!(fields[0], BoostedField { name: "title".into(), boost: 3.0 });
-        assert_eq!(kind, MultiKind::MostFields);
-    }
-}
+mod tests;

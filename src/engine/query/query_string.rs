@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::parse::boosted_field;
-use super::{BoostedField, MatchOpts, MultiKind, Msm, Operator, Query, RangeBounds};
+use super::{BoostedField, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
 use crate::engine::error::{EngineError, EngineResult};
 
 /// Options of a query string.
@@ -46,7 +46,12 @@ enum Tok {
     Caret(f32),
     Tilde(u32),
     Phrase(String),
-    Range { lo: String, hi: String, incl_lo: bool, incl_hi: bool },
+    Range {
+        lo: String,
+        hi: String,
+        incl_lo: bool,
+        incl_hi: bool,
+    },
     Cmp(&'static str, String),
     /// A term; the flag says whether it holds unescaped wildcards.
     Word(String, bool),
@@ -100,7 +105,12 @@ fn read_range(q: &str, chars: &[char], i: &mut usize) -> EngineResult<Tok> {
     if parts.len() != 2 {
         return Err(perr(q, "a range needs the form [a TO b]"));
     }
-    Ok(Tok::Range { lo: parts[0].into(), hi: parts[1].into(), incl_lo, incl_hi })
+    Ok(Tok::Range {
+        lo: parts[0].into(),
+        hi: parts[1].into(),
+        incl_lo,
+        incl_hi,
+    })
 }
 
 fn lex(q: &str) -> EngineResult<Vec<Tok>> {
@@ -112,18 +122,51 @@ fn lex(q: &str) -> EngineResult<Vec<Tok>> {
         let next = chars.get(i + 1).copied();
         match c {
             c if c.is_whitespace() => i += 1,
-            '(' => { out.push(Tok::LParen); i += 1; }
-            ')' => { out.push(Tok::RParen); i += 1; }
-            ':' => { out.push(Tok::Colon); i += 1; }
-            '+' => { out.push(Tok::Plus); i += 1; }
-            '-' => { out.push(Tok::Minus); i += 1; }
-            '!' => { out.push(Tok::Not); i += 1; }
-            '&' if next == Some('&') => { out.push(Tok::And); i += 2; }
-            '|' if next == Some('|') => { out.push(Tok::Or); i += 2; }
-            '^' => { i += 1; out.push(Tok::Caret(read_number(&chars, &mut i).unwrap_or(1.0))); }
-            '~' => { i += 1; out.push(Tok::Tilde(read_number(&chars, &mut i).unwrap_or(2))); }
+            '(' => {
+                out.push(Tok::LParen);
+                i += 1;
+            }
+            ')' => {
+                out.push(Tok::RParen);
+                i += 1;
+            }
+            ':' => {
+                out.push(Tok::Colon);
+                i += 1;
+            }
+            '+' => {
+                out.push(Tok::Plus);
+                i += 1;
+            }
+            '-' => {
+                out.push(Tok::Minus);
+                i += 1;
+            }
+            '!' => {
+                out.push(Tok::Not);
+                i += 1;
+            }
+            '&' if next == Some('&') => {
+                out.push(Tok::And);
+                i += 2;
+            }
+            '|' if next == Some('|') => {
+                out.push(Tok::Or);
+                i += 2;
+            }
+            '^' => {
+                i += 1;
+                out.push(Tok::Caret(read_number(&chars, &mut i).unwrap_or(1.0)));
+            }
+            '~' => {
+                i += 1;
+                out.push(Tok::Tilde(read_number(&chars, &mut i).unwrap_or(2)));
+            }
             '"' => {
-                let end = chars[i + 1..].iter().position(|&c| c == '"').ok_or_else(|| perr(q, "unterminated quote"))?;
+                let end = chars[i + 1..]
+                    .iter()
+                    .position(|&c| c == '"')
+                    .ok_or_else(|| perr(q, "unterminated quote"))?;
                 out.push(Tok::Phrase(chars[i + 1..i + 1 + end].iter().collect()));
                 i += end + 2;
             }
@@ -131,7 +174,12 @@ fn lex(q: &str) -> EngineResult<Vec<Tok>> {
             '>' | '<' => {
                 let eq = next == Some('=');
                 i += if eq { 2 } else { 1 };
-                let op = match (c, eq) { ('>', true) => "gte", ('>', false) => "gt", ('<', true) => "lte", _ => "lt" };
+                let op = match (c, eq) {
+                    ('>', true) => "gte",
+                    ('>', false) => "gt",
+                    ('<', true) => "lte",
+                    _ => "lt",
+                };
                 let (w, _) = read_word(&chars, &mut i);
                 out.push(Tok::Cmp(op, w));
             }
@@ -172,7 +220,12 @@ pub fn parse_query_string(q: &str, opts: &QsOptions) -> EngineResult<Query> {
     if toks.is_empty() {
         return Ok(Query::MatchNone);
     }
-    let mut p = Parser { q, toks, pos: 0, opts };
+    let mut p = Parser {
+        q,
+        toks,
+        pos: 0,
+        opts,
+    };
     let query = p.query(None)?;
     if p.pos < p.toks.len() {
         return Err(perr(q, "unexpected ')'"));
@@ -184,7 +237,11 @@ fn with_boost(q: Query, boost: f32) -> Query {
     if boost == 1.0 {
         return q;
     }
-    Query::DisMax { queries: vec![q], tie_breaker: 0.0, boost }
+    Query::DisMax {
+        queries: vec![q],
+        tie_breaker: 0.0,
+        boost,
+    }
 }
 
 impl Parser<'_> {
@@ -205,13 +262,25 @@ impl Parser<'_> {
                 break;
             }
             let conj = match t {
-                Tok::And => { self.pos += 1; Some(Operator::And) }
-                Tok::Or => { self.pos += 1; Some(Operator::Or) }
+                Tok::And => {
+                    self.pos += 1;
+                    Some(Operator::And)
+                }
+                Tok::Or => {
+                    self.pos += 1;
+                    Some(Operator::Or)
+                }
                 _ => None,
             };
             let modifier = match self.peek() {
-                Some(Tok::Plus) => { self.pos += 1; Some(Occ::Must) }
-                Some(Tok::Minus) | Some(Tok::Not) => { self.pos += 1; Some(Occ::MustNot) }
+                Some(Tok::Plus) => {
+                    self.pos += 1;
+                    Some(Occ::Must)
+                }
+                Some(Tok::Minus) | Some(Tok::Not) => {
+                    self.pos += 1;
+                    Some(Occ::MustNot)
+                }
                 _ => None,
             };
             let q = self.clause(field)?;
@@ -221,7 +290,13 @@ impl Parser<'_> {
     }
 
     /// Lucene's `QueryParserBase.addClause`.
-    fn add_clause(&self, clauses: &mut Vec<(Occ, Query)>, conj: Option<Operator>, m: Option<Occ>, q: Query) {
+    fn add_clause(
+        &self,
+        clauses: &mut Vec<(Occ, Query)>,
+        conj: Option<Operator>,
+        m: Option<Occ>,
+        q: Query,
+    ) {
         let default_and = self.opts.default_operator == Operator::And;
         if let Some(last) = clauses.last_mut() {
             if conj == Some(Operator::And) && last.0 != Occ::MustNot {
@@ -237,17 +312,27 @@ impl Parser<'_> {
         } else {
             m == Some(Occ::Must) || (conj == Some(Operator::And) && !prohibited)
         };
-        let occ = if prohibited { Occ::MustNot } else if required { Occ::Must } else { Occ::Should };
+        let occ = if prohibited {
+            Occ::MustNot
+        } else if required {
+            Occ::Must
+        } else {
+            Occ::Should
+        };
         clauses.push((occ, q));
     }
 
     fn clause(&mut self, field: Option<&str>) -> EngineResult<Query> {
         let mut field = field.map(String::from);
-        if let (Some(Tok::Word(w, _)), Some(Tok::Colon)) = (self.peek().cloned(), self.toks.get(self.pos + 1)) {
+        if let (Some(Tok::Word(w, _)), Some(Tok::Colon)) =
+            (self.peek().cloned(), self.toks.get(self.pos + 1))
+        {
             self.pos += 2;
             field = Some(w);
         }
-        let tok = self.next().ok_or_else(|| perr(self.q, "unexpected end of query"))?;
+        let tok = self
+            .next()
+            .ok_or_else(|| perr(self.q, "unexpected end of query"))?;
         let mut q = match tok {
             Tok::LParen => {
                 let inner = self.query(field.as_deref())?;
@@ -258,23 +343,53 @@ impl Parser<'_> {
             }
             Tok::Phrase(text) => {
                 let slop = match self.peek() {
-                    Some(Tok::Tilde(s)) => { let s = *s; self.pos += 1; s }
+                    Some(Tok::Tilde(s)) => {
+                        let s = *s;
+                        self.pos += 1;
+                        s
+                    }
                     _ => 0,
                 };
                 self.phrase(field.as_deref(), text, slop)
             }
-            Tok::Range { lo, hi, incl_lo, incl_hi } => {
+            Tok::Range {
+                lo,
+                hi,
+                incl_lo,
+                incl_hi,
+            } => {
                 let mut b = RangeBounds::default();
                 let bound = |s: &str| (s != "*").then(|| Value::String(s.to_string()));
-                if incl_lo { b.gte = bound(&lo) } else { b.gt = bound(&lo) }
-                if incl_hi { b.lte = bound(&hi) } else { b.lt = bound(&hi) }
-                self.per_field(field.as_deref(), &|f| Query::Range { field: f.into(), bounds: b.clone(), boost: 1.0 })
+                if incl_lo {
+                    b.gte = bound(&lo)
+                } else {
+                    b.gt = bound(&lo)
+                }
+                if incl_hi {
+                    b.lte = bound(&hi)
+                } else {
+                    b.lt = bound(&hi)
+                }
+                self.per_field(field.as_deref(), &|f| Query::Range {
+                    field: f.into(),
+                    bounds: b.clone(),
+                    boost: 1.0,
+                })
             }
             Tok::Cmp(op, v) => {
                 let mut b = RangeBounds::default();
                 let v = Some(Value::String(v));
-                match op { "gt" => b.gt = v, "gte" => b.gte = v, "lt" => b.lt = v, _ => b.lte = v }
-                self.per_field(field.as_deref(), &|f| Query::Range { field: f.into(), bounds: b.clone(), boost: 1.0 })
+                match op {
+                    "gt" => b.gt = v,
+                    "gte" => b.gte = v,
+                    "lt" => b.lt = v,
+                    _ => b.lte = v,
+                }
+                self.per_field(field.as_deref(), &|f| Query::Range {
+                    field: f.into(),
+                    bounds: b.clone(),
+                    boost: 1.0,
+                })
             }
             Tok::Word(w, wild) => self.word(field.as_deref(), w, wild),
             other => return Err(perr(self.q, &format!("unexpected token {other:?}"))),
@@ -302,18 +417,31 @@ impl Parser<'_> {
         if fields.len() == 1 && fields[0].boost == 1.0 {
             return make(&fields[0].name);
         }
-        let queries = fields.iter().map(|f| with_boost(make(&f.name), f.boost)).collect();
-        Query::DisMax { queries, tie_breaker: self.opts.tie_breaker, boost: 1.0 }
+        let queries = fields
+            .iter()
+            .map(|f| with_boost(make(&f.name), f.boost))
+            .collect();
+        Query::DisMax {
+            queries,
+            tie_breaker: self.opts.tie_breaker,
+            boost: 1.0,
+        }
     }
 
     fn word(&self, field: Option<&str>, w: String, wild: bool) -> Query {
         if field == Some("_exists_") {
-            return Query::Exists { field: w, boost: 1.0 };
+            return Query::Exists {
+                field: w,
+                boost: 1.0,
+            };
         }
         if wild {
             if w == "*" {
                 return match field {
-                    Some(f) => Query::Exists { field: f.into(), boost: 1.0 },
+                    Some(f) => Query::Exists {
+                        field: f.into(),
+                        boost: 1.0,
+                    },
                     None => Query::MatchAll { boost: 1.0 },
                 };
             }
@@ -321,15 +449,27 @@ impl Parser<'_> {
             return match prefix {
                 Some(p) => {
                     let p = p.to_lowercase();
-                    self.per_field(field, &|f| Query::Prefix { field: f.into(), value: p.clone(), boost: 1.0 })
+                    self.per_field(field, &|f| Query::Prefix {
+                        field: f.into(),
+                        value: p.clone(),
+                        boost: 1.0,
+                    })
                 }
                 None => {
                     let w = w.to_lowercase();
-                    self.per_field(field, &|f| Query::Wildcard { field: f.into(), value: w.clone(), boost: 1.0 })
+                    self.per_field(field, &|f| Query::Wildcard {
+                        field: f.into(),
+                        value: w.clone(),
+                        boost: 1.0,
+                    })
                 }
             };
         }
-        let opts = MatchOpts { operator: self.opts.default_operator, lenient: true, ..Default::default() };
+        let opts = MatchOpts {
+            operator: self.opts.default_operator,
+            lenient: true,
+            ..Default::default()
+        };
         Query::MultiMatch {
             fields: self.fields(field),
             query: Value::String(w),
@@ -348,7 +488,10 @@ impl Parser<'_> {
             kind: MultiKind::Phrase,
             tie_breaker: self.opts.tie_breaker,
             slop,
-            opts: MatchOpts { lenient: true, ..Default::default() },
+            opts: MatchOpts {
+                lenient: true,
+                ..Default::default()
+            },
             boost: 1.0,
         }
     }
@@ -366,78 +509,15 @@ fn combine(clauses: Vec<(Occ, Query)>, msm: Option<Msm>) -> Query {
             Occ::MustNot => must_not.push(q),
         }
     }
-    Query::Bool { must, should, must_not, filter: vec![], msm, boost: 1.0 }
+    Query::Bool {
+        must,
+        should,
+        must_not,
+        filter: vec![],
+        msm,
+        boost: 1.0,
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn qs(s: &str) -> Query {
-        parse_query_string(s, &QsOptions::default()).unwrap()
-    }
-
-    fn field_of(q: &Query) -> String {
-        match q {
-            Query::MultiMatch { fields, .. } => fields[0].name.clone(),
-            Query::Prefix { field, .. } | Query::Wildcard { field, .. } | Query::Range { field, .. } | Query::Exists { field, .. } => field.clone(),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn terms_fields_and_operators() {
-        let Query::Bool { must, should, must_not, .. } = qs("title:quick AND body:fox -lazy") else { panic!() };
-        assert_eq!(must.len(), 2);
-        assert_eq!(field_of(&must[0]), "title");
-        assert_eq!(field_of(&must[1]), "body");
-        assert!(should.is_empty());
-        assert_eq!(must_not.len(), 1);
-        assert_eq!(field_of(&must_not[0]), "*");
-        let Query::Bool { should, .. } = qs("a b c") else { panic!() };
-        assert_eq!(should.len(), 3);
-    }
-
-    #[test]
-    fn default_operator_and() {
-        let o = QsOptions { default_operator: Operator::And, ..Default::default() };
-        let Query::Bool { must, should, .. } = parse_query_string("a b OR c", &o).unwrap() else { panic!() };
-        assert_eq!(must.len(), 1);
-        assert_eq!(should.len(), 2);
-    }
-
-    #[test]
-    fn phrases_ranges_wildcards() {
-        let Query::MultiMatch { kind, slop, query, .. } = qs("\"quick fox\"~2") else { panic!() };
-        assert_eq!((kind, slop), (MultiKind::Phrase, 2));
-        assert_eq!(query, Value::String("quick fox".into()));
-        let Query::Range { bounds, .. } = qs("n:[1 TO 5}") else { panic!() };
-        assert_eq!(bounds.gte, Some(Value::String("1".into())));
-        assert_eq!(bounds.lt, Some(Value::String("5".into())));
-        let Query::Range { bounds, .. } = qs("n:>=3") else { panic!() };
-        assert_eq!(bounds.gte, Some(Value::String("3".into())));
-        assert!(matches!(qs("title:qui*"), Query::Prefix { .. }));
-        assert!(matches!(qs("title:q?ick"), Query::Wildcard { .. }));
-        assert!(matches!(qs("_exists_:title"), Query::Exists { .. }));
-        assert!(matches!(qs("*"), Query::MatchAll { .. }));
-        let Query::Range { bounds, .. } = qs("n:[* TO 5]") else { panic!() };
-        assert_eq!(bounds.gte, None);
-    }
-
-    #[test]
-    fn grouping_and_escapes() {
-        let Query::Bool { must, .. } = qs("+title:(quick brown) +x") else { panic!() };
-        let Query::Bool { should, .. } = &must[0] else { panic!("{:?}", must[0]) };
-        assert_eq!(field_of(&should[0]), "title");
-        let Query::MultiMatch { query, .. } = qs("a\\:b") else { panic!() };
-        assert_eq!(query, Value::String("a:b".into()));
-    }
-
-    #[test]
-    fn malformed_strings_are_parsing_errors() {
-        for s in ["\"open", "(a b", "a)", "n:[1 TO", "title:"] {
-            let e = parse_query_string(s, &QsOptions::default()).unwrap_err();
-            assert_eq!(e.status(), 400, "{s}");
-        }
-    }
-}
+mod tests;

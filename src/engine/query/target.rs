@@ -20,7 +20,11 @@ pub enum Target {
     /// `_index` of the index being searched.
     Index,
     /// An analyzed text field.
-    Text { field: Field, path: Option<String>, analyzer: Analyzer },
+    Text {
+        field: Field,
+        path: Option<String>,
+        analyzer: Analyzer,
+    },
     /// A keyword, numeric, date or boolean field.
     Kw { path: String, kind: LeafKind },
     /// Not mapped (or not searchable): matches nothing.
@@ -34,15 +38,28 @@ pub fn target(ctx: &Ctx<'_>, name: &str) -> Target {
         "_index" => return Target::Index,
         _ => {}
     }
-    let Some(info) = ctx.mapping.field(name) else { return Target::Unmapped };
+    let Some(info) = ctx.mapping.field(name) else {
+        return Target::Unmapped;
+    };
     match info.kind {
         LeafKind::Text if !info.indexed => Target::Unmapped,
         LeafKind::Text => match info.slot {
-            Some(s) => Target::Text { field: ctx.fields.slots[s as usize], path: None, analyzer: info.search_analyzer },
-            None => Target::Text { field: ctx.fields.text, path: Some(name.to_string()), analyzer: info.search_analyzer },
+            Some(s) => Target::Text {
+                field: ctx.fields.slots[s as usize],
+                path: None,
+                analyzer: info.search_analyzer,
+            },
+            None => Target::Text {
+                field: ctx.fields.text,
+                path: Some(name.to_string()),
+                analyzer: info.search_analyzer,
+            },
         },
         LeafKind::Binary => Target::Unmapped,
-        kind => Target::Kw { path: name.to_string(), kind },
+        kind => Target::Kw {
+            path: name.to_string(),
+            kind,
+        },
     }
 }
 
@@ -57,7 +74,8 @@ pub fn expand(ctx: &Ctx<'_>, pattern: &str) -> Vec<String> {
         .fields()
         .into_iter()
         .filter(|(p, f)| {
-            wildcard_match(pattern, p) && matches!(f.kind, LeafKind::Text | LeafKind::Keyword | LeafKind::Ip)
+            wildcard_match(pattern, p)
+                && matches!(f.kind, LeafKind::Text | LeafKind::Keyword | LeafKind::Ip)
         })
         .map(|(p, _)| p.to_string())
         .collect()
@@ -67,7 +85,8 @@ pub fn expand(ctx: &Ctx<'_>, pattern: &str) -> Vec<String> {
 pub fn tokens(a: Analyzer, text: &str) -> Vec<(usize, String)> {
     let mut an = analyzer(a);
     let mut out = Vec::new();
-    an.token_stream(text).process(&mut |t| out.push((t.position, t.text.clone())));
+    an.token_stream(text)
+        .process(&mut |t| out.push((t.position, t.text.clone())));
     out
 }
 
@@ -192,6 +211,9 @@ mod tests {
     #[test]
     fn standard_tokens_have_positions() {
         let t = tokens(Analyzer::Standard, "Quick brown-fox");
-        assert_eq!(t, vec![(0, "quick".into()), (1, "brown".into()), (2, "fox".into())]);
+        assert_eq!(
+            t,
+            vec![(0, "quick".into()), (1, "brown".into()), (2, "fox".into())]
+        );
     }
 }

@@ -44,9 +44,25 @@ impl Default for SearchRequest {
 
 /// Body keys accepted and ignored (features without effect here).
 const IGNORED: &[&str] = &[
-    "track_total_hits", "timeout", "highlight", "explain", "stored_fields", "docvalue_fields",
-    "min_score", "terminate_after", "suggest", "script_fields", "indices_boost", "profile", "ext",
-    "fields", "stats", "_name", "batched_reduce_size", "rescore", "collapse",
+    "track_total_hits",
+    "timeout",
+    "highlight",
+    "explain",
+    "stored_fields",
+    "docvalue_fields",
+    "min_score",
+    "terminate_after",
+    "suggest",
+    "script_fields",
+    "indices_boost",
+    "profile",
+    "ext",
+    "fields",
+    "stats",
+    "_name",
+    "batched_reduce_size",
+    "rescore",
+    "collapse",
 ];
 
 fn count(v: &Value, name: &str) -> EngineResult<usize> {
@@ -57,7 +73,9 @@ fn count(v: &Value, name: &str) -> EngineResult<usize> {
     }
     .ok_or_else(|| EngineError::Parsing(format!("[{name}] failed to parse field")))?;
     if n < 0 {
-        return Err(EngineError::IllegalArgument(format!("[{name}] parameter cannot be negative, found [{n}]")));
+        return Err(EngineError::IllegalArgument(format!(
+            "[{name}] parameter cannot be negative, found [{n}]"
+        )));
     }
     Ok(n as usize)
 }
@@ -71,9 +89,9 @@ impl SearchRequest {
     pub fn from_body(body: Option<&Value>) -> EngineResult<SearchRequest> {
         let mut r = SearchRequest::default();
         let Some(body) = body else { return Ok(r) };
-        let obj = body
-            .as_object()
-            .ok_or_else(|| EngineError::Parsing("Unexpected token, expected a search body object".into()))?;
+        let obj = body.as_object().ok_or_else(|| {
+            EngineError::Parsing("Unexpected token, expected a search body object".into())
+        })?;
         for (k, v) in obj {
             match k.as_str() {
                 "query" => r.query = parse_query(v)?,
@@ -87,12 +105,22 @@ impl SearchRequest {
                 "version" => r.version = flag(v),
                 "seq_no_primary_term" => r.seq_no_primary_term = flag(v),
                 "search_after" | "slice" | "pit" | "runtime_mappings" => {
-                    return Err(EngineError::IllegalArgument(format!("[{k}] is not supported by this engine")))
+                    return Err(EngineError::IllegalArgument(format!(
+                        "[{k}] is not supported by this engine"
+                    )))
                 }
                 k if IGNORED.contains(&k) => {}
                 other => {
-                    return Err(EngineError::Parsing(format!("Unknown key for a {} in [{other}].",
-                        if v.is_object() { "START_OBJECT" } else if v.is_array() { "START_ARRAY" } else { "VALUE_STRING" })))
+                    return Err(EngineError::Parsing(format!(
+                        "Unknown key for a {} in [{other}].",
+                        if v.is_object() {
+                            "START_OBJECT"
+                        } else if v.is_array() {
+                            "START_ARRAY"
+                        } else {
+                            "VALUE_STRING"
+                        }
+                    )))
                 }
             }
         }
@@ -102,13 +130,26 @@ impl SearchRequest {
     /// Applies URI parameters (they override the body, as in Elasticsearch).
     pub fn apply_params(&mut self, get: &dyn Fn(&str) -> Option<String>) -> EngineResult<()> {
         if let Some(q) = get("q") {
-            let default_operator = match get("default_operator").map(|s| s.to_ascii_lowercase()).as_deref() {
+            let default_operator = match get("default_operator")
+                .map(|s| s.to_ascii_lowercase())
+                .as_deref()
+            {
                 Some("and") => Operator::And,
                 Some("or") | None => Operator::Or,
-                Some(other) => return Err(EngineError::IllegalArgument(format!("operator [{other}] is not allowed, use [AND] or [OR]"))),
+                Some(other) => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "operator [{other}] is not allowed, use [AND] or [OR]"
+                    )))
+                }
             };
-            let fields = get("df").map(|f| vec![boosted_field(&f)]).unwrap_or_default();
-            let opts = QsOptions { fields, default_operator, ..Default::default() };
+            let fields = get("df")
+                .map(|f| vec![boosted_field(&f)])
+                .unwrap_or_default();
+            let opts = QsOptions {
+                fields,
+                default_operator,
+                ..Default::default()
+            };
             self.query = parse_query_string(&q, &opts)?;
         }
         if let Some(v) = get("from") {

@@ -41,16 +41,28 @@ fn parse_order(v: &Value) -> EngineResult<bool> {
     match v.as_str() {
         Some("desc") => Ok(true),
         Some("asc") => Ok(false),
-        _ => Err(EngineError::Parsing(format!("[sort] unknown order [{v}], expected [asc] or [desc]"))),
+        _ => Err(EngineError::Parsing(format!(
+            "[sort] unknown order [{v}], expected [asc] or [desc]"
+        ))),
     }
 }
 
 fn parse_one(v: &Value) -> EngineResult<SortSpec> {
     match v {
-        Value::String(f) => Ok(SortSpec { field: f.clone(), desc: default_desc(f), missing_first: false, unmapped_type: None }),
+        Value::String(f) => Ok(SortSpec {
+            field: f.clone(),
+            desc: default_desc(f),
+            missing_first: false,
+            unmapped_type: None,
+        }),
         Value::Object(o) if o.len() == 1 => {
             let (f, opts) = o.iter().next().expect("one entry");
-            let mut s = SortSpec { field: f.clone(), desc: default_desc(f), missing_first: false, unmapped_type: None };
+            let mut s = SortSpec {
+                field: f.clone(),
+                desc: default_desc(f),
+                missing_first: false,
+                unmapped_type: None,
+            };
             match opts {
                 Value::String(_) => s.desc = parse_order(opts)?,
                 Value::Object(m) => {
@@ -60,15 +72,25 @@ fn parse_one(v: &Value) -> EngineResult<SortSpec> {
                             "missing" => s.missing_first = val.as_str() == Some("_first"),
                             "unmapped_type" => s.unmapped_type = val.as_str().map(String::from),
                             "mode" | "numeric_type" | "format" => {}
-                            other => return Err(EngineError::Parsing(format!("[field_sort] unknown field [{other}]"))),
+                            other => {
+                                return Err(EngineError::Parsing(format!(
+                                    "[field_sort] unknown field [{other}]"
+                                )))
+                            }
                         }
                     }
                 }
-                other => return Err(EngineError::Parsing(format!("[sort] malformed sort for [{f}]: {other}"))),
+                other => {
+                    return Err(EngineError::Parsing(format!(
+                        "[sort] malformed sort for [{f}]: {other}"
+                    )))
+                }
             }
             Ok(s)
         }
-        other => Err(EngineError::Parsing(format!("[sort] malformed sort: {other}"))),
+        other => Err(EngineError::Parsing(format!(
+            "[sort] malformed sort: {other}"
+        ))),
     }
 }
 
@@ -82,7 +104,12 @@ pub fn parse_sort_param(s: &str) -> EngineResult<Vec<SortSpec>> {
                 "" => default_desc(f),
                 o => parse_order(&json!(o))?,
             };
-            Ok(SortSpec { field: f.to_string(), desc, missing_first: false, unmapped_type: None })
+            Ok(SortSpec {
+                field: f.to_string(),
+                desc,
+                missing_first: false,
+                unmapped_type: None,
+            })
         })
         .collect()
 }
@@ -97,8 +124,13 @@ pub fn is_score_order(specs: &[SortSpec]) -> bool {
 pub enum KeyKind {
     Score,
     Doc,
-    Num { column: String, integer: bool },
-    Str { column: String },
+    Num {
+        column: String,
+        integer: bool,
+    },
+    Str {
+        column: String,
+    },
     /// Unmapped with `unmapped_type`: every document is missing.
     Missing,
 }
@@ -163,14 +195,30 @@ impl SortValue {
 fn cmp_value(a: &SortValue, b: &SortValue, key: &Key) -> Ordering {
     let ord = match (a, b) {
         (SortValue::Missing, SortValue::Missing) => return Ordering::Equal,
-        (SortValue::Missing, _) => return if key.missing_first { Ordering::Less } else { Ordering::Greater },
-        (_, SortValue::Missing) => return if key.missing_first { Ordering::Greater } else { Ordering::Less },
+        (SortValue::Missing, _) => {
+            return if key.missing_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (_, SortValue::Missing) => {
+            return if key.missing_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
         (SortValue::Num(x), SortValue::Num(y)) => x.total_cmp(y),
         (SortValue::Str(x), SortValue::Str(y)) => x.cmp(y),
         (SortValue::Num(_), SortValue::Str(_)) => Ordering::Less,
         (SortValue::Str(_), SortValue::Num(_)) => Ordering::Greater,
     };
-    if key.desc { ord.reverse() } else { ord }
+    if key.desc {
+        ord.reverse()
+    } else {
+        ord
+    }
 }
 
 /// Compares two key vectors (ties broken by the caller).
@@ -210,6 +258,7 @@ enum Col {
 }
 
 /// Per-segment part of [`SortCollector`].
+#[allow(missing_debug_implementations)]
 pub struct SortSegmentCollector {
     segment: SegmentOrdinal,
     keys: Vec<Key>,
@@ -237,7 +286,11 @@ impl Collector for SortCollector {
     type Fruit = Vec<SortedHit>;
     type Child = SortSegmentCollector;
 
-    fn for_segment(&self, segment: SegmentOrdinal, reader: &SegmentReader) -> tantivy::Result<Self::Child> {
+    fn for_segment(
+        &self,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Self::Child> {
         let mut cols = Vec::with_capacity(self.keys.len());
         for k in &self.keys {
             cols.push(match &k.kind {
@@ -248,7 +301,13 @@ impl Collector for SortCollector {
                 KeyKind::Str { column } => Col::Str(reader.fast_fields().str(column)?),
             });
         }
-        Ok(SortSegmentCollector { segment, keys: self.keys.clone(), cols, limit: self.limit, hits: Vec::new() })
+        Ok(SortSegmentCollector {
+            segment,
+            keys: self.keys.clone(),
+            cols,
+            limit: self.limit,
+            hits: Vec::new(),
+        })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -257,7 +316,10 @@ impl Collector for SortCollector {
 
     fn merge_fruits(&self, fruits: Vec<Vec<SortedHit>>) -> tantivy::Result<Vec<SortedHit>> {
         let mut all: Vec<SortedHit> = fruits.into_iter().flatten().collect();
-        all.sort_by(|a, b| cmp_keys(&a.values, &b.values, &self.keys).then((a.segment, a.doc).cmp(&(b.segment, b.doc))));
+        all.sort_by(|a, b| {
+            cmp_keys(&a.values, &b.values, &self.keys)
+                .then((a.segment, a.doc).cmp(&(b.segment, b.doc)))
+        });
         all.truncate(self.limit);
         Ok(all)
     }
@@ -267,7 +329,8 @@ impl SortSegmentCollector {
     fn compact(&mut self) {
         // within a segment, keyword ordinals compare like the strings they stand for
         let keys = &self.keys;
-        self.hits.sort_by(|a, b| cmp_keys(&a.0, &b.0, keys).then(a.1.cmp(&b.1)));
+        self.hits
+            .sort_by(|a, b| cmp_keys(&a.0, &b.0, keys).then(a.1.cmp(&b.1)));
         self.hits.truncate(self.limit);
     }
 }
@@ -283,8 +346,13 @@ impl SegmentCollector for SortSegmentCollector {
                 Col::Score => SortValue::Num(score as f64),
                 Col::Doc => SortValue::Num(doc as f64),
                 Col::Num(Some(col)) => col.first(doc).map_or(SortValue::Missing, SortValue::Num),
-                Col::Bool(col) => col.first(doc).map_or(SortValue::Missing, |b| SortValue::Num(b as u8 as f64)),
-                Col::Str(Some(col)) => col.ords().first(doc).map_or(SortValue::Missing, |o| SortValue::Num(o as f64)),
+                Col::Bool(col) => col
+                    .first(doc)
+                    .map_or(SortValue::Missing, |b| SortValue::Num(b as u8 as f64)),
+                Col::Str(Some(col)) => col
+                    .ords()
+                    .first(doc)
+                    .map_or(SortValue::Missing, |o| SortValue::Num(o as f64)),
                 Col::Num(None) | Col::Str(None) | Col::Missing => SortValue::Missing,
             })
             .collect();
@@ -304,10 +372,19 @@ impl SegmentCollector for SortSegmentCollector {
                     if let (Col::Str(Some(col)), SortValue::Num(o)) = (c, &v) {
                         buf.clear();
                         let found = col.ord_to_str(*o as u64, &mut buf).unwrap_or(false);
-                        *v = if found { SortValue::Str(buf.clone()) } else { SortValue::Missing };
+                        *v = if found {
+                            SortValue::Str(buf.clone())
+                        } else {
+                            SortValue::Missing
+                        };
                     }
                 }
-                SortedHit { segment: self.segment, doc, score, values }
+                SortedHit {
+                    segment: self.segment,
+                    doc,
+                    score,
+                    values,
+                }
             })
             .collect()
     }
@@ -319,7 +396,10 @@ mod tests {
 
     #[test]
     fn sort_forms() {
-        let s = parse_sort(&json!(["a", {"b": "desc"}, {"c": {"order": "asc", "missing": "_first"}}, "_score"])).unwrap();
+        let s = parse_sort(
+            &json!(["a", {"b": "desc"}, {"c": {"order": "asc", "missing": "_first"}}, "_score"]),
+        )
+        .unwrap();
         assert_eq!(s.len(), 4);
         assert!(!s[0].desc && s[1].desc && s[2].missing_first && s[3].desc);
         let p = parse_sort_param("n:desc,_score").unwrap();
@@ -330,10 +410,27 @@ mod tests {
 
     #[test]
     fn missing_goes_last_unless_asked() {
-        let k = Key { kind: KeyKind::Doc, desc: true, missing_first: false };
-        assert_eq!(cmp_value(&SortValue::Missing, &SortValue::Num(1.0), &k), Ordering::Greater);
-        assert_eq!(cmp_value(&SortValue::Num(2.0), &SortValue::Num(1.0), &k), Ordering::Less);
-        let k = Key { kind: KeyKind::Doc, desc: false, missing_first: true };
-        assert_eq!(cmp_value(&SortValue::Missing, &SortValue::Num(1.0), &k), Ordering::Less);
+        let k = Key {
+            kind: KeyKind::Doc,
+            desc: true,
+            missing_first: false,
+        };
+        assert_eq!(
+            cmp_value(&SortValue::Missing, &SortValue::Num(1.0), &k),
+            Ordering::Greater
+        );
+        assert_eq!(
+            cmp_value(&SortValue::Num(2.0), &SortValue::Num(1.0), &k),
+            Ordering::Less
+        );
+        let k = Key {
+            kind: KeyKind::Doc,
+            desc: false,
+            missing_first: true,
+        };
+        assert_eq!(
+            cmp_value(&SortValue::Missing, &SortValue::Num(1.0), &k),
+            Ordering::Less
+        );
     }
 }

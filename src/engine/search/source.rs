@@ -14,7 +14,10 @@ pub enum SourceFilter {
     #[default]
     All,
     None,
-    Filter { includes: Vec<String>, excludes: Vec<String> },
+    Filter {
+        includes: Vec<String>,
+        excludes: Vec<String>,
+    },
 }
 
 fn strings(v: &Value) -> EngineResult<Vec<String>> {
@@ -22,10 +25,16 @@ fn strings(v: &Value) -> EngineResult<Vec<String>> {
         Value::String(s) => Ok(vec![s.clone()]),
         Value::Array(a) => a
             .iter()
-            .map(|x| x.as_str().map(String::from).ok_or_else(|| EngineError::Parsing("[_source] patterns must be strings".into())))
+            .map(|x| {
+                x.as_str().map(String::from).ok_or_else(|| {
+                    EngineError::Parsing("[_source] patterns must be strings".into())
+                })
+            })
             .collect(),
         Value::Null => Ok(vec![]),
-        _ => Err(EngineError::Parsing("[_source] expected a string or an array of strings".into())),
+        _ => Err(EngineError::Parsing(
+            "[_source] expected a string or an array of strings".into(),
+        )),
     }
 }
 
@@ -35,7 +44,10 @@ impl SourceFilter {
         match v {
             Value::Bool(true) => Ok(SourceFilter::All),
             Value::Bool(false) => Ok(SourceFilter::None),
-            Value::String(_) | Value::Array(_) => Ok(SourceFilter::Filter { includes: strings(v)?, excludes: vec![] }),
+            Value::String(_) | Value::Array(_) => Ok(SourceFilter::Filter {
+                includes: strings(v)?,
+                excludes: vec![],
+            }),
             Value::Object(o) => {
                 let mut includes = vec![];
                 let mut excludes = vec![];
@@ -43,7 +55,11 @@ impl SourceFilter {
                     match k.as_str() {
                         "includes" | "include" => includes = strings(val)?,
                         "excludes" | "exclude" => excludes = strings(val)?,
-                        other => return Err(EngineError::Parsing(format!("Unknown key for a START_ARRAY in [{other}]."))),
+                        other => {
+                            return Err(EngineError::Parsing(format!(
+                                "Unknown key for a START_ARRAY in [{other}]."
+                            )))
+                        }
                     }
                 }
                 Ok(SourceFilter::Filter { includes, excludes })
@@ -53,13 +69,25 @@ impl SourceFilter {
     }
 
     /// From URI parameters (each optional).
-    pub fn from_params(source: Option<&str>, includes: Option<&str>, excludes: Option<&str>) -> Option<SourceFilter> {
-        let list = |s: &str| s.split(',').filter(|p| !p.is_empty()).map(String::from).collect::<Vec<_>>();
+    pub fn from_params(
+        source: Option<&str>,
+        includes: Option<&str>,
+        excludes: Option<&str>,
+    ) -> Option<SourceFilter> {
+        let list = |s: &str| {
+            s.split(',')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
         let mut f = match source {
             None if includes.is_none() && excludes.is_none() => return None,
             None | Some("true") | Some("") => SourceFilter::All,
             Some("false") => return Some(SourceFilter::None),
-            Some(s) => SourceFilter::Filter { includes: list(s), excludes: vec![] },
+            Some(s) => SourceFilter::Filter {
+                includes: list(s),
+                excludes: vec![],
+            },
         };
         if includes.is_some() || excludes.is_some() {
             let (mut inc, mut exc) = match f {
@@ -68,7 +96,10 @@ impl SourceFilter {
             };
             inc.extend(includes.map(list).unwrap_or_default());
             exc.extend(excludes.map(list).unwrap_or_default());
-            f = SourceFilter::Filter { includes: inc, excludes: exc };
+            f = SourceFilter::Filter {
+                includes: inc,
+                excludes: exc,
+            };
         }
         Some(f)
     }
@@ -85,8 +116,12 @@ impl SourceFilter {
 
 fn may_contain(pattern: &str, path: &str) -> bool {
     let prefix = format!("{path}.");
-    pattern.starts_with(&prefix) || pattern.split('*').next().is_some_and(|head| prefix.starts_with(head) || head.starts_with(&prefix))
-        && pattern.contains('*')
+    pattern.starts_with(&prefix)
+        || pattern
+            .split('*')
+            .next()
+            .is_some_and(|head| prefix.starts_with(head) || head.starts_with(&prefix))
+            && pattern.contains('*')
 }
 
 fn filter_value(v: &Value, path: &str, inc: &[String], exc: &[String]) -> Option<Value> {
@@ -96,14 +131,22 @@ fn filter_value(v: &Value, path: &str, inc: &[String], exc: &[String]) -> Option
             (!m.is_empty() || inc.is_empty()).then_some(Value::Object(m))
         }
         Value::Array(a) => {
-            let items: Vec<Value> = a.iter().filter_map(|x| filter_value(x, path, inc, exc)).collect();
+            let items: Vec<Value> = a
+                .iter()
+                .filter_map(|x| filter_value(x, path, inc, exc))
+                .collect();
             (!items.is_empty() || inc.is_empty()).then_some(Value::Array(items))
         }
         other => inc.is_empty().then(|| other.clone()),
     }
 }
 
-fn filter_obj(obj: &Map<String, Value>, prefix: &str, inc: &[String], exc: &[String]) -> Map<String, Value> {
+fn filter_obj(
+    obj: &Map<String, Value>,
+    prefix: &str,
+    inc: &[String],
+    exc: &[String],
+) -> Map<String, Value> {
     let mut out = Map::new();
     for (k, v) in obj {
         let path = join(prefix, k);
@@ -114,7 +157,8 @@ fn filter_obj(obj: &Map<String, Value>, prefix: &str, inc: &[String], exc: &[Str
         let kept = if whole {
             filter_value(v, &path, &[], exc)
         } else if inc.iter().any(|p| may_contain(p, &path)) {
-            filter_value(v, &path, inc, exc).filter(|x| !matches!(x, Value::Object(m) if m.is_empty()))
+            filter_value(v, &path, inc, exc)
+                .filter(|x| !matches!(x, Value::Object(m) if m.is_empty()))
         } else {
             None
         };
@@ -144,12 +188,20 @@ mod tests {
     #[test]
     fn includes_and_excludes() {
         assert_eq!(f(json!("title")), json!({"title": "t"}));
-        assert_eq!(f(json!(["user.name", "tags"])), json!({"user": {"name": "n"}, "tags": ["a"]}));
+        assert_eq!(
+            f(json!(["user.name", "tags"])),
+            json!({"user": {"name": "n"}, "tags": ["a"]})
+        );
         assert_eq!(f(json!("user")), json!({"user": {"name": "n", "age": 3}}));
         assert_eq!(f(json!("u*")), json!({"user": {"name": "n", "age": 3}}));
-        assert_eq!(f(json!({"excludes": ["user.age", "items"]})),
-            json!({"title": "t", "user": {"name": "n"}, "tags": ["a"]}));
-        assert_eq!(f(json!({"includes": ["items.x"]})), json!({"items": [{"x": 1}]}));
+        assert_eq!(
+            f(json!({"excludes": ["user.age", "items"]})),
+            json!({"title": "t", "user": {"name": "n"}, "tags": ["a"]})
+        );
+        assert_eq!(
+            f(json!({"includes": ["items.x"]})),
+            json!({"items": [{"x": 1}]})
+        );
         assert_eq!(f(json!(false)), json!({}));
         assert_eq!(f(json!(true)), Value::Object(src()));
     }
@@ -157,8 +209,17 @@ mod tests {
     #[test]
     fn params() {
         assert_eq!(SourceFilter::from_params(None, None, None), None);
-        assert_eq!(SourceFilter::from_params(Some("false"), None, None), Some(SourceFilter::None));
+        assert_eq!(
+            SourceFilter::from_params(Some("false"), None, None),
+            Some(SourceFilter::None)
+        );
         let p = SourceFilter::from_params(None, Some("a,b"), Some("c")).unwrap();
-        assert_eq!(p, SourceFilter::Filter { includes: vec!["a".into(), "b".into()], excludes: vec!["c".into()] });
+        assert_eq!(
+            p,
+            SourceFilter::Filter {
+                includes: vec!["a".into(), "b".into()],
+                excludes: vec!["c".into()]
+            }
+        );
     }
 }

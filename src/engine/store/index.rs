@@ -55,7 +55,10 @@ pub struct IndexHandle {
 
 impl std::fmt::Debug for IndexHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IndexHandle").field("name", &self.name).field("uuid", &self.uuid).finish()
+        f.debug_struct("IndexHandle")
+            .field("name", &self.name)
+            .field("uuid", &self.uuid)
+            .finish()
     }
 }
 
@@ -110,8 +113,12 @@ impl IndexHandle {
     pub fn open(dir: &Path, opts: WriterOptions) -> EngineResult<IndexHandle> {
         let bytes = std::fs::read(dir.join("index.json"))?;
         let v: Value = serde_json::from_slice(&bytes).map_err(EngineError::internal)?;
-        let name = v["name"].as_str().ok_or_else(|| EngineError::internal("index.json without name"))?;
-        let uuid = v["uuid"].as_str().ok_or_else(|| EngineError::internal("index.json without uuid"))?;
+        let name = v["name"]
+            .as_str()
+            .ok_or_else(|| EngineError::internal("index.json without name"))?;
+        let uuid = v["uuid"]
+            .as_str()
+            .ok_or_else(|| EngineError::internal("index.json without uuid"))?;
         let mapping = Mapping::from_persisted(&v["mapping"]).map_err(EngineError::internal)?;
         let meta = Meta {
             settings: IndexSettings::from_persisted(&v["settings"]),
@@ -166,7 +173,10 @@ impl IndexHandle {
 
     /// The current mapping.
     pub fn mapping(&self) -> Arc<Mapping> {
-        self.mapping.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.mapping
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Current settings.
@@ -181,7 +191,10 @@ impl IndexHandle {
 
     /// The mapping type documents are reported under (`_doc` when none was named).
     pub fn type_name(&self) -> String {
-        lock(&self.meta).type_name.clone().unwrap_or_else(|| "_doc".into())
+        lock(&self.meta)
+            .type_name
+            .clone()
+            .unwrap_or_else(|| "_doc".into())
     }
 
     /// Whether a mapping type was ever named or fields mapped (for `GET _mapping`).
@@ -199,7 +212,9 @@ impl IndexHandle {
                 return Ok(doc);
             }
         }
-        Err(EngineError::internal("the mapping kept changing while a document was mapped"))
+        Err(EngineError::internal(
+            "the mapping kept changing while a document was mapped",
+        ))
     }
 
     /// Merges an explicit mapping update (`PUT _mapping`).
@@ -231,7 +246,9 @@ impl IndexHandle {
 
     /// Checks a write's mapping type: one type per index, recorded on first use.
     pub fn accept_type(&self, t: Option<&str>) -> EngineResult<()> {
-        let Some(t) = t.filter(|t| *t != "_doc") else { return Ok(()) };
+        let Some(t) = t.filter(|t| *t != "_doc") else {
+            return Ok(());
+        };
         if t.starts_with('_') {
             return Err(EngineError::IllegalArgument(format!(
                 "mapping type name [{t}] can't start with '_' unless it is called [_doc]"
@@ -255,7 +272,10 @@ impl IndexHandle {
     }
 
     /// Applies dynamic settings (`PUT _settings`).
-    pub fn update_settings(&self, flat: &std::collections::BTreeMap<String, Value>) -> EngineResult<()> {
+    pub fn update_settings(
+        &self,
+        flat: &std::collections::BTreeMap<String, Value>,
+    ) -> EngineResult<()> {
         let _g = lock(&self.persist);
         let mut meta = lock(&self.meta).clone();
         meta.settings.apply(flat, false)?;
@@ -289,16 +309,23 @@ impl IndexHandle {
 
     /// Counts and sizes summed over shards.
     pub fn stats(&self) -> IndexStats {
-        self.shards.iter().map(Shard::stats).fold(IndexStats::default(), |a, s: ShardStats| IndexStats {
-            docs: a.docs + s.docs,
-            deleted: a.deleted + s.deleted,
-            bytes: a.bytes + s.bytes,
-        })
+        self.shards
+            .iter()
+            .map(Shard::stats)
+            .fold(IndexStats::default(), |a, s: ShardStats| IndexStats {
+                docs: a.docs + s.docs,
+                deleted: a.deleted + s.deleted,
+                bytes: a.bytes + s.bytes,
+            })
     }
 
     /// Health on a single node: replicas cannot be assigned, so any makes the index yellow.
     pub fn health(&self) -> &'static str {
-        if lock(&self.meta).settings.replicas > 0 { "yellow" } else { "green" }
+        if lock(&self.meta).settings.replicas > 0 {
+            "yellow"
+        } else {
+            "green"
+        }
     }
 
     /// Mappings as `GET _mapping` shows them: under the type unless `typed` is false.

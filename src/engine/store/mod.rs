@@ -12,11 +12,14 @@
 //! Must not touch: HTTP, request parsing, response shapes.
 
 pub mod index;
+mod lookup;
+pub mod ops;
 pub mod routing;
 pub mod schema;
 pub mod settings;
 pub mod shard;
 pub mod wal;
+mod walfile;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};
@@ -76,7 +79,23 @@ fn write_map<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|p| p.into_inner())
 }
 
-fn open_indices(dir: &Path, opts: WriterOptions) -> EngineResult<BTreeMap<String, Arc<IndexHandle>>> {
+/// Takes an exclusive, non-blocking `flock` on `f` (released when the process dies).
+fn lock_exclusive(f: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock(2) on a descriptor we own and keep open for as long as the lock is
+    // meant to last (the store holds the File); it reads and writes no memory of ours.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn open_indices(
+    dir: &Path,
+    opts: WriterOptions,
+) -> EngineResult<BTreeMap<String, Arc<IndexHandle>>> {
     let mut out = BTreeMap::new();
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
@@ -94,7 +113,10 @@ fn open_indices(dir: &Path, opts: WriterOptions) -> EngineResult<BTreeMap<String
     Ok(out)
 }
 
-fn replay_record(by_uuid: &HashMap<String, Arc<IndexHandle>>, rec: OwnedRecord) -> EngineResult<()> {
+fn replay_record(
+    by_uuid: &HashMap<String, Arc<IndexHandle>>,
+    rec: OwnedRecord,
+) -> EngineResult<()> {
     let Some(idx) = by_uuid.get(&rec.index_uuid) else {
         return Ok(()); // index deleted since
     };
@@ -120,12 +142,17 @@ impl Store {
     pub fn open(root: &Path, opts: WriterOptions, auto_create: AutoCreate) -> EngineResult<Store> {
         fs::create_dir_all(root.join("indices"))?;
         let lockf = File::create(root.join("engine.lock"))?;
-        lockf.try_lock().map_err(|_| {
-            EngineError::internal(format!("data directory {} is in use by another engine", root.display()))
+        lock_exclusive(&lockf).map_err(|e| {
+            EngineError::internal(format!(
+                "data directory {} is in use by another engine ({e})",
+                root.display()
+            ))
         })?;
         let indices = open_indices(&root.join("indices"), opts)?;
-        let by_uuid: HashMap<String, Arc<IndexHandle>> =
-            indices.values().map(|i| (i.uuid.to_string(), i.clone())).collect();
+        let by_uuid: HashMap<String, Arc<IndexHandle>> = indices
+            .values()
+            .map(|i| (i.uuid.to_string(), i.clone()))
+            .collect();
         let mut failures = 0u64;
         let info = wal::replay(&root.join("wal"), &mut |rec| {
             if let Err(e) = replay_record(&by_uuid, rec) {
@@ -139,7 +166,11 @@ impl Store {
                 "searchgate engine: replayed {} log records ({} skipped){}",
                 info.records,
                 failures,
-                if info.torn { ", log ended in a cut record" } else { "" }
+                if info.torn {
+                    ", log ended in a cut record"
+                } else {
+                    ""
+                }
             );
         }
         let wal = Wal::start(&root.join("wal"), info.last_gen + 1)?;
@@ -167,7 +198,8 @@ impl Store {
 
     /// The index `name`, or 404.
     pub fn require(&self, name: &str) -> EngineResult<Arc<IndexHandle>> {
-        self.get(name).ok_or_else(|| EngineError::IndexNotFound(name.to_string()))
+        self.get(name)
+            .ok_or_else(|| EngineError::IndexNotFound(name.to_string()))
     }
 
     /// Every open index, by name.
@@ -235,7 +267,10 @@ impl Store {
         let parts: Vec<&str> = if expr.is_empty() || expr == "_all" {
             vec!["*"]
         } else {
-            expr.split(',').map(str::trim).filter(|p| !p.is_empty()).collect()
+            expr.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .collect()
         };
         for (i, p) in parts.iter().enumerate() {
             if let Some(ex) = p.strip_prefix('-').filter(|_| i > 0) {

@@ -61,7 +61,10 @@ mod tests {
         assert_eq!(murmur3_32(b""), 0);
         assert_eq!(murmur3_32(b"hello"), 0x248b_fa47);
         assert_eq!(murmur3_32(b"hello, world"), 0x149b_bb7f);
-        assert_eq!(murmur3_32(b"The quick brown fox jumps over the lazy dog"), 0x2e4f_f723);
+        assert_eq!(
+            murmur3_32(b"The quick brown fox jumps over the lazy dog"),
+            0x2e4f_f723
+        );
     }
 
     #[test]

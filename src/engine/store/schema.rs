@@ -80,7 +80,10 @@ pub fn build_schema() -> Schema {
         let indexing = TextFieldIndexing::default()
             .set_tokenizer(&slot_name(n))
             .set_index_option(IndexRecordOption::WithFreqsAndPositions);
-        b.add_text_field(&slot_name(n), TextOptions::default().set_indexing_options(indexing));
+        b.add_text_field(
+            &slot_name(n),
+            TextOptions::default().set_indexing_options(indexing),
+        );
     }
     b.build()
 }
@@ -241,7 +244,8 @@ mod tests {
     fn standard_analyzer_lowercases_and_splits() {
         let mut a = analyzer(Analyzer::Standard);
         let mut toks = Vec::new();
-        a.token_stream("Hello, World-42").process(&mut |t| toks.push(t.text.clone()));
+        a.token_stream("Hello, World-42")
+            .process(&mut |t| toks.push(t.text.clone()));
         assert_eq!(toks, vec!["hello", "world", "42"]);
     }
 }

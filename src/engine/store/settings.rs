@@ -37,18 +37,52 @@ impl Default for IndexSettings {
 const PRIVATE: &[&str] = &["uuid", "creation_date", "version.created", "provided_name"];
 
 const KNOWN_PREFIXES: &[&str] = &[
-    "analysis.", "routing.", "mapping.", "blocks.", "sort.", "translog.", "merge.", "query.",
-    "similarity.", "lifecycle.", "highlight.", "write.", "shard.", "store.", "unassigned.",
-    "search.", "indexing.", "allocation.", "routing_partition_size", "soft_deletes.",
+    "analysis.",
+    "routing.",
+    "mapping.",
+    "blocks.",
+    "sort.",
+    "translog.",
+    "merge.",
+    "query.",
+    "similarity.",
+    "lifecycle.",
+    "highlight.",
+    "write.",
+    "shard.",
+    "store.",
+    "unassigned.",
+    "search.",
+    "indexing.",
+    "allocation.",
+    "routing_partition_size",
+    "soft_deletes.",
 ];
 
 const KNOWN: &[&str] = &[
-    "codec", "auto_expand_replicas", "hidden", "max_ngram_diff", "max_shingle_diff",
-    "number_of_routing_shards", "priority", "default_pipeline", "final_pipeline",
-    "max_inner_result_window", "max_terms_count", "max_regex_length", "max_docvalue_fields_search",
-    "max_script_fields", "max_rescore_window", "max_adjacency_matrix_filters", "gc_deletes",
-    "load_fixed_bitset_filters_eagerly", "check_on_startup", "format", "max_slices_per_scroll",
-    "max_refresh_listeners", "default_field",
+    "codec",
+    "auto_expand_replicas",
+    "hidden",
+    "max_ngram_diff",
+    "max_shingle_diff",
+    "number_of_routing_shards",
+    "priority",
+    "default_pipeline",
+    "final_pipeline",
+    "max_inner_result_window",
+    "max_terms_count",
+    "max_regex_length",
+    "max_docvalue_fields_search",
+    "max_script_fields",
+    "max_rescore_window",
+    "max_adjacency_matrix_filters",
+    "gc_deletes",
+    "load_fixed_bitset_filters_eagerly",
+    "check_on_startup",
+    "format",
+    "max_slices_per_scroll",
+    "max_refresh_listeners",
+    "default_field",
 ];
 
 /// Flattens settings to `index.`-prefixed dotted keys.
@@ -60,7 +94,11 @@ pub fn flatten(v: &Value) -> EngineResult<BTreeMap<String, Value>> {
     flatten_into(obj, "", &mut out);
     let mut prefixed = BTreeMap::new();
     for (k, v) in out {
-        let key = if k.starts_with("index.") { k } else { format!("index.{k}") };
+        let key = if k.starts_with("index.") {
+            k
+        } else {
+            format!("index.{k}")
+        };
         prefixed.insert(key, v);
     }
     Ok(prefixed)
@@ -68,7 +106,11 @@ pub fn flatten(v: &Value) -> EngineResult<BTreeMap<String, Value>> {
 
 fn flatten_into(obj: &Map<String, Value>, prefix: &str, out: &mut BTreeMap<String, Value>) {
     for (k, v) in obj {
-        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
         match v {
             Value::Object(inner) => flatten_into(inner, &key, out),
             other => {
@@ -109,7 +151,14 @@ pub fn parse_time_ms(key: &str, s: &str) -> EngineResult<i64> {
     if s == "-1" {
         return Ok(-1);
     }
-    let units: [(&str, i64); 6] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000), ("nanos", 0)];
+    let units: [(&str, i64); 6] = [
+        ("ms", 1),
+        ("s", 1000),
+        ("m", 60_000),
+        ("h", 3_600_000),
+        ("d", 86_400_000),
+        ("nanos", 0),
+    ];
     for (suffix, mult) in units {
         if let Some(num) = s.strip_suffix(suffix) {
             if let Ok(n) = num.trim().parse::<i64>() {
@@ -206,7 +255,14 @@ impl IndexSettings {
         put("creation_date", created_ms.to_string());
         put("version.created", "7100299".to_string());
         if self.refresh_ms != 1000 {
-            put("refresh_interval", if self.refresh_ms < 0 { "-1".into() } else { format!("{}ms", self.refresh_ms) });
+            put(
+                "refresh_interval",
+                if self.refresh_ms < 0 {
+                    "-1".into()
+                } else {
+                    format!("{}ms", self.refresh_ms)
+                },
+            );
         }
         if self.max_result_window != 10_000 {
             put("max_result_window", self.max_result_window.to_string());
@@ -263,7 +319,10 @@ mod tests {
         assert!(e.to_string().contains("unknown setting [index.foo]"));
         let e = IndexSettings::from_create(Some(&json!({"index": {"uuid": "x"}}))).unwrap_err();
         assert!(e.to_string().contains("private index setting"));
-        let s = IndexSettings::from_create(Some(&json!({"analysis": {"analyzer": {"a": {"type": "standard"}}}}))).unwrap();
+        let s = IndexSettings::from_create(Some(
+            &json!({"analysis": {"analyzer": {"a": {"type": "standard"}}}}),
+        ))
+        .unwrap();
         assert!(s.extra.contains_key("index.analysis.analyzer.a.type"));
     }
 
@@ -282,7 +341,8 @@ mod tests {
         let mut s = IndexSettings::default();
         let flat = flatten(&json!({"number_of_shards": 2})).unwrap();
         assert!(s.apply(&flat, false).is_err());
-        let flat = flatten(&json!({"index": {"number_of_replicas": 0, "refresh_interval": "-1"}})).unwrap();
+        let flat = flatten(&json!({"index": {"number_of_replicas": 0, "refresh_interval": "-1"}}))
+            .unwrap();
         s.apply(&flat, false).unwrap();
         assert_eq!((s.replicas, s.refresh_ms), (0, -1));
     }

@@ -5,20 +5,20 @@
 //! optimistic concurrency checks, and what a refresh (= tantivy commit + reader reload) does.
 //! Must not touch: mappings (documents arrive mapped), HTTP, other shards.
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tantivy::directory::MmapDirectory;
-use tantivy::schema::{IndexRecordOption, Value as _};
 use tantivy::{
-    DocAddress, DocSet, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, Searcher,
-    TantivyDocument, Term, TERMINATED,
+    DocAddress, Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, Searcher, Term,
 };
 
-use super::schema::{self, Fields, F_SEQ_NO, F_VERSION};
+use super::lookup::{build_id_filter, IdFilter};
+pub use super::lookup::{find_id, id_hash, source_of};
+pub use super::ops::{Cond, DocResult, Outcome, ShardOp, Stored, Update, Updater};
+use super::schema::{self, Fields};
 use super::wal::{OwnedRecord, ShardKey, Wal, WalOp, WalRecord};
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::mapping::{IndexedDoc, Mapping};
@@ -37,97 +37,6 @@ impl Default for WriterOptions {
             memory_per_thread: 48 << 20,
         }
     }
-}
-
-/// Optimistic concurrency control of a write.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Cond {
-    pub if_seq_no: Option<i64>,
-    pub if_primary_term: Option<u64>,
-    /// External version (`version_type=external`, or `external_gte` when the flag is set).
-    pub external: Option<(u64, bool)>,
-}
-
-/// What happened to a document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DocResult {
-    Created,
-    Updated,
-    Deleted,
-    NotFound,
-    Noop,
-}
-
-impl DocResult {
-    /// The `result` field.
-    pub fn name(self) -> &'static str {
-        match self {
-            DocResult::Created => "created",
-            DocResult::Updated => "updated",
-            DocResult::Deleted => "deleted",
-            DocResult::NotFound => "not_found",
-            DocResult::Noop => "noop",
-        }
-    }
-}
-
-/// The outcome of one write.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Outcome {
-    pub result: DocResult,
-    pub version: u64,
-    pub seq_no: i64,
-}
-
-/// What an update function decided.
-#[derive(Debug)]
-pub enum Update {
-    Noop,
-    Write {
-        source: Vec<u8>,
-        doc: IndexedDoc,
-    },
-}
-
-/// The update function: current source (None: missing) -> decision.
-pub type Updater<'a> = dyn FnMut(Option<&[u8]>) -> EngineResult<Update> + 'a;
-
-/// One write to a shard.
-pub enum ShardOp<'a> {
-    Index {
-        id: &'a str,
-        source: &'a [u8],
-        doc: &'a IndexedDoc,
-        create: bool,
-        cond: Cond,
-    },
-    Delete {
-        id: &'a str,
-        cond: Cond,
-    },
-    Update {
-        id: &'a str,
-        cond: Cond,
-        updater: &'a mut Updater<'a>,
-    },
-}
-
-impl std::fmt::Debug for ShardOp<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ShardOp::Index { id, create, .. } => write!(f, "Index({id}, create={create})"),
-            ShardOp::Delete { id, .. } => write!(f, "Delete({id})"),
-            ShardOp::Update { id, .. } => write!(f, "Update({id})"),
-        }
-    }
-}
-
-/// A stored document read back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stored {
-    pub version: u64,
-    pub seq_no: i64,
-    pub source: Vec<u8>,
 }
 
 /// Document counts and size of a shard.
@@ -162,38 +71,6 @@ impl Current {
     fn exists(&self) -> bool {
         !matches!(self.loc, Loc::Gone)
     }
-}
-
-/// Identity hasher for the id filter (keys are hashes already).
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | b as u64;
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
-type IdFilter = HashSet<u64, BuildHasherDefault<IdHasher>>;
-
-/// 64-bit FNV-1a of an id, finalised with a multiply-xorshift (the id filter's key).
-pub fn id_hash(id: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in id {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^ (h >> 33)
 }
 
 struct State {
@@ -236,51 +113,6 @@ fn read_committed_seq(index: &Index) -> EngineResult<i64> {
         .and_then(|p| serde_json::from_str::<serde_json::Value>(&p).ok())
         .and_then(|v| v.get("max_seq_no").and_then(|s| s.as_i64()))
         .unwrap_or(-1))
-}
-
-fn build_id_filter(searcher: &Searcher, f: &Fields) -> EngineResult<IdFilter> {
-    let mut ids = IdFilter::default();
-    ids.reserve(searcher.num_docs() as usize);
-    for seg in searcher.segment_readers() {
-        let inv = seg.inverted_index(f.id)?;
-        let mut stream = inv.terms().stream()?;
-        while stream.advance() {
-            ids.insert(id_hash(stream.key()));
-        }
-    }
-    Ok(ids)
-}
-
-/// Finds the live document with `id` in `searcher`: (address, version, seq_no).
-pub fn find_id(searcher: &Searcher, f: &Fields, id: &str) -> EngineResult<Option<(DocAddress, u64, i64)>> {
-    let term = Term::from_field_text(f.id, id);
-    for (ord, seg) in searcher.segment_readers().iter().enumerate() {
-        let inv = seg.inverted_index(f.id)?;
-        let Some(mut postings) = inv.read_postings(&term, IndexRecordOption::Basic)? else {
-            continue;
-        };
-        let mut doc = postings.doc();
-        while doc != TERMINATED {
-            if seg.alive_bitset().is_none_or(|a| a.is_alive(doc)) {
-                let ff = seg.fast_fields();
-                let version = ff.u64(F_VERSION)?.first(doc).unwrap_or(1);
-                let seq = ff.u64(F_SEQ_NO)?.first(doc).unwrap_or(0) as i64;
-                return Ok(Some((DocAddress::new(ord as u32, doc), version, seq)));
-            }
-            doc = postings.advance();
-        }
-    }
-    Ok(None)
-}
-
-/// Reads the `_source` bytes of a hit.
-pub fn source_of(searcher: &Searcher, f: &Fields, addr: DocAddress) -> EngineResult<Vec<u8>> {
-    let doc: TantivyDocument = searcher.doc(addr)?;
-    Ok(doc
-        .get_first(f.source)
-        .and_then(|v| v.as_bytes())
-        .map(<[u8]>::to_vec)
-        .unwrap_or_default())
 }
 
 fn dir_size(dir: &Path) -> u64 {
@@ -375,9 +207,13 @@ impl Shard {
         let mut end = 0u64;
         for op in ops {
             let r = match op {
-                ShardOp::Index { id, source, doc, create, cond } => {
-                    self.index_op(&mut st, wal, id, source, doc, create, cond, &mut end)
-                }
+                ShardOp::Index {
+                    id,
+                    source,
+                    doc,
+                    create,
+                    cond,
+                } => self.index_op(&mut st, wal, id, source, doc, create, cond, &mut end),
                 ShardOp::Delete { id, cond } => self.delete_op(&mut st, wal, id, cond, &mut end),
                 ShardOp::Update { id, cond, updater } => {
                     self.update_op(&mut st, wal, id, cond, updater, &mut end)
@@ -401,11 +237,13 @@ impl Shard {
             return Ok(None);
         }
         let searcher = self.reader.searcher();
-        Ok(find_id(&searcher, &self.fields, id)?.map(|(addr, version, seq_no)| Current {
-            version,
-            seq_no,
-            loc: Loc::Doc(searcher, addr),
-        }))
+        Ok(
+            find_id(&searcher, &self.fields, id)?.map(|(addr, version, seq_no)| Current {
+                version,
+                seq_no,
+                loc: Loc::Doc(searcher, addr),
+            }),
+        )
     }
 
     fn check_cond(&self, id: &str, cur: Option<&Current>, cond: &Cond) -> EngineResult<()> {
@@ -482,9 +320,24 @@ impl Shard {
         let (lsn, e) = wal.append(&self.key, &rec)?;
         *end = (*end).max(e);
         self.put(st, id, source, doc, version, seq_no)?;
-        st.live.insert(id.into(), Live { version, seq_no, lsn: Some(lsn) });
-        let result = if existed { DocResult::Updated } else { DocResult::Created };
-        Ok(Outcome { result, version, seq_no })
+        st.live.insert(
+            id.into(),
+            Live {
+                version,
+                seq_no,
+                lsn: Some(lsn),
+            },
+        );
+        let result = if existed {
+            DocResult::Updated
+        } else {
+            DocResult::Created
+        };
+        Ok(Outcome {
+            result,
+            version,
+            seq_no,
+        })
     }
 
     /// Adds a document version to the writer (deleting older versions of the id).
@@ -497,7 +350,13 @@ impl Shard {
         version: u64,
         seq_no: i64,
     ) -> EngineResult<()> {
-        let rec = schema::DocRecord { id, source, version, seq_no, doc };
+        let rec = schema::DocRecord {
+            id,
+            source,
+            version,
+            seq_no,
+            doc,
+        };
         let tdoc = schema::to_tantivy(&self.fields, &rec);
         let fresh = st.ids.insert(id_hash(id.as_bytes()));
         let writer = self.ensure_writer(st)?;
@@ -511,12 +370,23 @@ impl Shard {
         Ok(())
     }
 
-    fn delete_op(&self, st: &mut State, wal: &Wal, id: &str, cond: Cond, end: &mut u64) -> EngineResult<Outcome> {
+    fn delete_op(
+        &self,
+        st: &mut State,
+        wal: &Wal,
+        id: &str,
+        cond: Cond,
+        end: &mut u64,
+    ) -> EngineResult<Outcome> {
         let cur = self.current(st, id)?;
         self.check_cond(id, cur.as_ref(), &cond)?;
         let Some(cur) = cur.filter(Current::exists) else {
             st.max_seq += 1;
-            return Ok(Outcome { result: DocResult::NotFound, version: 1, seq_no: st.max_seq });
+            return Ok(Outcome {
+                result: DocResult::NotFound,
+                version: 1,
+                seq_no: st.max_seq,
+            });
         };
         let version = cond.external.map_or(cur.version + 1, |(v, _)| v);
         let seq_no = st.max_seq + 1;
@@ -536,8 +406,19 @@ impl Shard {
         st.max_seq = seq_no;
         st.dirty = true;
         st.last_write = Instant::now();
-        st.live.insert(id.into(), Live { version, seq_no, lsn: None });
-        Ok(Outcome { result: DocResult::Deleted, version, seq_no })
+        st.live.insert(
+            id.into(),
+            Live {
+                version,
+                seq_no,
+                lsn: None,
+            },
+        );
+        Ok(Outcome {
+            result: DocResult::Deleted,
+            version,
+            seq_no,
+        })
     }
 
     fn update_op(
@@ -559,7 +440,11 @@ impl Shard {
         match updater(source.as_deref())? {
             Update::Noop => {
                 let c = cur.expect("noop needs a document");
-                Ok(Outcome { result: DocResult::Noop, version: c.version, seq_no: c.seq_no })
+                Ok(Outcome {
+                    result: DocResult::Noop,
+                    version: c.version,
+                    seq_no: c.seq_no,
+                })
             }
             Update::Write { source, doc } => {
                 let plain = Cond::default();
@@ -576,7 +461,11 @@ impl Shard {
                 let Some(lsn) = l.lsn else { return Ok(None) };
                 if let Ok(rec) = wal.read(lsn) {
                     if rec.id == id {
-                        return Ok(Some(Stored { version: l.version, seq_no: l.seq_no, source: rec.source }));
+                        return Ok(Some(Stored {
+                            version: l.version,
+                            seq_no: l.seq_no,
+                            source: rec.source,
+                        }));
                     }
                 }
             }
@@ -688,6 +577,3 @@ impl Shard {
         &self.key
     }
 }
-
-/// Shared handle.
-pub type ShardRef = Arc<Shard>;

@@ -9,7 +9,12 @@ use crate::engine::mapping::parse_mappings;
 use crate::engine::names::{AutoCreate, DEFAULT_AUTO_CREATE};
 
 fn open(dir: &Path) -> Store {
-    Store::open(dir, WriterOptions::default(), AutoCreate::parse(DEFAULT_AUTO_CREATE).unwrap()).unwrap()
+    Store::open(
+        dir,
+        WriterOptions::default(),
+        AutoCreate::parse(DEFAULT_AUTO_CREATE).unwrap(),
+    )
+    .unwrap()
 }
 
 fn item(action: Action, index: &str, id: &str, src: serde_json::Value) -> WriteItem {
@@ -47,17 +52,27 @@ fn versions_created_updated_deleted() {
     let r = write1(&store, item(Action::Index, "books", "1", json!({"t": "a"})));
     let o = r.outcome.unwrap();
     assert_eq!((o.result, o.version, o.seq_no), (DocResult::Created, 1, 0));
-    let o = write1(&store, item(Action::Index, "books", "1", json!({"t": "b"}))).outcome.unwrap();
+    let o = write1(&store, item(Action::Index, "books", "1", json!({"t": "b"})))
+        .outcome
+        .unwrap();
     assert_eq!((o.result, o.version, o.seq_no), (DocResult::Updated, 2, 1));
     assert_eq!(get(&store, "books", "1").unwrap()["t"], "b");
-    let e = write1(&store, item(Action::Create, "books", "1", json!({}))).outcome.unwrap_err();
+    let e = write1(&store, item(Action::Create, "books", "1", json!({})))
+        .outcome
+        .unwrap_err();
     assert_eq!(e.status(), 409);
-    let o = write1(&store, item(Action::Delete, "books", "1", json!(null))).outcome.unwrap();
+    let o = write1(&store, item(Action::Delete, "books", "1", json!(null)))
+        .outcome
+        .unwrap();
     assert_eq!((o.result, o.version), (DocResult::Deleted, 3));
     assert!(get(&store, "books", "1").is_none());
-    let o = write1(&store, item(Action::Delete, "books", "1", json!(null))).outcome.unwrap();
+    let o = write1(&store, item(Action::Delete, "books", "1", json!(null)))
+        .outcome
+        .unwrap();
     assert_eq!(o.result, DocResult::NotFound);
-    let o = write1(&store, item(Action::Index, "books", "1", json!({"t": "c"}))).outcome.unwrap();
+    let o = write1(&store, item(Action::Index, "books", "1", json!({"t": "c"})))
+        .outcome
+        .unwrap();
     assert_eq!((o.result, o.version), (DocResult::Created, 4));
 }
 
@@ -69,7 +84,9 @@ fn versions_survive_refresh() {
     write1(&store, item(Action::Index, "books", "1", json!({"t": "a"})));
     store.require("books").unwrap().refresh(&store.wal).unwrap();
     assert_eq!(get(&store, "books", "1").unwrap()["t"], "a");
-    let o = write1(&store, item(Action::Index, "books", "1", json!({"t": "b"}))).outcome.unwrap();
+    let o = write1(&store, item(Action::Index, "books", "1", json!({"t": "b"})))
+        .outcome
+        .unwrap();
     assert_eq!((o.result, o.version), (DocResult::Updated, 2));
     store.require("books").unwrap().refresh(&store.wal).unwrap();
     let h = store.require("books").unwrap();
@@ -80,10 +97,15 @@ fn versions_survive_refresh() {
 fn missing_index_and_whitelist() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let e = write1(&store, item(Action::Index, "books", "1", json!({}))).outcome.unwrap_err();
+    let e = write1(&store, item(Action::Index, "books", "1", json!({})))
+        .outcome
+        .unwrap_err();
     assert_eq!(e.body().reason, "no such index");
     assert!(store.get("books").is_none());
-    let r = write1(&store, item(Action::Index, "logstash-1", "1", json!({"n": 1})));
+    let r = write1(
+        &store,
+        item(Action::Index, "logstash-1", "1", json!({"n": 1})),
+    );
     assert!(r.outcome.is_ok());
     assert!(store.get("logstash-1").is_some());
 }
@@ -93,7 +115,10 @@ fn update_merges_and_detects_noop() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
     store.create("i", CreateIndex::default()).unwrap();
-    write1(&store, item(Action::Index, "i", "1", json!({"a": 1, "o": {"x": 1}})));
+    write1(
+        &store,
+        item(Action::Index, "i", "1", json!({"a": 1, "o": {"x": 1}})),
+    );
     let mut up = item(Action::Update, "i", "1", json!(null));
     up.update = Some(UpdateBody {
         doc: Some(json!({"o": {"y": 2}}).as_object().unwrap().clone()),
@@ -102,12 +127,21 @@ fn update_merges_and_detects_noop() {
     });
     let o = write1(&store, up.clone()).outcome.unwrap();
     assert_eq!((o.result, o.version), (DocResult::Updated, 2));
-    assert_eq!(get(&store, "i", "1").unwrap(), json!({"a": 1, "o": {"x": 1, "y": 2}}));
+    assert_eq!(
+        get(&store, "i", "1").unwrap(),
+        json!({"a": 1, "o": {"x": 1, "y": 2}})
+    );
     let o = write1(&store, up.clone()).outcome.unwrap();
     assert_eq!(o.result, DocResult::Noop);
     let mut missing = up.clone();
     missing.id = Some("2".into());
-    assert_eq!(write1(&store, missing.clone()).outcome.unwrap_err().status(), 404);
+    assert_eq!(
+        write1(&store, missing.clone())
+            .outcome
+            .unwrap_err()
+            .status(),
+        404
+    );
     missing.update.as_mut().unwrap().doc_as_upsert = true;
     let o = write1(&store, missing).outcome.unwrap();
     assert_eq!(o.result, DocResult::Created);
@@ -122,7 +156,14 @@ fn restart_replays_unrefreshed_writes() {
         req.settings.shards = 3;
         store.create("books", req).unwrap();
         let items: Vec<WriteItem> = (0..50)
-            .map(|i| item(Action::Index, "books", &i.to_string(), json!({"n": i, "title": format!("book {i}")})))
+            .map(|i| {
+                item(
+                    Action::Index,
+                    "books",
+                    &i.to_string(),
+                    json!({"n": i, "title": format!("book {i}")}),
+                )
+            })
             .collect();
         let (r, t) = store.write(items);
         assert!(r.iter().all(|r| r.outcome.is_ok()));
@@ -137,7 +178,9 @@ fn restart_replays_unrefreshed_writes() {
     assert!(get(&store, "books", "7").is_none());
     assert_eq!(get(&store, "books", "8").unwrap()["n"], 8);
     assert!(h.mapping().field("title.keyword").is_some());
-    let o = write1(&store, item(Action::Index, "books", "8", json!({"n": 0}))).outcome.unwrap();
+    let o = write1(&store, item(Action::Index, "books", "8", json!({"n": 0})))
+        .outcome
+        .unwrap();
     assert_eq!(o.version, 2);
 }
 
@@ -149,14 +192,25 @@ fn delete_index_and_resolve() {
         store.create(n, CreateIndex::default()).unwrap();
     }
     let names = |e: &str| -> Vec<String> {
-        store.resolve(e, ResolveOptions::default()).unwrap().iter().map(|h| h.name.clone()).collect()
+        store
+            .resolve(e, ResolveOptions::default())
+            .unwrap()
+            .iter()
+            .map(|h| h.name.clone())
+            .collect()
     };
     assert_eq!(names("a*"), vec!["a1", "a2"]);
     assert_eq!(names("_all"), vec!["a1", "a2", "b1"]);
     assert_eq!(names("*,-a1"), vec!["a2", "b1"]);
     assert_eq!(names("b1,a1"), vec!["a1", "b1"]);
     assert!(store.resolve("zz", ResolveOptions::default()).is_err());
-    assert!(store.create("a1", CreateIndex::default()).unwrap_err().status() == 400);
+    assert!(
+        store
+            .create("a1", CreateIndex::default())
+            .unwrap_err()
+            .status()
+            == 400
+    );
     store.delete("a1").unwrap();
     assert_eq!(names("*"), vec!["a2", "b1"]);
     drop(store);
@@ -171,7 +225,14 @@ fn one_type_per_index() {
     let store = open(dir.path());
     let pm = parse_mappings(&json!({"doc": {"properties": {"n": {"type": "long"}}}})).unwrap();
     store
-        .create("i", CreateIndex { mapping: pm.mapping, type_name: pm.type_name, ..Default::default() })
+        .create(
+            "i",
+            CreateIndex {
+                mapping: pm.mapping,
+                type_name: pm.type_name,
+                ..Default::default()
+            },
+        )
         .unwrap();
     let mut it = item(Action::Index, "i", "1", json!({"n": 1}));
     it.type_name = Some("other".into());
@@ -180,7 +241,9 @@ fn one_type_per_index() {
     let mut it = item(Action::Index, "i", "1", json!({"n": 1}));
     it.type_name = Some("doc".into());
     assert!(write1(&store, it).outcome.is_ok());
-    let e = write1(&store, item(Action::Index, "i", "2", json!({"n": "x"}))).outcome.unwrap_err();
+    let e = write1(&store, item(Action::Index, "i", "2", json!({"n": "x"})))
+        .outcome
+        .unwrap_err();
     assert_eq!(e.body().caused_by.unwrap().0, "number_format_exception");
 }
 

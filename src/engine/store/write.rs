@@ -139,19 +139,16 @@ fn run_update(
     current: Option<&[u8]>,
 ) -> EngineResult<Update> {
     let merged = match current {
-        None => {
-            let src = match (&body.upsert, body.doc_as_upsert, &body.doc) {
-                (Some(u), _, _) => u.clone(),
-                (None, true, Some(d)) => d.clone(),
-                _ => {
-                    return Err(EngineError::DocumentMissing {
-                        index: handle.name.clone(),
-                        id: id.to_string(),
-                    })
-                }
-            };
-            src
-        }
+        None => match (&body.upsert, body.doc_as_upsert, &body.doc) {
+            (Some(u), _, _) => u.clone(),
+            (None, true, Some(d)) => d.clone(),
+            _ => {
+                return Err(EngineError::DocumentMissing {
+                    index: handle.name.clone(),
+                    id: id.to_string(),
+                })
+            }
+        },
         Some(bytes) => {
             let mut cur = parse_source(bytes)?;
             let before = cur.clone();
@@ -175,10 +172,14 @@ impl Store {
         item: &mut WriteItem,
         cache: &mut HashMap<String, EngineResult<Arc<IndexHandle>>>,
     ) -> EngineResult<Prepared> {
-        let handle = cache
-            .entry(item.index.clone())
-            .or_insert_with(|| self.for_write(&item.index))
-            .clone()?;
+        // deletes never create an index (as Elasticsearch's bulk action)
+        let handle = match item.action {
+            Action::Delete => self.require(&item.index)?,
+            _ => cache
+                .entry(item.index.clone())
+                .or_insert_with(|| self.for_write(&item.index))
+                .clone()?,
+        };
         handle.accept_type(item.type_name.as_deref())?;
         let id = match item.id.take() {
             Some(id) => id,
@@ -198,23 +199,33 @@ impl Store {
     /// touched. Nothing is durable until [`Store::finish`].
     pub fn write(&self, mut items: Vec<WriteItem>) -> (Vec<ItemResult>, Touched) {
         let mut cache = HashMap::new();
-        let prepared: Vec<EngineResult<Prepared>> =
-            items.iter_mut().map(|it| self.prepare(it, &mut cache)).collect();
-        let mut outcomes: Vec<Option<EngineResult<Outcome>>> = (0..items.len()).map(|_| None).collect();
+        let prepared: Vec<EngineResult<Prepared>> = items
+            .iter_mut()
+            .map(|it| self.prepare(it, &mut cache))
+            .collect();
+        let mut outcomes: Vec<Option<EngineResult<Outcome>>> =
+            (0..items.len()).map(|_| None).collect();
         let mut groups: BTreeMap<(String, u16), Vec<usize>> = BTreeMap::new();
         for (i, p) in prepared.iter().enumerate() {
             match p {
                 Ok(p) => {
                     let routing = items[i].routing.as_deref().unwrap_or(&p.id);
                     let shard = p.handle.shard_for(routing).num;
-                    groups.entry((p.handle.name.clone(), shard)).or_default().push(i);
+                    groups
+                        .entry((p.handle.name.clone(), shard))
+                        .or_default()
+                        .push(i);
                 }
                 Err(e) => outcomes[i] = Some(Err(e.clone())),
             }
         }
         let mut touched = Touched::default();
         for ((name, shard), idxs) in groups {
-            let handle = prepared[idxs[0]].as_ref().expect("grouped items are prepared").handle.clone();
+            let handle = prepared[idxs[0]]
+                .as_ref()
+                .expect("grouped items are prepared")
+                .handle
+                .clone();
             let res = self.write_group(&handle, shard, &idxs, &items, &prepared);
             match res {
                 Ok((results, end, gen)) => {
@@ -224,7 +235,9 @@ impl Store {
                     touched.wal_end = touched.wal_end.max(end);
                     touched.shards.insert((name, shard), (handle, gen));
                 }
-                Err(e) => idxs.iter().for_each(|i| outcomes[*i] = Some(Err(e.clone()))),
+                Err(e) => idxs
+                    .iter()
+                    .for_each(|i| outcomes[*i] = Some(Err(e.clone()))),
             }
         }
         let results = items
@@ -245,7 +258,8 @@ impl Store {
         items: &[WriteItem],
         prepared: &[EngineResult<Prepared>],
     ) -> EngineResult<(Vec<EngineResult<Outcome>>, u64, u64)> {
-        let mut updaters: Vec<Box<dyn FnMut(Option<&[u8]>) -> EngineResult<Update> + '_>> = Vec::new();
+        let mut updaters: Vec<Box<dyn FnMut(Option<&[u8]>) -> EngineResult<Update> + '_>> =
+            Vec::new();
         for &i in idxs {
             if let (Action::Update, Ok(p)) = (items[i].action, &prepared[i]) {
                 let body = items[i].update.clone().unwrap_or_default();
@@ -267,7 +281,10 @@ impl Store {
                     create: item.action == Action::Create,
                     cond: item.cond,
                 },
-                Action::Delete => ShardOp::Delete { id: &p.id, cond: item.cond },
+                Action::Delete => ShardOp::Delete {
+                    id: &p.id,
+                    cond: item.cond,
+                },
                 Action::Update => ShardOp::Update {
                     id: &p.id,
                     cond: item.cond,
@@ -291,9 +308,8 @@ impl Store {
                     s.refresh(&self.wal)?;
                 }
                 RefreshPolicy::WaitFor => {
-                    if handle.settings().refresh_ms < 0 {
-                        s.refresh(&self.wal)?;
-                    } else if !s.wait_refreshed(*gen, Duration::from_secs(60)) {
+                    let periodic = handle.settings().refresh_ms >= 0;
+                    if !periodic || !s.wait_refreshed(*gen, Duration::from_secs(60)) {
                         s.refresh(&self.wal)?;
                     }
                 }
@@ -342,10 +358,19 @@ mod tests {
 
     #[test]
     fn deep_merge_merges_objects_and_replaces_the_rest() {
-        let mut a = json!({"a": {"x": 1, "y": 2}, "b": [1, 2], "c": 1}).as_object().unwrap().clone();
-        let b = json!({"a": {"y": 3, "z": 4}, "b": [3], "d": true}).as_object().unwrap().clone();
+        let mut a = json!({"a": {"x": 1, "y": 2}, "b": [1, 2], "c": 1})
+            .as_object()
+            .unwrap()
+            .clone();
+        let b = json!({"a": {"y": 3, "z": 4}, "b": [3], "d": true})
+            .as_object()
+            .unwrap()
+            .clone();
         deep_merge(&mut a, &b);
-        assert_eq!(Value::Object(a), json!({"a": {"x": 1, "y": 3, "z": 4}, "b": [3], "c": 1, "d": true}));
+        assert_eq!(
+            Value::Object(a),
+            json!({"a": {"x": 1, "y": 3, "z": 4}, "b": [3], "c": 1, "d": true})
+        );
     }
 
     #[test]

@@ -1,0 +1,141 @@
+//! Config fixtures: valid files and each kind of invalid one.
+
+use super::*;
+
+const VALID: &str = r#"
+[edge]
+domain = "localhost"
+https = "127.0.0.1:9243"
+http = "127.0.0.1:9200"
+data_dir = "./data"
+[engine]
+listen = "127.0.0.1:9201"
+data_dir = "./data/engine"
+[[plans]]
+name = "sandbox"
+concurrency = 2
+queue_size = 20
+queue_timeout = "5s"
+shards = 10
+disk = "1gb"
+memory = "256mb"
+max_bulk_actions = 10000
+monthly_price_cents = 0
+[[clusters]]
+id = "acme"
+hostname = "acme-7f3k"
+region = "us-east-1"
+class = "multitenant"
+plan = "sandbox"
+username = "u1"
+password = "p1"
+mode = "normal"
+upstream = ["127.0.0.1:9201"]
+"#;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, "test.toml")
+}
+
+#[test]
+fn the_issue_example_parses() {
+    let c = parse(VALID).unwrap();
+    assert_eq!(c.plans[0].queue_timeout.0, Duration::from_secs(5));
+    assert_eq!(c.plans[0].disk.0, 1 << 30);
+    assert_eq!(c.clusters[0].class, ClusterClass::Multitenant);
+    assert_eq!(c.clusters[0].mode, Mode::Normal);
+    // spec 8 defaults: 40MB body, 16KB head, 60s deadline
+    assert_eq!(c.edge.max_body.0, 41_943_040);
+    assert_eq!(c.edge.max_head.0, 16_384);
+    assert_eq!(c.edge.deadline.0, Duration::from_secs(60));
+    assert!(!c.edge.route_by_username);
+}
+
+#[test]
+fn unknown_keys_are_named() {
+    let text = VALID.replace("mode = \"normal\"", "mode = \"normal\"\ncolour = \"red\"");
+    let e = parse(&text).unwrap_err();
+    assert!(e.message.contains("colour"), "{e}");
+    let text = VALID.replace("[edge]", "[edge]\nlisten_backlog = 5");
+    assert!(parse(&text).unwrap_err().message.contains("listen_backlog"));
+    let text = format!("{VALID}\n[metrics]\nport = 1\n");
+    assert!(parse(&text).unwrap_err().message.contains("metrics"));
+}
+
+#[test]
+fn passwords_never_show_in_debug() {
+    let c = parse(VALID).unwrap();
+    let dump = format!("{c:?}");
+    assert!(!dump.contains("\"p1\""), "{dump}");
+    assert!(dump.contains("Secret(***)"));
+}
+
+#[test]
+fn bad_values_name_their_key() {
+    let cases = [
+        ("plan = \"sandbox\"", "plan = \"gold\"", "clusters[0].plan"),
+        ("class = \"multitenant\"", "class = \"shared\"", "class"),
+        ("mode = \"normal\"", "mode = \"sleepy\"", "mode"),
+        (
+            "queue_timeout = \"5s\"",
+            "queue_timeout = \"5\"",
+            "queue_timeout",
+        ),
+        ("disk = \"1gb\"", "disk = \"1zb\"", "disk"),
+        ("concurrency = 2", "concurrency = 0", "plans[0].concurrency"),
+        (
+            "hostname = \"acme-7f3k\"",
+            "hostname = \"Acme.x\"",
+            "clusters[0].hostname",
+        ),
+        (
+            "password = \"p1\"",
+            "password = \"p 1\"",
+            "clusters[0].username",
+        ),
+        (
+            "upstream = [\"127.0.0.1:9201\"]",
+            "upstream = []",
+            "clusters[0].upstream",
+        ),
+        ("https = \"127.0.0.1:9243\"", "https = \"nowhere\"", "https"),
+    ];
+    for (from, to, key) in cases {
+        let text = VALID.replace(from, to);
+        let e = parse(&text).unwrap_err();
+        assert!(e.to_string().contains(key), "{from} -> {to}: {e}");
+    }
+}
+
+#[test]
+fn duplicates_are_refused() {
+    let second = VALID.split("[[clusters]]").nth(1).unwrap();
+    let text = format!("{VALID}\n[[clusters]]{second}");
+    let e = parse(&text).unwrap_err();
+    assert!(e.message.contains("defined twice"), "{e}");
+    let other = second
+        .replace("id = \"acme\"", "id = \"other\"")
+        .replace("acme-7f3k", "b");
+    let e = parse(&format!("{VALID}\n[[clusters]]{other}")).unwrap_err();
+    assert!(e.message.contains("username `u1` is used twice"), "{e}");
+}
+
+#[test]
+fn missing_upstream_needs_an_engine() {
+    let text = VALID
+        .replace("upstream = [\"127.0.0.1:9201\"]", "")
+        .replace(
+            "[engine]\nlisten = \"127.0.0.1:9201\"\ndata_dir = \"./data/engine\"",
+            "",
+        );
+    let e = parse(&text).unwrap_err();
+    assert!(e.message.contains("no [engine]"), "{e}");
+}
+
+#[test]
+fn a_listener_is_required() {
+    let text = VALID
+        .replace("https = \"127.0.0.1:9243\"\n", "")
+        .replace("http = \"127.0.0.1:9200\"\n", "");
+    assert!(parse(&text).unwrap_err().message.contains("no listener"));
+}
