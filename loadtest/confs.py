@@ -153,7 +153,7 @@ http {{
   keepalive_timeout 75s;
   keepalive_requests 10000000;
   client_max_body_size 40m;
-  client_body_buffer_size 64k;
+  client_body_buffer_size {getattr(args, "nginx_body_buffer", "64k")};
   client_body_temp_path {work}/client_body;
   proxy_temp_path {work}/proxy_temp;
   fastcgi_temp_path {work}/fastcgi_temp;

@@ -39,7 +39,10 @@ SCENARIOS = {
     # name: (wrk script, TLS, direct-to-upstream comparable)
     "plain": ("search.lua", False, True),
     "tls": ("search.lua", True, False),
+    # spec 4.1 bodies: action lines and ~1KB site-content documents
     "bulk": ("bulk.lua", False, True),
+    # 50-byte documents: the worst case for the edge's per-line `_bulk` action counting
+    "bulk_tiny": ("bulk.lua", False, True),
     "mixed": ("mixed_tenants.lua", False, False),
 }
 
@@ -194,7 +197,10 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     else:
         url = f"http://127.0.0.1:{target.http}/"
         env["SG_HOST"] = tenant["host"]
-    conns = args.bulk_connections if scenario == "bulk" else args.connections
+    if scenario == "bulk_tiny":
+        env["SG_BULK_DOC"] = "tiny"
+    bulk = scenario.startswith("bulk")
+    conns = args.bulk_connections if bulk else args.connections
     cmd = [
         "taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{conns}", f"-d{duration}s",
         "--timeout", "10s", "-s", os.path.join(HERE, script), url,
@@ -236,7 +242,7 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     r = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
     secs = r["duration_us"] / 1e6
     r["rps"] = r["requests"] / secs
-    if scenario == "bulk":
+    if bulk:
         r["mbps"] = r["requests"] * args.bulk_bytes / secs / 1e6
     else:
         r["mbps"] = r["bytes_read"] / secs / 1e6
@@ -293,10 +299,25 @@ def goals(scenario, sg, ngx):
         out.append(("p99.9 <= nginx", sg["p999"] <= ngx["p999"]))
     elif scenario == "tls":
         out.append(("req/s >= 1.1x nginx", sg["rps"] >= 1.1 * ngx["rps"]))
-    elif scenario == "bulk":
+    elif scenario.startswith("bulk"):
         out.append(("MB/s >= 1.0x nginx", sg["mbps"] >= ngx["mbps"]))
     out.append(("no errors", sg["errors"] == 0))
     return out
+
+
+def raise_priority():
+    """Gives this runner and everything it starts precedence over other work on the machine
+    (nice -20, and the same for its autogroup, since with autogroups the nice value of a
+    process only counts within its session). Root only; bounded by the runs' length."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -20)
+        if os.path.exists("/proc/self/autogroup"):
+            with open("/proc/self/autogroup", "w") as f:
+                f.write("-20")
+        return True
+    except OSError as e:
+        log(f"note: cannot raise the priority ({e}); other work on the machine will disturb the runs")
+        return False
 
 
 def build(args):
@@ -362,6 +383,8 @@ def main():
                          "or a map of Host+Authorization (no file read per request)")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
+    ap.add_argument("--normal-priority", action="store_true",
+                    help="do not raise the runs' priority over other work (nice -20, autogroup)")
     ap.add_argument("--json", help="write every run's figures to this file")
     ap.add_argument("--perf", metavar="DIR",
                     help="profile each proxy's last run of each scenario with perf (cpu-clock "
@@ -380,6 +403,8 @@ def main():
         sys.exit("needs 2 cores: proxies on core 0, wrk and the upstream on core 1")
 
     build(args)
+    if not args.normal_priority:
+        raise_priority()
     work = tempfile.mkdtemp(prefix="sg-loadtest-")
     os.chmod(work, 0o755)  # nginx's workers run as another user and read the htpasswd files
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
