@@ -95,8 +95,12 @@ impl ErrorBody {
     /// The JSON value `{"error": {...}, "status": N}`.
     pub fn to_value(&self) -> Value {
         let root = self.cause_object();
-        let mut error = root.clone();
-        error.insert("root_cause".into(), Value::Array(vec![Value::Object(root)]));
+        let mut error = Map::new();
+        error.insert(
+            "root_cause".into(),
+            Value::Array(vec![Value::Object(root.clone())]),
+        );
+        error.extend(root);
         if let Some((ctype, creason)) = &self.caused_by {
             error.insert(
                 "caused_by".into(),
@@ -127,6 +131,8 @@ pub enum EdgeError {
     Maintenance,
     /// 404: the address matches no (provisioned) cluster.
     ClusterNotFound,
+    /// 421: the TLS server name (SNI) and the Host header name different hosts.
+    Misdirected,
     /// 408: the client was too slow sending its request.
     RequestTimeout,
     /// 413: body over the limit (limit in bytes).
@@ -149,6 +155,9 @@ pub enum EdgeError {
     GatewayTimeout(u64),
     /// 505: an HTTP version other than 1.0 and 1.1.
     VersionNotSupported,
+    /// 400: an index name the upstream would refuse from a tenant alone (`reason` as
+    /// Elasticsearch words it, e.g. "must not start with '_', '-', or '+'").
+    InvalidIndexName { index: String, reason: &'static str },
     /// 400 with a body naming the plan: shard capacity exceeded.
     ShardCapacity {
         plan: String,
@@ -205,6 +214,11 @@ impl EdgeError {
                 "cluster_not_found_exception",
                 "Cluster Not Found: no cluster answers at this address; check the host name (it may be a typo, destroyed or not provisioned yet)",
             ),
+            Misdirected => ErrorBody::new(
+                421,
+                "misdirected_request_exception",
+                "Misdirected Request: the TLS server name and the Host header disagree; send both for the same cluster",
+            ),
             RequestTimeout => ErrorBody::new(
                 408,
                 "request_timeout_exception",
@@ -246,6 +260,12 @@ impl EdgeError {
                 "http_version_not_supported_exception",
                 "only HTTP/1.0 and HTTP/1.1 are supported",
             ),
+            InvalidIndexName { index, reason } => ErrorBody::new(
+                400,
+                "invalid_index_name_exception",
+                format!("Invalid index name [{index}], {reason}"),
+            )
+            .with_index(index.clone()),
             ShardCapacity { plan, capacity, in_use, asked } => ErrorBody::new(
                 400,
                 "validation_exception",
@@ -311,6 +331,8 @@ mod tests {
             (Disabled, 403),
             (Maintenance, 403),
             (ClusterNotFound, 404),
+            (Misdirected, 421),
+            (RequestTimeout, 408),
             (BodyTooLarge(1), 413),
             (HeadTooLarge(1), 413),
             (TooManyBulkActions(1), 413),

@@ -24,7 +24,7 @@ enum Command {
     /// Run the embedded Elasticsearch-compatible engine alone (an upstream; no auth).
     Engine(searchgate::engine::EngineArgs),
     /// Bulk-load a Hugo site (or its generated JSON) into any cluster URL.
-    LoadSite(searchgate::tools::loadsite::LoadSiteArgs),
+    LoadSite(Box<searchgate::tools::loadsite::LoadSiteArgs>),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +33,6 @@ fn main() -> ExitCode {
         None => searchgate::edge::serve(searchgate::edge::ServeArgs::default()),
         Some(Command::Serve(args)) => searchgate::edge::serve(args),
         Some(Command::Engine(args)) => searchgate::engine::run(args),
-        Some(Command::LoadSite(args)) => searchgate::tools::loadsite::run(args),
+        Some(Command::LoadSite(args)) => searchgate::tools::loadsite::run(*args),
     }
 }

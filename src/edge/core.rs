@@ -1,0 +1,262 @@
+//! What each core holds: the process-wide [`Shared`] state (read-only but for the registry
+//! swap and the draining flag) and the core-local [`Core`]: its cached registry snapshot,
+//! upstream pool, buffer pool, metrics, access log and shutdown signal. Nothing in `Core`
+//! is shared with another core.
+//!
+//! Must not touch: request handling (see `session`).
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use rustls::ServerConfig;
+
+use super::accesslog::AccessLog;
+use super::upstream::{Pool, UPSTREAM_BUF};
+use crate::config::EdgeConfig;
+use crate::metrics::{CoreMetrics, MetricsHub};
+use crate::proto::HeadLimits;
+use crate::registry::{Registry, Snapshot};
+
+/// Client read buffer size (pooled; bodies stream through it).
+pub const CLIENT_BUF: usize = 64 * 1024;
+
+/// Limits and timeouts of the edge (from `[edge]`; fixed for the process's life).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub head: HeadLimits,
+    pub max_body: u64,
+    pub deadline: Duration,
+    pub head_timeout: Duration,
+    pub body_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub upstream_idle: Duration,
+    pub shutdown_grace: Duration,
+    /// How long a connection closed after an error keeps draining what the client sends.
+    pub linger: Duration,
+}
+
+impl Limits {
+    /// The limits an `[edge]` section sets.
+    pub fn from_config(e: &EdgeConfig) -> Limits {
+        Limits {
+            head: HeadLimits {
+                max_head: e.max_head.0 as usize,
+                ..HeadLimits::default()
+            },
+            max_body: e.max_body.0,
+            deadline: e.deadline.0,
+            head_timeout: e.head_timeout.0,
+            body_timeout: e.body_timeout.0,
+            idle_timeout: e.idle_timeout.0,
+            connect_timeout: e.connect_timeout.0,
+            upstream_idle: e.upstream_idle.0,
+            shutdown_grace: e.shutdown_grace.0,
+            linger: Duration::from_secs(2),
+        }
+    }
+}
+
+/// State shared by every core.
+#[derive(Debug)]
+pub struct Shared {
+    pub registry: Arc<Registry>,
+    pub limits: Limits,
+    pub tls: Option<Arc<ServerConfig>>,
+    pub metrics: Arc<MetricsHub>,
+    /// Access log target (`None`: off; `"-"`: stderr; else a file).
+    pub access_log: Option<String>,
+    /// Set on SIGTERM/SIGINT: stop accepting, finish what is in flight.
+    pub draining: AtomicBool,
+}
+
+impl Shared {
+    /// True once shutdown began.
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::Acquire)
+    }
+}
+
+/// One core's state.
+#[derive(Debug)]
+pub struct Core {
+    pub shared: Arc<Shared>,
+    /// `Rc` over the `Arc` on purpose: requests clone the core-local `Rc`, so the shared
+    /// `Arc` count is touched once per reload, not on every request from every core.
+    #[allow(clippy::redundant_allocation)]
+    snapshot: RefCell<Rc<Arc<Snapshot>>>,
+    pub pool: Pool,
+    pub metrics: RefCell<CoreMetrics>,
+    pub log: RefCell<AccessLog>,
+    /// Client connections open on this core.
+    pub connections: Cell<usize>,
+    buffers: RefCell<Vec<Vec<u8>>>,
+    round_robin: Cell<usize>,
+    pub shutdown: Signal,
+}
+
+impl Core {
+    /// A core's state over `shared`.
+    pub fn new(shared: Arc<Shared>) -> std::io::Result<Core> {
+        let log = AccessLog::open(shared.access_log.as_deref())?;
+        let snapshot = RefCell::new(Rc::new(shared.registry.load()));
+        let pool = Pool::new(256, shared.limits.upstream_idle);
+        Ok(Core {
+            shared,
+            snapshot,
+            pool,
+            metrics: RefCell::new(CoreMetrics::default()),
+            log: RefCell::new(log),
+            connections: Cell::new(0),
+            buffers: RefCell::new(Vec::new()),
+            round_robin: Cell::new(0),
+            shutdown: Signal::default(),
+        })
+    }
+
+    /// The current registry snapshot; one atomic load per call, a refresh only after a
+    /// reload.
+    #[allow(clippy::redundant_allocation)]
+    pub fn snapshot(&self) -> Rc<Arc<Snapshot>> {
+        let gen = self.shared.registry.generation();
+        let mut cached = self.snapshot.borrow_mut();
+        if cached.generation != gen {
+            *cached = Rc::new(self.shared.registry.load());
+        }
+        cached.clone()
+    }
+
+    /// A pooled buffer of at least `CLIENT_BUF` bytes, empty.
+    pub fn take_buffer(&self) -> Vec<u8> {
+        self.buffers
+            .borrow_mut()
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(CLIENT_BUF))
+    }
+
+    /// A pooled buffer for an upstream connection.
+    pub fn take_upstream_buffer(&self) -> Vec<u8> {
+        let mut b = self.take_buffer();
+        b.reserve(UPSTREAM_BUF);
+        b
+    }
+
+    /// Returns a buffer to the pool (at most 1024 kept).
+    pub fn give_buffer(&self, mut b: Vec<u8>) {
+        let mut pool = self.buffers.borrow_mut();
+        if b.capacity() >= CLIENT_BUF && b.capacity() <= 4 * CLIENT_BUF && pool.len() < 1024 {
+            b.clear();
+            pool.push(b);
+        }
+    }
+
+    /// Picks one of `n` upstreams, round robin per core.
+    pub fn pick(&self, n: usize) -> usize {
+        let i = self.round_robin.get();
+        self.round_robin.set(i.wrapping_add(1));
+        if n == 0 {
+            0
+        } else {
+            i % n
+        }
+    }
+
+    /// Core-local housekeeping, about once a second: fold metrics, flush the log, drop
+    /// stale pooled connections, notice shutdown.
+    pub fn housekeeping(&self, now: Instant) {
+        self.shared.metrics.absorb(&mut self.metrics.borrow_mut());
+        self.log.borrow_mut().flush();
+        self.pool.sweep(now);
+        if self.shared.draining() {
+            self.shutdown.fire();
+        }
+    }
+}
+
+/// A core-local one-shot signal (shutdown) that any number of tasks can await.
+#[derive(Debug, Default)]
+pub struct Signal {
+    fired: Cell<bool>,
+    wakers: RefCell<Vec<Option<Waker>>>,
+    /// Indices of empty slots in `wakers`.
+    free: RefCell<Vec<usize>>,
+}
+
+impl Signal {
+    /// Fires the signal, waking every waiter.
+    pub fn fire(&self) {
+        if self.fired.replace(true) {
+            return;
+        }
+        let wakers: Vec<Waker> = self
+            .wakers
+            .borrow_mut()
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect();
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// True once fired.
+    pub fn is_fired(&self) -> bool {
+        self.fired.get()
+    }
+
+    /// Resolves when the signal fires.
+    pub fn wait(&self) -> SignalWait<'_> {
+        SignalWait {
+            signal: self,
+            slot: None,
+        }
+    }
+}
+
+/// Future of [`Signal::wait`]; frees its waker slot when dropped.
+#[derive(Debug)]
+pub struct SignalWait<'a> {
+    signal: &'a Signal,
+    slot: Option<usize>,
+}
+
+impl Future for SignalWait<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.signal.fired.get() {
+            return Poll::Ready(());
+        }
+        let mut wakers = self.signal.wakers.borrow_mut();
+        match self.slot {
+            Some(i) if i < wakers.len() => wakers[i] = Some(cx.waker().clone()),
+            _ => {
+                let i = self.signal.free.borrow_mut().pop().unwrap_or_else(|| {
+                    wakers.push(None);
+                    wakers.len() - 1
+                });
+                wakers[i] = Some(cx.waker().clone());
+                drop(wakers);
+                self.slot = Some(i);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for SignalWait<'_> {
+    fn drop(&mut self) {
+        if let Some(i) = self.slot {
+            if let Some(w) = self.signal.wakers.borrow_mut().get_mut(i) {
+                *w = None;
+                self.signal.free.borrow_mut().push(i);
+            }
+        }
+    }
+}

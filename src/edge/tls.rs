@@ -1,0 +1,172 @@
+//! A TLS server stream: rustls' `ServerConnection` driven over a monoio `TcpStream` with
+//! owned buffers.
+//!
+//! Written here rather than taken from monoio-rustls because the edge needs the client's SNI
+//! after the handshake (monoio-rustls does not expose the session), and wants one
+//! ciphertext buffer per connection that it controls.
+//!
+//! Must not touch: HTTP or policy.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use monoio::net::TcpStream;
+use rustls::{ServerConfig, ServerConnection};
+
+use super::io::{read_tcp, write_tcp};
+
+/// Ciphertext read size: one maximal TLS record plus header.
+const CIPHER_BUF: usize = 17 * 1024;
+/// Largest plaintext window offered to rustls per read.
+const PLAIN_WINDOW: usize = 32 * 1024;
+
+/// A server-side TLS stream over TCP.
+pub struct TlsStream {
+    tcp: TcpStream,
+    conn: ServerConnection,
+    /// Ciphertext received and not yet handed to rustls: `cipher[cpos..]`.
+    cipher: Vec<u8>,
+    cpos: usize,
+    /// Ciphertext to send.
+    out: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsStream")
+            .field("sni", &self.sni())
+            .finish()
+    }
+}
+
+fn tls_err(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+impl TlsStream {
+    /// Runs the server handshake on `tcp`.
+    pub async fn accept(tcp: TcpStream, config: Arc<ServerConfig>) -> io::Result<TlsStream> {
+        let conn = ServerConnection::new(config).map_err(tls_err)?;
+        let mut s = TlsStream {
+            tcp,
+            conn,
+            cipher: Vec::with_capacity(CIPHER_BUF),
+            cpos: 0,
+            out: Vec::with_capacity(CIPHER_BUF),
+        };
+        while s.conn.is_handshaking() {
+            s.flush_tls().await?;
+            if !s.conn.is_handshaking() {
+                break;
+            }
+            if s.conn.wants_read() && !s.feed_tls().await? {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "closed during TLS handshake",
+                ));
+            }
+        }
+        s.flush_tls().await?;
+        Ok(s)
+    }
+
+    /// The server name the client sent (SNI), lowercase as rustls keeps it.
+    pub fn sni(&self) -> Option<&str> {
+        self.conn.server_name()
+    }
+
+    pub(super) fn tcp(&self) -> &TcpStream {
+        &self.tcp
+    }
+
+    pub(super) fn tcp_mut(&mut self) -> &mut TcpStream {
+        &mut self.tcp
+    }
+
+    /// Sends whatever rustls has queued.
+    async fn flush_tls(&mut self) -> io::Result<()> {
+        while self.conn.wants_write() {
+            let mut out = std::mem::take(&mut self.out);
+            out.clear();
+            self.conn.write_tls(&mut out)?;
+            let len = out.len();
+            let (res, out) = write_tcp(&mut self.tcp, out, 0..len).await;
+            self.out = out;
+            res?;
+        }
+        Ok(())
+    }
+
+    /// Hands buffered ciphertext to rustls, reading more from TCP when none is buffered.
+    /// Returns false at TCP end of stream.
+    async fn feed_tls(&mut self) -> io::Result<bool> {
+        if self.cpos >= self.cipher.len() {
+            let mut buf = std::mem::take(&mut self.cipher);
+            buf.clear();
+            self.cpos = 0;
+            let (res, buf) = read_tcp(&mut self.tcp, buf).await;
+            self.cipher = buf;
+            if res? == 0 {
+                return Ok(false);
+            }
+        }
+        let n = self.conn.read_tls(&mut &self.cipher[self.cpos..])?;
+        self.cpos += n;
+        if let Err(e) = self.conn.process_new_packets() {
+            // Tell the peer why (an alert), then fail.
+            let _ = self.flush_tls().await;
+            return Err(tls_err(e));
+        }
+        Ok(true)
+    }
+
+    /// Appends decrypted bytes into `buf`'s spare capacity; `Ok(0)` at end of stream.
+    pub async fn read(&mut self, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+        if buf.len() == buf.capacity() {
+            buf.reserve(16 * 1024);
+        }
+        loop {
+            let len = buf.len();
+            // rustls hands out at most a record or so per call: bound the zero-filled window.
+            let window = (buf.capacity() - len).min(PLAIN_WINDOW);
+            buf.resize(len + window, 0);
+            let got = self.conn.reader().read(&mut buf[len..]);
+            match got {
+                Ok(n) => {
+                    buf.truncate(len + n);
+                    return (Ok(n), buf); // n == 0: close_notify received
+                }
+                Err(e) => {
+                    buf.truncate(len);
+                    if e.kind() != io::ErrorKind::WouldBlock {
+                        return (Err(e), buf);
+                    }
+                }
+            }
+            if let Err(e) = self.flush_tls().await {
+                return (Err(e), buf);
+            }
+            match self.feed_tls().await {
+                Ok(true) => {}
+                Ok(false) => return (Ok(0), buf),
+                Err(e) => return (Err(e), buf),
+            }
+        }
+    }
+
+    /// Encrypts and sends all of `data`.
+    pub async fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let n = self.conn.writer().write(data)?;
+            data = &data[n..];
+            self.flush_tls().await?;
+        }
+        Ok(())
+    }
+
+    /// Sends close_notify.
+    pub async fn close_notify(&mut self) -> io::Result<()> {
+        self.conn.send_close_notify();
+        self.flush_tls().await
+    }
+}

@@ -1,0 +1,110 @@
+//! Per-core upstream connection pools: keep-alive connections to each upstream address,
+//! reused most-recently-returned first, dropped when idle too long or closed by the peer.
+//!
+//! Must not touch: HTTP or policy; the session decides what is reusable.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use monoio::net::TcpStream;
+
+/// Response buffer kept with each upstream connection.
+pub const UPSTREAM_BUF: usize = 64 * 1024;
+
+/// An upstream connection and its read buffer.
+#[derive(Debug)]
+pub struct UpstreamConn {
+    pub tcp: TcpStream,
+    pub buf: Vec<u8>,
+    pub addr: SocketAddr,
+    /// Came from the pool (has served a request before).
+    pub reused: bool,
+    idle_since: Instant,
+}
+
+/// Why no upstream connection could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("connect to {0} timed out")]
+    Timeout(SocketAddr),
+    #[error("connect to {0}: {1}")]
+    Refused(SocketAddr, io::Error),
+}
+
+/// One core's idle connections by upstream address.
+#[derive(Debug)]
+pub struct Pool {
+    idle: RefCell<HashMap<SocketAddr, Vec<UpstreamConn>>>,
+    max_idle: usize,
+    idle_timeout: Duration,
+}
+
+impl Pool {
+    /// A pool keeping at most `max_idle` idle connections per address.
+    pub fn new(max_idle: usize, idle_timeout: Duration) -> Self {
+        Pool {
+            idle: RefCell::new(HashMap::new()),
+            max_idle,
+            idle_timeout,
+        }
+    }
+
+    /// A pooled connection to `addr` that is still fresh and open, if any.
+    pub fn take_idle(&self, addr: SocketAddr, now: Instant) -> Option<UpstreamConn> {
+        let mut idle = self.idle.borrow_mut();
+        let list = idle.get_mut(&addr)?;
+        while let Some(mut c) = list.pop() {
+            let fresh = now.saturating_duration_since(c.idle_since) < self.idle_timeout;
+            if fresh && !super::sock::peer_closed(&c.tcp) {
+                c.reused = true;
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// A new connection to `addr`.
+    pub async fn connect(
+        addr: SocketAddr,
+        timeout: Duration,
+        buf: Vec<u8>,
+    ) -> Result<UpstreamConn, ConnectError> {
+        match monoio::time::timeout(timeout, TcpStream::connect_addr(addr)).await {
+            Err(_) => Err(ConnectError::Timeout(addr)),
+            Ok(Err(e)) => Err(ConnectError::Refused(addr, e)),
+            Ok(Ok(tcp)) => {
+                let _ = tcp.set_nodelay(true);
+                Ok(UpstreamConn {
+                    tcp,
+                    buf,
+                    addr,
+                    reused: false,
+                    idle_since: Instant::now(),
+                })
+            }
+        }
+    }
+
+    /// Returns a connection whose last exchange ended cleanly.
+    pub fn put(&self, mut conn: UpstreamConn, now: Instant) {
+        conn.buf.clear();
+        conn.idle_since = now;
+        let mut idle = self.idle.borrow_mut();
+        let list = idle.entry(conn.addr).or_default();
+        if list.len() < self.max_idle {
+            list.push(conn);
+        }
+    }
+
+    /// Drops idle connections older than the idle timeout.
+    pub fn sweep(&self, now: Instant) {
+        let mut idle = self.idle.borrow_mut();
+        for list in idle.values_mut() {
+            list.retain(|c| now.saturating_duration_since(c.idle_since) < self.idle_timeout);
+        }
+        idle.retain(|_, l| !l.is_empty());
+    }
+}

@@ -1,0 +1,161 @@
+//! Thread per core: one monoio runtime per worker thread, pinned to its core, with its own
+//! SO_REUSEPORT listeners; the accept loops, TLS handshakes and the core's housekeeping.
+//! On shutdown each worker stops accepting, lets its connections finish (bounded by the
+//! grace period) and returns.
+//!
+//! Must not touch: request handling (see `session`).
+
+use std::net::TcpListener as StdListener;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use monoio::net::TcpListener;
+
+use super::core::{Core, Shared};
+use super::io::ClientIo;
+use super::session;
+use super::tls::TlsStream;
+
+/// Which I/O driver the workers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    Uring,
+    Epoll,
+}
+
+impl Driver {
+    /// Resolves `auto|uring|epoll`: auto takes io_uring when the kernel allows it.
+    pub fn choose(name: &str) -> Result<Driver, String> {
+        match name {
+            "auto" => Ok(if monoio::utils::detect_uring() {
+                Driver::Uring
+            } else {
+                Driver::Epoll
+            }),
+            "uring" | "io_uring" | "iouring" => {
+                if monoio::utils::detect_uring() {
+                    Ok(Driver::Uring)
+                } else {
+                    Err("io_uring is not available here (the kernel refused it); use --driver epoll or auto".into())
+                }
+            }
+            "epoll" | "legacy" => Ok(Driver::Epoll),
+            other => Err(format!(
+                "unknown driver `{other}` (use auto, uring or epoll)"
+            )),
+        }
+    }
+
+    /// Its name, as printed at start.
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Uring => "io_uring",
+            Driver::Epoll => "epoll",
+        }
+    }
+}
+
+/// A worker's listeners: plain and TLS.
+#[derive(Debug, Default)]
+pub struct WorkerListeners {
+    pub http: Option<StdListener>,
+    pub https: Option<StdListener>,
+}
+
+/// Runs one worker thread's runtime until shutdown completes.
+pub fn run_worker(
+    index: usize,
+    core_id: Option<core_affinity::CoreId>,
+    driver: Driver,
+    shared: Arc<Shared>,
+    listeners: WorkerListeners,
+) {
+    if let Some(id) = core_id {
+        core_affinity::set_for_current(id);
+    }
+    let result = match driver {
+        Driver::Uring => monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+            .with_entries(4096)
+            .enable_timer()
+            .build()
+            .map(|mut rt| rt.block_on(worker_main(shared.clone(), listeners))),
+        Driver::Epoll => monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+            .enable_timer()
+            .build()
+            .map(|mut rt| rt.block_on(worker_main(shared.clone(), listeners))),
+    };
+    if let Err(e) = result {
+        eprintln!(
+            "searchgate: worker {index}: cannot start the {} runtime: {e}",
+            driver.name()
+        );
+        std::process::exit(1);
+    }
+}
+
+async fn worker_main(shared: Arc<Shared>, listeners: WorkerListeners) {
+    let core = match Core::new(shared) {
+        Ok(c) => Rc::new(c),
+        Err(e) => {
+            eprintln!("searchgate: cannot open the access log: {e}");
+            std::process::exit(1);
+        }
+    };
+    for (std, tls) in [(listeners.http, false), (listeners.https, true)] {
+        if let Some(std) = std {
+            std.set_nonblocking(true)
+                .expect("listener can be made non-blocking");
+            let l = TcpListener::from_std(std).expect("monoio adopts the listener");
+            monoio::spawn(accept_loop(core.clone(), l, tls));
+        }
+    }
+    while !core.shutdown.is_fired() {
+        monoio::time::sleep(Duration::from_millis(100)).await;
+        core.housekeeping(Instant::now());
+    }
+    // Draining: the accept loops stopped; wait for open connections, bounded.
+    let grace_end = Instant::now() + core.shared.limits.shutdown_grace;
+    while core.connections.get() > 0 && Instant::now() < grace_end {
+        monoio::time::sleep(Duration::from_millis(20)).await;
+    }
+    core.housekeeping(Instant::now());
+}
+
+async fn accept_loop(core: Rc<Core>, listener: TcpListener, tls: bool) {
+    loop {
+        let accepted = monoio::select! {
+            a = listener.accept() => Some(a),
+            _ = core.shutdown.wait() => None,
+        };
+        let (tcp, peer) = match accepted {
+            None => return,
+            Some(Ok(pair)) => pair,
+            Some(Err(e)) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                eprintln!("searchgate: accept: {e}");
+                monoio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let core = core.clone();
+        monoio::spawn(async move {
+            let io = if tls {
+                let config = core
+                    .shared
+                    .tls
+                    .clone()
+                    .expect("TLS listener has a TLS config");
+                let handshake = core.shared.limits.head_timeout;
+                match monoio::time::timeout(handshake, TlsStream::accept(tcp, config)).await {
+                    Ok(Ok(s)) => ClientIo::Tls(Box::new(s)),
+                    _ => return,
+                }
+            } else {
+                ClientIo::Plain(tcp)
+            };
+            session::serve(core, io, peer).await;
+        });
+    }
+}

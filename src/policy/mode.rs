@@ -1,0 +1,211 @@
+//! Cluster modes (spec 3) and what they let through (spec 7), plus the pure rule by which
+//! usage metering moves a cluster between normal, read-only and disabled.
+//!
+//! [`decide`] order: provisioning/destroyed (404) before disabled (403) before a blocked
+//! endpoint (501) before read-only/maintenance refusing updates (403). A cluster that does
+//! not exist yet does not reveal which endpoints it would block.
+//!
+//! Must not touch: classification (takes a [`Class`]), I/O, the registry's storage.
+
+use super::classify::Class;
+use crate::errors::EdgeError;
+
+/// Who put a cluster in a restrictive mode: metering lifts its own modes once usage is back
+/// under the plan; an operator's mode stays until an operator changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SetBy {
+    Operator,
+    Metering,
+}
+
+/// The mode of a cluster (spec 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Searches and updates are processed.
+    Normal,
+    /// Updates fail with 403 Cluster Read-only. When metering set it (disk overage),
+    /// deleting an index is allowed: it is how the customer clears the overage.
+    ReadOnly(SetBy),
+    /// Every request fails with 403 Cluster Disabled.
+    Disabled(SetBy),
+    /// Updates fail with 403 Maintenance (with `Retry-After`); searches succeed.
+    Maintenance,
+    /// Not provisioned yet: 404 Cluster Not Found.
+    Provisioning,
+    /// Deprovisioned: 404 Cluster Not Found.
+    Destroyed,
+}
+
+impl From<crate::config::Mode> for Mode {
+    /// A mode from the configuration file or registry: set by an operator.
+    fn from(m: crate::config::Mode) -> Self {
+        use crate::config::Mode as C;
+        match m {
+            C::Normal => Mode::Normal,
+            C::ReadOnly => Mode::ReadOnly(SetBy::Operator),
+            C::Disabled => Mode::Disabled(SetBy::Operator),
+            C::Maintenance => Mode::Maintenance,
+            C::Provisioning => Mode::Provisioning,
+            C::Destroyed => Mode::Destroyed,
+        }
+    }
+}
+
+/// Whether a request of `class` may proceed in `mode`, and if not, the error to answer.
+pub fn decide(mode: Mode, class: &Class) -> Result<(), EdgeError> {
+    match mode {
+        Mode::Provisioning | Mode::Destroyed => return Err(EdgeError::ClusterNotFound),
+        Mode::Disabled(_) => return Err(EdgeError::Disabled),
+        _ => {}
+    }
+    if let Class::NotImplemented(endpoint) = class {
+        return Err(EdgeError::NotImplemented(endpoint.to_string()));
+    }
+    match (mode, class) {
+        (_, Class::Read) | (Mode::Normal, _) => Ok(()),
+        (Mode::ReadOnly(SetBy::Metering), Class::DeleteIndex) => Ok(()),
+        (Mode::ReadOnly(_), _) => Err(EdgeError::ReadOnly),
+        (Mode::Maintenance, _) => Err(EdgeError::Maintenance),
+        (Mode::Provisioning | Mode::Destroyed | Mode::Disabled(_), _) => {
+            unreachable!("handled above")
+        }
+    }
+}
+
+/// Disk thresholds of a cluster's plan, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskLimits {
+    /// Above this: read-only (the plan's disk).
+    pub read_only_above: u64,
+    /// Above this: disabled (twice the plan's disk unless configured otherwise).
+    pub disabled_above: u64,
+}
+
+impl DiskLimits {
+    /// Limits for a plan of `disk` bytes, disabled above `disable_factor` times it
+    /// (the issue's default factor is 2).
+    pub fn for_plan(disk: u64, disable_factor: u64) -> Self {
+        DiskLimits {
+            read_only_above: disk,
+            disabled_above: disk.saturating_mul(disable_factor),
+        }
+    }
+}
+
+/// The mode after a metering reading of `used` bytes. Modes an operator set (and
+/// maintenance, provisioning, destroyed) are never changed by metering; modes metering set
+/// follow usage both ways, back to normal once usage is at or under the plan.
+pub fn after_metering(mode: Mode, used: u64, limits: DiskLimits) -> Mode {
+    let follows_usage = matches!(
+        mode,
+        Mode::Normal | Mode::ReadOnly(SetBy::Metering) | Mode::Disabled(SetBy::Metering)
+    );
+    if !follows_usage {
+        return mode;
+    }
+    if used > limits.disabled_above {
+        Mode::Disabled(SetBy::Metering)
+    } else if used > limits.read_only_above {
+        Mode::ReadOnly(SetBy::Metering)
+    } else {
+        Mode::Normal
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn ni() -> Class {
+        Class::NotImplemented(Cow::Borrowed("_snapshot"))
+    }
+
+    // spec 3 and 7: each mode with reads, updates, index deletion and blocked endpoints
+    #[test]
+    fn mode_by_class_table() {
+        use EdgeError as E;
+        use Mode::*;
+        use SetBy::*;
+        let ok = Ok(());
+        let nf = Err(E::ClusterNotFound);
+        let dis = Err(E::Disabled);
+        let ro = Err(E::ReadOnly);
+        let mnt = Err(E::Maintenance);
+        let n501 = Err(E::NotImplemented("_snapshot".into()));
+        #[rustfmt::skip]
+        let table: Vec<(Mode, [Result<(), EdgeError>; 4])> = vec![
+            //                      Read          Update        DeleteIndex   NotImplemented
+            (Normal,              [ok.clone(),  ok.clone(),  ok.clone(),  n501.clone()]),
+            (ReadOnly(Operator),  [ok.clone(),  ro.clone(),  ro.clone(),  n501.clone()]),
+            (ReadOnly(Metering),  [ok.clone(),  ro.clone(),  ok.clone(),  n501.clone()]),
+            (Disabled(Operator),  [dis.clone(), dis.clone(), dis.clone(), dis.clone()]),
+            (Disabled(Metering),  [dis.clone(), dis.clone(), dis.clone(), dis.clone()]),
+            (Maintenance,         [ok.clone(),  mnt.clone(), mnt.clone(), n501.clone()]),
+            (Provisioning,        [nf.clone(),  nf.clone(),  nf.clone(),  nf.clone()]),
+            (Destroyed,           [nf.clone(),  nf.clone(),  nf.clone(),  nf.clone()]),
+        ];
+        let classes = [Class::Read, Class::Update, Class::DeleteIndex, ni()];
+        for (mode, expected) in table {
+            for (class, want) in classes.iter().zip(expected) {
+                assert_eq!(decide(mode, class), want, "{mode:?} {class:?}");
+            }
+        }
+    }
+
+    // spec 7: the statuses and the Retry-After of maintenance
+    #[test]
+    fn statuses() {
+        let status = |m, c: &Class| decide(m, c).unwrap_err().status();
+        assert_eq!(status(Mode::ReadOnly(SetBy::Operator), &Class::Update), 403);
+        assert_eq!(status(Mode::Disabled(SetBy::Metering), &Class::Read), 403);
+        assert_eq!(status(Mode::Maintenance, &Class::Update), 403);
+        assert_eq!(status(Mode::Provisioning, &Class::Read), 404);
+        assert_eq!(status(Mode::Destroyed, &Class::Update), 404);
+        assert_eq!(status(Mode::Normal, &ni()), 501);
+        let e = decide(Mode::Maintenance, &Class::Update).unwrap_err();
+        assert!(e.headers().iter().any(|(k, _)| *k == "Retry-After"));
+    }
+
+    #[test]
+    fn configured_modes_are_operator_modes() {
+        use crate::config::Mode as C;
+        assert_eq!(Mode::from(C::ReadOnly), Mode::ReadOnly(SetBy::Operator));
+        assert_eq!(Mode::from(C::Disabled), Mode::Disabled(SetBy::Operator));
+        assert_eq!(Mode::from(C::Normal), Mode::Normal);
+        assert_eq!(Mode::from(C::Maintenance), Mode::Maintenance);
+        assert_eq!(Mode::from(C::Provisioning), Mode::Provisioning);
+        assert_eq!(Mode::from(C::Destroyed), Mode::Destroyed);
+    }
+
+    // issue 5: metering moves its own modes both ways, never an operator's
+    #[test]
+    fn metering_transitions() {
+        use Mode::*;
+        use SetBy::*;
+        let l = DiskLimits::for_plan(1000, 2);
+        assert_eq!(l.disabled_above, 2000);
+        let table: &[(Mode, u64, Mode)] = &[
+            (Normal, 0, Normal),
+            (Normal, 1000, Normal),
+            (Normal, 1001, ReadOnly(Metering)),
+            (Normal, 2000, ReadOnly(Metering)),
+            (Normal, 2001, Disabled(Metering)),
+            (ReadOnly(Metering), 1000, Normal),
+            (ReadOnly(Metering), 2001, Disabled(Metering)),
+            (Disabled(Metering), 1500, ReadOnly(Metering)),
+            (Disabled(Metering), 10, Normal),
+            (ReadOnly(Operator), 10, ReadOnly(Operator)),
+            (ReadOnly(Operator), 5000, ReadOnly(Operator)),
+            (Disabled(Operator), 10, Disabled(Operator)),
+            (Maintenance, 5000, Maintenance),
+            (Provisioning, 5000, Provisioning),
+            (Destroyed, 5000, Destroyed),
+        ];
+        for &(from, used, to) in table {
+            assert_eq!(after_metering(from, used, l), to, "{from:?} at {used}");
+        }
+        // a huge factor does not overflow
+        assert_eq!(DiskLimits::for_plan(u64::MAX, 2).disabled_above, u64::MAX);
+    }
+}
