@@ -20,7 +20,7 @@ pub struct ResponseHead {
     pub framing: Framing,
     pub keep_alive: bool,
     /// The Content-Length header's value, also when it does not frame a body (a response
-    /// to HEAD, a 304): [`super::write_forward_response`] relays it then.
+    /// to HEAD, a 304, where it describes the representation: RFC 9110 8.6).
     pub content_length: Option<u64>,
 }
 
