@@ -97,9 +97,9 @@ pub fn write_forward_response(
     let nominates = has_nominations(&head.headers, buf);
     for h in &head.headers {
         let name = h.name.of(buf);
-        if !is_hop_by_hop(scan::classify(name))
-            && !(nominates && nominated(&head.headers, buf, name))
-        {
+        let hop = is_hop_by_hop(scan::classify(name))
+            || (nominates && nominated(&head.headers, buf, name));
+        if !hop {
             push_header(out, name, h.value.of(buf));
         }
     }
