@@ -90,7 +90,7 @@ fn username_routing_is_off_unless_set() {
 fn unprovisioned_and_destroyed_are_not_found() {
     for mode in ["provisioning", "destroyed"] {
         let extra = format!(
-            "[[clusters]]\nid = \"b\"\nhostname = \"b\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"bu\"\npassword = \"bp\"\nmode = \"{mode}\"\n"
+            "[[clusters]]\nid = \"b\"\nhostname = \"b\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"bu\"\npassword = \"bp\"\nmode = \"{mode}\"\nupstream = [\"127.0.0.1:1\"]\n"
         );
         let s = snap(&extra);
         assert_eq!(
