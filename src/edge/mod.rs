@@ -10,15 +10,20 @@
 //! HTTP, so real Elasticsearch/OpenSearch nodes can take its place.
 
 pub mod accesslog;
+mod buffered;
 pub mod certs;
+mod control;
 mod core;
 mod engine_child;
 mod exchange;
 mod io;
+mod keyfile;
 mod relay;
+mod send;
 mod session;
 mod sock;
 mod start;
+mod tenant;
 mod tls;
 mod upstream;
 pub mod workers;
