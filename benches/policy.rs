@@ -1,7 +1,8 @@
 //! The edge's per-request decisions, each on its own: routing over a registry snapshot of
 //! 100k clusters (by Host and by username), the Basic credentials check, the allowance
-//! (acquire and release, alone and with another thread on the same counter), and the
-//! `_bulk` action counter over a 5MB body. Run: `cargo bench --bench policy`.
+//! (acquire and release, alone and with another thread on the same counter), and counting
+//! the actions of a 5MB `_bulk` body as the edge does for single-tenant clusters
+//! (`tenancy::BulkRewriter::counting`). Run: `cargo bench --bench policy`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,9 +14,9 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use searchgate::config::Config;
 use searchgate::policy::admit::{Admission, Allowance};
 use searchgate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
-use searchgate::policy::bulk::BulkCounter;
 use searchgate::policy::route::{normalize_host, route};
 use searchgate::registry::Snapshot;
+use searchgate::tenancy::{BulkRewriter, TenancyKey};
 
 const CLUSTERS: usize = 100_000;
 
@@ -36,8 +37,13 @@ fn config(n: usize) -> Config {
     Config::parse(&text, "bench").expect("the bench config is valid")
 }
 
+fn snapshot(n: usize) -> Snapshot {
+    let key = TenancyKey::from_bytes([7; 32]);
+    Snapshot::build(&config(n), None, 1, Instant::now(), &key).expect("snapshot")
+}
+
 fn routing(c: &mut Criterion) {
-    let snap = Snapshot::build(&config(CLUSTERS), None, 1).expect("snapshot");
+    let snap = snapshot(CLUSTERS);
     let hosts: Vec<Vec<u8>> = (0..1024)
         .map(|i| format!("C{}-X7F3.us-east-1.search.example:9243", i * 97 % CLUSTERS).into_bytes())
         .collect();
@@ -55,13 +61,18 @@ fn routing(c: &mut Criterion) {
             black_box(route(&snap, host, None).expect("routed").id.len())
         })
     });
-    let mut by_user = Snapshot::build(&config(CLUSTERS), None, 1).expect("snapshot");
+    let mut by_user = snapshot(CLUSTERS);
     by_user.route_by_username = true;
     group.bench_function("by_username", |b| {
         b.iter(|| {
             i = (i + 1) & 1023;
             let user = black_box(&users[i][..]);
-            black_box(route(&by_user, "localhost", Some(user)).expect("routed").id.len())
+            black_box(
+                route(&by_user, "localhost", Some(user))
+                    .expect("routed")
+                    .id
+                    .len(),
+            )
         })
     });
     group.bench_function("unknown_host", |b| {
@@ -163,13 +174,12 @@ fn bulk_counting(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_with_input(BenchmarkId::new("doc_bytes", doc), &body, |b, body| {
             b.iter(|| {
-                let mut counter = BulkCounter::new();
-                let mut n = 0;
+                let mut counter = BulkRewriter::counting(1 << 30);
                 // In 64KB pieces, as the edge reads them.
                 for piece in body.chunks(64 * 1024) {
-                    n = counter.feed(black_box(piece));
+                    counter.scan(black_box(piece)).expect("under the limit");
                 }
-                n
+                counter.actions()
             })
         });
     }

@@ -44,7 +44,12 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--listen" => listen = args.next().and_then(|v| v.parse().ok()).expect("--listen ADDR"),
+            "--listen" => {
+                listen = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--listen ADDR")
+            }
             "--driver" => driver = args.next().expect("--driver epoll|uring"),
             other => {
                 eprintln!("upstream: unknown argument {other}");
