@@ -9,7 +9,7 @@
 //! Must not import `engine`: every upstream, the embedded engine included, is reached over
 //! HTTP, so real Elasticsearch/OpenSearch nodes can take its place.
 
-mod accesslog;
+pub mod accesslog;
 mod buffered;
 pub mod certs;
 mod control;
@@ -17,10 +17,13 @@ mod core;
 mod engine_child;
 mod exchange;
 mod io;
+mod keyfile;
 mod relay;
+mod send;
 mod session;
 mod sock;
 mod start;
+mod tenant;
 mod tls;
 mod upstream;
 pub mod workers;

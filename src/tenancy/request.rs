@@ -15,7 +15,7 @@ use super::prefix::Prefix;
 use super::response::{ResponsePlan, ResponseRewriter};
 use crate::errors::EdgeError;
 use crate::policy::classify::{BodyKind, Classified, Route, Seg, Tenancy};
-use crate::policy::path::{decode_into, encode_segment};
+use crate::policy::path::{decode_into, encode_segment, is_literal};
 use crate::proto::Method;
 
 /// What the edge does with one multitenant request (see the module docs of `tenancy`).
@@ -108,7 +108,6 @@ fn write_path(
     } else {
         all_at.map(usize::from)
     };
-    let mut scratch = Vec::new();
     let n = req.path.len();
     for i in 0..=n {
         if insert == Some(i) {
@@ -123,9 +122,13 @@ fn write_path(
         target.push(b'/');
         match route.pattern.get(i) {
             Some(Seg::Index | Seg::Alias) => {
-                scratch.clear();
-                rewrite_expr(prefix, seg, &mut scratch)?;
-                encode_segment(&scratch, target);
+                // Rewrite in place; re-encode only when a byte needs it (rare).
+                let start = target.len();
+                rewrite_expr(prefix, seg, target)?;
+                if !target[start..].iter().all(|&b| is_literal(b)) {
+                    let raw = target.split_off(start);
+                    encode_segment(&raw, target);
+                }
             }
             _ => encode_segment(seg, target),
         }

@@ -15,6 +15,7 @@ fn fwd(target: &[u8], framing: Framing) -> ForwardRequest<'_> {
         forwarded_proto: b"https",
         strip_authorization: true,
         strip_expect: true,
+        drop: &[],
     }
 }
 
@@ -74,6 +75,7 @@ fn forward_request_keeps_authorization_and_expect_when_asked() {
     let f = ForwardRequest {
         strip_authorization: false,
         strip_expect: false,
+        drop: &[],
         ..fwd(b"/t_i", Framing::Chunked)
     };
     write_forward_request(&mut out, &head, &msg, &f);
@@ -213,10 +215,12 @@ fn forward_response_closing() {
 }
 
 #[test]
-fn forward_response_relays_length_of_bodiless_responses() {
-    // RFC 9110 8.6: for HEAD and 304 Content-Length describes the representation.
-    let msg = b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n";
+fn forward_response_length_of_bodiless_responses_only_when_given() {
+    // RFC 9110 8.6: for HEAD the length describes the representation; the writer never
+    // copies the upstream's, so a caller passing it in `extra` gets exactly one.
+    let msg = b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\nX-A: b\r\n\r\n";
     let head = response(msg, Method::Head);
+    assert_eq!(head.content_length, Some(1234));
     let mut out = Vec::new();
     write_forward_response(
         &mut out,
@@ -227,8 +231,23 @@ fn forward_response_relays_length_of_bodiless_responses() {
         true,
         &[],
     );
-    assert_eq!(out, b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
-    // ... but never for 204 (RFC 9110 8.6: MUST NOT).
+    assert_eq!(out, b"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\n");
+    out.clear();
+    let extra: &[(&str, &[u8])] = &[("Content-Length", b"1234")];
+    write_forward_response(
+        &mut out,
+        &head,
+        msg,
+        Version::Http11,
+        Framing::None,
+        true,
+        extra,
+    );
+    assert_eq!(
+        out,
+        b"HTTP/1.1 200 OK\r\nX-A: b\r\nContent-Length: 1234\r\n\r\n"
+    );
+    // 204: nothing (RFC 9110 8.6: MUST NOT).
     let msg = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n";
     let head = response(msg, Method::Delete);
     out.clear();
@@ -360,4 +379,28 @@ fn reason_phrases_for_registered_codes() {
     for code in (100..600).filter(|c| !known.contains(c)) {
         assert_eq!(reason_phrase(code), "Unknown", "{code}");
     }
+}
+
+#[test]
+fn forward_request_drops_the_named_headers() {
+    let raw = b"GET /x HTTP/1.1\r\nHost: h\r\nAccept-Encoding: gzip\r\nAccept: */*\r\n\r\n";
+    let mut head = RequestHead::new();
+    assert!(head.parse(raw, &HeadLimits::default()).unwrap());
+    let mut out = Vec::new();
+    let fwd = ForwardRequest {
+        target: b"/x",
+        framing: Framing::None,
+        forwarded_for: b"1.2.3.4",
+        forwarded_proto: b"http",
+        strip_authorization: true,
+        strip_expect: true,
+        drop: &[b"accept-encoding"],
+    };
+    write_forward_request(&mut out, &head, raw, &fwd);
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        !text.to_ascii_lowercase().contains("accept-encoding"),
+        "{text}"
+    );
+    assert!(text.contains("Accept: */*\r\n"), "{text}");
 }
