@@ -352,6 +352,23 @@ impl Server {
         std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default()
     }
 
+    /// Waits until the access log holds a line for which `pred` is true (the edge flushes
+    /// its log about every 100 ms); panics after 10 s.
+    pub fn wait_log_line(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(l) = self.access_log().lines().find(|l| pred(l)) {
+                return l.to_string();
+            }
+            assert!(
+                Instant::now() < end,
+                "no access log line for {what}; log:\n{}",
+                self.access_log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Rewrites the config file from a changed setup (the edge reloads on SIGHUP or change).
     pub fn rewrite(&mut self, setup: Setup) {
         let text = setup.toml(self.dir.path());
