@@ -97,7 +97,8 @@ impl Setup {
             queue_timeout: "5s".into(),
             max_bulk_actions: 10_000,
             clusters: vec![acme],
-            driver: "auto".into(),
+            // SEARCHGATE_TEST_DRIVER=epoll|uring runs every edge test on one driver.
+            driver: std::env::var("SEARCHGATE_TEST_DRIVER").unwrap_or_else(|_| "auto".into()),
             threads: 2,
         }
     }
