@@ -46,12 +46,18 @@ impl Client {
 
 /// Sends a request to the default cluster from a new thread.
 fn spawn_request(server: &Server, mock_plan: &str, tag: &'static str, tx: &Answers) -> Client {
-    let bytes = server.req("GET", &format!("/{tag}/_search")).mock(mock_plan).bytes();
+    let bytes = server
+        .req("GET", &format!("/{tag}/_search"))
+        .mock(mock_plan)
+        .bytes();
     let mut c = Conn::plain(server.http);
     let tcp = c.tcp().try_clone().unwrap();
     let tx = tx.clone();
     let handle = std::thread::spawn(move || {
-        let answer = c.try_send(&bytes).ok().and_then(|_| c.try_response(false).ok());
+        let answer = c
+            .try_send(&bytes)
+            .ok()
+            .and_then(|_| c.try_response(false).ok());
         let _ = tx.send((tag, answer));
     });
     Client { tcp, handle }
@@ -68,8 +74,12 @@ fn burst(server: &Server, clients: usize, tls: bool) -> Vec<Response> {
     let ca = server.ca();
     let handles: Vec<_> = (0..clients)
         .map(|i| {
-            let bytes = server.req("GET", &format!("/c{i}/_search")).mock("delay=15").bytes();
-            let (http, https, ca, barrier) = (server.http, server.https, ca.clone(), barrier.clone());
+            let bytes = server
+                .req("GET", &format!("/c{i}/_search"))
+                .mock("delay=15")
+                .bytes();
+            let (http, https, ca, barrier) =
+                (server.http, server.https, ca.clone(), barrier.clone());
             std::thread::spawn(move || {
                 let mut c = if tls {
                     Conn::tls(https, &ca, edge::HOST)
@@ -110,8 +120,15 @@ fn allowance_is_never_exceeded_under_200_concurrent_clients() {
         mock.max_in_flight()
     );
     assert_eq!(mock.max_in_flight(), 3, "the allowance was used in full");
-    assert_eq!(statuses.0, mock.requests().len(), "each 200 is one upstream request");
-    assert!(statuses.0 >= 60, "at least the queue's worth succeeded: {statuses:?}");
+    assert_eq!(
+        statuses.0,
+        mock.requests().len(),
+        "each 200 is one upstream request"
+    );
+    assert!(
+        statuses.0 >= 60,
+        "at least the queue's worth succeeded: {statuses:?}"
+    );
     assert!(statuses.1 > 0, "some were refused: {statuses:?}");
 }
 
@@ -178,11 +195,18 @@ fn waiting_past_queue_timeout_is_429() {
     let waited = started.elapsed();
     assert_429(&r);
     assert!(r.text().contains("waited"), "{}", r.text());
-    assert!(waited >= Duration::from_millis(300), "answered before the timeout: {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(300),
+        "answered before the timeout: {waited:?}"
+    );
     mock.release();
     assert_eq!(status_of(&rx.recv().unwrap()).1, 200);
     a.join();
-    assert_eq!(mock.requests().len(), 1, "the timed-out request never reached the upstream");
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "the timed-out request never reached the upstream"
+    );
 }
 
 // issue 2: a client that disconnects while queued frees its place. Allowance 1, queue 1,
@@ -221,5 +245,8 @@ fn client_gone_while_queued_frees_its_place() {
     }
     let mut targets: Vec<String> = mock.requests().iter().map(|r| r.target.clone()).collect();
     targets.sort();
-    assert_eq!(targets, vec!["/a/_search".to_string(), format!("/{other}/_search")]);
+    assert_eq!(
+        targets,
+        vec!["/a/_search".to_string(), format!("/{other}/_search")]
+    );
 }

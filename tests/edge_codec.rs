@@ -58,7 +58,11 @@ fn pipelined_requests_are_answered_in_order() {
             assert_eq!(r.status, 200);
             let v = r.json();
             assert_eq!(v["target"], format!("/p{i}/_search"), "tls={tls}");
-            let want = if i % 2 == 1 { format!("{{\"n\":{i}}}").len() } else { 0 };
+            let want = if i % 2 == 1 {
+                format!("{{\"n\":{i}}}").len()
+            } else {
+                0
+            };
             assert_eq!(v["body_len"], want);
         }
     }
@@ -77,7 +81,10 @@ fn http10_clients() {
     assert!(c.is_closed(), "HTTP/1.0 without keep-alive closes");
 
     let mut c = server.conn();
-    let ka = server.req("GET", "/ka").http10().header("Connection", "keep-alive");
+    let ka = server
+        .req("GET", "/ka")
+        .http10()
+        .header("Connection", "keep-alive");
     for _ in 0..2 {
         c.send(&ka.bytes());
         let r = c.response();
@@ -127,7 +134,12 @@ fn chunked_request_bodies_are_reframed() {
     let (mock, server) = start();
     let body: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     for piece in [1usize, 7, 4096, 70_000] {
-        let r = server.send(&server.req("POST", "/idx/_bulk").body(body.clone()).chunked(piece));
+        let r = server.send(
+            &server
+                .req("POST", "/idx/_bulk")
+                .body(body.clone())
+                .chunked(piece),
+        );
         assert_eq!(r.status, 200, "piece {piece}: {}", r.text());
     }
     // Extensions and trailers by hand.
@@ -135,7 +147,9 @@ fn chunked_request_bodies_are_reframed() {
         .req("POST", "/idx/_doc")
         .header("Transfer-Encoding", "chunked")
         .head_bytes();
-    raw.extend_from_slice(b"5;ext=1\r\nhello\r\n6 ; q=\"x\"\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n");
+    raw.extend_from_slice(
+        b"5;ext=1\r\nhello\r\n6 ; q=\"x\"\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n",
+    );
     let mut c = server.conn();
     c.send(&raw);
     assert_eq!(c.response().status, 200);
@@ -158,13 +172,19 @@ fn chunked_and_close_delimited_responses() {
     for tls in [false, true] {
         for resp in ["chunked", "close"] {
             let mut c = if tls { server.tls(HOST) } else { server.conn() };
-            let req = server.req("GET", "/r").mock(&format!("resp={resp};size=100000"));
+            let req = server
+                .req("GET", "/r")
+                .mock(&format!("resp={resp};size=100000"));
             c.send(&req.bytes());
             let r = c.response();
             assert_eq!(r.status, 200);
             assert!(r.chunked, "{resp} to HTTP/1.1 is chunked (tls={tls})");
             assert_eq!(r.body.len(), 100_000);
-            assert!(r.body.iter().enumerate().all(|(i, &b)| b == b'a' + (i % 26) as u8));
+            assert!(r
+                .body
+                .iter()
+                .enumerate()
+                .all(|(i, &b)| b == b'a' + (i % 26) as u8));
             // The client connection is still usable.
             c.send(&server.req("GET", "/after").bytes());
             assert_eq!(c.response().status, 200);

@@ -35,7 +35,9 @@ fn assert_nothing_complete(mock: &Mock, what: &str) {
     assert!(
         reqs.is_empty(),
         "{what}: the upstream received a complete request: {:?}",
-        reqs.iter().map(|r| (&r.target, r.body.len())).collect::<Vec<_>>()
+        reqs.iter()
+            .map(|r| (&r.target, r.body.len()))
+            .collect::<Vec<_>>()
     );
 }
 
@@ -79,7 +81,11 @@ fn content_length_body_limit_at_n_and_n_plus_one() {
     c.send(&over.head_bytes()); // the body is never sent
     assert_413(&c.response());
     assert!(c.is_closed());
-    assert_eq!(mock.connections(), 0, "refused before anything was forwarded");
+    assert_eq!(
+        mock.connections(),
+        0,
+        "refused before anything was forwarded"
+    );
 
     // With Expect: 100-continue the 413 comes instead of the 100.
     let mut c = server.conn();
@@ -110,7 +116,11 @@ fn default_40mb_limit_from_content_length() {
     c.send(&head(41_943_041));
     let r = c.response();
     assert_413(&r);
-    assert!(r.text().contains("41943040"), "the limit is named: {}", r.text());
+    assert!(
+        r.text().contains("41943040"),
+        "the limit is named: {}",
+        r.text()
+    );
     assert_eq!(mock.connections(), 0);
 
     // At the limit the request is admitted: the edge starts forwarding it.
@@ -136,18 +146,30 @@ fn chunked_body_limit_at_n_and_n_plus_one() {
     let (mock, server) = start_with(|s| s.edge("max_body", "\"64kb\""));
     let n = 64 * 1024;
     for piece in [1000, n + 1] {
-        let over = server.req("POST", "/idx/_doc").body(vec![b'c'; n + 1]).chunked(piece);
+        let over = server
+            .req("POST", "/idx/_doc")
+            .body(vec![b'c'; n + 1])
+            .chunked(piece);
         assert_413(&send_tolerant(&server, &over));
     }
     // A large body over the limit: most of it streams upstream before the count passes N.
-    let big = server.req("POST", "/idx/_doc").body(vec![b'c'; 300_000]).chunked(8192);
+    let big = server
+        .req("POST", "/idx/_doc")
+        .body(vec![b'c'; 300_000])
+        .chunked(8192);
     assert_413(&send_tolerant(&server, &big));
     assert_nothing_complete(&mock, "chunked bodies over the limit");
     for cut in mock.cuts() {
-        assert!(cut.body_received <= n, "more than the limit went upstream: {cut:?}");
+        assert!(
+            cut.body_received <= n,
+            "more than the limit went upstream: {cut:?}"
+        );
     }
 
-    let at = server.req("POST", "/idx/_doc").body(vec![b'c'; n]).chunked(1000);
+    let at = server
+        .req("POST", "/idx/_doc")
+        .body(vec![b'c'; n])
+        .chunked(1000);
     assert_eq!(server.send(&at).status, 200);
     assert_eq!(mock.requests().len(), 1);
     assert_eq!(mock.requests()[0].body.len(), n);
@@ -165,7 +187,9 @@ fn bulk_body(actions: usize, deletes: usize, source: usize) -> Vec<u8> {
         out.extend_from_slice(format!("{{\"f\":\"{}\"}}\n", "v".repeat(source)).as_bytes());
     }
     for i in 0..deletes {
-        out.extend_from_slice(format!("{{\"delete\":{{\"_index\":\"idx\",\"_id\":\"d{i}\"}}}}\n").as_bytes());
+        out.extend_from_slice(
+            format!("{{\"delete\":{{\"_index\":\"idx\",\"_id\":\"d{i}\"}}}}\n").as_bytes(),
+        );
     }
     out
 }

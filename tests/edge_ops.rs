@@ -37,10 +37,16 @@ fn sigterm_finishes_in_flight_requests_then_exits_0() {
     mock.wait_in_flight(1);
 
     server.signal(SIGTERM);
-    server.out.wait_for("shutting down", Duration::from_secs(10)).expect("drain announced");
+    server
+        .out
+        .wait_for("shutting down", Duration::from_secs(10))
+        .expect("drain announced");
     wait_refusing(server.http);
     wait_refusing(server.https);
-    assert!(idle.is_closed(), "an idle keep-alive connection is closed on shutdown");
+    assert!(
+        idle.is_closed(),
+        "an idle keep-alive connection is closed on shutdown"
+    );
 
     mock.release();
     let r = busy.response();
@@ -48,14 +54,20 @@ fn sigterm_finishes_in_flight_requests_then_exits_0() {
     assert!(r.closes(), "and tells the client the connection ends");
     let status = server.wait_exit(Duration::from_secs(10));
     assert_eq!(status.code(), Some(0), "exit status after a drain");
-    assert!(server.out.wait_for("stopped", Duration::from_secs(1)).is_some());
+    assert!(server
+        .out
+        .wait_for("stopped", Duration::from_secs(1))
+        .is_some());
 }
 
 // issue 2: the drain is bounded: a request that never finishes does not keep the process
 // past `shutdown_grace`.
 #[test]
 fn sigterm_drain_is_bounded_by_the_grace_period() {
-    let (mock, mut server) = start_with(|s| s.edge("shutdown_grace", "\"1s\"").edge("deadline", "\"60s\""));
+    let (mock, mut server) = start_with(|s| {
+        s.edge("shutdown_grace", "\"1s\"")
+            .edge("deadline", "\"60s\"")
+    });
     let mut c = server.conn();
     c.send(&server.req("GET", "/stuck").mock("hold").bytes());
     mock.wait_in_flight(1);
@@ -86,12 +98,20 @@ fn sighup_rotation_applies_to_open_connections() {
     rotated.clusters[0].password = "rotatedpass9".into();
     server.rewrite(rotated);
     server.signal(SIGHUP);
-    server.out.wait_for("reloaded (SIGHUP)", Duration::from_secs(10)).expect("reload");
+    server
+        .out
+        .wait_for("reloaded (SIGHUP)", Duration::from_secs(10))
+        .expect("reload");
     for c in [&mut plain, &mut tls] {
         c.send(&server.req("GET", "/old-pair").bytes());
         let r = c.response();
         r.assert_es_error(401);
-        c.send(&Req::new("GET", "/new-pair").host(HOST).auth(USER, "rotatedpass9").bytes());
+        c.send(
+            &Req::new("GET", "/new-pair")
+                .host(HOST)
+                .auth(USER, "rotatedpass9")
+                .bytes(),
+        );
         assert_eq!(c.response().status, 200);
     }
     let targets: Vec<String> = mock.requests().iter().map(|r| r.target.clone()).collect();
@@ -111,16 +131,26 @@ fn file_change_reloads_modes_and_bad_files_are_refused() {
 
     std::fs::write(&server.config, "[edge]\nnot_a_key = 1\n").unwrap();
     server.signal(SIGHUP);
-    server.err.wait_for("refused", Duration::from_secs(10)).expect("refusal");
+    server
+        .err
+        .wait_for("refused", Duration::from_secs(10))
+        .expect("refusal");
     let said = server.err.wait_for("not_a_key", Duration::from_secs(1));
-    assert!(said.is_some(), "the message names the key: {}", server.err.text());
+    assert!(
+        said.is_some(),
+        "the message names the key: {}",
+        server.err.text()
+    );
     c.send(&server.req("GET", "/").bytes());
     assert_eq!(c.response().status, 200, "the running config is kept");
 
     let mut gone = server.setup.clone();
     gone.clusters[0].mode = "destroyed".into();
     server.rewrite(gone);
-    server.out.wait_for("reloaded", Duration::from_secs(10)).expect("reload on file change");
+    server
+        .out
+        .wait_for("reloaded", Duration::from_secs(10))
+        .expect("reload on file change");
     c.send(&server.req("GET", "/").bytes());
     c.response().assert_es_error(404);
 }
@@ -134,9 +164,13 @@ fn access_log_has_one_line_per_request_and_no_secrets() {
     let mut c = server.conn();
     let requests = [
         server.req("GET", "/books/_search?q=topsecretvalue&size=10"),
-        server.req("POST", "/books/_doc?refresh=true").body(&b"{\"a\":1}"[..]),
+        server
+            .req("POST", "/books/_doc?refresh=true")
+            .body(&b"{\"a\":1}"[..]),
         server.req("GET", "/x").auth(USER, "wrongpassword7"),
-        Req::new("GET", "/y?token=hushhush").host("nope.us-east-1.localhost").auth(USER, PASS),
+        Req::new("GET", "/y?token=hushhush")
+            .host("nope.us-east-1.localhost")
+            .auth(USER, PASS),
     ];
     for req in &requests {
         c.send(&req.bytes());
@@ -149,7 +183,10 @@ fn access_log_has_one_line_per_request_and_no_secrets() {
     let mut c = server.conn();
     c.send(&server.req("GET", "/first").bytes());
     assert_eq!(c.response().status, 200);
-    c.send(format!("GET http://{USER}:{PASS}@{HOST}/z?k=v HTTP/1.1\r\nHost: {HOST}\r\n\r\n").as_bytes());
+    c.send(
+        format!("GET http://{USER}:{PASS}@{HOST}/z?k=v HTTP/1.1\r\nHost: {HOST}\r\n\r\n")
+            .as_bytes(),
+    );
     c.response().assert_es_error(400);
 
     server.signal(SIGTERM);
@@ -157,8 +194,17 @@ fn access_log_has_one_line_per_request_and_no_secrets() {
     let log = server.access_log();
     let lines: Vec<&str> = log.lines().collect();
     assert_eq!(lines.len(), 7, "one line per request:\n{log}");
-    for secret in [PASS, "wrongpassword7", "topsecretvalue", "hushhush", &basic(USER, PASS)] {
-        assert!(!log.contains(secret), "`{secret}` is in the access log:\n{log}");
+    for secret in [
+        PASS,
+        "wrongpassword7",
+        "topsecretvalue",
+        "hushhush",
+        &basic(USER, PASS),
+    ] {
+        assert!(
+            !log.contains(secret),
+            "`{secret}` is in the access log:\n{log}"
+        );
     }
     // Lines of different cores are not in time order: find each by its request.
     let line = |needle: &str| -> &str {
@@ -192,14 +238,20 @@ fn access_log_shows_queue_time_of_refused_requests() {
     server.signal(SIGTERM);
     assert_eq!(server.wait_exit(Duration::from_secs(10)).code(), Some(0));
     let log = server.access_log();
-    let waiter = log.lines().find(|l| l.contains("/waiter")).expect("a line for the waiter");
+    let waiter = log
+        .lines()
+        .find(|l| l.contains("/waiter"))
+        .expect("a line for the waiter");
     let queue_ms: f64 = waiter
         .split_whitespace()
         .find_map(|w| w.strip_prefix("queue_ms="))
         .expect("queue_ms")
         .parse()
         .unwrap();
-    assert!(queue_ms >= 300.0, "waited 300ms in the queue, logged {queue_ms}: {waiter}");
+    assert!(
+        queue_ms >= 300.0,
+        "waited 300ms in the queue, logged {queue_ms}: {waiter}"
+    );
 }
 
 // issue 2: the edge handles SIGTERM from the moment it says it is listening (the handler
@@ -220,14 +272,20 @@ fn workout(driver: &str, printed: &str) {
     let mock = edge::Mock::start();
     let server = Setup::new(mock.addr).driver(driver).start();
     assert!(
-        server.out.wait_for(&format!("driver {printed}"), Duration::from_secs(1)).is_some(),
+        server
+            .out
+            .wait_for(&format!("driver {printed}"), Duration::from_secs(1))
+            .is_some(),
         "{}",
         server.out.text()
     );
     for tls in [false, true] {
         let mut c: Conn = if tls { server.tls(HOST) } else { server.conn() };
         let a = server.req("GET", "/a");
-        let b = server.req("POST", "/b").body(vec![b'x'; 200_000]).chunked(10_000);
+        let b = server
+            .req("POST", "/b")
+            .body(vec![b'x'; 200_000])
+            .chunked(10_000);
         let bad = server.req("GET", "/c").auth(USER, "nope0");
         c.send(&[a.bytes(), b.bytes(), bad.bytes()].concat());
         assert_eq!(c.response().json()["target"], "/a");

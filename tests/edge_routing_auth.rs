@@ -28,14 +28,20 @@ fn unknown_host_is_cluster_not_found() {
     ] {
         let with = Req::new("GET", "/").host(host).auth(USER, PASS);
         let r = server.send(&with);
-        assert_eq!(r.assert_es_error(404), "cluster_not_found_exception", "{host}");
+        assert_eq!(
+            r.assert_es_error(404),
+            "cluster_not_found_exception",
+            "{host}"
+        );
         let r = server.send(&with.clone().no_auth());
         r.assert_es_error(404);
     }
     let mut tls = server.tls("nope-1234.us-east-1.localhost");
     let r = roundtrip(
         &mut tls,
-        &Req::new("GET", "/").host("nope-1234.us-east-1.localhost").auth(USER, PASS),
+        &Req::new("GET", "/")
+            .host("nope-1234.us-east-1.localhost")
+            .auth(USER, PASS),
     );
     r.assert_es_error(404);
     assert_eq!(mock.connections(), 0, "nothing may reach the upstream");
@@ -51,9 +57,13 @@ fn provisioning_and_destroyed_clusters_are_not_found() {
             .cluster(ClusterSpec::new("gone", up).mode("destroyed"))
     });
     for c in &server.setup.clusters[1..] {
-        let by_host = Req::new("GET", "/").host(&c.host()).auth(&c.username, &c.password);
+        let by_host = Req::new("GET", "/")
+            .host(&c.host())
+            .auth(&c.username, &c.password);
         server.send(&by_host).assert_es_error(404);
-        let by_user = Req::new("GET", "/").host("localhost").auth(&c.username, &c.password);
+        let by_user = Req::new("GET", "/")
+            .host("localhost")
+            .auth(&c.username, &c.password);
         server.send(&by_user).assert_es_error(404);
     }
     assert_eq!(mock.connections(), 0);
@@ -103,25 +113,35 @@ fn sni_and_host_must_agree() {
     let port = server.https.port();
     let ok = roundtrip(
         &mut c,
-        &Req::new("GET", "/").host(&format!("ACME-7f3k.us-east-1.localhost:{port}")).auth(USER, PASS),
+        &Req::new("GET", "/")
+            .host(&format!("ACME-7f3k.us-east-1.localhost:{port}"))
+            .auth(USER, PASS),
     );
     assert_eq!(ok.status, 200, "{}", ok.text());
     // Same connection, Host of another cluster (with that cluster's credentials): 421.
     let r = roundtrip(
         &mut c,
-        &Req::new("GET", "/").host(&other.host()).auth(&other.username, &other.password),
+        &Req::new("GET", "/")
+            .host(&other.host())
+            .auth(&other.username, &other.password),
     );
     assert_eq!(r.assert_es_error(421), "misdirected_request_exception");
     // SNI `localhost` with the cluster's own name in Host: also a mismatch.
     let mut c = server.tls("localhost");
     let r = roundtrip(&mut c, &server.req("GET", "/"));
     r.assert_es_error(421);
-    assert_eq!(mock.requests().len(), 1, "only the agreeing request reached the upstream");
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "only the agreeing request reached the upstream"
+    );
 }
 
 fn assert_401(r: &Response) {
     assert_eq!(r.assert_es_error(401), "security_exception");
-    let www = r.header("www-authenticate").expect("WWW-Authenticate on 401");
+    let www = r
+        .header("www-authenticate")
+        .expect("WWW-Authenticate on 401");
     assert!(www.to_ascii_lowercase().starts_with("basic"), "{www}");
 }
 
@@ -143,7 +163,8 @@ fn missing_or_wrong_credentials_get_401() {
         base.clone().auth("otheruser", "otherpass"),
         base.clone().header("Authorization", "Bearer abc"),
         base.clone().header("Authorization", "Basic !!!notbase64"),
-        base.clone().header("Authorization", &format!("Basic {USER}:{PASS}")),
+        base.clone()
+            .header("Authorization", &format!("Basic {USER}:{PASS}")),
     ];
     for (i, req) in cases.iter().enumerate() {
         let r = server.send(req);
@@ -198,7 +219,10 @@ fn credentials_removed_and_forwarded_headers_set() {
         assert_eq!(r.target, "/idx/_search");
         assert_eq!(r.header("host"), Some(HOST));
         let joined = format!("{:?}", r.headers);
-        assert!(!joined.contains(PASS), "the password reached the upstream: {joined}");
+        assert!(
+            !joined.contains(PASS),
+            "the password reached the upstream: {joined}"
+        );
     }
 }
 
@@ -237,8 +261,14 @@ fn hop_by_hop_headers_removed() {
         assert_eq!(got.count(h), 0, "{h} was forwarded: {:?}", got.headers);
     }
     let names: Vec<&str> = got.headers.iter().map(|(k, _)| k.as_str()).collect();
-    let first = names.iter().position(|n| *n == "X-First").expect("X-First kept");
-    let second = names.iter().position(|n| *n == "X-Second").expect("X-Second kept");
+    let first = names
+        .iter()
+        .position(|n| *n == "X-First")
+        .expect("X-First kept");
+    let second = names
+        .iter()
+        .position(|n| *n == "X-Second")
+        .expect("X-Second kept");
     assert!(first < second, "order kept: {names:?}");
     assert_eq!(got.body, b"{\"a\":1}");
     assert_eq!(got.header("content-length"), Some("7"));

@@ -24,8 +24,14 @@ fn slow_upstream_is_504_at_the_deadline() {
         let r = c.response();
         let took = started.elapsed();
         assert_eq!(r.assert_es_error(504), "gateway_timeout_exception");
-        assert!(took >= Duration::from_secs(1), "before the deadline: {took:?}");
-        assert!(took < Duration::from_secs(4), "long after the deadline: {took:?}");
+        assert!(
+            took >= Duration::from_secs(1),
+            "before the deadline: {took:?}"
+        );
+        assert!(
+            took < Duration::from_secs(4),
+            "long after the deadline: {took:?}"
+        );
         c.send(&server.req("GET", "/next").mock("delay=0").bytes());
         // A held request was let go by the 504; the next one is answered normally.
         let r = c.response();
@@ -79,7 +85,10 @@ fn slow_clients_get_408_and_idle_ones_are_closed() {
     c.send(&[b'x'; 10]);
     c.response().assert_es_error(408);
     mock.wait_all_closed();
-    assert!(mock.requests().is_empty(), "the slow body was never completed upstream");
+    assert!(
+        mock.requests().is_empty(),
+        "the slow body was never completed upstream"
+    );
 
     // Idle: nothing sent at all, or nothing after a first request: closed without a byte.
     let mut idle = server.conn();
@@ -105,9 +114,15 @@ fn unreachable_upstream_is_503() {
     let mock = edge::Mock::start();
     let dead = ClusterSpec::new("dead", closed_port());
     let server = Setup::new(mock.addr).cluster(dead.clone()).start();
-    let req = Req::new("GET", "/_search").host(&dead.host()).auth(&dead.username, &dead.password);
+    let req = Req::new("GET", "/_search")
+        .host(&dead.host())
+        .auth(&dead.username, &dead.password);
     for tls in [false, true] {
-        let mut c = if tls { server.tls(&dead.host()) } else { server.conn() };
+        let mut c = if tls {
+            server.tls(&dead.host())
+        } else {
+            server.conn()
+        };
         c.send(&req.bytes());
         let r = c.response();
         assert_eq!(r.assert_es_error(503), "service_unavailable_exception");
@@ -129,14 +144,27 @@ fn malformed_or_cut_upstream_head_is_502() {
         for tls in [false, true] {
             let mut c = if tls { server.tls(HOST) } else { server.conn() };
             let target = format!("/{resp}{i}{tls}");
-            c.send(&server.req("GET", &target).mock(&format!("resp={resp}")).bytes());
+            c.send(
+                &server
+                    .req("GET", &target)
+                    .mock(&format!("resp={resp}"))
+                    .bytes(),
+            );
             let r = c.response();
             assert_eq!(r.assert_es_error(502), "bad_gateway_exception", "{resp}");
-            let attempts = mock.requests().iter().filter(|r| r.target == target).count();
+            let attempts = mock
+                .requests()
+                .iter()
+                .filter(|r| r.target == target)
+                .count();
             assert_eq!(attempts, 1, "{resp}: a new connection is not retried");
         }
     }
-    assert_eq!(server.send(&server.req("GET", "/")).status, 200, "the edge recovers");
+    assert_eq!(
+        server.send(&server.req("GET", "/")).status,
+        200,
+        "the edge recovers"
+    );
 }
 
 /// Attempts the mock saw for `target`: (connection, place on it, answered).
@@ -158,17 +186,34 @@ fn retry_once_on_a_reused_connection_the_upstream_closed() {
     c.send(&server.req("GET", "/warm").bytes());
     assert_eq!(c.response().status, 200);
     mock.drop_reused(true);
-    for (target, body) in [("/again", Vec::new()), ("/small/_doc", b"{\"a\":1}".to_vec())] {
+    for (target, body) in [
+        ("/again", Vec::new()),
+        ("/small/_doc", b"{\"a\":1}".to_vec()),
+    ] {
         let mut req = server.req("POST", target);
         req = req.body(body.clone());
         c.send(&req.bytes());
         let r = c.response();
         assert_eq!(r.status, 200, "{target}: {}", r.text());
         let seen = attempts(&mock, target);
-        assert_eq!(seen.len(), 2, "{target}: one failed attempt, one retry: {seen:?}");
-        assert!(!seen[0].2 && seen[0].1 > 1, "first on a reused connection: {seen:?}");
-        assert!(seen[1].2 && seen[1].1 == 1, "retried on a new connection: {seen:?}");
-        assert!(mock.requests().iter().filter(|r| r.target == target).all(|r| r.body == body));
+        assert_eq!(
+            seen.len(),
+            2,
+            "{target}: one failed attempt, one retry: {seen:?}"
+        );
+        assert!(
+            !seen[0].2 && seen[0].1 > 1,
+            "first on a reused connection: {seen:?}"
+        );
+        assert!(
+            seen[1].2 && seen[1].1 == 1,
+            "retried on a new connection: {seen:?}"
+        );
+        assert!(mock
+            .requests()
+            .iter()
+            .filter(|r| r.target == target)
+            .all(|r| r.body == body));
     }
     // Retried once only: when the retry fails too, 502.
     c.send(&server.req("GET", "/twice").mock("resp=none").bytes());
@@ -182,8 +227,17 @@ fn retry_once_on_a_reused_connection_the_upstream_closed() {
 fn no_retry_for_a_request_that_cannot_be_replayed() {
     let (mock, server) = start_with(|s| s.threads(1));
     let cases = [
-        ("/chunked", server.req("POST", "/chunked").body(vec![b'c'; 1000]).chunked(100)),
-        ("/large", server.req("POST", "/large").body(vec![b'l'; 300_000])),
+        (
+            "/chunked",
+            server
+                .req("POST", "/chunked")
+                .body(vec![b'c'; 1000])
+                .chunked(100),
+        ),
+        (
+            "/large",
+            server.req("POST", "/large").body(vec![b'l'; 300_000]),
+        ),
     ];
     for (target, req) in cases {
         mock.drop_reused(false);
@@ -206,7 +260,11 @@ fn no_retry_for_a_request_that_cannot_be_replayed() {
 fn upstream_errors_pass_through() {
     let (mock, server) = start_with(|s| s);
     for status in [500u16, 503, 404] {
-        let r = server.send(&server.req("GET", &format!("/e{status}")).mock(&format!("status={status}")));
+        let r = server.send(
+            &server
+                .req("GET", &format!("/e{status}"))
+                .mock(&format!("status={status}")),
+        );
         assert_eq!(r.status, status);
         assert_eq!(r.header("x-upstream"), Some("mock"));
         assert_eq!(attempts(&mock, &format!("/e{status}")).len(), 1);

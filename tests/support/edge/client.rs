@@ -141,7 +141,11 @@ impl Conn {
     }
 
     /// As [`Conn::tls`] with a given client configuration.
-    pub fn tls_with(addr: SocketAddr, config: Arc<rustls::ClientConfig>, server_name: &str) -> Conn {
+    pub fn tls_with(
+        addr: SocketAddr,
+        config: Arc<rustls::ClientConfig>,
+        server_name: &str,
+    ) -> Conn {
         let tcp = TcpStream::connect(addr).expect("connect to the edge");
         tcp.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
         tcp.set_nodelay(true).unwrap();
@@ -149,7 +153,9 @@ impl Conn {
         let conn = rustls::ClientConnection::new(config, name).unwrap();
         let mut s = rustls::StreamOwned::new(conn, tcp);
         while s.conn.is_handshaking() {
-            s.conn.complete_io(&mut s.sock).expect("TLS handshake with the edge");
+            s.conn
+                .complete_io(&mut s.sock)
+                .expect("TLS handshake with the edge");
         }
         Conn {
             stream: Box::new(s),
@@ -237,8 +243,12 @@ impl Conn {
         if to_head || resp.status < 200 || resp.status == 204 || resp.status == 304 {
             return Ok(resp);
         }
-        let te = resp.header("transfer-encoding").map(str::to_ascii_lowercase);
-        let cl = resp.header("content-length").map(|v| v.trim().parse::<usize>());
+        let te = resp
+            .header("transfer-encoding")
+            .map(str::to_ascii_lowercase);
+        let cl = resp
+            .header("content-length")
+            .map(|v| v.trim().parse::<usize>());
         if te.as_deref() == Some("chunked") {
             resp.chunked = true;
             resp.body = self.read_chunked()?;
@@ -273,7 +283,10 @@ impl Conn {
                 return Ok(line);
             }
             if !self.fill()? {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "chunked body cut"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "chunked body cut",
+                ));
             }
         }
     }

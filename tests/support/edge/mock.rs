@@ -509,7 +509,14 @@ fn wait_plan(st: &State, plan: &Plan) {
 }
 
 /// Writes the answer; returns whether the connection stays open.
-fn answer(w: &mut TcpStream, head: &Head, plan: &Plan, conn: usize, seq: usize, got: usize) -> bool {
+fn answer(
+    w: &mut TcpStream,
+    head: &Head,
+    plan: &Plan,
+    conn: usize,
+    seq: usize,
+    got: usize,
+) -> bool {
     let status = plan.status.unwrap_or(200);
     let body = match plan.size {
         Some(n) => (0..n).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>(),
@@ -519,7 +526,8 @@ fn answer(w: &mut TcpStream, head: &Head, plan: &Plan, conn: usize, seq: usize, 
         }))
         .unwrap(),
     };
-    let line = format!("HTTP/1.1 {status} Mock\r\nContent-Type: application/json\r\nX-Upstream: mock\r\n");
+    let line =
+        format!("HTTP/1.1 {status} Mock\r\nContent-Type: application/json\r\nX-Upstream: mock\r\n");
     let bytes = match plan.resp.as_str() {
         "length" => [
             line.as_bytes(),
