@@ -272,3 +272,19 @@ fn pipelined_request_after_chunked_body() {
     assert_eq!(reqs[0].body, b"0123456789");
     assert_eq!(reqs.len(), 2);
 }
+
+// A refused head after a HEAD request on the same connection is answered in full (with its
+// error body), not as if it were the HEAD request.
+#[test]
+fn refused_head_after_a_head_request_gets_a_body() {
+    let (_mock, server) = start();
+    let mut c = server.conn();
+    c.send(&server.req("HEAD", "/").bytes());
+    assert_eq!(c.head_response().status, 200);
+    c.send(
+        format!("GET / HTTP/1.1\r\nHost: {HOST}\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
+            .as_bytes(),
+    );
+    let r = c.response();
+    r.assert_es_error(400);
+}
