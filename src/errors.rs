@@ -155,6 +155,9 @@ pub enum EdgeError {
     GatewayTimeout(u64),
     /// 505: an HTTP version other than 1.0 and 1.1.
     VersionNotSupported,
+    /// 400: an index name the upstream would refuse from a tenant alone (`reason` as
+    /// Elasticsearch words it, e.g. "must not start with '_', '-', or '+'").
+    InvalidIndexName { index: String, reason: &'static str },
     /// 400 with a body naming the plan: shard capacity exceeded.
     ShardCapacity {
         plan: String,
@@ -257,6 +260,12 @@ impl EdgeError {
                 "http_version_not_supported_exception",
                 "only HTTP/1.0 and HTTP/1.1 are supported",
             ),
+            InvalidIndexName { index, reason } => ErrorBody::new(
+                400,
+                "invalid_index_name_exception",
+                format!("Invalid index name [{index}], {reason}"),
+            )
+            .with_index(index.clone()),
             ShardCapacity { plan, capacity, in_use, asked } => ErrorBody::new(
                 400,
                 "validation_exception",

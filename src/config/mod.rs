@@ -129,6 +129,15 @@ pub struct EdgeConfig {
     pub shutdown_grace: Dur,
     /// Access log: a file path, `"-"` for stderr, or `"off"`. Default: `<data_dir>/access.log`.
     pub access_log: Option<String>,
+    /// After a credential rotation, the old pair keeps working this long (default: not at all).
+    #[serde(default = "default_credential_grace")]
+    pub credential_grace: Dur,
+    /// How often each cluster's disk, shards and documents are read from its upstream.
+    #[serde(default = "default_metering_interval")]
+    pub metering_interval: Dur,
+    /// Disk above this many times the plan's disables a cluster (above the plan: read-only).
+    #[serde(default = "default_disable_factor")]
+    pub disable_factor: u64,
 }
 
 /// `[engine]`: run the embedded engine as a child process.
@@ -214,6 +223,15 @@ fn default_upstream_idle() -> Dur {
 fn default_shutdown_grace() -> Dur {
     Dur(Duration::from_secs(20))
 }
+fn default_credential_grace() -> Dur {
+    Dur(Duration::ZERO)
+}
+fn default_metering_interval() -> Dur {
+    Dur(Duration::from_secs(5))
+}
+fn default_disable_factor() -> u64 {
+    2
+}
 fn default_mode() -> Mode {
     Mode::Normal
 }
@@ -259,6 +277,12 @@ impl Config {
         }
         if e.tls_cert.is_some() != e.tls_key.is_some() {
             return Err("edge: `tls_cert` and `tls_key` go together".into());
+        }
+        if e.disable_factor < 1 {
+            return Err("edge.disable_factor: must be at least 1".into());
+        }
+        if e.metering_interval.0 < Duration::from_millis(100) {
+            return Err("edge.metering_interval: must be at least 100ms".into());
         }
         if e.max_body.0 == 0 || e.max_head.0 < 1024 {
             return Err("edge: `max_body` must be > 0 and `max_head` at least 1kb".into());

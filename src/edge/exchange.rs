@@ -18,6 +18,7 @@ use super::upstream::{Pool, UpstreamConn};
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::bulk::BulkCounter;
+use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{
     chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, HeadLimits,
     ProtoError, ResponseHead, LAST_CHUNK,
@@ -76,6 +77,46 @@ impl Session {
 
     pub(super) async fn exchange(&mut self, adm: &Admitted<'_>, arrival: Instant) -> Outcome {
         let deadline = arrival + self.core.shared.limits.deadline;
+        let reserved = match adm.create_index {
+            true => match self.reserve_shards(adm.cluster, deadline).await {
+                Ok(n) => n,
+                Err(fail) => return self.send_failed(fail).await,
+            },
+            false => 0,
+        };
+        let outcome = self.admitted(adm, deadline).await;
+        if reserved > 0 && !(200..300).contains(&outcome.status) {
+            adm.cluster.state.release_shards(reserved);
+        }
+        outcome
+    }
+
+    /// Index creation (spec 2.2, 8): the body's `p * (1 + r)` must fit the plan's shard
+    /// capacity; refused with 400 before anything reaches the upstream. Returns the shards
+    /// reserved.
+    async fn reserve_shards(
+        &mut self,
+        cluster: &Cluster,
+        deadline: Instant,
+    ) -> Result<u64, SendFail> {
+        let len = self.buffer_body(deadline).await?;
+        let body = &self.buf[self.head.len..self.head.len + len];
+        let asked = create_index_shards(body, ShardDefaults::ES7)
+            .map_err(SendFail::Refuse)?
+            .total();
+        let plan = &cluster.plan;
+        match cluster.state.reserve_shards(asked, plan.shards) {
+            Ok(()) => Ok(asked),
+            Err(in_use) => Err(SendFail::Refuse(EdgeError::ShardCapacity {
+                plan: plan.name.clone(),
+                capacity: plan.shards,
+                in_use,
+                asked,
+            })),
+        }
+    }
+
+    async fn admitted(&mut self, adm: &Admitted<'_>, deadline: Instant) -> Outcome {
         let (permit, queue_us) = match self.wait_for_slot(adm.cluster, deadline).await {
             Ok(p) => p,
             Err(Refusal::Gone(waited)) => {
@@ -306,6 +347,11 @@ impl Session {
     async fn read_body_more(&mut self, deadline: Instant) -> Result<(), SendFail> {
         self.buf.drain(..self.pos);
         self.pos = 0;
+        self.read_more_keep(deadline).await
+    }
+
+    /// Appends more bytes from the client to `buf`, keeping everything already there.
+    pub(super) async fn read_more_keep(&mut self, deadline: Instant) -> Result<(), SendFail> {
         let limits = &self.core.shared.limits;
         let body_end = (Instant::now() + limits.body_timeout).min(deadline);
         let buf = std::mem::take(&mut self.buf);
@@ -338,7 +384,7 @@ impl Session {
         };
         self.up_out.clear();
         let fwd = ForwardRequest {
-            target: &self.target,
+            target: &self.fwd_target,
             framing,
             forwarded_for: &ip[..n],
             forwarded_proto: self.io.scheme(),

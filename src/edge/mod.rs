@@ -10,7 +10,9 @@
 //! HTTP, so real Elasticsearch/OpenSearch nodes can take its place.
 
 mod accesslog;
+mod buffered;
 pub mod certs;
+mod control;
 mod core;
 mod engine_child;
 mod exchange;

@@ -15,7 +15,9 @@ use super::core::Core;
 use super::io::ClientIo;
 use crate::errors::EdgeError;
 use crate::metrics::Sample;
-use crate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
+use crate::policy::auth::{parse_basic, MAX_CREDENTIALS};
+use crate::policy::classify::{classify_request, Seg};
+use crate::policy::mode;
 use crate::policy::route::{normalize_host, route};
 use crate::proto::{
     write_response_head, Framing, Method, ProtoError, RequestHead, ResponseHead, Version,
@@ -48,6 +50,8 @@ pub(super) struct Admitted<'s> {
     pub cluster: &'s Arc<Cluster>,
     /// `max_bulk_actions` when this is a `_bulk` request.
     pub bulk_limit: Option<u64>,
+    /// `PUT /<index>`: checked against the plan's shard capacity first.
+    pub create_index: bool,
 }
 
 /// One client connection.
@@ -70,6 +74,8 @@ pub(super) struct Session {
     pub version: Version,
     pub keep_alive: bool,
     pub target: Vec<u8>,
+    /// The target sent upstream: the classified path in canonical form, then the query.
+    pub fwd_target: Vec<u8>,
     pub method_text: Vec<u8>,
 }
 
@@ -90,6 +96,7 @@ pub async fn serve(core: Rc<Core>, io: ClientIo, peer: SocketAddr) {
         version: Version::Http11,
         keep_alive: true,
         target: Vec::with_capacity(256),
+        fwd_target: Vec::with_capacity(256),
         method_text: Vec::with_capacity(16),
     };
     let next = s.run().await;
@@ -244,7 +251,7 @@ impl Session {
     }
 
     /// The policy chain (pure decisions): Host vs SNI, route, credentials, limits.
-    fn admit<'s>(&self, snap: &'s Snapshot) -> Result<Admitted<'s>, EdgeError> {
+    fn admit<'s>(&mut self, snap: &'s Snapshot) -> Result<Admitted<'s>, EdgeError> {
         let b = &self.buf;
         let h = &self.head;
         let mut host_buf = [0u8; 253];
@@ -264,12 +271,7 @@ impl Session {
             .and_then(|s| parse_basic(s.of(b), &mut cred_buf));
         let cluster = route(snap, host, creds.map(|c| c.0))?;
         let (user, pass) = creds.ok_or(EdgeError::AuthRequired)?;
-        if !credentials_match(
-            user,
-            pass,
-            cluster.username.as_bytes(),
-            cluster.password.expose().as_bytes(),
-        ) {
+        if !cluster.accepts(user, pass, Instant::now()) {
             return Err(EdgeError::AuthRequired);
         }
         if let Framing::Length(n) = h.framing {
@@ -277,10 +279,27 @@ impl Session {
                 return Err(EdgeError::BodyTooLarge(self.core.shared.limits.max_body));
             }
         }
-        let bulk_limit = is_bulk(h.path(b)).then_some(cluster.plan.max_bulk_actions);
+        // Classify on the decoded path, apply the mode, and forward exactly what was classified.
+        let classified = classify_request(h.method, h.path(b), cluster.class)?;
+        mode::decide(cluster.effective_mode(), &classified.class)?;
+        self.fwd_target.clear();
+        classified.path.write_canonical(&mut self.fwd_target);
+        if let Some(q) = h.query(b) {
+            self.fwd_target.push(b'?');
+            self.fwd_target.extend_from_slice(q);
+        }
+        let last = classified
+            .path
+            .len()
+            .checked_sub(1)
+            .map(|i| classified.path.seg(i));
+        let bulk_limit = (last == Some(&b"_bulk"[..])).then_some(cluster.plan.max_bulk_actions);
+        let create_index =
+            h.method == Method::Put && classified.route.is_some_and(|r| r.pattern == [Seg::Index]);
         Ok(Admitted {
             cluster,
             bulk_limit,
+            create_index,
         })
     }
 
@@ -349,12 +368,4 @@ impl Session {
         };
         self.core.log.borrow_mut().record(&entry, SystemTime::now());
     }
-}
-
-/// True when the path's last segment is `_bulk` (any index/type prefix).
-pub(super) fn is_bulk(path: &[u8]) -> bool {
-    let p = path.strip_suffix(b"/").unwrap_or(path);
-    p.rsplit(|&b| b == b'/')
-        .next()
-        .is_some_and(|seg| seg.eq_ignore_ascii_case(b"_bulk"))
 }

@@ -10,12 +10,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use super::certs;
+use super::control::{self, ControlSettings};
 use super::core::{Limits, Shared};
 use super::engine_child::EngineChild;
 use super::sock::reuseport_listeners;
@@ -57,7 +58,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         e.listen = child.addr; // a port 0 became a real port
     }
     let registry = Arc::new(Registry::new(
-        Snapshot::build(&config, None, 1).map_err(|e| e.to_string())?,
+        Snapshot::build(&config, None, 1, Instant::now()).map_err(|e| e.to_string())?,
     ));
     let threads = args
         .threads
@@ -76,6 +77,15 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         access_log: config.access_log_target(),
         draining: AtomicBool::new(false),
     });
+    control::probe_unready(&registry);
+    let stop_control = Arc::new(AtomicBool::new(false));
+    let settings = ControlSettings {
+        metering_interval: config.edge.metering_interval.0,
+        disable_factor: config.edge.disable_factor,
+        tenant_pattern: |_| None,
+    };
+    let control = control::spawn(registry.clone(), settings, stop_control.clone())
+        .map_err(|e| format!("control thread: {e}"))?;
     let workers = spawn_workers(driver, threads, &shared, per_worker)?;
     print_banner(
         &config,
@@ -90,6 +100,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     for w in workers {
         let _ = w.join();
     }
+    stop_control.store(true, Ordering::Release);
+    let _ = control.join();
     if let Some(e) = engine {
         e.stop(Duration::from_secs(10));
     }
@@ -264,7 +276,7 @@ fn reload(path: &Path, current: &mut Config, registry: &Registry, why: &str) {
             if next.edge.https != current.edge.https || next.edge.http != current.edge.http {
                 eprintln!("searchgate: listener changes take effect at the next restart");
             }
-            match registry.apply(&next) {
+            match registry.apply(&next, Instant::now()) {
                 Ok(gen) => {
                     println!(
                         "searchgate: reloaded ({why}): {} cluster(s), generation {gen}",

@@ -424,7 +424,11 @@ pub fn classify_request(
     cluster: ClusterClass,
 ) -> Result<Classified<'_>, PathError> {
     let path = NormPath::strict(raw_path)?;
-    let loose = NormPath::loose(raw_path)?;
+    // Without '%' both views are the same segments.
+    let loose = match memchr::memchr(b'%', raw_path) {
+        None => path.clone(),
+        Some(_) => NormPath::loose(raw_path)?,
+    };
     let route = route(method, &path);
     let class = match blocked(method, &loose, cluster) {
         Some(name) => Class::NotImplemented(name),

@@ -4,7 +4,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::scan::{self, FramingHeaders, HeadBounds, Name};
+use super::scan::{self, FramingHeaders, Name};
 use super::{Framing, HeaderSpan, Method, ProtoError, Span, Version};
 
 /// httparse header slots on the stack (uninitialised, so they cost nothing to set up);
@@ -88,18 +88,21 @@ impl RequestHead {
     /// complete head). Leading empty lines (CRLF) before the request line are skipped as
     /// RFC 9112 allows, and counted in `len`.
     pub fn parse(&mut self, buf: &[u8], limits: &HeadLimits) -> Result<bool, ProtoError> {
-        let Some(bounds) = scan::locate_head(buf, limits.window())? else {
-            return Ok(false);
-        };
-        let head = &buf[..bounds.end];
+        let window = limits.window();
+        let hay = &buf[..buf.len().min(window)];
+        let skip = scan::skip_empty_lines(hay);
         let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; HEADER_SLOTS];
         let slots = &mut slots[..limits.max_headers.min(HEADER_SLOTS)];
         let mut req = httparse::Request::new(&mut []);
-        let status = httparse::ParserConfig::default()
-            .parse_request_with_uninit_headers(&mut req, &head[bounds.skip..], slots)
-            .map_err(|e| map_httparse_error(e, head, bounds))?;
-        check_complete(status, bounds)?;
-
+        let parsed = httparse::ParserConfig::default().parse_request_with_uninit_headers(
+            &mut req,
+            &hay[skip..],
+            slots,
+        );
+        let Some(end) = head_end(parsed, buf, window, skip)? else {
+            return Ok(false);
+        };
+        let head = &buf[..end];
         let (Some(method), Some(target), Some(minor)) = (req.method, req.path, req.version) else {
             return Err(ProtoError::Malformed("incomplete request line"));
         };
@@ -114,7 +117,7 @@ impl RequestHead {
         };
         let authority = self.read_target(buf)?;
         self.read_headers(head, req.headers, authority)?;
-        self.len = bounds.end;
+        self.len = end;
         if self.counted_len > limits.max_head {
             return Err(ProtoError::HeadTooLarge);
         }
@@ -162,6 +165,9 @@ impl RequestHead {
         let mut auth_bytes = 0;
         for field in fields {
             let h = header_span(head, field);
+            if !scan::crlf_before(head, h.name.start as usize) {
+                return Err(ProtoError::Smuggling("bare LF in head"));
+            }
             self.headers.push(h);
             let name = scan::classify(field.name.as_bytes());
             match name {
@@ -273,31 +279,25 @@ fn split_absolute(target: &[u8]) -> Result<(usize, &[u8], &[u8]), ProtoError> {
 /// A Host value (or authority) is `uri-host [ ":" port ]`: reg-name, IP-literal and
 /// port characters only (RFC 9110 7.2, RFC 3986 3.2.2). Empty is allowed for Host.
 fn valid_host(v: &[u8]) -> bool {
-    v.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-            )
-    })
+    v.iter().all(|&b| HOST_BYTES[b as usize])
 }
+
+static HOST_BYTES: [bool; 256] = {
+    let mut map = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        map[b] = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'%');
+        b += 1;
+    }
+    let extra = b"!$&'()*+,;=:[]";
+    let mut i = 0;
+    while i < extra.len() {
+        map[extra[i] as usize] = true;
+        i += 1;
+    }
+    map
+};
 
 /// Spans of one httparse header (its slices point into `buf`).
 pub(super) fn header_span(buf: &[u8], h: &httparse::Header<'_>) -> HeaderSpan {
@@ -307,20 +307,42 @@ pub(super) fn header_span(buf: &[u8], h: &httparse::Header<'_>) -> HeaderSpan {
     }
 }
 
-/// httparse must have read exactly the head we located.
-pub(super) fn check_complete(
-    status: httparse::Status<usize>,
-    bounds: HeadBounds,
-) -> Result<(), ProtoError> {
-    match status {
-        httparse::Status::Complete(n) if n == bounds.end - bounds.skip => Ok(()),
-        _ => Err(ProtoError::Malformed("head does not end where expected")),
+/// Turns httparse's answer into the end of the head (`Some`), a need for more bytes
+/// (`None`), or an error.
+///
+/// Fast path: httparse found a complete head; httparse refuses bare CR and obs-fold
+/// itself but accepts bare LF, so the first line must not start with LF and the last
+/// line and the empty line must end with CRLF (each header line's end is checked by the
+/// caller). Otherwise the head is scanned ([`scan::locate_head`]) so that the answer for a
+/// head received in pieces does not depend on where it was cut: an incomplete head waits
+/// (or is too large), a structural fault is `Smuggling`, and httparse's error is reported
+/// only for a complete head.
+pub(super) fn head_end(
+    parsed: httparse::Result<usize>,
+    buf: &[u8],
+    window: usize,
+    skip: usize,
+) -> Result<Option<usize>, ProtoError> {
+    let error = match parsed {
+        Ok(httparse::Status::Complete(n)) => {
+            let end = skip + n;
+            if buf[skip] == b'\n' || !buf[..end].ends_with(b"\r\n\r\n") {
+                return Err(ProtoError::Smuggling("bare LF in head"));
+            }
+            return Ok(Some(end));
+        }
+        Ok(httparse::Status::Partial) => ProtoError::Malformed("head ends before httparse saw it"),
+        Err(e) => map_httparse_error(e, &buf[skip..]),
+    };
+    match scan::locate_head(buf, window, skip)? {
+        None => Ok(None),
+        Some(_) => Err(error),
     }
 }
 
 /// Turns an httparse error into ours. A version error is 505 only when the version is
 /// well-formed (`HTTP/d.d`); anything else there is a syntax error.
-pub(super) fn map_httparse_error(e: httparse::Error, head: &[u8], b: HeadBounds) -> ProtoError {
+fn map_httparse_error(e: httparse::Error, head: &[u8]) -> ProtoError {
     match e {
         httparse::Error::TooManyHeaders => ProtoError::TooManyHeaders,
         httparse::Error::HeaderName => ProtoError::Malformed("invalid header name"),
@@ -329,8 +351,7 @@ pub(super) fn map_httparse_error(e: httparse::Error, head: &[u8], b: HeadBounds)
         httparse::Error::Status => ProtoError::Malformed("invalid status line"),
         httparse::Error::Token => ProtoError::Malformed("invalid method or request-target"),
         httparse::Error::Version => {
-            let line = &head[b.skip..];
-            let line = &line[..memchr::memchr(b'\r', line).unwrap_or(line.len())];
+            let line = &head[..memchr::memchr(b'\r', head).unwrap_or(head.len())];
             // The version is the last token of a request line, the first of a status line.
             let first = line.split(|&c| c == b' ').next();
             let last = line.rsplit(|&c| c == b' ').next();

@@ -4,7 +4,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::head::{check_complete, header_span, map_httparse_error, HeadLimits, HEADER_SLOTS};
+use super::head::{head_end, header_span, HeadLimits, HEADER_SLOTS};
 use super::scan::{self, FramingHeaders};
 use super::{Framing, HeaderSpan, Method, ProtoError, Span, Version};
 
@@ -20,7 +20,7 @@ pub struct ResponseHead {
     pub framing: Framing,
     pub keep_alive: bool,
     /// The Content-Length header's value, also when it does not frame a body (a response
-    /// to HEAD, a 304): [`super::write_forward_response`] relays it then.
+    /// to HEAD, a 304, where it describes the representation: RFC 9110 8.6).
     pub content_length: Option<u64>,
 }
 
@@ -43,17 +43,21 @@ impl ResponseHead {
         request_method: Method,
         limits: &HeadLimits,
     ) -> Result<bool, ProtoError> {
-        let Some(bounds) = scan::locate_head(buf, limits.window())? else {
-            return Ok(false);
-        };
-        let head = &buf[..bounds.end];
+        let window = limits.window();
+        let hay = &buf[..buf.len().min(window)];
+        let skip = scan::skip_empty_lines(hay);
         let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; HEADER_SLOTS];
         let slots = &mut slots[..limits.max_headers.min(HEADER_SLOTS)];
         let mut res = httparse::Response::new(&mut []);
-        let status = httparse::ParserConfig::default()
-            .parse_response_with_uninit_headers(&mut res, &head[bounds.skip..], slots)
-            .map_err(|e| map_httparse_error(e, head, bounds))?;
-        check_complete(status, bounds)?;
+        let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut res,
+            &hay[skip..],
+            slots,
+        );
+        let Some(end) = head_end(parsed, buf, window, skip)? else {
+            return Ok(false);
+        };
+        let head = &buf[..end];
         let (Some(minor), Some(code)) = (res.version, res.code) else {
             return Err(ProtoError::Malformed("incomplete status line"));
         };
@@ -67,15 +71,19 @@ impl ResponseHead {
             Version::Http11
         };
         // "HTTP/1.1 200 " is 13 bytes; the reason phrase is the rest of the status line.
-        let line_end = bounds.skip + memchr::memchr(b'\r', &head[bounds.skip..]).unwrap_or(0);
-        let reason_start = (bounds.skip + 13).min(line_end);
+        let line_end = skip + memchr::memchr(b'\r', &head[skip..]).unwrap_or(0);
+        let reason_start = (skip + 13).min(line_end);
         self.reason = Span::new(reason_start, line_end);
-        self.len = bounds.end;
+        self.len = end;
 
         self.headers.clear();
         let mut framing = FramingHeaders::default();
         for field in res.headers.iter() {
-            self.headers.push(header_span(head, field));
+            let h = header_span(head, field);
+            if !scan::crlf_before(head, h.name.start as usize) {
+                return Err(ProtoError::Smuggling("bare LF in head"));
+            }
+            self.headers.push(h);
             framing.see(scan::classify(field.name.as_bytes()), field.value)?;
         }
         self.content_length = framing.content_length;

@@ -3,67 +3,71 @@
 //! comma-separated token lists, and the framing headers (Content-Length, Transfer-Encoding,
 //! Connection). No allocation, no I/O.
 
-use memchr::{memchr, memchr2_iter, memmem};
+use memchr::{memchr, memchr2_iter};
 
 use super::{HeaderSpan, ProtoError, Span, Version};
 
-/// Where a complete head lies in a buffer: `skip` leading empty lines, head up to `end`
-/// (exclusive, the final CRLF CRLF included).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct HeadBounds {
-    pub skip: usize,
-    pub end: usize,
-}
-
-/// Finds a complete head within the first `window` bytes of `buf`.
-///
-/// Leading CRLFs are skipped (RFC 9112 2.2). The line structure is checked on what is
-/// there, complete or not, so bare CR/LF and obs-fold fail as soon as they arrive.
-/// `Ok(None)`: need more bytes; `HeadTooLarge` once `buf` is longer than `window` and
-/// no head ended within it.
-pub(super) fn locate_head(buf: &[u8], window: usize) -> Result<Option<HeadBounds>, ProtoError> {
-    let hay = &buf[..buf.len().min(window)];
+/// The length of the empty lines (CRLF pairs) at the start of `hay`, which RFC 9112 2.2
+/// lets a server skip before the request-line.
+pub(super) fn skip_empty_lines(hay: &[u8]) -> usize {
     let mut skip = 0;
     while hay.len() >= skip + 2 && hay[skip] == b'\r' && hay[skip + 1] == b'\n' {
         skip += 2;
     }
-    let rest = &hay[skip..];
-    match memmem::find(rest, b"\r\n\r\n") {
-        Some(i) => {
-            let end = skip + i + 4;
-            check_lines(&buf[skip..end])?;
-            Ok(Some(HeadBounds { skip, end }))
-        }
-        None => {
-            check_lines(rest)?;
-            if buf.len() > window {
-                Err(ProtoError::HeadTooLarge)
-            } else {
-                Ok(None)
-            }
-        }
-    }
+    skip
 }
 
-/// Every CR must be followed by LF and every LF preceded by CR (RFC 9112 2.2: bare CR is
-/// refused; a bare LF is refused here too, as other parsers disagree on it); no line may
-/// start with SP/HT (RFC 9112 5.2 obs-fold, and 2.2 whitespace before the first header).
-/// A CR as the last byte is fine: its LF may still arrive.
-fn check_lines(bytes: &[u8]) -> Result<(), ProtoError> {
-    for p in memchr2_iter(b'\r', b'\n', bytes) {
-        if bytes[p] == b'\r' {
-            if p + 1 < bytes.len() && bytes[p + 1] != b'\n' {
-                return Err(ProtoError::Smuggling("bare CR in head"));
+/// Finds a complete head within the first `window` bytes of `buf` by scanning its CR and
+/// LF bytes: the slow path, for heads that httparse found incomplete or refused.
+///
+/// Checks the line structure on what is there, complete or not, so bare CR/LF and
+/// obs-fold fail as soon as they arrive: every CR must be followed by LF and every LF
+/// preceded by CR (RFC 9112 2.2 refuses bare CR; a bare LF is refused here too, as
+/// parsers disagree on it), and no line may start with SP/HT (RFC 9112 5.2 obs-fold, and
+/// 2.2 whitespace before the first header). A CR as the last byte is fine: its LF may
+/// still arrive. Returns the end of the head (after its empty line), `None` when it has
+/// not ended yet, `HeadTooLarge` once `buf` is longer than `window` and no head ended
+/// within it.
+pub(super) fn locate_head(
+    buf: &[u8],
+    window: usize,
+    skip: usize,
+) -> Result<Option<usize>, ProtoError> {
+    let hay = &buf[..buf.len().min(window)];
+    let mut line_start = skip;
+    for p in memchr2_iter(b'\r', b'\n', &hay[skip..]) {
+        let p = p + skip;
+        if hay[p] == b'\r' {
+            match hay.get(p + 1) {
+                Some(b'\n') | None => continue,
+                Some(_) => return Err(ProtoError::Smuggling("bare CR in head")),
             }
-        } else if p == 0 || bytes[p - 1] != b'\r' {
+        }
+        if p == 0 || hay[p - 1] != b'\r' {
             return Err(ProtoError::Smuggling("bare LF in head"));
-        } else if matches!(bytes.get(p + 1), Some(b' ' | b'\t')) {
+        }
+        if p - 1 == line_start {
+            return Ok(Some(p + 1));
+        }
+        if matches!(hay.get(p + 1), Some(b' ' | b'\t')) {
             return Err(ProtoError::Smuggling(
                 "obs-fold (line starting with whitespace)",
             ));
         }
+        line_start = p + 1;
     }
-    Ok(())
+    if buf.len() > window {
+        Err(ProtoError::HeadTooLarge)
+    } else {
+        Ok(None)
+    }
+}
+
+/// Whether the line before the one starting at `line_start` ended with CRLF (httparse
+/// accepts a bare LF there).
+#[inline]
+pub(super) fn crlf_before(head: &[u8], line_start: usize) -> bool {
+    line_start >= 2 && head[line_start - 2] == b'\r'
 }
 
 /// Offset of `part` (a subslice of `buf`) in `buf`.

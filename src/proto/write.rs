@@ -74,9 +74,9 @@ pub fn write_forward_request(
 /// `Connection: close` when `!keep_alive` (`Connection: keep-alive` for HTTP/1.0 clients
 /// that keep the connection). `extra` headers are appended as given.
 ///
-/// When neither the upstream response nor `framing` has a body (a response to HEAD, a
-/// 304), the upstream's Content-Length is relayed as is: there it describes the
-/// representation, not the framing (RFC 9110 8.6). Never for 1xx or 204.
+/// The upstream's Content-Length is never copied: for a response to HEAD (or a 304) whose
+/// length the client should see, pass it in `extra` (e.g. from
+/// [`ResponseHead::content_length`]).
 pub fn write_forward_response(
     out: &mut Vec<u8>,
     head: &ResponseHead,
@@ -94,18 +94,12 @@ pub fn write_forward_response(
         reason
     };
     push_status_line(out, version, head.status, reason);
-    let relay_length = framing == Framing::None
-        && head.framing == Framing::None
-        && head.status >= 200
-        && head.status != 204;
     let nominates = has_nominations(&head.headers, buf);
     for h in &head.headers {
         let name = h.name.of(buf);
-        let keep = match scan::classify(name) {
-            Name::ContentLength => relay_length,
-            other => !is_hop_by_hop(other),
-        };
-        if keep && !(nominates && nominated(&head.headers, buf, name)) {
+        let hop = is_hop_by_hop(scan::classify(name))
+            || (nominates && nominated(&head.headers, buf, name));
+        if !hop {
             push_header(out, name, h.value.of(buf));
         }
     }

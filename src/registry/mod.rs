@@ -12,12 +12,16 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
-use crate::config::{ClusterClass, Config, Mode, PlanConfig, Secret};
+use crate::config::{ClusterClass, ClusterConfig, Config, Mode, PlanConfig, Secret};
 use crate::policy::admit::Allowance;
+use crate::policy::auth::credentials_match;
+
+pub mod state;
+pub use state::ClusterState;
 
 /// A plan's limits (spec 1.6, 8).
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +68,45 @@ pub struct Cluster {
     pub upstreams: Vec<SocketAddr>,
     /// The allowance shared by every core (and kept across snapshots).
     pub allowance: Arc<Allowance>,
+    /// Metering verdict, usage, readiness (kept across snapshots).
+    pub state: Arc<ClusterState>,
+    /// The pair replaced by a rotation, still accepted until its deadline (grace period).
+    pub previous: Option<OldCredentials>,
+}
+
+/// Credentials replaced by a rotation and still accepted for a grace period.
+#[derive(Debug, Clone)]
+pub struct OldCredentials {
+    pub username: String,
+    pub password: Secret,
+    pub until: Instant,
+}
+
+impl Cluster {
+    /// Whether `user:pass` opens this cluster at `now` (constant-time comparisons).
+    pub fn accepts(&self, user: &[u8], pass: &[u8], now: Instant) -> bool {
+        let current = credentials_match(
+            user,
+            pass,
+            self.username.as_bytes(),
+            self.password.expose().as_bytes(),
+        );
+        let old = self.previous.as_ref().is_some_and(|o| {
+            now < o.until
+                && credentials_match(
+                    user,
+                    pass,
+                    o.username.as_bytes(),
+                    o.password.expose().as_bytes(),
+                )
+        });
+        current | old
+    }
+
+    /// The mode requests see (operator's mode, or metering's verdict under normal).
+    pub fn effective_mode(&self) -> crate::policy::mode::Mode {
+        self.state.effective_mode(self.mode)
+    }
 }
 
 /// An immutable view of every cluster; cheap to share between cores.
@@ -75,6 +118,7 @@ pub struct Snapshot {
     pub route_by_username: bool,
     clusters: Vec<Arc<Cluster>>,
     by_host: HashMap<String, usize>,
+    by_id: HashMap<String, usize>,
     by_username: HashMap<String, usize>,
 }
 
@@ -87,12 +131,14 @@ pub struct RegistryError {
 }
 
 impl Snapshot {
-    /// Builds a snapshot from `config`, reusing the allowances of `prev` by cluster id
-    /// (resized to the new plan).
+    /// Builds a snapshot from `config` at `now`, reusing the allowances and states of `prev`
+    /// by cluster id (allowances resized to the new plan), and keeping rotated-out
+    /// credentials for the configured grace period.
     pub fn build(
         config: &Config,
         prev: Option<&Snapshot>,
         generation: u64,
+        now: Instant,
     ) -> Result<Snapshot, RegistryError> {
         let plans: HashMap<&str, Arc<Plan>> = config
             .plans
@@ -119,16 +165,20 @@ impl Snapshot {
                 Some(list) => resolve(list).map_err(err)?,
                 None => vec![engine.ok_or_else(|| err("no upstream and no engine".into()))?],
             };
-            let allowance = match prev.and_then(|p| p.by_id(&c.id)) {
+            let old = prev.and_then(|p| p.by_id(&c.id));
+            let allowance = match old {
                 Some(old) => {
                     old.allowance.resize(plan.concurrency, plan.queue_size);
                     old.allowance.clone()
                 }
                 None => Arc::new(Allowance::new(plan.concurrency, plan.queue_size)),
             };
+            let state = carry_state(old, c.class, &upstreams);
+            let previous = rotated(old, c, config.edge.credential_grace.0, now);
             let index = snap.clusters.len();
             snap.by_host
                 .insert(format!("{}.{}", c.hostname, c.region), index);
+            snap.by_id.insert(c.id.clone(), index);
             snap.by_username.insert(c.username.clone(), index);
             snap.clusters.push(Arc::new(Cluster {
                 id: c.id.clone(),
@@ -141,7 +191,15 @@ impl Snapshot {
                 password: c.password.clone(),
                 upstreams,
                 allowance,
+                state,
+                previous,
             }));
+        }
+        // Rotated-out usernames keep routing during their grace (unless reused since).
+        for (i, c) in snap.clusters.iter().enumerate() {
+            if let Some(o) = &c.previous {
+                snap.by_username.entry(o.username.clone()).or_insert(i);
+            }
         }
         Ok(snap)
     }
@@ -153,7 +211,7 @@ impl Snapshot {
 
     /// The cluster with this id.
     pub fn by_id(&self, id: &str) -> Option<&Arc<Cluster>> {
-        self.clusters.iter().find(|c| c.id == id)
+        self.by_id.get(id).map(|&i| &self.clusters[i])
     }
 
     /// The cluster at `<hostname>.<region>` (lowercase, domain already removed).
@@ -167,6 +225,43 @@ impl Snapshot {
     pub fn by_username(&self, username: &str) -> Option<&Arc<Cluster>> {
         self.by_username.get(username).map(|&i| &self.clusters[i])
     }
+}
+
+/// The state a cluster keeps across a reload. A single-tenant cluster that is new, or whose
+/// upstream changed, must answer before it is reachable (404 until then); the shared
+/// engine of the multitenant class is always up.
+fn carry_state(
+    old: Option<&Arc<Cluster>>,
+    class: ClusterClass,
+    upstreams: &[SocketAddr],
+) -> Arc<ClusterState> {
+    match old {
+        Some(o) if o.upstreams == upstreams => o.state.clone(),
+        Some(o) => {
+            o.state.set_ready(class == ClusterClass::Multitenant);
+            o.state.clone()
+        }
+        None => Arc::new(ClusterState::new(class == ClusterClass::Multitenant)),
+    }
+}
+
+/// The credentials a reload rotated out, kept for `grace` (none when grace is zero).
+fn rotated(
+    old: Option<&Arc<Cluster>>,
+    c: &ClusterConfig,
+    grace: Duration,
+    now: Instant,
+) -> Option<OldCredentials> {
+    let old = old?;
+    if old.username == c.username && old.password == c.password {
+        // Unchanged: an earlier rotation's grace carries on.
+        return old.previous.clone().filter(|p| now < p.until);
+    }
+    (!grace.is_zero()).then(|| OldCredentials {
+        username: old.username.clone(),
+        password: old.password.clone(),
+        until: now + grace,
+    })
 }
 
 fn resolve(list: &[String]) -> Result<Vec<SocketAddr>, String> {
@@ -209,11 +304,11 @@ impl Registry {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Builds and publishes a snapshot of `config`; returns its generation.
-    pub fn apply(&self, config: &Config) -> Result<u64, RegistryError> {
+    /// Builds and publishes a snapshot of `config` at `now`; returns its generation.
+    pub fn apply(&self, config: &Config, now: Instant) -> Result<u64, RegistryError> {
         let prev = self.load();
         let generation = prev.generation + 1;
-        let next = Snapshot::build(config, Some(&prev), generation)?;
+        let next = Snapshot::build(config, Some(&prev), generation, now)?;
         self.current.store(Arc::new(next));
         self.generation.store(generation, Ordering::Release);
         Ok(generation)

@@ -2,6 +2,13 @@
 
 use super::*;
 use crate::policy::admit::Admission;
+use std::time::Instant;
+
+impl Registry {
+    fn apply_now(&self, c: &Config) -> Result<u64, RegistryError> {
+        self.apply(c, Instant::now())
+    }
+}
 
 pub(crate) fn config(extra_clusters: &str, concurrency: u32) -> Config {
     let text = format!(
@@ -38,7 +45,7 @@ password = "acmepass"
 
 #[test]
 fn lookups_by_host_and_username() {
-    let snap = Snapshot::build(&config("", 2), None, 1).unwrap();
+    let snap = Snapshot::build(&config("", 2), None, 1, Instant::now()).unwrap();
     assert_eq!(snap.by_host("acme-7f3k.us-east-1").unwrap().id, "acme");
     assert_eq!(snap.by_username("acmeuser").unwrap().id, "acme");
     assert!(snap.by_host("acme-7f3k.eu-west-1").is_none());
@@ -50,7 +57,7 @@ fn lookups_by_host_and_username() {
 
 #[test]
 fn absent_upstream_defaults_to_the_engine() {
-    let snap = Snapshot::build(&config("", 2), None, 1).unwrap();
+    let snap = Snapshot::build(&config("", 2), None, 1, Instant::now()).unwrap();
     assert_eq!(
         snap.by_id("acme").unwrap().upstreams,
         vec!["127.0.0.1:9201".parse().unwrap()]
@@ -60,14 +67,14 @@ fn absent_upstream_defaults_to_the_engine() {
 // spec 1.8: a plan change takes effect immediately for connection limits
 #[test]
 fn reload_keeps_the_allowance_and_resizes_it() {
-    let registry = Registry::new(Snapshot::build(&config("", 1), None, 1).unwrap());
+    let registry = Registry::new(Snapshot::build(&config("", 1), None, 1, Instant::now()).unwrap());
     let before = registry.load();
     let acme = before.by_id("acme").unwrap().clone();
     let permit = match acme.allowance.acquire() {
         Admission::Granted(p) => p,
         other => panic!("{other:?}"),
     };
-    assert_eq!(registry.apply(&config("", 5)).unwrap(), 2);
+    assert_eq!(registry.apply_now(&config("", 5)).unwrap(), 2);
     let after = registry.load();
     let acme2 = after.by_id("acme").unwrap();
     assert!(
@@ -98,9 +105,91 @@ username = "betauser"
 password = "betapass"
 upstream = ["127.0.0.1:9999"]
 "#;
-    let registry = Registry::new(Snapshot::build(&config(extra, 1), None, 1).unwrap());
+    let registry =
+        Registry::new(Snapshot::build(&config(extra, 1), None, 1, Instant::now()).unwrap());
     assert!(registry.load().by_id("beta").is_some());
-    registry.apply(&config("", 1)).unwrap();
+    registry.apply_now(&config("", 1)).unwrap();
     assert!(registry.load().by_id("beta").is_none());
     assert!(registry.load().by_username("betauser").is_none());
+}
+
+fn with_password(c: &Config, password: &str, grace_secs: u64) -> Config {
+    let mut c = c.clone();
+    c.clusters[0].password = Secret::new(password);
+    c.edge.credential_grace = crate::config::Dur(Duration::from_secs(grace_secs));
+    c
+}
+
+// spec 5.4: after rotation the old pair is outdated (401 at once, by default)
+#[test]
+fn rotation_without_grace_outdates_the_old_pair_at_once() {
+    let t0 = Instant::now();
+    let first = config("", 1);
+    let registry = Registry::new(Snapshot::build(&first, None, 1, t0).unwrap());
+    registry
+        .apply(&with_password(&first, "newpass", 0), t0)
+        .unwrap();
+    let acme = registry.load().by_id("acme").unwrap().clone();
+    assert!(acme.accepts(b"acmeuser", b"newpass", t0));
+    assert!(!acme.accepts(b"acmeuser", b"acmepass", t0));
+}
+
+#[test]
+fn rotation_with_grace_keeps_the_old_pair_until_its_deadline() {
+    let t0 = Instant::now();
+    let first = config("", 1);
+    let registry = Registry::new(Snapshot::build(&first, None, 1, t0).unwrap());
+    registry
+        .apply(&with_password(&first, "newpass", 10), t0)
+        .unwrap();
+    let acme = registry.load().by_id("acme").unwrap().clone();
+    assert!(acme.accepts(b"acmeuser", b"acmepass", t0 + Duration::from_secs(9)));
+    assert!(!acme.accepts(b"acmeuser", b"acmepass", t0 + Duration::from_secs(10)));
+    assert!(!acme.accepts(b"acmeuser", b"wrong", t0));
+    // An unrelated reload later carries the grace on; after it, the old pair is gone.
+    registry
+        .apply(
+            &with_password(&first, "newpass", 10),
+            t0 + Duration::from_secs(5),
+        )
+        .unwrap();
+    let acme = registry.load().by_id("acme").unwrap().clone();
+    assert!(acme.accepts(b"acmeuser", b"acmepass", t0 + Duration::from_secs(6)));
+    registry
+        .apply(
+            &with_password(&first, "newpass", 10),
+            t0 + Duration::from_secs(11),
+        )
+        .unwrap();
+    assert!(registry.load().by_id("acme").unwrap().previous.is_none());
+}
+
+// issue 5: a new single-tenant cluster is not reachable until its upstream answers
+#[test]
+fn readiness_of_new_and_changed_single_tenant_clusters() {
+    let extra = |port: u16| {
+        format!(
+            "[[clusters]]\nid = \"solo\"\nhostname = \"solo\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"solouser\"\npassword = \"solopass\"\nupstream = [\"127.0.0.1:{port}\"]\n"
+        )
+    };
+    let t0 = Instant::now();
+    let registry = Registry::new(Snapshot::build(&config(&extra(9000), 1), None, 1, t0).unwrap());
+    let snap = registry.load();
+    assert!(
+        snap.by_id("acme").unwrap().state.is_ready(),
+        "multitenant: shared engine"
+    );
+    let solo = snap.by_id("solo").unwrap();
+    assert!(!solo.state.is_ready());
+    solo.state.set_ready(true);
+    registry.apply(&config(&extra(9000), 1), t0).unwrap();
+    assert!(
+        registry.load().by_id("solo").unwrap().state.is_ready(),
+        "unchanged upstream"
+    );
+    registry.apply(&config(&extra(9001), 1), t0).unwrap();
+    assert!(
+        !registry.load().by_id("solo").unwrap().state.is_ready(),
+        "moved upstream"
+    );
 }

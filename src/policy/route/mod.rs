@@ -60,7 +60,13 @@ pub fn route<'s>(
             .and_then(|hostname_region| snap.by_host(hostname_region))
     };
     match found {
-        Some(c) if !matches!(c.mode, Mode::Provisioning | Mode::Destroyed) => Ok(c),
+        // Not provisioned yet, destroyed, or a new single-tenant cluster whose upstream has
+        // not answered yet: no cluster answers here (spec 3).
+        Some(c)
+            if !matches!(c.mode, Mode::Provisioning | Mode::Destroyed) && c.state.is_ready() =>
+        {
+            Ok(c)
+        }
         _ => Err(EdgeError::ClusterNotFound),
     }
 }

@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::registry::tests::config;
+use std::time::Instant;
 
 fn snap(extra: &str) -> Snapshot {
-    Snapshot::build(&config(extra, 1), None, 1).unwrap()
+    Snapshot::build(&config(extra, 1), None, 1, Instant::now()).unwrap()
 }
 
 fn host(v: &str) -> Option<String> {
@@ -77,7 +78,7 @@ fn localhost_and_ip_literals_route_by_username() {
 fn username_routing_is_off_unless_set() {
     let mut c = config("", 1);
     c.edge.route_by_username = false;
-    let s = Snapshot::build(&c, None, 1).unwrap();
+    let s = Snapshot::build(&c, None, 1, Instant::now()).unwrap();
     assert_eq!(
         route(&s, "localhost", Some(b"acmeuser")).unwrap_err(),
         EdgeError::ClusterNotFound

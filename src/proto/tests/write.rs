@@ -213,10 +213,12 @@ fn forward_response_closing() {
 }
 
 #[test]
-fn forward_response_relays_length_of_bodiless_responses() {
-    // RFC 9110 8.6: for HEAD and 304 Content-Length describes the representation.
-    let msg = b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n";
+fn forward_response_length_of_bodiless_responses_only_when_given() {
+    // RFC 9110 8.6: for HEAD the length describes the representation; the writer never
+    // copies the upstream's, so a caller passing it in `extra` gets exactly one.
+    let msg = b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\nX-A: b\r\n\r\n";
     let head = response(msg, Method::Head);
+    assert_eq!(head.content_length, Some(1234));
     let mut out = Vec::new();
     write_forward_response(
         &mut out,
@@ -227,8 +229,23 @@ fn forward_response_relays_length_of_bodiless_responses() {
         true,
         &[],
     );
-    assert_eq!(out, b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
-    // ... but never for 204 (RFC 9110 8.6: MUST NOT).
+    assert_eq!(out, b"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\n");
+    out.clear();
+    let extra: &[(&str, &[u8])] = &[("Content-Length", b"1234")];
+    write_forward_response(
+        &mut out,
+        &head,
+        msg,
+        Version::Http11,
+        Framing::None,
+        true,
+        extra,
+    );
+    assert_eq!(
+        out,
+        b"HTTP/1.1 200 OK\r\nX-A: b\r\nContent-Length: 1234\r\n\r\n"
+    );
+    // 204: nothing (RFC 9110 8.6: MUST NOT).
     let msg = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n";
     let head = response(msg, Method::Delete);
     out.clear();

@@ -1,0 +1,147 @@
+//! The control thread's periodic work, over plain HTTP to each cluster's upstream:
+//! - readiness: a single-tenant cluster that is new (or moved) answers 404 until its
+//!   upstream answers `GET /`; probed every half second;
+//! - metering: every `metering_interval`, each cluster's disk, shards and documents are read
+//!   from `_cat/indices?bytes=b&format=json` (restricted to the cluster's own indices), and
+//!   the disk rule of `policy::mode::after_metering` moves it between normal, read-only
+//!   and disabled. Transitions are printed.
+//!
+//! Must not touch: the cores' request path (it only writes `ClusterState` atomics).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::config::{ClusterClass, Mode as ConfigMode};
+use crate::policy::mode::DiskLimits;
+use crate::policy::shards::usage_from_cat_indices;
+use crate::registry::{Cluster, Registry};
+
+/// How the control thread reaches upstreams.
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(3)))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// What metering reads for `cluster`: its own indices only. `index_pattern` names them on a
+/// shared engine (`None`: the whole upstream belongs to the cluster).
+pub fn usage_url(addr: SocketAddr, index_pattern: Option<&str>) -> String {
+    let path = match index_pattern {
+        Some(p) => format!("/_cat/indices/{p}"),
+        None => "/_cat/indices".to_string(),
+    };
+    format!("http://{addr}{path}?bytes=b&format=json&h=index,pri,rep,docs.count,store.size")
+}
+
+/// Settings of the control loop.
+#[derive(Debug, Clone)]
+pub struct ControlSettings {
+    pub metering_interval: Duration,
+    pub disable_factor: u64,
+    /// The index pattern of a multitenant cluster's own indices on its shared engine.
+    pub tenant_pattern: fn(&Cluster) -> Option<String>,
+}
+
+/// Probes every cluster whose upstream has not answered yet, once. Returns how many are
+/// now ready.
+pub fn probe_unready(registry: &Registry) -> usize {
+    let agent = agent();
+    let snap = registry.load();
+    let mut ready = 0;
+    for c in snap.clusters().iter().filter(|c| !c.state.is_ready()) {
+        let up = c
+            .upstreams
+            .iter()
+            .any(|a| agent.get(&format!("http://{a}/")).call().is_ok());
+        if up {
+            c.state.set_ready(true);
+            println!("searchgate: cluster {} is up: its upstream answers", c.id);
+            ready += 1;
+        }
+    }
+    ready
+}
+
+/// Reads one cluster's usage and applies the disk rule.
+fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
+    let pattern = match c.class {
+        ClusterClass::Multitenant => match (s.tenant_pattern)(c) {
+            Some(p) => Some(p),
+            None => return, // never read a shared engine's totals for one tenant
+        },
+        ClusterClass::SingleTenant => None,
+    };
+    let Some(addr) = c.upstreams.first() else {
+        return;
+    };
+    let url = usage_url(*addr, pattern.as_deref());
+    let Ok(mut resp) = agent.get(&url).call() else {
+        return;
+    };
+    if resp.status() != 200 {
+        return;
+    }
+    let Ok(body) = resp.body_mut().read_to_vec() else {
+        return;
+    };
+    let Ok(usage) = usage_from_cat_indices(&body) else {
+        return;
+    };
+    let limits = DiskLimits::for_plan(c.plan.disk, s.disable_factor);
+    let (before, after) = c.state.record_usage(usage, limits);
+    if before != after {
+        println!(
+            "searchgate: cluster {}: disk {} bytes of {} in plan {}: metering moves it from {before:?} to {after:?}",
+            c.id, usage.bytes, c.plan.disk, c.plan.name
+        );
+    }
+}
+
+/// Starts the control thread; it stops when `stop` is set.
+pub fn spawn(
+    registry: Arc<Registry>,
+    settings: ControlSettings,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("control".into())
+        .spawn(move || {
+            let agent = agent();
+            let mut next_metering = Instant::now();
+            while !stop.load(Ordering::Acquire) {
+                probe_unready(&registry);
+                if Instant::now() >= next_metering {
+                    let snap = registry.load();
+                    for c in snap.clusters() {
+                        let live = c.state.is_ready()
+                            && !matches!(c.mode, ConfigMode::Provisioning | ConfigMode::Destroyed);
+                        if live && !stop.load(Ordering::Acquire) {
+                            meter(&agent, c, &settings);
+                        }
+                    }
+                    next_metering = Instant::now() + settings.metering_interval;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_urls_are_restricted_to_the_clusters_indices() {
+        let a: SocketAddr = "127.0.0.1:9201".parse().unwrap();
+        assert_eq!(
+            usage_url(a, None),
+            "http://127.0.0.1:9201/_cat/indices?bytes=b&format=json&h=index,pri,rep,docs.count,store.size"
+        );
+        assert!(usage_url(a, Some("t1x*")).starts_with("http://127.0.0.1:9201/_cat/indices/t1x*?"));
+    }
+}

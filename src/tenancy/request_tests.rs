@@ -1,0 +1,292 @@
+//! Table tests of request planning (issue 5: paths, query, headers, auto-creation).
+
+use super::*;
+use crate::policy::classify::{classify_request, ClusterClass, ResponseKind};
+use crate::proto::Method::{self, *};
+
+const P: &[u8; 21] = b"abcdefghijklmnopqrst-";
+
+fn prefix() -> Prefix {
+    Prefix::from_bytes(P).unwrap()
+}
+
+fn plan(method: Method, target: &str) -> Result<(String, RequestPlan), EdgeError> {
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, Some(q.as_bytes())),
+        None => (target, None),
+    };
+    let req = classify_request(method, path.as_bytes(), ClusterClass::Multitenant)
+        .map_err(EdgeError::from)?;
+    crate::policy::mode::decide(crate::policy::mode::Mode::Normal, &req.class)?;
+    let mut out = Vec::new();
+    let plan = plan_request(&prefix(), &req, query, &mut out)?;
+    let s = String::from_utf8(out)
+        .unwrap()
+        .replace(std::str::from_utf8(P).unwrap(), "P:");
+    Ok((s, plan))
+}
+
+fn target(method: Method, t: &str) -> String {
+    plan(method, t)
+        .unwrap_or_else(|e| panic!("{method:?} {t}: {e:?}"))
+        .0
+}
+
+// issue 5: index expressions in paths: single names, lists, wildcards, _all, exclusions, none
+#[test]
+fn paths() {
+    let table: &[(Method, &str, &str)] = &[
+        (Get, "/", "/"),
+        (Head, "/", "/"),
+        (Get, "/_search", "/P:*/_search"),
+        (Post, "/_search?q=x&size=1", "/P:*/_search?q=x&size=1"),
+        (Get, "/books/_search", "/P:books/_search"),
+        (Get, "/books,films/_search", "/P:books,P:films/_search"),
+        (Get, "/books%2Cfilms/_search", "/P:books,P:films/_search"),
+        (Get, "/*/_search", "/P:*/_search"),
+        (Get, "/%2A/_search", "/P:*/_search"),
+        (Get, "/_all/_search", "/P:*/_search"),
+        (Get, "/_all,-old/_search", "/P:*,-P:old/_search"),
+        (
+            Get,
+            "/logs-*,-logs-old/_count",
+            "/P:logs-*,-P:logs-old/_count",
+        ),
+        (Get, "/books/doc/_search", "/P:books/doc/_search"),
+        (Get, "//books//_search/", "/P:books/_search"),
+        (Get, "/x/../books/./_search", "/P:books/_search"),
+        (
+            Get,
+            "/%3Clogs-%7Bnow%2Fd%7D%3E/_search",
+            "/%3CP:logs-%7Bnow%2Fd%7D%3E/_search",
+        ),
+        (Post, "/_count", "/P:*/_count"),
+        (Post, "/_msearch", "/P:*/_msearch"),
+        (Post, "/books/_msearch", "/P:books/_msearch"),
+        (Post, "/_mget", "/_mget"),
+        (Post, "/books/_mget", "/P:books/_mget"),
+        (Post, "/_bulk", "/_bulk"),
+        (
+            Post,
+            "/books/_bulk?refresh=true",
+            "/P:books/_bulk?refresh=true",
+        ),
+        (Get, "/_cat/indices", "/_cat/indices/P:*"),
+        (Get, "/_cat/indices?v", "/_cat/indices/P:*?v"),
+        (
+            Get,
+            "/_cat/indices/logs*?format=json",
+            "/_cat/indices/P:logs*?format=json",
+        ),
+        (Get, "/_cat/count", "/_cat/count/P:*"),
+        (Get, "/_cat/aliases", "/_cat/aliases/P:*"),
+        (Get, "/_cat/aliases/al", "/_cat/aliases/P:al"),
+        (Get, "/_cat/shards/books", "/_cat/shards/P:books"),
+        (Get, "/_cat", "/_cat"),
+        (Get, "/_mapping", "/P:*/_mapping"),
+        (Get, "/_mapping/field/title", "/P:*/_mapping/field/title"),
+        (Get, "/books/_mapping", "/P:books/_mapping"),
+        (Put, "/books/_mapping", "/P:books/_mapping"),
+        (Get, "/books/_mapping/doc", "/P:books/_mapping/doc"),
+        (Get, "/_settings", "/P:*/_settings"),
+        (Put, "/books/_settings", "/P:books/_settings"),
+        (Get, "/_stats", "/P:*/_stats"),
+        (Get, "/_stats/docs", "/P:*/_stats/docs"),
+        (
+            Get,
+            "/books/_stats/docs,store",
+            "/P:books/_stats/docs,store",
+        ),
+        (Post, "/_refresh", "/P:*/_refresh"),
+        (Post, "/books/_refresh", "/P:books/_refresh"),
+        (Post, "/_flush/synced", "/P:*/_flush/synced"),
+        (Post, "/_cache/clear", "/P:*/_cache/clear"),
+        (Get, "/_cluster/health", "/_cluster/health/P:*"),
+        (
+            Get,
+            "/_cluster/health/books?wait_for_status=yellow",
+            "/_cluster/health/P:books?wait_for_status=yellow",
+        ),
+        (Get, "/_alias", "/P:*/_alias"),
+        (Get, "/_alias/al", "/_alias/P:al"),
+        (Get, "/_aliases", "/P:*/_aliases"),
+        (Put, "/books/_alias/al", "/P:books/_alias/P:al"),
+        (Delete, "/books/_alias/al", "/P:books/_alias/P:al"),
+        (Put, "/books", "/P:books"),
+        (Delete, "/books", "/P:books"),
+        (Head, "/books", "/P:books"),
+        (Get, "/books,films", "/P:books,P:films"),
+        (Put, "/books/_doc/1", "/P:books/_doc/1"),
+        (Put, "/books/_doc/a%2Fb", "/P:books/_doc/a%2Fb"),
+        (Put, "/books/_doc/books", "/P:books/_doc/books"),
+        (Post, "/books/_doc", "/P:books/_doc"),
+        (Post, "/books/doc/1", "/P:books/doc/1"),
+        (Post, "/books/doc", "/P:books/doc"),
+        (Post, "/books/doc/1/_update", "/P:books/doc/1/_update"),
+        (Post, "/books/_update/1", "/P:books/_update/1"),
+        (Get, "/books/_source/1", "/P:books/_source/1"),
+        (Get, "/books/_explain/1", "/P:books/_explain/1"),
+        (Post, "/books/_close", "/P:books/_close"),
+        (Post, "/_analyze", "/_analyze"),
+        (Post, "/books/_analyze", "/P:books/_analyze"),
+        (Post, "/_validate/query", "/P:*/_validate/query"),
+        (Post, "/_field_caps?fields=a", "/P:*/_field_caps?fields=a"),
+    ];
+    for &(m, t, want) in table {
+        assert_eq!(target(m, t), want, "{m:?} {t}");
+    }
+}
+
+#[test]
+fn body_and_response_kinds() {
+    let k = |m, t| plan(m, t).unwrap().1;
+    assert_eq!(k(Post, "/_bulk").body, BodyKind::Bulk);
+    assert_eq!(k(Post, "/x/_msearch").body, BodyKind::Msearch);
+    assert_eq!(k(Post, "/_mget").body, BodyKind::Mget);
+    assert_eq!(k(Put, "/x").body, BodyKind::CreateIndex);
+    assert_eq!(k(Post, "/_search").body, BodyKind::None);
+    assert_eq!(
+        k(Get, "/_cat/indices?v").response.kind,
+        ResponseKind::CatRows
+    );
+    assert!(k(Get, "/_cat/indices?v").response.verbose);
+    assert!(k(Get, "/_cat/indices?v=true&h=index").response.verbose);
+    assert!(!k(Get, "/_cat/indices?v=false").response.verbose);
+    assert!(k(Get, "/_cat/indices?help").response.help);
+    assert_eq!(k(Get, "/_cat/count").response.kind, ResponseKind::Strip);
+    assert!(k(Post, "/_bulk").body_rewriter(prefix(), 10).is_some());
+    assert!(k(Post, "/_search").body_rewriter(prefix(), 10).is_none());
+}
+
+#[test]
+fn refusals() {
+    let table: &[(Method, &str, u16)] = &[
+        (Get, "/_foo,books/_search", 501),
+        (Get, "/books,_foo/_search", 400),
+        (Get, "/+books/_search", 400),
+        (Get, "/remote:books/_search", 400),
+        (Get, "/books/_search?source={}", 400),
+        (Get, "/books/_search?%73ource={}", 400),
+        (Get, "/_msearch?source_content_type=application/json", 400),
+        (Get, "/_cat/indices?format=cbor", 400),
+        (Get, "/_cat/indices?format=yaml", 400),
+        (Get, "/_cat/indices?format=smile", 400),
+        (Get, "/_cat/indices?%66ormat=yaml", 400),
+        (Get, "/_search?x=%zz", 400),
+        (Get, "/_cluster/state", 501),
+        (Get, "/_nodes", 501),
+        (Post, "/_aliases", 501),
+        (Get, "/_search/scroll", 501),
+        (Delete, "/_all", 501),
+        (Delete, "/b*", 501),
+    ];
+    for &(m, t, status) in table {
+        let e = plan(m, t).unwrap_err();
+        assert_eq!(e.status(), status, "{m:?} {t}: {e:?}");
+    }
+    // a route without tenancy rules is refused even if the caller skipped classification
+    let req = classify_request(Get, b"/_cluster/state", ClusterClass::SingleTenant).unwrap();
+    assert_eq!(
+        plan_request(&prefix(), &req, None, &mut Vec::new())
+            .unwrap_err()
+            .status(),
+        501
+    );
+}
+
+#[test]
+fn headers() {
+    assert!(check_headers(None, None, None).is_ok());
+    assert!(check_headers(Some(b"application/json"), Some(b"identity"), Some(b"*/*")).is_ok());
+    assert!(check_headers(
+        Some(b"application/x-ndjson"),
+        None,
+        Some(b"application/vnd.elasticsearch+json; compatible-with=8")
+    )
+    .is_ok());
+    for (ct, ce, acc) in [
+        (Some(&b"application/cbor"[..]), None, None),
+        (Some(b"application/SMILE"), None, None),
+        (Some(b"application/yaml"), None, None),
+        (None, Some(&b"gzip"[..]), None),
+        (None, Some(b"deflate"), None),
+        (None, None, Some(&b"application/yaml"[..])),
+        (None, None, Some(b"application/vnd.elasticsearch+cbor")),
+    ] {
+        assert_eq!(check_headers(ct, ce, acc).unwrap_err().status(), 400);
+    }
+}
+
+// spec 1.5 / 2.2: whitelisted auto-creation on the names the tenant sees
+#[test]
+fn auto_creation() {
+    let t = |m: Method, p: &str| {
+        let req = classify_request(m, p.as_bytes(), ClusterClass::Multitenant).unwrap();
+        auto_create_target(m, &req).map(|n| String::from_utf8(n.to_vec()).unwrap())
+    };
+    assert_eq!(
+        t(Put, "/logstash-2024.01.01/_doc/1").as_deref(),
+        Some("logstash-2024.01.01")
+    );
+    assert_eq!(t(Post, "/events/_doc").as_deref(), Some("events"));
+    assert_eq!(t(Post, "/requests/doc/1").as_deref(), Some("requests"));
+    assert_eq!(t(Post, "/.kibana/_update/1").as_deref(), Some(".kibana"));
+    assert_eq!(
+        t(Post, "/kibana-int/_create/1").as_deref(),
+        Some("kibana-int")
+    );
+    assert_eq!(t(Post, "/logstash-x/_bulk").as_deref(), Some("logstash-x"));
+    assert_eq!(t(Post, "/%6Cogstash-x/_doc").as_deref(), Some("logstash-x"));
+    assert_eq!(t(Put, "/books/_doc/1"), None);
+    assert_eq!(t(Get, "/logstash/_doc/1"), None);
+    assert_eq!(t(Post, "/logstash*/_doc"), None);
+    assert_eq!(t(Post, "/logstash-1,events/_doc"), None);
+    assert_eq!(t(Post, "/logstash/_search"), None);
+    assert_eq!(t(Put, "/logstash"), None);
+    let mut out = Vec::new();
+    write_index_path(&prefix(), b"logstash-x", &mut out).unwrap();
+    assert_eq!(out, b"/abcdefghijklmnopqrst-logstash-x");
+    assert!(write_index_path(&prefix(), b"_x", &mut Vec::new()).is_err());
+}
+
+#[test]
+fn create_index_aliases() {
+    let p = prefix();
+    assert_eq!(rewrite_create_index_body(&p, b"").unwrap(), None);
+    assert_eq!(
+        rewrite_create_index_body(&p, br#"{"settings":{}}"#).unwrap(),
+        None
+    );
+    let out = rewrite_create_index_body(&p, br#"{"aliases":{"al":{},"b2":{"filter":{"term":{"x":1}}}},"settings":{"number_of_shards":1}}"#)
+        .unwrap()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let keys: Vec<&String> = v["aliases"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["abcdefghijklmnopqrst-al", "abcdefghijklmnopqrst-b2"]);
+    assert_eq!(v["settings"]["number_of_shards"], 1);
+    assert_eq!(
+        v["aliases"]["abcdefghijklmnopqrst-b2"]["filter"]["term"]["x"],
+        1
+    );
+    for bad in [
+        &br#"{"aliases":{"*":{}}}"#[..],
+        br#"{"aliases":{"_x":{}}}"#,
+        br#"{"aliases":{"a,b":{}}}"#,
+        b"{aliases",
+    ] {
+        assert_eq!(
+            rewrite_create_index_body(&p, bad).unwrap_err().status(),
+            400
+        );
+    }
+}
+
+#[test]
+fn metering_target() {
+    let mut out = Vec::new();
+    write_metering_target(Some(&prefix()), &mut out);
+    assert!(out.starts_with(b"/_cat/indices/abcdefghijklmnopqrst-*?format=json&bytes=b"));
+    let mut out = Vec::new();
+    write_metering_target(None, &mut out);
+    assert!(out.starts_with(b"/_cat/indices?format=json&bytes=b"));
+}
