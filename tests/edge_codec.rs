@@ -133,13 +133,15 @@ fn expect_100_continue() {
 fn chunked_request_bodies_are_reframed() {
     let (mock, server) = start();
     let body: Vec<u8> = (0..100_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-    for piece in [1usize, 7, 4096, 70_000] {
-        let r = server.send(
-            &server
-                .req("POST", "/idx/_bulk")
-                .body(body.clone())
-                .chunked(piece),
-        );
+    // One-byte chunks on a shorter body (debug builds decode ~100k chunks slowly).
+    let cases = [
+        (&body[..5000], 1usize),
+        (&body[..], 7),
+        (&body[..], 4096),
+        (&body[..], 70_000),
+    ];
+    for (body, piece) in cases {
+        let r = server.send(&server.req("POST", "/idx/_bulk").body(body).chunked(piece));
         assert_eq!(r.status, 200, "piece {piece}: {}", r.text());
     }
     // Extensions and trailers by hand.
@@ -155,10 +157,10 @@ fn chunked_request_bodies_are_reframed() {
     assert_eq!(c.response().status, 200);
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 5);
-    for r in &reqs[..4] {
+    for (r, (sent, _)) in reqs[..4].iter().zip(cases) {
         assert!(r.chunked, "re-framed as chunked");
         assert_eq!(r.count("content-length"), 0);
-        assert_eq!(r.body, body);
+        assert_eq!(r.body, sent);
     }
     assert_eq!(reqs[4].body, b"hello world");
 }

@@ -71,6 +71,30 @@ fn provisioning_and_destroyed_clusters_are_not_found() {
     assert_eq!(server.send(&server.req("GET", "/")).status, 200);
 }
 
+// spec 3: a single-tenant cluster whose upstream has not answered yet is not provisioned
+// yet: 404 Cluster Not Found; once its upstream answers, it becomes reachable (normal).
+#[test]
+fn cluster_becomes_reachable_when_its_upstream_answers() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (_mock, server) = start_with(|s| s.cluster(ClusterSpec::new("later", port)));
+    let later = server.setup.clusters[1].clone();
+    let req = Req::new("GET", "/")
+        .host(&later.host())
+        .auth(&later.username, &later.password);
+    server.send(&req).assert_es_error(404);
+    let upstream = edge::Mock::start_at(port);
+    let up = server
+        .out
+        .wait_for("cluster later is up", std::time::Duration::from_secs(10));
+    assert!(up.is_some(), "{}", server.out.text());
+    let r = server.send(&req);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(upstream.requests().len(), 1);
+}
+
 // issue 2: with route_by_username, Host `localhost` or an IP literal (any port) routes by
 // the username; an unknown username there is a credentials problem (401), not 404.
 #[test]

@@ -11,6 +11,10 @@
 //!   close-delimited, a malformed head, a head cut in the middle, or no answer at all (the
 //!   connection is closed).
 //!
+//! Requests without `X-Forwarded-For` come from the edge's own control thread (readiness
+//! probes, metering), not from a client: they are answered (`GET /`: `{}`, anything else:
+//! `[]`) and recorded apart ([`Mock::control_requests`]), outside every client count.
+//!
 //! With [`Mock::drop_reused`] set, a request arriving on a connection that already served
 //! one is not answered: the connection closes, as when an idle keep-alive connection is
 //! closed by the upstream just as the edge reuses it.
@@ -75,6 +79,7 @@ pub struct Cut {
 #[derive(Debug, Default)]
 struct Inner {
     requests: Vec<Recorded>,
+    control: Vec<String>,
     cuts: Vec<Cut>,
     connections: usize,
     open: usize,
@@ -112,7 +117,12 @@ pub struct Mock {
 impl Mock {
     /// Starts a mock on 127.0.0.1:0.
     pub fn start() -> Mock {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the mock upstream");
+        Mock::start_at("127.0.0.1:0".parse().unwrap())
+    }
+
+    /// Starts a mock on `addr` (e.g. a port an upstream was configured with before it ran).
+    pub fn start_at(addr: SocketAddr) -> Mock {
+        let listener = TcpListener::bind(addr).expect("bind the mock upstream");
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State::default());
         let stop = Arc::new(AtomicBool::new(false));
@@ -132,8 +142,9 @@ impl Mock {
                 };
                 st.changed.notify_all();
                 std::thread::spawn(move || {
-                    serve_conn(&st, conn, n);
-                    st.update(|g| g.open -= 1);
+                    if !serve_conn(&st, conn, n) {
+                        st.update(|g| g.open -= 1);
+                    }
                 });
             }
         });
@@ -148,6 +159,11 @@ impl Mock {
     /// Requests received in full, in arrival order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().requests.clone()
+    }
+
+    /// Targets of the edge's own requests (readiness probes, metering).
+    pub fn control_requests(&self) -> Vec<String> {
+        self.state.lock().control.clone()
     }
 
     /// Requests cut before their end.
@@ -243,6 +259,14 @@ impl MockView<'_> {
     }
     pub fn connections(&self) -> usize {
         self.0.connections
+    }
+    /// Metering requests (`_cat/indices`) of the control thread answered so far.
+    pub fn metered(&self) -> usize {
+        self.0
+            .control
+            .iter()
+            .filter(|t| t.starts_with("/_cat/indices"))
+            .count()
     }
 }
 
@@ -415,7 +439,8 @@ fn read_chunked(r: &mut Reader, out: &mut Vec<u8>) -> bool {
     }
 }
 
-fn serve_conn(st: &State, conn: TcpStream, n: usize) {
+/// Serves one connection; returns true when it turned out to be the control thread's.
+fn serve_conn(st: &State, conn: TcpStream, n: usize) -> bool {
     let _ = conn.set_nodelay(true);
     let mut r = Reader {
         conn: conn.try_clone().expect("clone the mock's socket"),
@@ -423,54 +448,113 @@ fn serve_conn(st: &State, conn: TcpStream, n: usize) {
     };
     let mut w = conn;
     let mut seq = 0;
+    let mut control = false;
     loop {
-        let head = match read_head(&mut r) {
-            Ok(Some(h)) => h,
-            Ok(None) => return,
-            Err(()) => {
-                st.update(|g| {
-                    g.cuts.push(Cut {
-                        conn: n,
-                        head_complete: false,
-                        target: String::new(),
-                        body_received: 0,
-                    })
-                });
-                return;
-            }
+        let Some((head, body, chunked)) = read_request(st, &mut r, n) else {
+            return control;
         };
         seq += 1;
-        let mut body = Vec::new();
-        let chunked = head
-            .header("transfer-encoding")
-            .is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
-        let complete = if chunked {
-            read_chunked(&mut r, &mut body)
-        } else {
-            let len = head.header("content-length").map_or(0, |v| {
-                v.trim().parse::<usize>().expect("a valid Content-Length")
-            });
-            r.exact(len, &mut body)
-        };
-        if !complete {
+        if head.header("x-forwarded-for").is_none() {
+            if seq == 1 {
+                // Not a connection of the edge's request path: out of the counts.
+                control = true;
+                st.update(|g| {
+                    g.connections -= 1;
+                    g.open -= 1;
+                });
+            }
+            if !answer_control(st, &mut w, &head) {
+                return control;
+            }
+            continue;
+        }
+        if !serve_request(st, &mut w, n, seq, head, body, chunked) {
+            return control;
+        }
+    }
+}
+
+/// Reads one request (head, decoded body, chunked?); `None` at the end of the connection,
+/// recording a cut request when it ended in the middle of one.
+fn read_request(st: &State, r: &mut Reader, n: usize) -> Option<(Head, Vec<u8>, bool)> {
+    let head = match read_head(r) {
+        Ok(Some(h)) => h,
+        Ok(None) => return None,
+        Err(()) => {
             st.update(|g| {
                 g.cuts.push(Cut {
                     conn: n,
-                    head_complete: true,
-                    target: head.target.clone(),
-                    body_received: body.len(),
+                    head_complete: false,
+                    target: String::new(),
+                    body_received: 0,
                 })
             });
-            return;
+            return None;
         }
-        st.update(|g| {
-            g.in_flight += 1;
-            g.max_in_flight = g.max_in_flight.max(g.in_flight);
+    };
+    let mut body = Vec::new();
+    let chunked = head
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
+    let complete = if chunked {
+        read_chunked(r, &mut body)
+    } else {
+        let len = head.header("content-length").map_or(0, |v| {
+            v.trim().parse::<usize>().expect("a valid Content-Length")
         });
-        let plan = plan_of(head.header("x-mock"));
-        let drop_it = seq > 1 && st.lock().drop_reused;
-        let answered = !drop_it && plan.resp != "none";
-        let record = Recorded {
+        r.exact(len, &mut body)
+    };
+    if !complete {
+        st.update(|g| {
+            g.cuts.push(Cut {
+                conn: n,
+                head_complete: true,
+                target: head.target.clone(),
+                body_received: body.len(),
+            })
+        });
+        return None;
+    }
+    Some((head, body, chunked))
+}
+
+/// Answers a request of the edge's control thread; false when the connection failed.
+fn answer_control(st: &State, w: &mut TcpStream, head: &Head) -> bool {
+    let body: &[u8] = if head.target == "/" { b"{}" } else { b"[]" };
+    let answer = [
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+        body,
+    ]
+    .concat();
+    let ok = w.write_all(&answer).is_ok();
+    st.update(|g| g.control.push(head.target.clone()));
+    ok
+}
+
+/// Records and answers a client request; false when the connection ends.
+fn serve_request(
+    st: &State,
+    w: &mut TcpStream,
+    n: usize,
+    seq: usize,
+    head: Head,
+    body: Vec<u8>,
+    chunked: bool,
+) -> bool {
+    st.update(|g| {
+        g.in_flight += 1;
+        g.max_in_flight = g.max_in_flight.max(g.in_flight);
+    });
+    let plan = plan_of(head.header("x-mock"));
+    let drop_it = seq > 1 && st.lock().drop_reused;
+    let answered = !drop_it && plan.resp != "none";
+    let body_len = body.len();
+    st.update(|g| {
+        g.requests.push(Recorded {
             conn: n,
             seq_on_conn: seq,
             method: head.method.clone(),
@@ -480,20 +564,16 @@ fn serve_conn(st: &State, conn: TcpStream, n: usize) {
             body,
             chunked,
             answered,
-        };
-        let body_len = record.body.len();
-        st.update(|g| g.requests.push(record));
-        if !answered {
-            st.update(|g| g.in_flight -= 1);
-            return;
-        }
-        wait_plan(st, &plan);
-        let keep = answer(&mut w, &head, &plan, n, seq, body_len);
+        })
+    });
+    if !answered {
         st.update(|g| g.in_flight -= 1);
-        if !keep {
-            return;
-        }
+        return false;
     }
+    wait_plan(st, &plan);
+    let keep = answer(w, &head, &plan, n, seq, body_len);
+    st.update(|g| g.in_flight -= 1);
+    keep
 }
 
 fn wait_plan(st: &State, plan: &Plan) {

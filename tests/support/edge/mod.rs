@@ -20,7 +20,26 @@ pub use server::{ClusterSpec, Server, Setup, HOST, PASS, USER};
 pub fn start_with(f: impl FnOnce(Setup) -> Setup) -> (Mock, Server) {
     let mock = Mock::start();
     let server = f(Setup::new(mock.addr)).start();
+    settle(&mock, &server);
     (mock, server)
+}
+
+/// Waits until the edge's control thread has metered every live cluster on `mock` once
+/// (it does at start; tests set a long `metering_interval`), so its requests cannot
+/// overlap what a test counts.
+pub fn settle(mock: &Mock, server: &Server) {
+    let live = server
+        .setup
+        .clusters
+        .iter()
+        .filter(|c| c.upstream == mock.addr)
+        .filter(|c| !matches!(c.mode.as_str(), "provisioning" | "destroyed"))
+        .count();
+    let done = mock.wait_until(std::time::Duration::from_secs(10), |v| v.metered() >= live);
+    assert!(
+        done,
+        "the edge did not meter its {live} cluster(s) at start"
+    );
 }
 
 /// A mock upstream and an edge in front of it, defaults only.

@@ -153,6 +153,8 @@ impl Setup {
             ("connect_timeout", "\"2s\"".into()),
             ("shutdown_grace", "\"5s\"".into()),
             ("access_log", format!("{:?}", dir.join("access.log"))),
+            // Metering reads each upstream once at start, then not during a test.
+            ("metering_interval", "\"1h\"".into()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
