@@ -249,6 +249,17 @@ fn creates_the_index_and_a_rerun_changes_nothing() {
     let (code, _, stderr) = run(&mock, &file, &[]);
     assert_eq!(code, Some(0), "{stderr}");
     let st = mock.state();
+    let refresh = st
+        .requests
+        .iter()
+        .find(|r| r.path == "/site/_refresh")
+        .unwrap();
+    assert_eq!(
+        refresh.header("transfer-encoding"),
+        None,
+        "{:?}",
+        refresh.headers
+    );
     assert_eq!(
         st.requests.iter().filter(|r| r.method == "PUT").count(),
         1,

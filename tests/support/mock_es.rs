@@ -188,6 +188,7 @@ fn serve_stream<S: Read + Write>(stream: S, cfg: &MockConfig, state: &Mutex<Stat
             .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or(0);
         let expect = header("expect").is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+        let chunked = header("transfer-encoding").is_some();
         let mut rec = Recorded {
             method,
             path,
@@ -195,6 +196,14 @@ fn serve_stream<S: Read + Write>(stream: S, cfg: &MockConfig, state: &Mutex<Stat
             body: Vec::new(),
             status: 0,
         };
+        if chunked {
+            // The loader always knows its body length; chunked bodies would be a regression.
+            rec.status = 400;
+            state.lock().unwrap().requests.push(rec);
+            let (_, _, reply) = error(400, "chunked_body", "unexpected Transfer-Encoding");
+            let _ = respond(reader.get_mut(), 400, "Connection: close\r\n", &reply);
+            return;
+        }
         if expect && len > cfg.max_body {
             // Refuse before the upload and drop the connection at once, as a strict proxy may.
             let (status, _, reply) = error(413, "request_entity_too_large", "body too large");
