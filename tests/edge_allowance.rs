@@ -100,7 +100,16 @@ fn burst(server: &Server, clients: usize, tls: bool) -> Vec<Response> {
 // either succeeds or gets an Elasticsearch-shaped 429.
 #[test]
 fn allowance_is_never_exceeded_under_200_concurrent_clients() {
-    let (mock, server) = start_with(|s| s.plan(3, 60, "1s").threads(2));
+    let (mock, server) = start_with(|s| {
+        // Room for a starved CPU: queue timers may fire late (a deadline far past the queue
+        // timeout), and connecting every client (TLS handshakes: head_timeout) before the
+        // burst may take a while.
+        s.plan(3, 60, "1s")
+            .threads(2)
+            .edge("deadline", "\"30s\"")
+            .edge("idle_timeout", "\"60s\"")
+            .edge("head_timeout", "\"30s\"")
+    });
     let mut statuses = (0, 0);
     for (clients, tls) in [(200, false), (40, true)] {
         for r in burst(&server, clients, tls) {

@@ -181,7 +181,8 @@ impl Mock {
         self.state.lock().open
     }
 
-    /// The most requests it had in flight (head received, answer not yet written) at once.
+    /// The most requests it had in flight at once: from a request received in full until its
+    /// answer is about to be written.
     pub fn max_in_flight(&self) -> usize {
         self.state.lock().max_in_flight
     }
@@ -571,9 +572,10 @@ fn serve_request(
         return false;
     }
     wait_plan(st, &plan);
-    let keep = answer(w, &head, &plan, n, seq, body_len);
+    // Out of flight before the answer leaves: the edge may start the next request as soon
+    // as it has read this answer, before this thread runs again after the write.
     st.update(|g| g.in_flight -= 1);
-    keep
+    answer(w, &head, &plan, n, seq, body_len)
 }
 
 fn wait_plan(st: &State, plan: &Plan) {

@@ -389,10 +389,13 @@ impl Drop for Server {
             let _ = self.child.wait();
         }
         if std::thread::panicking() {
+            let log = self.access_log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
             eprintln!(
-                "--- searchgate stdout ---\n{}\n--- stderr ---\n{}",
+                "--- searchgate stdout ---\n{}\n--- stderr ---\n{}\n--- access log (last lines) ---\n{}",
                 self.out.text(),
-                self.err.text()
+                self.err.text(),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
             );
         }
     }
