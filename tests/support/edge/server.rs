@@ -146,9 +146,11 @@ impl Setup {
             ("https", "\"127.0.0.1:0\"".into()),
             ("data_dir", format!("{:?}", dir.join("data"))),
             ("route_by_username", "true".into()),
-            ("deadline", "\"5s\"".into()),
-            ("head_timeout", "\"2s\"".into()),
-            ("body_timeout", "\"2s\"".into()),
+            // Short enough that nothing waits long, long enough for a loaded 2-core machine
+            // (tests of these limits set their own).
+            ("deadline", "\"10s\"".into()),
+            ("head_timeout", "\"5s\"".into()),
+            ("body_timeout", "\"5s\"".into()),
             ("idle_timeout", "\"10s\"".into()),
             ("connect_timeout", "\"2s\"".into()),
             ("shutdown_grace", "\"5s\"".into()),
