@@ -168,6 +168,7 @@ fn write_heads(c: &mut Criterion) {
                 forwarded_proto: b"https",
                 strip_authorization: true,
                 strip_expect: true,
+                drop: &[],
             };
             write_forward_request(&mut out, &head, black_box(ES_CLIENT), &fwd);
             black_box(out.len())

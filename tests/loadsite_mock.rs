@@ -1,70 +1,20 @@
 //! `searchgate load-site` against a local mock cluster (tests/support/mock_es.rs): 413 above a
 //! byte limit and seeded random 429s (spec 7), per-item errors, index creation and mapping
-//! conflicts (spec 2.2, 4), prune and idempotent re-runs, credentials (spec 5) that never
-//! appear in any output, and TLS with a private CA.
+//! conflicts (spec 2.2, 4), prune and idempotent re-runs.
 
 #[path = "support/mock_es.rs"]
 mod mock_es;
+#[path = "support/records.rs"]
+mod records;
 #[path = "support/hugo.rs"]
 mod support;
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 
-use base64::Engine as _;
 use mock_es::{MockConfig, MockEs};
+use records::{auth, record, run, write_records, PASS, USER};
 use serde_json::{json, Value};
 use support::{bulk_pairs, ensure_hugo, fixture_site, load_site, load_site_env, text};
-
-const USER: &str = "loader7";
-const PASS: &str = "Pw9secretXYZ";
-
-fn record(i: usize, section: &str, body_len: usize) -> Value {
-    json!({
-        "objectID": format!("id-{section}-{i:04}"), "date": 1_700_000_000 + i as i64,
-        "description": format!("page {i}"), "dir": format!("{section}/"),
-        "expirydate": -62_135_596_800_i64, "fuzzywordcount": 100, "keywords": ["k"],
-        "kind": "page", "lang": "en", "lastmod": 1_700_000_000, "permalink": format!("https://e.org/{section}/p{i}/"),
-        "publishdate": 1_700_000_000, "readingtime": 1, "relpermalink": format!("/{section}/p{i}/"),
-        "summary": "x".repeat(body_len), "title": format!("Page {i}"), "type": section,
-        "url": format!("/{section}/p{i}/"), "weight": i, "wordcount": 1, "section": section,
-        "tags": ["t"], "categories": [], "authors": null, "draft": false, "private": false
-    })
-}
-
-fn write_records(dir: &tempfile::TempDir, name: &str, records: &[Value]) -> PathBuf {
-    let path = dir.path().join(name);
-    let doc = json!({"generator": "searchgate-load-site", "format": 1, "pages": records});
-    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
-    path
-}
-
-fn run(mock: &MockEs, records: &std::path::Path, extra: &[&str]) -> (Option<i32>, String, String) {
-    let url = mock.url(&format!("{USER}:{PASS}"), false);
-    let mut args = vec![
-        "--from-json",
-        records.to_str().unwrap(),
-        "--index",
-        "site",
-        "--url",
-        &url,
-        "--progress",
-        "plain",
-        "--retry-base-ms",
-        "1",
-    ];
-    args.extend_from_slice(extra);
-    let out = load_site(&args);
-    let (o, e) = text(&out);
-    (out.status.code(), o, e)
-}
-
-fn auth() -> Option<String> {
-    Some(format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASS}"))
-    ))
-}
 
 #[test]
 fn halves_on_413_and_retries_429_until_every_page_is_indexed_once() {
@@ -199,6 +149,27 @@ fn gateway_and_server_errors_are_retried() {
 }
 
 #[test]
+fn retry_after_is_honoured() {
+    // The backoff base is 1 ms; only the server's `Retry-After: 1` can make the loader wait.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = write_records(&tmp, "pages.json", &[record(1, "posts", 10)]);
+    let mock = MockEs::start(MockConfig {
+        first_bulk_statuses: vec![429],
+        scripted_retry_after: "1".into(),
+        ..Default::default()
+    });
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = run(&mock, &file, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("retries 1"), "{stdout}");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "waited {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn a_page_too_large_alone_is_reported_and_the_rest_loads() {
     let tmp = tempfile::tempdir().unwrap();
     let mut records: Vec<Value> = (0..20).map(|i| record(i, "posts", 100)).collect();
@@ -278,6 +249,17 @@ fn creates_the_index_and_a_rerun_changes_nothing() {
     let (code, _, stderr) = run(&mock, &file, &[]);
     assert_eq!(code, Some(0), "{stderr}");
     let st = mock.state();
+    let refresh = st
+        .requests
+        .iter()
+        .find(|r| r.path == "/site/_refresh")
+        .unwrap();
+    assert_eq!(
+        refresh.header("transfer-encoding"),
+        None,
+        "{:?}",
+        refresh.headers
+    );
     assert_eq!(
         st.requests.iter().filter(|r| r.method == "PUT").count(),
         1,
@@ -412,170 +394,4 @@ fn the_fixture_site_through_real_hugo_lands_in_the_mock() {
             Some(&doc)
         );
     }
-}
-
-fn assert_no_secret(out: &str) {
-    let token = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASS}"));
-    assert!(!out.contains(PASS), "password printed: {out}");
-    assert!(!out.contains(&token), "credentials printed: {out}");
-    assert!(
-        !out.contains("secretXYZ"),
-        "part of the password printed: {out}"
-    );
-}
-
-#[test]
-fn the_password_is_never_printed() {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = write_records(&tmp, "pages.json", &[record(1, "posts", 10)]);
-    let f = file.to_str().unwrap();
-    let wrong = MockEs::start(MockConfig {
-        auth: Some("Basic other".into()),
-        ..Default::default()
-    });
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let plain = MockEs::start(MockConfig::default());
-    let urls = [
-        wrong.url(&format!("{USER}:{PASS}"), false), // 401
-        format!("http://{USER}:{PASS}@{closed}"),    // connection refused
-        plain.url(&format!("{USER}:{PASS}"), true),  // TLS to a plain server
-        format!("ftp://{USER}:{PASS}@host"),         // bad scheme
-        format!("https://{USER}:{PASS}@"),           // no host
-        format!("https://{USER}:{PASS}@h/?x"),       // query
-        format!("https://{USER}:%zz{PASS}@h"),       // bad escape
-        format!("http://{USER}:{PASS}@no-such-host.invalid:9"), // DNS failure
-    ];
-    for url in &urls {
-        let args = [
-            "--from-json",
-            f,
-            "--index",
-            "site",
-            "--url",
-            url.as_str(),
-            "--max-retries",
-            "1",
-            "--retry-base-ms",
-            "1",
-        ];
-        let out = load_site(&args);
-        let (o, e) = text(&out);
-        assert_eq!(out.status.code(), Some(2), "{url}: {e}");
-        assert_no_secret(&o);
-        assert_no_secret(&e);
-        let env = [("SEARCHGATE_URL", url.as_str())];
-        let out = load_site_env(
-            &["--from-json", f, "--index", "site", "--max-retries", "0"],
-            &env,
-        );
-        assert_no_secret(&text(&out).0);
-        assert_no_secret(&text(&out).1);
-    }
-    let out = load_site(&[
-        "--from-json",
-        f,
-        "--index",
-        "site",
-        "--url",
-        &urls[0],
-        "--max-retries",
-        "0",
-    ]);
-    let e = text(&out).1;
-    assert!(
-        e.contains("401") && e.contains(&format!("{USER}:****@")),
-        "{e}"
-    );
-}
-
-#[test]
-fn url_from_the_environment_and_missing_url() {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = write_records(&tmp, "pages.json", &[record(1, "posts", 10)]);
-    let f = file.to_str().unwrap();
-    let mock = MockEs::start(MockConfig {
-        auth: auth(),
-        ..Default::default()
-    });
-    let url = mock.url(&format!("{USER}:{PASS}"), false);
-    let out = load_site_env(
-        &[
-            "--from-json",
-            f,
-            "--index",
-            "site",
-            "--url-env",
-            "MY_CLUSTER",
-        ],
-        &[("MY_CLUSTER", &url)],
-    );
-    assert!(out.status.success(), "{}", text(&out).1);
-    let out = load_site(&["--from-json", f, "--index", "site"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out)
-            .1
-            .contains("no cluster URL: pass --url or set SEARCHGATE_URL"),
-        "{}",
-        text(&out).1
-    );
-    let out = load_site(&[
-        "--from-json",
-        f,
-        "--index",
-        "site",
-        "--url-env",
-        "UNSET_VAR_X",
-    ]);
-    assert!(
-        text(&out).1.contains("UNSET_VAR_X is not set"),
-        "{}",
-        text(&out).1
-    );
-}
-
-#[test]
-fn tls_with_a_private_ca() {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = write_records(&tmp, "pages.json", &[record(1, "posts", 10)]);
-    let f = file.to_str().unwrap();
-    let (ca_pem, server) = mock_es::test_tls();
-    let ca = tmp.path().join("ca.pem");
-    std::fs::write(&ca, ca_pem).unwrap();
-    let mock = MockEs::start(MockConfig {
-        tls: Some(server),
-        auth: auth(),
-        ..Default::default()
-    });
-    let url = mock.url(&format!("{USER}:{PASS}"), true);
-    let base = [
-        "--from-json",
-        f,
-        "--index",
-        "site",
-        "--url",
-        url.as_str(),
-        "--max-retries",
-        "0",
-    ];
-
-    let out = load_site(&base);
-    assert_eq!(out.status.code(), Some(2), "an unknown CA is refused");
-    assert!(text(&out).1.contains("TLS"), "{}", text(&out).1);
-    assert_no_secret(&text(&out).1);
-
-    let out = load_site(&[&base[..], &["--cacert", ca.to_str().unwrap()]].concat());
-    assert!(out.status.success(), "{}", text(&out).1);
-
-    let out = load_site(&[&base[..], &["--insecure"]].concat());
-    assert!(out.status.success(), "{}", text(&out).1);
-    assert!(text(&out).1.contains("--insecure"), "a warning is shown");
-
-    let out = load_site(&[&base[..], &["--cacert", "/nonexistent/ca.pem"]].concat());
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).1.contains("/nonexistent/ca.pem"));
-    assert_eq!(mock.state().indexed.get("id-posts-0001"), Some(&2));
 }

@@ -70,6 +70,7 @@ fuzz_target!(|data: &[u8]| {
                 forwarded_proto: b"https",
                 strip_authorization: true,
                 strip_expect: true,
+                drop: &[],
             };
             write_forward_request(&mut out, &head, data, &fwd);
             let big = HeadLimits {

@@ -41,6 +41,17 @@ impl Session {
         }
     }
 
+    /// Replaces the buffered body (`old_len` bytes after the head) with `new`.
+    pub(super) fn replace_body(&mut self, old_len: usize, new: &[u8]) {
+        let head_len = self.head.len;
+        let rest = self.buf.split_off(head_len + old_len);
+        self.buf.truncate(head_len);
+        self.buf.extend_from_slice(new);
+        self.buf.extend_from_slice(&rest);
+        self.head.framing = Framing::Length(new.len() as u64);
+        self.pos = head_len;
+    }
+
     async fn dechunk(&mut self, deadline: Instant) -> Result<usize, SendFail> {
         let head_len = self.head.len;
         let mut dec =
@@ -64,12 +75,7 @@ impl Session {
             }
         }
         // head + body + whatever followed (pipelined requests)
-        let rest = self.buf.split_off(pos);
-        self.buf.truncate(head_len);
-        self.buf.extend_from_slice(&body);
-        self.buf.extend_from_slice(&rest);
-        self.head.framing = Framing::Length(body.len() as u64);
-        self.pos = head_len;
+        self.replace_body(pos - head_len, &body);
         Ok(body.len())
     }
 }

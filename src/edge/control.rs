@@ -18,6 +18,7 @@ use crate::config::{ClusterClass, Mode as ConfigMode};
 use crate::policy::mode::DiskLimits;
 use crate::policy::shards::usage_from_cat_indices;
 use crate::registry::{Cluster, Registry};
+use crate::tenancy::{self, Prefix};
 
 /// How the control thread reaches upstreams.
 fn agent() -> ureq::Agent {
@@ -28,14 +29,12 @@ fn agent() -> ureq::Agent {
         .into()
 }
 
-/// What metering reads for `cluster`: its own indices only. `index_pattern` names them on a
-/// shared engine (`None`: the whole upstream belongs to the cluster).
-pub fn usage_url(addr: SocketAddr, index_pattern: Option<&str>) -> String {
-    let path = match index_pattern {
-        Some(p) => format!("/_cat/indices/{p}"),
-        None => "/_cat/indices".to_string(),
-    };
-    format!("http://{addr}{path}?bytes=b&format=json&h=index,pri,rep,docs.count,store.size")
+/// What metering reads for a cluster: `_cat/indices` of its own indices only (on a shared
+/// engine, those under its prefix).
+pub fn usage_url(addr: SocketAddr, prefix: Option<&Prefix>) -> String {
+    let mut target = Vec::with_capacity(128);
+    tenancy::write_metering_target(prefix, &mut target);
+    format!("http://{addr}{}", String::from_utf8_lossy(&target))
 }
 
 /// Settings of the control loop.
@@ -43,8 +42,6 @@ pub fn usage_url(addr: SocketAddr, index_pattern: Option<&str>) -> String {
 pub struct ControlSettings {
     pub metering_interval: Duration,
     pub disable_factor: u64,
-    /// The index pattern of a multitenant cluster's own indices on its shared engine.
-    pub tenant_pattern: fn(&Cluster) -> Option<String>,
 }
 
 /// Probes every cluster whose upstream has not answered yet, once. Returns how many are
@@ -69,17 +66,13 @@ pub fn probe_unready(registry: &Registry) -> usize {
 
 /// Reads one cluster's usage and applies the disk rule.
 fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
-    let pattern = match c.class {
-        ClusterClass::Multitenant => match (s.tenant_pattern)(c) {
-            Some(p) => Some(p),
-            None => return, // never read a shared engine's totals for one tenant
-        },
-        ClusterClass::SingleTenant => None,
-    };
+    if c.class == ClusterClass::Multitenant && c.prefix.is_none() {
+        return; // never read a shared engine's totals for one tenant
+    }
     let Some(addr) = c.upstreams.first() else {
         return;
     };
-    let url = usage_url(*addr, pattern.as_deref());
+    let url = usage_url(*addr, c.prefix.as_ref());
     let Ok(mut resp) = agent.get(&url).call() else {
         return;
     };
@@ -134,14 +127,23 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tenancy::TenancyKey;
 
     #[test]
     fn usage_urls_are_restricted_to_the_clusters_indices() {
         let a: SocketAddr = "127.0.0.1:9201".parse().unwrap();
-        assert_eq!(
-            usage_url(a, None),
-            "http://127.0.0.1:9201/_cat/indices?bytes=b&format=json&h=index,pri,rep,docs.count,store.size"
+        assert!(usage_url(a, None).starts_with("http://127.0.0.1:9201/_cat/indices?"));
+        assert!(
+            usage_url(a, None).contains("bytes=b") && usage_url(a, None).contains("format=json")
         );
-        assert!(usage_url(a, Some("t1x*")).starts_with("http://127.0.0.1:9201/_cat/indices/t1x*?"));
+        let p = Prefix::derive(&TenancyKey::from_bytes([1; 32]), "acme");
+        let url = usage_url(a, Some(&p));
+        assert!(
+            url.starts_with(&format!(
+                "http://127.0.0.1:9201/_cat/indices/{}*?",
+                p.as_str()
+            )),
+            "{url}"
+        );
     }
 }

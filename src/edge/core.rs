@@ -6,6 +6,7 @@
 //! Must not touch: request handling (see `session`).
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -99,6 +100,8 @@ pub struct Core {
     buffers: RefCell<Vec<Vec<u8>>>,
     round_robin: Cell<usize>,
     pub shutdown: Signal,
+    /// Tenant indices this core created or found existing, and when (see `tenant`).
+    known_indices: RefCell<HashMap<Vec<u8>, Instant>>,
 }
 
 impl Core {
@@ -117,6 +120,7 @@ impl Core {
             buffers: RefCell::new(Vec::new()),
             round_robin: Cell::new(0),
             shutdown: Signal::default(),
+            known_indices: RefCell::new(HashMap::new()),
         })
     }
 
@@ -165,6 +169,25 @@ impl Core {
         } else {
             i % n
         }
+    }
+
+    /// Whether index `path` was seen to exist within the trust period.
+    pub fn index_known(&self, path: &[u8], now: Instant) -> bool {
+        self.known_indices
+            .borrow()
+            .get(path)
+            .is_some_and(|&t| now.saturating_duration_since(t) < super::tenant::KNOWN_INDEX_TTL)
+    }
+
+    /// Remembers that index `path` exists.
+    pub fn remember_index(&self, path: Vec<u8>, now: Instant) {
+        let mut known = self.known_indices.borrow_mut();
+        if known.len() >= 100_000 {
+            known.retain(|_, &mut t| {
+                now.saturating_duration_since(t) < super::tenant::KNOWN_INDEX_TTL
+            });
+        }
+        known.insert(path, now);
     }
 
     /// Core-local housekeeping, about once a second: fold metrics, flush the log, drop

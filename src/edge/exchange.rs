@@ -9,26 +9,19 @@
 //! Must not touch: policy decisions (already taken in `session`), the wire format (`proto`).
 
 use std::future::Future;
-use std::io::Write as _;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use super::io::{read_tcp, write_tcp};
+use super::io::read_tcp;
+use super::send::BodyFilter;
 use super::session::{Admitted, Next, Outcome, Session};
 use super::upstream::{Pool, UpstreamConn};
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
-use crate::policy::bulk::BulkCounter;
 use crate::policy::shards::{create_index_shards, ShardDefaults};
-use crate::proto::{
-    chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, HeadLimits,
-    ProtoError, ResponseHead, LAST_CHUNK,
-};
+use crate::proto::{Framing, HeadLimits, ResponseHead};
 use crate::registry::Cluster;
-
-/// Small bodies are sent in the same write as the head.
-const COALESCE: usize = 16 * 1024;
-/// Chunked bodies are re-framed into writes of about this size.
-const CHUNKED_FLUSH: usize = 64 * 1024;
+use crate::tenancy::{self, BulkRewriter};
 
 /// Why a queued request did not get a slot.
 enum Refusal {
@@ -99,6 +92,19 @@ impl Session {
         deadline: Instant,
     ) -> Result<u64, SendFail> {
         let len = self.buffer_body(deadline).await?;
+        let body = &self.buf[self.head.len..self.head.len + len];
+        if let Some(prefix) = cluster.prefix {
+            // Alias names in the body go into the tenant's namespace too.
+            if let Some(new) =
+                tenancy::rewrite_create_index_body(&prefix, body).map_err(SendFail::Refuse)?
+            {
+                self.replace_body(len, &new);
+            }
+        }
+        let len = match self.head.framing {
+            Framing::Length(n) => n as usize,
+            _ => 0,
+        };
         let body = &self.buf[self.head.len..self.head.len + len];
         let asked = create_index_shards(body, ShardDefaults::ES7)
             .map_err(SendFail::Refuse)?
@@ -173,89 +179,133 @@ impl Session {
 
     /// Sends the request (retrying once when allowed) and relays the response.
     async fn forward(&mut self, adm: &Admitted<'_>, deadline: Instant, permit: Permit) -> Outcome {
-        if self.head.expect_continue && self.has_body() {
-            let mut out = std::mem::take(&mut self.out);
-            out.clear();
-            out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-            let (res, out) = self.io.write_all(out).await;
-            self.out = out;
-            if res.is_err() {
-                return gone();
+        if !self.send_continue().await {
+            return gone();
+        }
+        if let (Some(t), false) = (adm.tenant, self.auto_create.is_empty()) {
+            let name = std::mem::take(&mut self.auto_create);
+            let made = self
+                .ensure_index(adm.cluster, &t.prefix, &name, deadline)
+                .await;
+            self.auto_create = name;
+            if let Err(fail) = made {
+                return self.send_failed(fail).await;
             }
         }
         let replayable = self.body_buffered();
         let addr = adm.cluster.upstreams[self.core.pick(adm.cluster.upstreams.len())];
         let mut rhead = std::mem::take(&mut self.rhead);
-        let mut outcome = None;
-        for attempt in 0..2 {
-            let pooled = if attempt == 0 {
-                self.core.pool.take_idle(addr, Instant::now())
-            } else {
-                None
-            };
-            let mut up = match pooled {
-                Some(c) => c,
-                None => match Pool::connect(
-                    addr,
-                    self.core.shared.limits.connect_timeout,
-                    self.core.take_upstream_buffer(),
-                )
-                .await
-                {
-                    Ok(c) => c,
-                    Err(_) => {
-                        outcome = Some(
-                            self.fail(EdgeError::ServiceUnavailable(
-                                "the cluster's search engine cannot be reached",
-                            ))
-                            .await,
-                        );
-                        break;
-                    }
-                },
-            };
-            let may_retry = attempt == 0 && up.reused && replayable;
-            self.pos = self.head.len;
-            let sent = self.send_request(&mut up, adm.bulk_limit, deadline).await;
-            let result = match sent {
-                Err(SendFail::Upstream) if may_retry => continue,
-                Err(fail) => Err(self.send_failed(fail).await),
-                Ok(body_bytes) => {
-                    match self.read_response_head(&mut up, &mut rhead, deadline).await {
-                        Err(HeadFail::NoBytes) if may_retry => continue,
-                        Err(HeadFail::NoBytes) => Err(self
-                            .fail(EdgeError::BadGateway(
-                                "the search engine closed the connection without answering",
-                            ))
-                            .await),
-                        Err(HeadFail::Bad(why)) => Err(self.fail(EdgeError::BadGateway(why)).await),
-                        Err(HeadFail::Deadline) => Err(self
-                            .fail(EdgeError::GatewayTimeout(
-                                self.core.shared.limits.deadline.as_secs(),
-                            ))
-                            .await),
-                        Ok(()) => Ok(body_bytes),
-                    }
-                }
-            };
-            outcome = Some(match result {
-                Err(o) => o,
-                Ok(body_bytes) => {
-                    let (o, reusable) = self.relay(&mut up, &rhead, deadline).await;
-                    if reusable {
-                        self.core.pool.put(up, Instant::now());
-                    }
-                    Outcome {
-                        bytes_in: body_bytes,
-                        ..o
-                    }
-                }
-            });
-            break;
+        let mut outcome = self
+            .attempt(adm, addr, true, replayable, &mut rhead, deadline)
+            .await;
+        if outcome.is_none() {
+            outcome = self
+                .attempt(adm, addr, false, replayable, &mut rhead, deadline)
+                .await;
         }
         drop(permit);
         self.rhead = rhead;
         outcome.unwrap_or_else(gone)
+    }
+
+    /// Answers `Expect: 100-continue` (once admitted); false when the client is gone.
+    async fn send_continue(&mut self) -> bool {
+        if !(self.head.expect_continue && self.has_body()) {
+            return true;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        let (res, out) = self.io.write_all(out).await;
+        self.out = out;
+        res.is_ok()
+    }
+
+    /// What the request's body goes through on its way upstream.
+    fn body_filter(adm: &Admitted<'_>) -> BodyFilter {
+        match (adm.tenant, adm.bulk_limit) {
+            (Some(t), limit) => t
+                .plan
+                .body_rewriter(t.prefix, limit.unwrap_or(u64::MAX))
+                .map_or(BodyFilter::Pass, BodyFilter::Rewrite),
+            (None, Some(limit)) => BodyFilter::Count(BulkRewriter::counting(limit)),
+            (None, None) => BodyFilter::Pass,
+        }
+    }
+
+    /// One try: connection, request, response head, relay. `None`: retry on a fresh
+    /// connection (a reused one failed before any byte, and the request can be replayed).
+    async fn attempt(
+        &mut self,
+        adm: &Admitted<'_>,
+        addr: SocketAddr,
+        first: bool,
+        replayable: bool,
+        rhead: &mut ResponseHead,
+        deadline: Instant,
+    ) -> Option<Outcome> {
+        let pooled = if first {
+            self.core.pool.take_idle(addr, Instant::now())
+        } else {
+            None
+        };
+        let mut up = match pooled {
+            Some(c) => c,
+            None => match Pool::connect(
+                addr,
+                self.core.shared.limits.connect_timeout,
+                self.core.take_upstream_buffer(),
+            )
+            .await
+            {
+                Ok(c) => c,
+                Err(_) => {
+                    return Some(
+                        self.fail(EdgeError::ServiceUnavailable(
+                            "the cluster's search engine cannot be reached",
+                        ))
+                        .await,
+                    )
+                }
+            },
+        };
+        let may_retry = first && up.reused && replayable;
+        self.pos = self.head.len;
+        let mut filter = Self::body_filter(adm);
+        let body_bytes = match self.send_request(&mut up, &mut filter, adm, deadline).await {
+            Err(SendFail::Upstream) if may_retry => return None,
+            Err(fail) => return Some(self.send_failed(fail).await),
+            Ok(n) => n,
+        };
+        match self.read_response_head(&mut up, rhead, deadline).await {
+            Err(HeadFail::NoBytes) if may_retry => return None,
+            Err(f) => return Some(self.head_failed(f).await),
+            Ok(()) => {}
+        }
+        let (o, reusable) = match adm.tenant {
+            Some(t) => self.relay_rewritten(&mut up, rhead, &t, deadline).await,
+            None => self.relay(&mut up, rhead, deadline).await,
+        };
+        if reusable {
+            self.core.pool.put(up, Instant::now());
+        }
+        Some(Outcome {
+            bytes_in: body_bytes,
+            ..o
+        })
+    }
+
+    async fn head_failed(&mut self, f: HeadFail) -> Outcome {
+        let e = match f {
+            HeadFail::NoBytes => {
+                EdgeError::BadGateway("the search engine closed the connection without answering")
+            }
+            HeadFail::Bad(why) => EdgeError::BadGateway(why),
+            HeadFail::Deadline => {
+                EdgeError::GatewayTimeout(self.core.shared.limits.deadline.as_secs())
+            }
+        };
+        self.fail(e).await
     }
 
     /// An error before any response byte was sent: answer it; keep the connection only
@@ -281,159 +331,6 @@ impl Session {
                 self.refuse(&e).await
             }
         }
-    }
-
-    /// Writes `up_out` to the upstream and empties it.
-    async fn flush_up(&mut self, up: &mut UpstreamConn, deadline: Instant) -> Result<(), SendFail> {
-        if self.up_out.is_empty() {
-            return Ok(());
-        }
-        let out = std::mem::take(&mut self.up_out);
-        let len = out.len();
-        match until(deadline, write_tcp(&mut up.tcp, out, 0..len)).await {
-            Some((res, mut out)) => {
-                out.clear();
-                self.up_out = out;
-                res.map_err(|_| SendFail::Upstream)
-            }
-            None => {
-                self.up_out = Vec::with_capacity(4096);
-                Err(self.deadline_refusal())
-            }
-        }
-    }
-
-    fn deadline_refusal(&self) -> SendFail {
-        SendFail::Refuse(EdgeError::GatewayTimeout(
-            self.core.shared.limits.deadline.as_secs(),
-        ))
-    }
-
-    /// Writes `buf[range]` (client bytes) straight to the upstream.
-    async fn forward_slice(
-        &mut self,
-        up: &mut UpstreamConn,
-        range: std::ops::Range<usize>,
-        deadline: Instant,
-    ) -> Result<(), SendFail> {
-        self.flush_up(up, deadline).await?;
-        let buf = std::mem::take(&mut self.buf);
-        match until(deadline, write_tcp(&mut up.tcp, buf, range)).await {
-            Some((res, buf)) => {
-                self.buf = buf;
-                res.map_err(|_| SendFail::Upstream)
-            }
-            None => {
-                self.buf = self.core.take_buffer();
-                Err(self.deadline_refusal())
-            }
-        }
-    }
-
-    /// Reads more body bytes from the client into `buf` (compacting it first).
-    async fn read_body_more(&mut self, deadline: Instant) -> Result<(), SendFail> {
-        self.buf.drain(..self.pos);
-        self.pos = 0;
-        self.read_more_keep(deadline).await
-    }
-
-    /// Appends more bytes from the client to `buf`, keeping everything already there.
-    pub(super) async fn read_more_keep(&mut self, deadline: Instant) -> Result<(), SendFail> {
-        let limits = &self.core.shared.limits;
-        let body_end = (Instant::now() + limits.body_timeout).min(deadline);
-        let buf = std::mem::take(&mut self.buf);
-        match until(body_end, self.io.read(buf)).await {
-            Some((Ok(n), buf)) if n > 0 => {
-                self.buf = buf;
-                Ok(())
-            }
-            Some((_, buf)) => {
-                self.buf = buf;
-                Err(SendFail::Client)
-            }
-            None => {
-                self.buf = self.core.take_buffer();
-                if Instant::now() >= deadline {
-                    Err(self.deadline_refusal())
-                } else {
-                    Err(SendFail::Refuse(EdgeError::RequestTimeout))
-                }
-            }
-        }
-    }
-
-    fn forward_head(&mut self, framing: Framing) {
-        let mut ip = [0u8; 48];
-        let n = {
-            let mut cur = std::io::Cursor::new(&mut ip[..]);
-            let _ = write!(cur, "{}", self.peer.ip());
-            cur.position() as usize
-        };
-        self.up_out.clear();
-        let fwd = ForwardRequest {
-            target: &self.fwd_target,
-            framing,
-            forwarded_for: &ip[..n],
-            forwarded_proto: self.io.scheme(),
-            strip_authorization: true,
-            strip_expect: true,
-        };
-        write_forward_request(&mut self.up_out, &self.head, &self.buf, &fwd);
-    }
-
-    /// Sends head and body; returns the body bytes received from the client.
-    async fn send_request(
-        &mut self,
-        up: &mut UpstreamConn,
-        bulk_limit: Option<u64>,
-        deadline: Instant,
-    ) -> Result<u64, SendFail> {
-        let limits = &self.core.shared.limits;
-        let max_body = limits.max_body;
-        let framing = self.head.framing;
-        let mut dec = BodyDecoder::new(framing, max_body).map_err(|e| refusal(e, max_body))?;
-        self.forward_head(framing);
-        let mut counter = bulk_limit.map(|limit| (BulkCounter::new(), limit));
-        let chunked = framing == Framing::Chunked;
-        while !dec.is_done() {
-            if self.pos == self.buf.len() {
-                self.flush_up(up, deadline).await?;
-                self.read_body_more(deadline).await?;
-            }
-            let d = dec
-                .decode(&self.buf[self.pos..])
-                .map_err(|e| refusal(e, max_body))?;
-            let data = self.pos + d.data.start..self.pos + d.data.end;
-            if let Some((c, limit)) = &mut counter {
-                if c.feed(&self.buf[data.clone()]) > *limit {
-                    return Err(SendFail::Refuse(EdgeError::TooManyBulkActions(*limit)));
-                }
-            }
-            if chunked && !data.is_empty() {
-                let mut line = [0u8; 18];
-                self.up_out
-                    .extend_from_slice(chunk_size_line(data.len(), &mut line));
-                self.up_out.extend_from_slice(&self.buf[data]);
-                self.up_out.extend_from_slice(b"\r\n");
-                if self.up_out.len() >= CHUNKED_FLUSH {
-                    self.flush_up(up, deadline).await?;
-                }
-            } else if self.up_out.len() + data.len() <= COALESCE {
-                self.up_out.extend_from_slice(&self.buf[data]);
-            } else {
-                self.forward_slice(up, data, deadline).await?;
-            }
-            self.pos += d.consumed;
-            if d.consumed == 0 && !d.done {
-                self.flush_up(up, deadline).await?;
-                self.read_body_more(deadline).await?;
-            }
-        }
-        if chunked {
-            self.up_out.extend_from_slice(LAST_CHUNK);
-        }
-        self.flush_up(up, deadline).await?;
-        Ok(dec.total())
     }
 
     /// Reads the upstream's response head into `rh` (skipping interim 1xx heads).
@@ -485,16 +382,6 @@ impl Session {
                 }
             }
         }
-    }
-}
-
-fn refusal(e: ProtoError, max_body: u64) -> SendFail {
-    match e {
-        ProtoError::BodyTooLarge => SendFail::Refuse(EdgeError::BodyTooLarge(max_body)),
-        ProtoError::BadChunk(why) | ProtoError::Malformed(why) | ProtoError::Smuggling(why) => {
-            SendFail::Refuse(EdgeError::BadRequest(why))
-        }
-        _ => SendFail::Refuse(EdgeError::BadRequest("malformed request body")),
     }
 }
 

@@ -23,6 +23,7 @@ use crate::proto::{
     write_response_head, Framing, Method, ProtoError, RequestHead, ResponseHead, Version,
 };
 use crate::registry::{Cluster, Snapshot};
+use crate::tenancy::{self, Prefix, RequestPlan};
 
 /// What happens to the connection after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,15 @@ pub(super) struct Admitted<'s> {
     pub bulk_limit: Option<u64>,
     /// `PUT /<index>`: checked against the plan's shard capacity first.
     pub create_index: bool,
+    /// Multitenant class: the tenant's namespace and what to rewrite.
+    pub tenant: Option<TenantPlan>,
+}
+
+/// How a multitenant request is rewritten.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TenantPlan {
+    pub prefix: Prefix,
+    pub plan: RequestPlan,
 }
 
 /// One client connection.
@@ -76,6 +86,12 @@ pub(super) struct Session {
     pub target: Vec<u8>,
     /// The target sent upstream: the classified path in canonical form, then the query.
     pub fwd_target: Vec<u8>,
+    /// A whitelisted index (tenant's name) the request's write may auto-create.
+    pub auto_create: Vec<u8>,
+    /// Bulk auto-create candidates already made sure of, this request.
+    pub candidates_done: usize,
+    /// Scratch for rewritten bytes (multitenant bodies and responses).
+    pub rewritten: Vec<u8>,
     pub method_text: Vec<u8>,
 }
 
@@ -97,6 +113,9 @@ pub async fn serve(core: Rc<Core>, io: ClientIo, peer: SocketAddr) {
         keep_alive: true,
         target: Vec::with_capacity(256),
         fwd_target: Vec::with_capacity(256),
+        auto_create: Vec::new(),
+        candidates_done: 0,
+        rewritten: Vec::new(),
         method_text: Vec::with_capacity(16),
     };
     let next = s.run().await;
@@ -272,15 +291,37 @@ impl Session {
                 return Err(EdgeError::BodyTooLarge(self.core.shared.limits.max_body));
             }
         }
-        // Classify on the decoded path, apply the mode, and forward exactly what was classified.
+        // Classify on the decoded path, apply the mode, and forward exactly what was classified
+        // (for the multitenant class: with every index name in the tenant's namespace).
         let classified = classify_request(h.method, h.path(b), cluster.class)?;
         mode::decide(cluster.effective_mode(), &classified.class)?;
         self.fwd_target.clear();
-        classified.path.write_canonical(&mut self.fwd_target);
-        if let Some(q) = h.query(b) {
-            self.fwd_target.push(b'?');
-            self.fwd_target.extend_from_slice(q);
-        }
+        self.auto_create.clear();
+        self.candidates_done = 0;
+        let tenant = match cluster.prefix {
+            None => {
+                classified.path.write_canonical(&mut self.fwd_target);
+                if let Some(q) = h.query(b) {
+                    self.fwd_target.push(b'?');
+                    self.fwd_target.extend_from_slice(q);
+                }
+                None
+            }
+            Some(prefix) => {
+                let header = |name: &[u8]| h.header(b, name);
+                tenancy::check_headers(
+                    header(b"content-type"),
+                    header(b"content-encoding"),
+                    header(b"accept"),
+                )?;
+                let plan =
+                    tenancy::plan_request(&prefix, &classified, h.query(b), &mut self.fwd_target)?;
+                if let Some(name) = tenancy::auto_create_target(h.method, &classified) {
+                    self.auto_create.extend_from_slice(name);
+                }
+                Some(TenantPlan { prefix, plan })
+            }
+        };
         let last = classified
             .path
             .len()
@@ -293,6 +334,7 @@ impl Session {
             cluster,
             bulk_limit,
             create_index,
+            tenant,
         })
     }
 

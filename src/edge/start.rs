@@ -19,6 +19,7 @@ use super::certs;
 use super::control::{self, ControlSettings};
 use super::core::{Limits, Shared};
 use super::engine_child::EngineChild;
+use super::keyfile;
 use super::sock::reuseport_listeners;
 use super::workers::{run_worker, Driver, WorkerListeners};
 use super::ServeArgs;
@@ -54,8 +55,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let (Some(child), Some(e)) = (&engine, config.engine.as_mut()) {
         e.listen = child.addr; // a port 0 became a real port
     }
+    let key = keyfile::load_or_create(&config.edge.data_dir)?;
     let registry = Arc::new(Registry::new(
-        Snapshot::build(&config, None, 1, Instant::now()).map_err(|e| e.to_string())?,
+        Snapshot::build(&config, None, 1, Instant::now(), &key).map_err(|e| e.to_string())?,
+        key,
     ));
     let threads = args
         .threads
@@ -79,7 +82,6 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let settings = ControlSettings {
         metering_interval: config.edge.metering_interval.0,
         disable_factor: config.edge.disable_factor,
-        tenant_pattern: |_| None,
     };
     let control = control::spawn(registry.clone(), settings, stop_control.clone())
         .map_err(|e| format!("control thread: {e}"))?;

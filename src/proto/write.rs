@@ -24,6 +24,8 @@ pub struct ForwardRequest<'a> {
     pub strip_authorization: bool,
     /// Drop Expect (the edge answers 100-continue itself).
     pub strip_expect: bool,
+    /// Further headers not to forward (lowercase names, compared case-insensitively).
+    pub drop: &'a [&'a [u8]],
 }
 
 /// Appends the head to send upstream: `METHOD target HTTP/1.1`, the client's end-to-end
@@ -50,6 +52,7 @@ pub fn write_forward_request(
             Name::Authorization => !fwd.strip_authorization,
             Name::Expect => !fwd.strip_expect,
             Name::XForwardedFor | Name::XForwardedProto => false,
+            Name::Other => !fwd.drop.iter().any(|d| name.eq_ignore_ascii_case(d)),
             other => !is_hop_by_hop(other),
         };
         if !keep || (nominates && nominated(&head.headers, buf, name)) {

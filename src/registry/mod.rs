@@ -19,6 +19,7 @@ use arc_swap::ArcSwap;
 use crate::config::{ClusterClass, ClusterConfig, Config, Mode, PlanConfig, Secret};
 use crate::policy::admit::Allowance;
 use crate::policy::auth::credentials_match;
+use crate::tenancy::{Prefix, TenancyKey};
 
 pub mod state;
 pub use state::ClusterState;
@@ -72,6 +73,8 @@ pub struct Cluster {
     pub state: Arc<ClusterState>,
     /// The pair replaced by a rotation, still accepted until its deadline (grace period).
     pub previous: Option<OldCredentials>,
+    /// The namespace of the multitenant class's index names on the shared upstream.
+    pub prefix: Option<Prefix>,
 }
 
 /// Credentials replaced by a rotation and still accepted for a grace period.
@@ -139,6 +142,7 @@ impl Snapshot {
         prev: Option<&Snapshot>,
         generation: u64,
         now: Instant,
+        key: &TenancyKey,
     ) -> Result<Snapshot, RegistryError> {
         let plans: HashMap<&str, Arc<Plan>> = config
             .plans
@@ -175,6 +179,7 @@ impl Snapshot {
             };
             let state = carry_state(old, c.class, &upstreams);
             let previous = rotated(old, c, config.edge.credential_grace.0, now);
+            let prefix = (c.class == ClusterClass::Multitenant).then(|| Prefix::derive(key, &c.id));
             let index = snap.clusters.len();
             snap.by_host
                 .insert(format!("{}.{}", c.hostname, c.region), index);
@@ -193,8 +198,10 @@ impl Snapshot {
                 allowance,
                 state,
                 previous,
+                prefix,
             }));
         }
+        check_isolation(&snap.clusters)?;
         // Rotated-out usernames keep routing during their grace (unless reused since).
         for (i, c) in snap.clusters.iter().enumerate() {
             if let Some(o) = &c.previous {
@@ -225,6 +232,34 @@ impl Snapshot {
     pub fn by_username(&self, username: &str) -> Option<&Arc<Cluster>> {
         self.by_username.get(username).map(|&i| &self.clusters[i])
     }
+}
+
+/// Tenants of a shared upstream are isolated only if every index on it is namespaced: a
+/// single-tenant cluster must not share an upstream with multitenant ones, and no two
+/// prefixes may be equal.
+fn check_isolation(clusters: &[Arc<Cluster>]) -> Result<(), RegistryError> {
+    let shared: HashMap<SocketAddr, &str> = clusters
+        .iter()
+        .filter(|c| c.class == ClusterClass::Multitenant)
+        .flat_map(|c| c.upstreams.iter().map(move |a| (*a, c.id.as_str())))
+        .collect();
+    let mut prefixes: HashMap<Prefix, &str> = HashMap::new();
+    for c in clusters {
+        if let Some(p) = c.prefix {
+            if let Some(other) = prefixes.insert(p, &c.id) {
+                return Err(RegistryError {
+                    cluster: c.id.clone(),
+                    message: format!("its index prefix equals cluster `{other}`'s; rename one"),
+                });
+            }
+        } else if let Some(m) = c.upstreams.iter().find_map(|a| shared.get(a)) {
+            return Err(RegistryError {
+                cluster: c.id.clone(),
+                message: format!("a single-tenant cluster cannot share its upstream with the multitenant cluster `{m}` (its indices would not be namespaced)"),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The state a cluster keeps across a reload. A single-tenant cluster that is new, or whose
@@ -282,15 +317,17 @@ fn resolve(list: &[String]) -> Result<Vec<SocketAddr>, String> {
 pub struct Registry {
     current: ArcSwap<Snapshot>,
     generation: AtomicU64,
+    key: TenancyKey,
 }
 
 impl Registry {
-    /// A registry publishing `first`.
-    pub fn new(first: Snapshot) -> Self {
+    /// A registry publishing `first`, built with `key` (reloads use it too).
+    pub fn new(first: Snapshot, key: TenancyKey) -> Self {
         let generation = AtomicU64::new(first.generation);
         Registry {
             current: ArcSwap::from_pointee(first),
             generation,
+            key,
         }
     }
 
@@ -308,7 +345,7 @@ impl Registry {
     pub fn apply(&self, config: &Config, now: Instant) -> Result<u64, RegistryError> {
         let prev = self.load();
         let generation = prev.generation + 1;
-        let next = Snapshot::build(config, Some(&prev), generation, now)?;
+        let next = Snapshot::build(config, Some(&prev), generation, now, &self.key)?;
         self.current.store(Arc::new(next));
         self.generation.store(generation, Ordering::Release);
         Ok(generation)

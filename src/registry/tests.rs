@@ -4,6 +4,11 @@ use super::*;
 use crate::policy::admit::Admission;
 use std::time::Instant;
 
+/// A fixed tenancy key for tests.
+pub(crate) fn key() -> TenancyKey {
+    TenancyKey::from_bytes([7; 32])
+}
+
 impl Registry {
     fn apply_now(&self, c: &Config) -> Result<u64, RegistryError> {
         self.apply(c, Instant::now())
@@ -45,7 +50,7 @@ password = "acmepass"
 
 #[test]
 fn lookups_by_host_and_username() {
-    let snap = Snapshot::build(&config("", 2), None, 1, Instant::now()).unwrap();
+    let snap = Snapshot::build(&config("", 2), None, 1, Instant::now(), &key()).unwrap();
     assert_eq!(snap.by_host("acme-7f3k.us-east-1").unwrap().id, "acme");
     assert_eq!(snap.by_username("acmeuser").unwrap().id, "acme");
     assert!(snap.by_host("acme-7f3k.eu-west-1").is_none());
@@ -57,7 +62,7 @@ fn lookups_by_host_and_username() {
 
 #[test]
 fn absent_upstream_defaults_to_the_engine() {
-    let snap = Snapshot::build(&config("", 2), None, 1, Instant::now()).unwrap();
+    let snap = Snapshot::build(&config("", 2), None, 1, Instant::now(), &key()).unwrap();
     assert_eq!(
         snap.by_id("acme").unwrap().upstreams,
         vec!["127.0.0.1:9201".parse().unwrap()]
@@ -67,7 +72,10 @@ fn absent_upstream_defaults_to_the_engine() {
 // spec 1.8: a plan change takes effect immediately for connection limits
 #[test]
 fn reload_keeps_the_allowance_and_resizes_it() {
-    let registry = Registry::new(Snapshot::build(&config("", 1), None, 1, Instant::now()).unwrap());
+    let registry = Registry::new(
+        Snapshot::build(&config("", 1), None, 1, Instant::now(), &key()).unwrap(),
+        key(),
+    );
     let before = registry.load();
     let acme = before.by_id("acme").unwrap().clone();
     let permit = match acme.allowance.acquire() {
@@ -105,8 +113,10 @@ username = "betauser"
 password = "betapass"
 upstream = ["127.0.0.1:9999"]
 "#;
-    let registry =
-        Registry::new(Snapshot::build(&config(extra, 1), None, 1, Instant::now()).unwrap());
+    let registry = Registry::new(
+        Snapshot::build(&config(extra, 1), None, 1, Instant::now(), &key()).unwrap(),
+        key(),
+    );
     assert!(registry.load().by_id("beta").is_some());
     registry.apply_now(&config("", 1)).unwrap();
     assert!(registry.load().by_id("beta").is_none());
@@ -125,7 +135,7 @@ fn with_password(c: &Config, password: &str, grace_secs: u64) -> Config {
 fn rotation_without_grace_outdates_the_old_pair_at_once() {
     let t0 = Instant::now();
     let first = config("", 1);
-    let registry = Registry::new(Snapshot::build(&first, None, 1, t0).unwrap());
+    let registry = Registry::new(Snapshot::build(&first, None, 1, t0, &key()).unwrap(), key());
     registry
         .apply(&with_password(&first, "newpass", 0), t0)
         .unwrap();
@@ -138,7 +148,7 @@ fn rotation_without_grace_outdates_the_old_pair_at_once() {
 fn rotation_with_grace_keeps_the_old_pair_until_its_deadline() {
     let t0 = Instant::now();
     let first = config("", 1);
-    let registry = Registry::new(Snapshot::build(&first, None, 1, t0).unwrap());
+    let registry = Registry::new(Snapshot::build(&first, None, 1, t0, &key()).unwrap(), key());
     registry
         .apply(&with_password(&first, "newpass", 10), t0)
         .unwrap();
@@ -173,7 +183,10 @@ fn readiness_of_new_and_changed_single_tenant_clusters() {
         )
     };
     let t0 = Instant::now();
-    let registry = Registry::new(Snapshot::build(&config(&extra(9000), 1), None, 1, t0).unwrap());
+    let registry = Registry::new(
+        Snapshot::build(&config(&extra(9000), 1), None, 1, t0, &key()).unwrap(),
+        key(),
+    );
     let snap = registry.load();
     assert!(
         snap.by_id("acme").unwrap().state.is_ready(),
@@ -192,4 +205,21 @@ fn readiness_of_new_and_changed_single_tenant_clusters() {
         !registry.load().by_id("solo").unwrap().state.is_ready(),
         "moved upstream"
     );
+}
+
+// spec 1.6: tenants of a shared engine are namespaced; nothing unprefixed may live there
+#[test]
+fn multitenant_clusters_get_distinct_prefixes_and_single_tenant_cannot_share() {
+    let other = "[[clusters]]\nid = \"beta\"\nhostname = \"beta\"\nregion = \"r\"\nclass = \"multitenant\"\nplan = \"small\"\nusername = \"betauser\"\npassword = \"betapass\"\n";
+    let snap = Snapshot::build(&config(other, 1), None, 1, Instant::now(), &key()).unwrap();
+    let (a, b) = (
+        snap.by_id("acme").unwrap().prefix.unwrap(),
+        snap.by_id("beta").unwrap().prefix.unwrap(),
+    );
+    assert_ne!(a, b);
+    let solo = "[[clusters]]\nid = \"solo\"\nhostname = \"solo\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"solouser\"\npassword = \"solopass\"\n";
+    let e = Snapshot::build(&config(solo, 1), None, 1, Instant::now(), &key()).unwrap_err();
+    assert_eq!(e.cluster, "solo");
+    assert!(e.message.contains("cannot share its upstream"), "{e}");
+    assert!(snap.by_id("acme").unwrap().prefix.is_some());
 }

@@ -37,6 +37,8 @@ pub struct MockConfig {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Statuses for the first bulk requests, in order (then normal answers).
     pub first_bulk_statuses: Vec<u16>,
+    /// `Retry-After` value sent with those statuses.
+    pub scripted_retry_after: String,
 }
 
 impl Default for MockConfig {
@@ -52,6 +54,7 @@ impl Default for MockConfig {
             existing: None,
             tls: None,
             first_bulk_statuses: Vec::new(),
+            scripted_retry_after: "0".into(),
         }
     }
 }
@@ -175,76 +178,71 @@ fn serve_stream<S: Read + Write>(stream: S, cfg: &MockConfig, state: &Mutex<Stat
         let Some((method, path, headers)) = read_head(&mut reader) else {
             return;
         };
-        let len = headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-            .and_then(|(_, v)| v.parse::<usize>().ok())
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let len = header("content-length")
+            .and_then(|v| v.parse::<usize>().ok())
             .unwrap_or(0);
-        let expect = headers.iter().any(|(k, v)| {
-            k.eq_ignore_ascii_case("expect") && v.eq_ignore_ascii_case("100-continue")
-        });
-        if expect && len > cfg.max_body {
-            // Refuse before the upload and drop the connection at once, as a strict proxy may.
-            let (status, _, reply) = error(413, "request_entity_too_large", "body too large");
-            let mut st = state.lock().unwrap();
-            st.answered_413 += 1;
-            st.early_413 += 1;
-            st.requests.push(Recorded {
-                method,
-                path,
-                headers,
-                body: Vec::new(),
-                status,
-            });
-            let text = serde_json::to_vec(&reply).unwrap();
-            let head = format!(
-                "HTTP/1.1 413 X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                text.len()
-            );
-            let w = reader.get_mut();
-            let _ = w
-                .write_all(head.as_bytes())
-                .and_then(|_| w.write_all(&text))
-                .and_then(|_| w.flush());
-            return;
-        }
-        if expect
-            && reader
-                .get_mut()
-                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-                .and_then(|_| reader.get_mut().flush())
-                .is_err()
-        {
-            return;
-        }
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        let expect = header("expect").is_some_and(|v| v.eq_ignore_ascii_case("100-continue"));
+        let chunked = header("transfer-encoding").is_some();
         let mut rec = Recorded {
             method,
             path,
             headers,
-            body,
+            body: Vec::new(),
             status: 0,
         };
+        if chunked {
+            // The loader always knows its body length; chunked bodies would be a regression.
+            rec.status = 400;
+            state.lock().unwrap().requests.push(rec);
+            let (_, _, reply) = error(400, "chunked_body", "unexpected Transfer-Encoding");
+            let _ = respond(reader.get_mut(), 400, "Connection: close\r\n", &reply);
+            return;
+        }
+        if expect && len > cfg.max_body {
+            // Refuse before the upload and drop the connection at once, as a strict proxy may.
+            let (status, _, reply) = error(413, "request_entity_too_large", "body too large");
+            rec.status = status;
+            let mut st = state.lock().unwrap();
+            (st.answered_413, st.early_413) = (st.answered_413 + 1, st.early_413 + 1);
+            st.requests.push(rec);
+            drop(st);
+            let _ = respond(reader.get_mut(), status, "Connection: close\r\n", &reply);
+            return;
+        }
+        if expect && respond_raw(reader.get_mut(), b"HTTP/1.1 100 Continue\r\n\r\n").is_err() {
+            return;
+        }
+        rec.body = vec![0; len];
+        if reader.read_exact(&mut rec.body).is_err() {
+            return;
+        }
         let (status, extra, reply) = answer(&rec, cfg, state, rng);
         rec.status = status;
         state.lock().unwrap().requests.push(rec);
-        let text = serde_json::to_vec(&reply).unwrap();
-        let head = format!(
-            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n",
-            text.len()
-        );
-        let w = reader.get_mut();
-        if w.write_all(head.as_bytes())
-            .and_then(|_| w.write_all(&text))
-            .and_then(|_| w.flush())
-            .is_err()
-        {
+        if respond(reader.get_mut(), status, &extra, &reply).is_err() {
             return;
         }
     }
+}
+
+fn respond_raw<W: Write>(w: &mut W, bytes: &[u8]) -> std::io::Result<()> {
+    w.write_all(bytes)?;
+    w.flush()
+}
+
+fn respond<W: Write>(w: &mut W, status: u16, extra: &str, reply: &Value) -> std::io::Result<()> {
+    let text = serde_json::to_vec(reply).unwrap();
+    let head = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n",
+        text.len()
+    );
+    respond_raw(w, &[head.as_bytes(), &text].concat())
 }
 
 /// Method, path and headers of a request head.
@@ -355,7 +353,11 @@ fn bulk(
     st.bulk_calls += 1;
     if let Some(&status) = cfg.first_bulk_statuses.get(n) {
         let (s, _, b) = error(status, "scripted", "scripted failure");
-        return (s, "Retry-After: 0\r\n".to_owned(), b);
+        return (
+            s,
+            format!("Retry-After: {}\r\n", cfg.scripted_retry_after),
+            b,
+        );
     }
     if cfg.p429 > 0.0 && rng.lock().unwrap().random_bool(cfg.p429) {
         st.answered_429 += 1;
@@ -380,19 +382,8 @@ fn bulk(
     while let Some(action) = lines.next().filter(|l| !l.is_empty()) {
         let action: Value = serde_json::from_str(action).expect("action line is JSON");
         if let Some(meta) = action.get("index") {
-            let id = meta["_id"].as_str().unwrap().to_owned();
-            let source: Value =
-                serde_json::from_str(lines.next().expect("source line")).expect("source is JSON");
-            let item = if cfg.reject_ids.contains(&id) {
-                json!({"_id": id, "status": 400, "error": {"type": "mapper_parsing_exception", "reason": "failed to parse field [weight]", "caused_by": {"type": "number_format_exception", "reason": "bad number"}}})
-            } else if cfg.item_429_once.contains(&id) && st.item_429_done.insert(id.clone()) {
-                json!({"_id": id, "status": 429, "error": {"type": "es_rejected_execution_exception", "reason": "queue full"}})
-            } else {
-                *st.indexed.entry(id.clone()).or_default() += 1;
-                st.docs.insert(id.clone(), source);
-                json!({"_id": id, "_type": meta["_type"], "_index": meta["_index"], "status": 201, "result": "created"})
-            };
-            items.push(json!({ "index": item }));
+            let source = serde_json::from_str(lines.next().expect("source line")).expect("JSON");
+            items.push(json!({ "index": index_item(meta, source, cfg, &mut st) }));
         } else if let Some(meta) = action.get("delete") {
             let id = meta["_id"].as_str().unwrap().to_owned();
             let found = st.docs.remove(&id).is_some();
@@ -402,17 +393,30 @@ fn bulk(
             panic!("unexpected action {action}");
         }
     }
-    let errors = items.iter().any(|i| {
-        i.as_object().unwrap().values().next().unwrap()["status"]
-            .as_u64()
-            .unwrap()
-            >= 300
-    });
+    let status = |i: &Value| i.as_object().unwrap().values().next().unwrap()["status"].as_u64();
+    let errors = items.iter().any(|i| status(i).unwrap() >= 300);
     (
         200,
         String::new(),
         json!({"took": 1, "errors": errors, "items": items}),
     )
+}
+
+/// The result of one index action: scripted failures, else stored.
+fn index_item(meta: &Value, source: Value, cfg: &MockConfig, st: &mut State) -> Value {
+    let id = meta["_id"].as_str().unwrap().to_owned();
+    if cfg.reject_ids.contains(&id) {
+        let cause = json!({"type": "number_format_exception", "reason": "bad number"});
+        let error = json!({"type": "mapper_parsing_exception", "reason": "failed to parse field [weight]", "caused_by": cause});
+        return json!({"_id": id, "status": 400, "error": error});
+    }
+    if cfg.item_429_once.contains(&id) && st.item_429_done.insert(id.clone()) {
+        let error = json!({"type": "es_rejected_execution_exception", "reason": "queue full"});
+        return json!({"_id": id, "status": 429, "error": error});
+    }
+    *st.indexed.entry(id.clone()).or_default() += 1;
+    st.docs.insert(id.clone(), source);
+    json!({"_id": id, "_type": meta["_type"], "_index": meta["_index"], "status": 201, "result": "created"})
 }
 
 /// Evaluates the prune query: bool.filter of exists/term/terms, must_not of ids.

@@ -1,11 +1,11 @@
 //! Routing table tests (spec 2.1, 3, 7: 404 Cluster Not Found).
 
 use super::*;
-use crate::registry::tests::config;
+use crate::registry::tests::{config, key};
 use std::time::Instant;
 
 fn snap(extra: &str) -> Snapshot {
-    Snapshot::build(&config(extra, 1), None, 1, Instant::now()).unwrap()
+    Snapshot::build(&config(extra, 1), None, 1, Instant::now(), &key()).unwrap()
 }
 
 fn host(v: &str) -> Option<String> {
@@ -78,7 +78,7 @@ fn localhost_and_ip_literals_route_by_username() {
 fn username_routing_is_off_unless_set() {
     let mut c = config("", 1);
     c.edge.route_by_username = false;
-    let s = Snapshot::build(&c, None, 1, Instant::now()).unwrap();
+    let s = Snapshot::build(&c, None, 1, Instant::now(), &key()).unwrap();
     assert_eq!(
         route(&s, "localhost", Some(b"acmeuser")).unwrap_err(),
         EdgeError::ClusterNotFound
@@ -90,7 +90,7 @@ fn username_routing_is_off_unless_set() {
 fn unprovisioned_and_destroyed_are_not_found() {
     for mode in ["provisioning", "destroyed"] {
         let extra = format!(
-            "[[clusters]]\nid = \"b\"\nhostname = \"b\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"bu\"\npassword = \"bp\"\nmode = \"{mode}\"\n"
+            "[[clusters]]\nid = \"b\"\nhostname = \"b\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"bu\"\npassword = \"bp\"\nmode = \"{mode}\"\nupstream = [\"127.0.0.1:1\"]\n"
         );
         let s = snap(&extra);
         assert_eq!(

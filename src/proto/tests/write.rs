@@ -15,6 +15,7 @@ fn fwd(target: &[u8], framing: Framing) -> ForwardRequest<'_> {
         forwarded_proto: b"https",
         strip_authorization: true,
         strip_expect: true,
+        drop: &[],
     }
 }
 
@@ -74,6 +75,7 @@ fn forward_request_keeps_authorization_and_expect_when_asked() {
     let f = ForwardRequest {
         strip_authorization: false,
         strip_expect: false,
+        drop: &[],
         ..fwd(b"/t_i", Framing::Chunked)
     };
     write_forward_request(&mut out, &head, &msg, &f);
@@ -377,4 +379,28 @@ fn reason_phrases_for_registered_codes() {
     for code in (100..600).filter(|c| !known.contains(c)) {
         assert_eq!(reason_phrase(code), "Unknown", "{code}");
     }
+}
+
+#[test]
+fn forward_request_drops_the_named_headers() {
+    let raw = b"GET /x HTTP/1.1\r\nHost: h\r\nAccept-Encoding: gzip\r\nAccept: */*\r\n\r\n";
+    let mut head = RequestHead::new();
+    assert!(head.parse(raw, &HeadLimits::default()).unwrap());
+    let mut out = Vec::new();
+    let fwd = ForwardRequest {
+        target: b"/x",
+        framing: Framing::None,
+        forwarded_for: b"1.2.3.4",
+        forwarded_proto: b"http",
+        strip_authorization: true,
+        strip_expect: true,
+        drop: &[b"accept-encoding"],
+    };
+    write_forward_request(&mut out, &head, raw, &fwd);
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        !text.to_ascii_lowercase().contains("accept-encoding"),
+        "{text}"
+    );
+    assert!(text.contains("Accept: */*\r\n"), "{text}");
 }

@@ -98,6 +98,18 @@ pub fn next_batch(entries: &[Entry], start: usize, limits: Limits) -> usize {
     end
 }
 
+/// How many of the entries `part` names, from its start, fit in one request.
+fn fitting(entries: &[Entry], part: &[usize], limits: Limits) -> usize {
+    let mut bytes = 0;
+    for (n, &i) in part.iter().enumerate() {
+        bytes += entries[i].bytes.len();
+        if n > 0 && (n >= limits.max_docs.max(1) || bytes > limits.max_bytes) {
+            return n;
+        }
+    }
+    part.len()
+}
+
 /// The result of one action, read from a bulk response item.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ItemResult {
@@ -242,6 +254,13 @@ impl<'a> Loader<'a> {
         let mut rejected = Vec::new();
         let mut stack = vec![batch];
         while let Some(part) = stack.pop() {
+            // Parts queued before a later 413 lowered the limits are cut to the new limits.
+            let fit = fitting(entries, &part, self.limits);
+            if fit < part.len() {
+                stack.push(part[fit..].to_vec());
+                stack.push(part[..fit].to_vec());
+                continue;
+            }
             let mut body = Vec::with_capacity(part.iter().map(|&i| entries[i].bytes.len()).sum());
             for &i in &part {
                 body.extend_from_slice(&entries[i].bytes);
@@ -368,6 +387,21 @@ mod tests {
         assert_eq!(next_batch(&entries, 8, l(100, 1000)), 10);
         assert_eq!(next_batch(&entries, 0, l(100, 1)), 1); // an oversized action goes alone
         assert_eq!(next_batch(&entries, 0, l(0, 1000)), 1);
+    }
+
+    #[test]
+    fn queued_parts_are_cut_to_lowered_limits() {
+        let entries: Vec<Entry> = (0..10).map(|i| entry(&i.to_string(), 10)).collect();
+        let part: Vec<usize> = (0..10).collect();
+        let l = |d, b| Limits {
+            max_docs: d,
+            max_bytes: b,
+        };
+        assert_eq!(fitting(&entries, &part, l(100, 1000)), 10);
+        assert_eq!(fitting(&entries, &part, l(4, 1000)), 4);
+        assert_eq!(fitting(&entries, &part, l(100, 25)), 2);
+        assert_eq!(fitting(&entries, &part, l(100, 1)), 1);
+        assert_eq!(fitting(&entries, &part[7..], l(5, 1000)), 3);
     }
 
     #[test]

@@ -253,7 +253,11 @@ impl Client {
                 let req = builder.body(bytes)?;
                 self.agent.run(req)?
             }
-            None => self.agent.run(builder.body(())?)?,
+            None if matches!(method, "GET" | "HEAD" | "DELETE") => {
+                self.agent.run(builder.body(())?)?
+            }
+            // An empty slice gives `Content-Length: 0`; `()` would be sent chunked.
+            None => self.agent.run(builder.body(&[][..])?)?,
         };
         let status = response.status().as_u16();
         let now = SystemTime::now()

@@ -134,14 +134,19 @@ pub fn build(run: &HugoRun) -> Result<Vec<Value>, HugoError> {
         configs.push(',');
     }
     configs.push_str(&overlay.to_string_lossy());
+    run_hugo(run, &site, &configs, &public)?;
+    collect(&public)
+}
 
+/// Runs Hugo; a failure carries its output.
+fn run_hugo(run: &HugoRun, site: &Path, configs: &str, public: &Path) -> Result<(), HugoError> {
     let mut cmd = Command::new(&run.hugo);
     cmd.arg("--source")
-        .arg(&site)
+        .arg(site)
         .arg("--destination")
-        .arg(&public);
+        .arg(public);
     cmd.arg("--config")
-        .arg(&configs)
+        .arg(configs)
         .arg("--buildDrafts")
         .arg("--quiet");
     if let Some(env) = &run.environment {
@@ -150,16 +155,21 @@ pub fn build(run: &HugoRun) -> Result<Vec<Value>, HugoError> {
     let out = cmd
         .output()
         .map_err(|e| HugoError::Spawn(run.hugo.clone(), e))?;
-    if !out.status.success() {
-        let mut output = String::from_utf8_lossy(&out.stderr).into_owned();
-        output.push_str(&String::from_utf8_lossy(&out.stdout));
-        return Err(HugoError::Failed {
-            status: out.status.to_string(),
-            output,
-        });
+    if out.status.success() {
+        return Ok(());
     }
+    let mut output = String::from_utf8_lossy(&out.stderr).into_owned();
+    output.push_str(&String::from_utf8_lossy(&out.stdout));
+    Err(HugoError::Failed {
+        status: out.status.to_string(),
+        output,
+    })
+}
+
+/// Reads every records file Hugo wrote (one per language), in path order.
+fn collect(public: &Path) -> Result<Vec<Value>, HugoError> {
     let mut files = Vec::new();
-    find_outputs(&public, &mut files).map_err(HugoError::Temp)?;
+    find_outputs(public, &mut files).map_err(HugoError::Temp)?;
     if files.is_empty() {
         return Err(HugoError::NoOutput);
     }

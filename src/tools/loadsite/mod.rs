@@ -165,11 +165,29 @@ fn execute(args: &LoadSiteArgs, report: &mut Report) -> Result<(), LoadError> {
     if args.dry_run {
         return dry_run(&index, &docs);
     }
-    let url = ClusterUrl::from_sources(
-        args.url.as_ref(),
-        &args.url_env,
-        args.url.is_none() && args.url_env != "SEARCHGATE_URL",
-    )?;
+    let session = connect(args, index, report)?;
+    let limits = Limits {
+        max_docs: args.batch_docs.max(1),
+        max_bytes: args.batch_bytes.max(1),
+    };
+    let result = session.load(&docs, limits, args.prune.then_some(&selection), report);
+    report.counts.retries += session.client.retries();
+    result
+}
+
+/// A connected cluster with its index ready.
+#[derive(Debug)]
+struct Session {
+    client: Client,
+    index: String,
+    dialect: Dialect,
+    policy: RetryPolicy,
+}
+
+/// Builds the client, learns the server's dialect and makes sure the index is usable.
+fn connect(args: &LoadSiteArgs, index: String, report: &mut Report) -> Result<Session, LoadError> {
+    let explicit_env = args.url.is_none() && args.url_env != "SEARCHGATE_URL";
+    let url = ClusterUrl::from_sources(args.url.as_ref(), &args.url_env, explicit_env)?;
     let policy = RetryPolicy {
         max_retries: args.max_retries,
         base: Duration::from_millis(args.retry_base_ms),
@@ -192,45 +210,76 @@ fn execute(args: &LoadSiteArgs, report: &mut Report) -> Result<(), LoadError> {
         )),
         IndexState::Existing { .. } => {}
     }
-    let limits = Limits {
-        max_docs: args.batch_docs.max(1),
-        max_bytes: args.batch_bytes.max(1),
-    };
-    let entries: Vec<Entry> = docs
-        .iter()
-        .map(|(label, d)| Entry {
-            label: label.clone(),
-            id: d.object_id.clone(),
-            bytes: bulk::encode(
-                Op::Index,
-                &index,
-                dialect.bulk_type(),
-                &d.object_id,
-                Some(d),
-            ),
-        })
-        .collect();
-    report.start_loading(entries.len() as u64, &format!("loading into {index}"));
-    let mut loader = Loader::new(&client, limits, policy, Op::Index);
-    loader.load(&entries, report);
-    report.finish_loading();
-    let refreshed = prune::refresh(&client, &index);
-    if args.prune {
+    Ok(Session {
+        client,
+        index,
+        dialect,
+        policy,
+    })
+}
+
+impl Session {
+    /// Loads the documents, refreshes, and prunes within `prune` when asked.
+    fn load(
+        &self,
+        docs: &[(String, Document)],
+        limits: Limits,
+        prune: Option<&Selection>,
+        report: &mut Report,
+    ) -> Result<(), LoadError> {
+        let doc_type = self.dialect.bulk_type();
+        let entries: Vec<Entry> = docs
+            .iter()
+            .map(|(label, d)| Entry {
+                label: label.clone(),
+                id: d.object_id.clone(),
+                bytes: bulk::encode(Op::Index, &self.index, doc_type, &d.object_id, Some(d)),
+            })
+            .collect();
+        report.start_loading(
+            entries.len() as u64,
+            &format!("loading into {}", self.index),
+        );
+        let mut loader = Loader::new(&self.client, limits, self.policy, Op::Index);
+        loader.load(&entries, report);
+        report.finish_loading();
+        let refreshed = prune::refresh(&self.client, &self.index);
+        let Some(selection) = prune else {
+            return Ok(());
+        };
+        if !refreshed {
+            report.note("note: _refresh failed; pruning may miss documents written moments ago");
+        }
         let keep: HashSet<&str> = docs.iter().map(|(_, d)| d.object_id.as_str()).collect();
-        prune_stale(
-            &client,
-            &index,
-            dialect,
-            &selection,
-            &keep,
-            loader.limits(),
-            policy,
-            report,
-            refreshed,
-        )?;
+        self.prune(selection, &keep, loader.limits(), report)
     }
-    report.counts.retries += client.retries();
-    Ok(())
+
+    /// Deletes site documents of the selection whose ids are not in `keep`.
+    fn prune(
+        &self,
+        selection: &Selection,
+        keep: &HashSet<&str>,
+        limits: Limits,
+        report: &mut Report,
+    ) -> Result<(), LoadError> {
+        let (client, index) = (&self.client, self.index.as_str());
+        let mut seen = HashSet::new();
+        let mut loader = Loader::new(client, limits, self.policy, Op::Delete);
+        loop {
+            let doc_type = self.dialect.bulk_type();
+            let stale = prune::find_stale(client, index, doc_type, selection, keep, &mut seen)?;
+            if stale.is_empty() {
+                return Ok(());
+            }
+            report.start_loading(stale.len() as u64, &format!("pruning {index}"));
+            loader.load(&stale, report);
+            report.finish_loading();
+            if stale.len() < prune::PAGE_SIZE {
+                return Ok(());
+            }
+            prune::refresh(client, index);
+        }
+    }
 }
 
 /// Page records from `--from-json` files or from Hugo.
@@ -326,46 +375,6 @@ fn detect_dialect(client: &Client) -> Result<Dialect, LoadError> {
             reply.status,
             reply.error_summary()
         ))),
-
         _ => Ok(Dialect::Typed),
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn prune_stale(
-    client: &Client,
-    index: &str,
-    dialect: Dialect,
-    selection: &Selection,
-    keep: &HashSet<&str>,
-    limits: Limits,
-    policy: RetryPolicy,
-    report: &mut Report,
-    refreshed: bool,
-) -> Result<(), LoadError> {
-    if !refreshed {
-        report.note("note: _refresh failed; pruning may miss documents written moments ago");
-    }
-    let mut seen = HashSet::new();
-    let mut loader = Loader::new(client, limits, policy, Op::Delete);
-    loop {
-        let stale = prune::find_stale(
-            client,
-            index,
-            dialect.bulk_type(),
-            selection,
-            keep,
-            &mut seen,
-        )?;
-        if stale.is_empty() {
-            return Ok(());
-        }
-        report.start_loading(stale.len() as u64, &format!("pruning {index}"));
-        loader.load(&stale, report);
-        report.finish_loading();
-        if stale.len() < prune::PAGE_SIZE {
-            return Ok(());
-        }
-        prune::refresh(client, index);
     }
 }

@@ -1,0 +1,263 @@
+//! Sending a request upstream: the re-serialised head, then the body streamed from the
+//! client through a [`BodyFilter`]: forwarded as it comes (re-framed), with `_bulk` actions
+//! counted, or rewritten into a tenant's namespace (then sent chunked, since its length
+//! changes). A body refused midway (too large, too many actions, malformed) is abandoned
+//! unterminated: the upstream never sees its end, so it never applies any of it.
+//!
+//! Must not touch: admission, the response (see `relay`), policy decisions.
+
+use std::io::Write as _;
+use std::time::Instant;
+
+use super::exchange::{until, SendFail};
+use super::io::write_tcp;
+use super::session::{Admitted, Session};
+use super::upstream::UpstreamConn;
+use crate::errors::EdgeError;
+use crate::proto::{
+    chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, ProtoError,
+    LAST_CHUNK,
+};
+use crate::tenancy::{BodyRewriter, BulkRewriter};
+
+/// Small bodies are sent in the same write as the head.
+const COALESCE: usize = 16 * 1024;
+/// Chunked bodies are re-framed into writes of about this size.
+const CHUNKED_FLUSH: usize = 64 * 1024;
+/// Request headers never forwarded for the multitenant class (responses must come back
+/// uncompressed to be rewritten).
+const TENANT_DROPPED: &[&[u8]] = &[b"accept-encoding"];
+
+/// What happens to the body's bytes on their way upstream.
+#[derive(Debug)]
+pub(super) enum BodyFilter {
+    /// Forwarded as they are.
+    Pass,
+    /// Forwarded as they are; `_bulk` actions counted (413 over the plan's limit).
+    Count(BulkRewriter),
+    /// Rewritten into the tenant's namespace (sent chunked).
+    Rewrite(BodyRewriter),
+}
+
+fn refusal(e: ProtoError, max_body: u64) -> SendFail {
+    match e {
+        ProtoError::BodyTooLarge => SendFail::Refuse(EdgeError::BodyTooLarge(max_body)),
+        ProtoError::BadChunk(why) | ProtoError::Malformed(why) | ProtoError::Smuggling(why) => {
+            SendFail::Refuse(EdgeError::BadRequest(why))
+        }
+        _ => SendFail::Refuse(EdgeError::BadRequest("malformed request body")),
+    }
+}
+
+impl Session {
+    /// Writes `up_out` to the upstream and empties it.
+    async fn flush_up(&mut self, up: &mut UpstreamConn, deadline: Instant) -> Result<(), SendFail> {
+        if self.up_out.is_empty() {
+            return Ok(());
+        }
+        let out = std::mem::take(&mut self.up_out);
+        let len = out.len();
+        match until(deadline, write_tcp(&mut up.tcp, out, 0..len)).await {
+            Some((res, mut out)) => {
+                out.clear();
+                self.up_out = out;
+                res.map_err(|_| SendFail::Upstream)
+            }
+            None => {
+                self.up_out = Vec::with_capacity(4096);
+                Err(self.deadline_refusal())
+            }
+        }
+    }
+
+    fn deadline_refusal(&self) -> SendFail {
+        SendFail::Refuse(EdgeError::GatewayTimeout(
+            self.core.shared.limits.deadline.as_secs(),
+        ))
+    }
+
+    /// Writes `buf[range]` (client bytes) straight to the upstream.
+    async fn forward_slice(
+        &mut self,
+        up: &mut UpstreamConn,
+        range: std::ops::Range<usize>,
+        deadline: Instant,
+    ) -> Result<(), SendFail> {
+        self.flush_up(up, deadline).await?;
+        let buf = std::mem::take(&mut self.buf);
+        match until(deadline, write_tcp(&mut up.tcp, buf, range)).await {
+            Some((res, buf)) => {
+                self.buf = buf;
+                res.map_err(|_| SendFail::Upstream)
+            }
+            None => {
+                self.buf = self.core.take_buffer();
+                Err(self.deadline_refusal())
+            }
+        }
+    }
+
+    /// Reads more body bytes from the client into `buf` (compacting it first).
+    async fn read_body_more(&mut self, deadline: Instant) -> Result<(), SendFail> {
+        self.buf.drain(..self.pos);
+        self.pos = 0;
+        self.read_more_keep(deadline).await
+    }
+
+    /// Appends more bytes from the client to `buf`, keeping everything already there.
+    pub(super) async fn read_more_keep(&mut self, deadline: Instant) -> Result<(), SendFail> {
+        let limits = &self.core.shared.limits;
+        let body_end = (Instant::now() + limits.body_timeout).min(deadline);
+        let buf = std::mem::take(&mut self.buf);
+        match until(body_end, self.io.read(buf)).await {
+            Some((Ok(n), buf)) if n > 0 => {
+                self.buf = buf;
+                Ok(())
+            }
+            Some((_, buf)) => {
+                self.buf = buf;
+                Err(SendFail::Client)
+            }
+            None => {
+                self.buf = self.core.take_buffer();
+                if Instant::now() >= deadline {
+                    Err(self.deadline_refusal())
+                } else {
+                    Err(SendFail::Refuse(EdgeError::RequestTimeout))
+                }
+            }
+        }
+    }
+
+    fn forward_head(&mut self, framing: Framing, tenant: bool) {
+        let mut ip = [0u8; 48];
+        let n = {
+            let mut cur = std::io::Cursor::new(&mut ip[..]);
+            let _ = write!(cur, "{}", self.peer.ip());
+            cur.position() as usize
+        };
+        self.up_out.clear();
+        let fwd = ForwardRequest {
+            target: &self.fwd_target,
+            framing,
+            forwarded_for: &ip[..n],
+            forwarded_proto: self.io.scheme(),
+            strip_authorization: true,
+            strip_expect: true,
+            drop: if tenant { TENANT_DROPPED } else { &[] },
+        };
+        write_forward_request(&mut self.up_out, &self.head, &self.buf, &fwd);
+    }
+
+    /// Appends `data` to `up_out` as one chunk.
+    fn push_chunk(&mut self, data: std::ops::Range<usize>, from_rewritten: bool) {
+        let len = data.len();
+        if len == 0 {
+            return;
+        }
+        let mut line = [0u8; 18];
+        self.up_out
+            .extend_from_slice(chunk_size_line(len, &mut line));
+        let src = if from_rewritten {
+            &self.rewritten[data]
+        } else {
+            &self.buf[data]
+        };
+        self.up_out.extend_from_slice(src);
+        self.up_out.extend_from_slice(b"\r\n");
+    }
+
+    /// Sends head and body; returns the body bytes received from the client.
+    pub(super) async fn send_request(
+        &mut self,
+        up: &mut UpstreamConn,
+        filter: &mut BodyFilter,
+        adm: &Admitted<'_>,
+        deadline: Instant,
+    ) -> Result<u64, SendFail> {
+        let max_body = self.core.shared.limits.max_body;
+        let framing = self.head.framing;
+        let mut dec = BodyDecoder::new(framing, max_body).map_err(|e| refusal(e, max_body))?;
+        let has_body = !matches!(framing, Framing::None | Framing::Length(0));
+        let up_framing = match filter {
+            BodyFilter::Rewrite(_) if has_body => Framing::Chunked,
+            _ => framing,
+        };
+        self.forward_head(up_framing, matches!(filter, BodyFilter::Rewrite(_)));
+        while !dec.is_done() {
+            if self.pos == self.buf.len() {
+                self.flush_up(up, deadline).await?;
+                self.read_body_more(deadline).await?;
+            }
+            let d = dec
+                .decode(&self.buf[self.pos..])
+                .map_err(|e| refusal(e, max_body))?;
+            let data = self.pos + d.data.start..self.pos + d.data.end;
+            self.send_data(up, filter, adm, data, up_framing, deadline)
+                .await?;
+            self.pos += d.consumed;
+            if d.consumed == 0 && !d.done {
+                self.flush_up(up, deadline).await?;
+                self.read_body_more(deadline).await?;
+            }
+        }
+        if let BodyFilter::Rewrite(rw) = filter {
+            self.rewritten.clear();
+            rw.finish(&mut self.rewritten).map_err(SendFail::Refuse)?;
+            let n = self.rewritten.len();
+            self.push_chunk(0..n, true);
+        }
+        if up_framing == Framing::Chunked {
+            self.up_out.extend_from_slice(LAST_CHUNK);
+        }
+        self.flush_up(up, deadline).await?;
+        Ok(dec.total())
+    }
+
+    /// Passes one decoded piece of the body through the filter towards the upstream.
+    async fn send_data(
+        &mut self,
+        up: &mut UpstreamConn,
+        filter: &mut BodyFilter,
+        adm: &Admitted<'_>,
+        data: std::ops::Range<usize>,
+        up_framing: Framing,
+        deadline: Instant,
+    ) -> Result<(), SendFail> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        match filter {
+            BodyFilter::Rewrite(rw) => {
+                self.rewritten.clear();
+                rw.feed(&self.buf[data], &mut self.rewritten)
+                    .map_err(SendFail::Refuse)?;
+                if let (BodyRewriter::Bulk(b), Some(t)) = (&*rw, adm.tenant) {
+                    self.ensure_candidates(b, adm.cluster, &t.prefix, deadline)
+                        .await?;
+                }
+                let n = self.rewritten.len();
+                self.push_chunk(0..n, true);
+                if self.up_out.len() >= CHUNKED_FLUSH {
+                    self.flush_up(up, deadline).await?;
+                }
+                return Ok(());
+            }
+            BodyFilter::Count(counter) => counter
+                .scan(&self.buf[data.clone()])
+                .map_err(SendFail::Refuse)?,
+            BodyFilter::Pass => {}
+        }
+        if up_framing == Framing::Chunked {
+            self.push_chunk(data, false);
+            if self.up_out.len() >= CHUNKED_FLUSH {
+                self.flush_up(up, deadline).await?;
+            }
+        } else if self.up_out.len() + data.len() <= COALESCE {
+            self.up_out.extend_from_slice(&self.buf[data]);
+        } else {
+            self.forward_slice(up, data, deadline).await?;
+        }
+        Ok(())
+    }
+}
