@@ -12,7 +12,6 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use super::io::read_tcp;
 use super::send::BodyFilter;
 use super::session::{Admitted, Next, Outcome, Session};
 use super::upstream::{Pool, UpstreamConn};
@@ -362,24 +361,15 @@ impl Session {
                     }
                 }
             }
-            let buf = std::mem::take(&mut up.buf);
-            match until(deadline, read_tcp(&mut up.tcp, buf)).await {
-                Some((Ok(n), buf)) if n > 0 => {
-                    up.buf = buf;
-                    got_any = true;
+            match up.read_more(deadline).await {
+                Ok(n) if n > 0 => got_any = true,
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    return Err(HeadFail::Deadline)
                 }
-                Some((_, buf)) => {
-                    up.buf = buf;
-                    return Err(if got_any {
-                        HeadFail::Bad("the search engine cut its response head")
-                    } else {
-                        HeadFail::NoBytes
-                    });
+                _ if got_any => {
+                    return Err(HeadFail::Bad("the search engine cut its response head"))
                 }
-                None => {
-                    up.buf = Vec::new();
-                    return Err(HeadFail::Deadline);
-                }
+                _ => return Err(HeadFail::NoBytes),
             }
         }
     }

@@ -9,7 +9,7 @@
 //! Must not import `engine`: every upstream, the embedded engine included, is reached over
 //! HTTP, so real Elasticsearch/OpenSearch nodes can take its place.
 
-mod accesslog;
+pub mod accesslog;
 mod buffered;
 pub mod certs;
 mod control;

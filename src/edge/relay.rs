@@ -8,8 +8,6 @@
 
 use std::time::Instant;
 
-use super::exchange::until;
-use super::io::read_tcp;
 use super::session::{Next, Outcome, Session};
 use super::upstream::UpstreamConn;
 use crate::proto::{
@@ -21,7 +19,7 @@ use crate::proto::{
 const ONE_WRITE: usize = 64 * 1024;
 
 /// The response head is out; a failure now can only cut the connection.
-enum Cut {
+pub(super) enum Cut {
     Upstream,
     Client,
 }
@@ -108,7 +106,7 @@ impl Session {
     }
 
     /// Writes and empties `out`.
-    async fn send_out(&mut self) -> Result<(), Cut> {
+    pub(super) async fn send_out(&mut self) -> Result<(), Cut> {
         if self.out.is_empty() {
             return Ok(());
         }
@@ -140,18 +138,7 @@ impl Session {
         deadline: Instant,
     ) -> Result<usize, Cut> {
         up.buf.drain(..keep_from);
-        let buf = std::mem::take(&mut up.buf);
-        match until(deadline, read_tcp(&mut up.tcp, buf)).await {
-            Some((Ok(n), buf)) => {
-                up.buf = buf;
-                Ok(n)
-            }
-            Some((Err(_), buf)) => {
-                up.buf = buf;
-                Err(Cut::Upstream)
-            }
-            None => Err(Cut::Upstream),
-        }
+        up.read_more(deadline).await.map_err(|_| Cut::Upstream)
     }
 
     async fn relay_length(

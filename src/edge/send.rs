@@ -22,6 +22,12 @@ use crate::tenancy::{BodyRewriter, BulkRewriter};
 
 /// Small bodies are sent in the same write as the head.
 const COALESCE: usize = 16 * 1024;
+/// Bodies with more than a client buffer still to come are read in pieces of this size:
+/// a 5MB `_bulk` body then takes 4x fewer reads and writes (loadtest: 1.2-1.6x less CPU
+/// per MB than with 64KB reads, see docs/loadtest.md). The grown buffer stays with the
+/// connection and goes back to the core's pool afterwards (it accepts up to 256KB), so
+/// there is no allocation per request once the pool holds such buffers.
+const BODY_BUF: usize = 256 * 1024;
 /// Chunked bodies are re-framed into writes of about this size.
 const CHUNKED_FLUSH: usize = 64 * 1024;
 /// Request headers never forwarded for the multitenant class (responses must come back
@@ -97,10 +103,24 @@ impl Session {
         }
     }
 
-    /// Reads more body bytes from the client into `buf` (compacting it first).
-    async fn read_body_more(&mut self, deadline: Instant) -> Result<(), SendFail> {
+    /// Reads more body bytes from the client into `buf` (compacting it first), into a
+    /// buffer of `BODY_BUF` bytes when much of the body is still to come.
+    async fn read_body_more(
+        &mut self,
+        dec: &BodyDecoder,
+        deadline: Instant,
+    ) -> Result<(), SendFail> {
+        let grow = self.buf.capacity() < BODY_BUF
+            && match dec.remaining() {
+                Some(left) => left > self.buf.capacity() as u64,
+                // Chunked: the last read filled the buffer.
+                None => self.buf.len() == self.buf.capacity(),
+            };
         self.buf.drain(..self.pos);
         self.pos = 0;
+        if grow {
+            self.buf.reserve_exact(BODY_BUF - self.buf.len());
+        }
         self.read_more_keep(deadline).await
     }
 
@@ -187,7 +207,7 @@ impl Session {
         while !dec.is_done() {
             if self.pos == self.buf.len() {
                 self.flush_up(up, deadline).await?;
-                self.read_body_more(deadline).await?;
+                self.read_body_more(&dec, deadline).await?;
             }
             let d = dec
                 .decode(&self.buf[self.pos..])
@@ -198,7 +218,7 @@ impl Session {
             self.pos += d.consumed;
             if d.consumed == 0 && !d.done {
                 self.flush_up(up, deadline).await?;
-                self.read_body_more(deadline).await?;
+                self.read_body_more(&dec, deadline).await?;
             }
         }
         if let BodyFilter::Rewrite(rw) = filter {

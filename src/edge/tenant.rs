@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use super::exchange::{until, SendFail};
-use super::io::{read_tcp, write_tcp};
+use super::io::write_tcp;
 use super::session::{Next, Outcome, Session, TenantPlan};
 use super::upstream::{Pool, UpstreamConn};
 use crate::errors::EdgeError;
@@ -186,7 +186,7 @@ impl Session {
             f => self.rewrite_body(up, pos, f, to, &mut un, deadline).await,
         };
         let flushed = match result {
-            Ok(n) => self.flush_client().await.map(|_| n),
+            Ok(n) => self.send_out().await.map_err(|_| ()).map(|_| n),
             Err(e) => Err(e),
         };
         let status = rh.status;
@@ -262,7 +262,7 @@ impl Session {
                 break;
             }
             if self.out.len() >= 32 * 1024 {
-                self.flush_client().await?;
+                self.send_out().await.map_err(|_| ())?;
             }
             up.buf.drain(..pos);
             pos = 0;
@@ -299,36 +299,12 @@ impl Session {
         }
         n as u64
     }
-
-    /// Writes and empties `out`.
-    async fn flush_client(&mut self) -> Result<(), ()> {
-        if self.out.is_empty() {
-            return Ok(());
-        }
-        let out = std::mem::take(&mut self.out);
-        let (res, mut out) = self.io.write_all(out).await;
-        out.clear();
-        self.out = out;
-        res.map_err(|_| ())
-    }
 }
 
 /// Reads more from the upstream into its buffer; `Err` at end of stream, error or deadline.
 async fn read_some(up: &mut UpstreamConn, deadline: Instant) -> Result<(), SendFail> {
-    let buf = std::mem::take(&mut up.buf);
-    match until(deadline, read_tcp(&mut up.tcp, buf)).await {
-        Some((Ok(n), buf)) => {
-            up.buf = buf;
-            if n == 0 {
-                Err(SendFail::Upstream)
-            } else {
-                Ok(())
-            }
-        }
-        Some((Err(_), buf)) => {
-            up.buf = buf;
-            Err(SendFail::Upstream)
-        }
-        None => Err(SendFail::Upstream),
+    match up.read_more(deadline).await {
+        Ok(n) if n > 0 => Ok(()),
+        _ => Err(SendFail::Upstream),
     }
 }

@@ -25,6 +25,22 @@ pub struct UpstreamConn {
     idle_since: Instant,
 }
 
+impl UpstreamConn {
+    /// Appends what the upstream sends next to `buf`: `Ok(0)` at end of stream; an error
+    /// of kind `TimedOut` when `deadline` passes first (the buffer is then lost with the read).
+    pub async fn read_more(&mut self, deadline: Instant) -> io::Result<usize> {
+        let buf = std::mem::take(&mut self.buf);
+        let left = deadline.saturating_duration_since(Instant::now());
+        match monoio::time::timeout(left, super::io::read_tcp(&mut self.tcp, buf)).await {
+            Ok((res, buf)) => {
+                self.buf = buf;
+                res
+            }
+            Err(_) => Err(io::ErrorKind::TimedOut.into()),
+        }
+    }
+}
+
 /// Why no upstream connection could be had.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {

@@ -1,0 +1,190 @@
+//! The edge's per-request decisions, each on its own: routing over a registry snapshot of
+//! 100k clusters (by Host and by username), the Basic credentials check, the allowance
+//! (acquire and release, alone and with another thread on the same counter), and counting
+//! the actions of a 5MB `_bulk` body as the edge does for single-tenant clusters
+//! (`tenancy::BulkRewriter::counting`). Run: `cargo bench --bench policy`.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use searchgate::config::Config;
+use searchgate::policy::admit::{Admission, Allowance};
+use searchgate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
+use searchgate::policy::route::{normalize_host, route};
+use searchgate::registry::Snapshot;
+use searchgate::tenancy::{BulkRewriter, TenancyKey};
+
+const CLUSTERS: usize = 100_000;
+
+/// A validated config of `n` clusters on one plan, each with its own host and username.
+fn config(n: usize) -> Config {
+    let mut text = String::from(
+        "[edge]\ndomain = \"search.example\"\nhttp = \"127.0.0.1:9200\"\n\
+         [[plans]]\nname = \"p\"\nconcurrency = 4\nqueue_size = 20\nqueue_timeout = \"5s\"\n\
+         shards = 10\ndisk = \"1gb\"\nmemory = \"256mb\"\nmax_bulk_actions = 10000\n",
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "[[clusters]]\nid = \"c{i}\"\nhostname = \"c{i}-x7f3\"\nregion = \"us-east-1\"\n\
+             class = \"single-tenant\"\nplan = \"p\"\nusername = \"user{i}\"\n\
+             password = \"pass{i}x0123456789\"\nupstream = [\"127.0.0.1:9201\"]\n"
+        ));
+    }
+    Config::parse(&text, "bench").expect("the bench config is valid")
+}
+
+fn snapshot(n: usize) -> Snapshot {
+    let key = TenancyKey::from_bytes([7; 32]);
+    Snapshot::build(&config(n), None, 1, Instant::now(), &key).expect("snapshot")
+}
+
+fn routing(c: &mut Criterion) {
+    let snap = snapshot(CLUSTERS);
+    let hosts: Vec<Vec<u8>> = (0..1024)
+        .map(|i| format!("C{}-X7F3.us-east-1.search.example:9243", i * 97 % CLUSTERS).into_bytes())
+        .collect();
+    let users: Vec<Vec<u8>> = (0..1024)
+        .map(|i| format!("user{}", i * 89 % CLUSTERS).into_bytes())
+        .collect();
+    let mut group = c.benchmark_group("route_100k_clusters");
+    group.throughput(Throughput::Elements(1));
+    let mut i = 0usize;
+    group.bench_function("by_host", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            let mut scratch = [0u8; 253];
+            let host = normalize_host(black_box(&hosts[i]), &mut scratch).expect("host");
+            black_box(route(&snap, host, None).expect("routed").id.len())
+        })
+    });
+    let mut by_user = snapshot(CLUSTERS);
+    by_user.route_by_username = true;
+    group.bench_function("by_username", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            let user = black_box(&users[i][..]);
+            black_box(
+                route(&by_user, "localhost", Some(user))
+                    .expect("routed")
+                    .id
+                    .len(),
+            )
+        })
+    });
+    group.bench_function("unknown_host", |b| {
+        b.iter(|| {
+            let mut scratch = [0u8; 253];
+            let host = normalize_host(black_box(b"nope.us-east-1.search.example"), &mut scratch)
+                .expect("host");
+            black_box(route(&snap, host, None).is_err())
+        })
+    });
+    group.finish();
+}
+
+fn basic_auth(c: &mut Criterion) {
+    let value = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("user4242:pass4242x0123456789")
+    );
+    let mut group = c.benchmark_group("basic_auth");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("parse_and_check", |b| {
+        b.iter(|| {
+            let mut scratch = [0u8; MAX_CREDENTIALS];
+            let (user, pass) =
+                parse_basic(black_box(value.as_bytes()), &mut scratch).expect("credentials");
+            black_box(credentials_match(
+                user,
+                pass,
+                b"user4242",
+                b"pass4242x0123456789",
+            ))
+        })
+    });
+    group.finish();
+}
+
+/// Acquire and release once; the permit is dropped at once.
+fn acquire_release(a: &Arc<Allowance>) -> bool {
+    match a.acquire() {
+        Admission::Granted(p) => {
+            drop(black_box(p));
+            true
+        }
+        _ => false,
+    }
+}
+
+fn allowance(c: &mut Criterion) {
+    let mut group = c.benchmark_group("allowance");
+    group.throughput(Throughput::Elements(1));
+    let a = Arc::new(Allowance::new(64, 64));
+    group.bench_function("uncontended", |b| b.iter(|| acquire_release(&a)));
+    // Another thread acquires and releases the same allowance in a loop meanwhile (both
+    // cores on one counter, as when one cluster's requests arrive on every core).
+    group.bench_function("contended_2_threads", |b| {
+        b.iter_custom(|iters| {
+            let a = Arc::new(Allowance::new(64, 64));
+            let stop = Arc::new(AtomicBool::new(false));
+            let other = {
+                let (a, stop) = (a.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        acquire_release(&a);
+                    }
+                })
+            };
+            std::thread::sleep(Duration::from_millis(1));
+            let start = Instant::now();
+            for _ in 0..iters {
+                acquire_release(&a);
+            }
+            let took = start.elapsed();
+            stop.store(true, Ordering::Relaxed);
+            other.join().expect("the other thread ends");
+            took
+        })
+    });
+    group.finish();
+}
+
+/// An NDJSON bulk body of about `size` bytes whose documents are `doc` bytes long.
+fn bulk_body(size: usize, doc: usize) -> Vec<u8> {
+    let action = b"{\"index\":{\"_index\":\"books\"}}\n";
+    let mut line = b"{\"title\":\"".to_vec();
+    line.resize(doc - 3, b'x');
+    line.extend_from_slice(b"\"}\n");
+    let mut body = Vec::with_capacity(size + doc + action.len());
+    while body.len() < size {
+        body.extend_from_slice(action);
+        body.extend_from_slice(&line);
+    }
+    body
+}
+
+fn bulk_counting(c: &mut Criterion) {
+    let mut group = c.benchmark_group("bulk_count_5mb");
+    for doc in [50usize, 300, 2000] {
+        let body = bulk_body(5 << 20, doc);
+        group.throughput(Throughput::Bytes(body.len() as u64));
+        group.bench_with_input(BenchmarkId::new("doc_bytes", doc), &body, |b, body| {
+            b.iter(|| {
+                let mut counter = BulkRewriter::counting(1 << 30);
+                // In 64KB pieces, as the edge reads them.
+                for piece in body.chunks(64 * 1024) {
+                    counter.scan(black_box(piece)).expect("under the limit");
+                }
+                counter.actions()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, routing, basic_auth, allowance, bulk_counting);
+criterion_main!(benches);
