@@ -104,7 +104,7 @@ pub struct EngineArgs {
     pub data_dir: PathBuf,
     /// Index names a write may create (`action.auto_create_index`): true, false, or
     /// patterns with optional +/- prefixes.
-    #[arg(long, default_value = DEFAULT_AUTO_CREATE)]
+    #[arg(long, default_value = DEFAULT_AUTO_CREATE, allow_hyphen_values = true)]
     pub auto_create_index: String,
     /// Indexing threads per shard writer.
     #[arg(long, default_value_t = 1)]

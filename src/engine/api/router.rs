@@ -138,7 +138,7 @@ pub fn route(segs: &[String]) -> Option<Route> {
             type_name: None,
         },
         ["_settings"] => Route::Settings { index: None },
-        [first, ..] if first.starts_with('_') => return None,
+        [first, ..] if first.starts_with('_') && *first != "_all" => return None,
         [i] => Route::Index(i.to_string()),
         [i, "_bulk"] => Route::Bulk {
             index: opt(i),
