@@ -7,7 +7,7 @@
 //! cargo build --release --bin searchgate
 //! cargo run --release --example engine_bench -- [--docs 1000000] [--batch 5000]
 //!     [--bulk-clients 2] [--search-clients 8] [--search-secs 30] [--shards 1]
-//!     [--bin target/release/searchgate] [--engine-arg ARG]...
+//!     [--bin target/release/searchgate] [--engine-arg ARG]... [--addr HOST:PORT]
 //! ```
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -28,6 +28,8 @@ struct Opts {
     shards: usize,
     bin: String,
     engine_args: Vec<String>,
+    /// An engine already running (not started or stopped by the bench).
+    addr: Option<SocketAddr>,
 }
 
 fn opts() -> Opts {
@@ -40,6 +42,7 @@ fn opts() -> Opts {
         shards: 1,
         bin: "target/release/searchgate".into(),
         engine_args: vec![],
+        addr: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -58,6 +61,7 @@ fn opts() -> Opts {
             "--shards" => o.shards = n(),
             "--bin" => o.bin = v.clone(),
             "--engine-arg" => o.engine_args.push(v.clone()),
+            "--addr" => o.addr = Some(v.parse().expect("--addr host:port")),
             other => panic!("unknown option {other}"),
         }
         i += 2;
@@ -115,8 +119,10 @@ fn words(rng: &mut Rng, vocab: &[String], n: usize) -> String {
 fn bulk_body(rng: &mut Rng, vocab: &[String], from: usize, n: usize) -> Vec<u8> {
     let mut s = String::with_capacity(n * 220);
     for i in from..from + n {
-        let title = words(rng, vocab, 3 + rng.below(4));
-        let body = words(rng, vocab, 8 + rng.below(8));
+        let nt = 3 + rng.below(4);
+        let title = words(rng, vocab, nt);
+        let nb = 8 + rng.below(8);
+        let body = words(rng, vocab, nb);
         let tag = TAGS[rng.below(TAGS.len())];
         let price = rng.below(100_000) as f64 / 100.0;
         let day = 1 + rng.below(28);
@@ -212,7 +218,16 @@ fn proc_kb(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn bulk_phase(o: &Opts, addr: SocketAddr, vocab: &[String]) -> f64 {
+/// CPU seconds (user + system) used so far by process `pid`.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn bulk_phase(o: &Opts, addr: SocketAddr, vocab: &[String], pid: u32) -> f64 {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let batches: Vec<Vec<u8>> = (0..o.docs.div_ceil(o.batch))
         .map(|b| {
@@ -235,6 +250,7 @@ fn bulk_phase(o: &Opts, addr: SocketAddr, vocab: &[String]) -> f64 {
     let batches = Arc::new(batches);
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
+    let cpu0 = cpu_secs(pid);
     let workers: Vec<_> = (0..o.bulk_clients)
         .map(|_| {
             let (batches, next) = (batches.clone(), next.clone());
@@ -264,10 +280,12 @@ fn bulk_phase(o: &Opts, addr: SocketAddr, vocab: &[String]) -> f64 {
     }
     let secs = start.elapsed().as_secs_f64();
     let rate = o.docs as f64 / secs;
-    println!(
-        "bulk: {:.1} s, {:.0} docs/s (acknowledged = fsynced)",
-        secs, rate
-    );
+    let cpu = cpu_secs(pid) - cpu0;
+    println!("bulk: {secs:.1} s, {rate:.0} docs/s (acknowledged = fsynced)");
+    if pid != 0 {
+        let per_doc = cpu * 1e6 / o.docs as f64;
+        println!("bulk: engine used {cpu:.1} CPU-s = {per_doc:.1} us per document ({:.0} docs per CPU-second)", o.docs as f64 / cpu);
+    }
     rate
 }
 
@@ -279,7 +297,8 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
     sorted[i] as f64 / 1000.0
 }
 
-fn search_phase(o: &Opts, addr: SocketAddr, vocab: &[String]) {
+fn search_phase(o: &Opts, addr: SocketAddr, vocab: &[String], pid: u32) {
+    let cpu0 = cpu_secs(pid);
     let stop = Arc::new(AtomicBool::new(false));
     let lat = Arc::new(Mutex::new(Vec::<u32>::new()));
     let hits = Arc::new(AtomicUsize::new(0));
@@ -292,7 +311,8 @@ fn search_phase(o: &Opts, addr: SocketAddr, vocab: &[String]) {
                 let mut c = Client::new(addr);
                 let mut mine = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
-                    let q = words(&mut rng, &vocab, 1 + rng.below(2));
+                    let nq = 1 + rng.below(2);
+                    let q = words(&mut rng, &vocab, nq);
                     let field = if rng.below(2) == 0 { "title" } else { "body" };
                     let body = format!("{{\"query\":{{\"match\":{{\"{field}\":\"{q}\"}}}}}}");
                     let t0 = Instant::now();
@@ -317,8 +337,16 @@ fn search_phase(o: &Opts, addr: SocketAddr, vocab: &[String]) {
     for w in workers {
         w.join().unwrap();
     }
+    let cpu = cpu_secs(pid) - cpu0;
     let mut l = lat.lock().unwrap().clone();
     l.sort_unstable();
+    if pid != 0 && !l.is_empty() {
+        println!(
+            "search: engine used {:.1} CPU-s = {:.2} ms per query",
+            cpu,
+            cpu * 1e3 / l.len() as f64
+        );
+    }
     println!(
         "search: {} match queries from {} clients in {} s: {:.0} req/s, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms ({} with hits)",
         l.len(),
@@ -336,8 +364,14 @@ fn main() {
     let o = opts();
     let dir = std::env::temp_dir().join(format!("engine-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let (mut child, addr) = start_engine(&o, &dir);
-    let pid = child.id();
+    let (mut child, addr) = match o.addr {
+        Some(a) => (None, a),
+        None => {
+            let (c, a) = start_engine(&o, &dir);
+            (Some(c), a)
+        }
+    };
+    let pid = child.as_ref().map_or(0, |c| c.id());
     println!("engine {} on {addr}, data in {}", o.bin, dir.display());
     let vocab: Vec<String> = (0..VOCAB).map(word).collect();
     let mut c = Client::new(addr);
@@ -345,12 +379,14 @@ fn main() {
         "{{\"settings\":{{\"number_of_shards\":{},\"number_of_replicas\":0}},\"mappings\":{{\"properties\":{{\"tag\":{{\"type\":\"keyword\"}}}}}}}}",
         o.shards
     );
-    assert_eq!(
-        c.req("PUT", "/bench", "application/json", create.as_bytes())
-            .0,
-        200
+    let created = c
+        .req("PUT", "/bench", "application/json", create.as_bytes())
+        .0;
+    assert!(
+        created == 200 || o.addr.is_some(),
+        "create index: {created}"
     );
-    bulk_phase(&o, addr, &vocab);
+    bulk_phase(&o, addr, &vocab, pid);
     let t = Instant::now();
     c.req("POST", "/bench/_refresh", "application/json", b"");
     let (_, count) = c.req("GET", "/bench/_count", "application/json", b"");
@@ -360,7 +396,7 @@ fn main() {
         String::from_utf8_lossy(&count)
     );
     println!("rss after load: {} MB", proc_kb(pid, "VmRSS:") / 1024);
-    search_phase(&o, addr, &vocab);
+    search_phase(&o, addr, &vocab, pid);
     let (_, cat) = c.req("GET", "/_cat/indices?v", "application/json", b"");
     print!("{}", String::from_utf8_lossy(&cat));
     println!(
@@ -368,7 +404,9 @@ fn main() {
         proc_kb(pid, "VmHWM:") / 1024,
         proc_kb(pid, "VmRSS:") / 1024
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    if let Some(child) = child.as_mut() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -219,3 +219,50 @@ fn dropped_connection_mid_body_does_not_hurt() {
     let mut c = e.client();
     assert_eq!(c.get("/").status, 200);
 }
+
+// Beats and Logstash 8 gzip their bulk bodies by default
+#[test]
+fn gzip_and_deflate_request_bodies() {
+    use flate2::write::{GzEncoder, ZlibEncoder};
+    use flate2::Compression;
+    use std::io::Write;
+    let e = Engine::start();
+    let mut c = e.client();
+    let body = engine_support::bulk_body("logstash-gz", 0, 100);
+    let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+    gz.write_all(body.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut req = format!(
+        "POST /_bulk?refresh=true HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        gz.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(&gz);
+    c.send_raw(&req);
+    let r = c.read_response(Method::Post);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["items"].as_array().unwrap().len(), 100);
+    let mut z = ZlibEncoder::new(Vec::new(), Compression::fast());
+    z.write_all(br#"{"a":1}"#).unwrap();
+    let z = z.finish().unwrap();
+    let mut req = format!("PUT /logstash-gz/_doc/z HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: deflate\r\nContent-Length: {}\r\n\r\n", z.len()).into_bytes();
+    req.extend_from_slice(&z);
+    c.send_raw(&req);
+    assert_eq!(c.read_response(Method::Put).status, 201);
+    assert_eq!(c.get("/logstash-gz/_count").json()["count"], 100);
+    // a coding the engine cannot read
+    let mut c = e.client();
+    c.send_raw(b"PUT /x/_doc/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: br\r\nContent-Length: 2\r\n\r\n{}");
+    assert_eq!(c.read_response(Method::Put).status, 400);
+    // a gzip bomb is refused by its decoded size
+    let tmp = tempfile::tempdir().unwrap();
+    let small = Engine::start_in(tmp.path(), &["--max-body-mb", "1"]);
+    let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+    gz.write_all(&vec![b' '; 8 << 20]).unwrap();
+    let bomb = gz.finish().unwrap();
+    let mut c = small.client();
+    let mut req = format!("POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n", bomb.len()).into_bytes();
+    req.extend_from_slice(&bomb);
+    c.send_raw(&req);
+    assert_eq!(c.read_response(Method::Post).status, 413);
+}

@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::docs::{parse_update, write_json};
+use super::docs::parse_update;
 use super::{ApiResult, Body, Engine, Request, Response, JSON};
 use crate::engine::error::EngineError;
-use crate::engine::store::shard::{Cond, Outcome};
+use crate::engine::store::shard::{Cond, DocResult, Outcome};
 use crate::engine::store::{Action, ItemResult, RefreshPolicy, Touched, WriteItem};
 
 /// Items per batch.
@@ -281,29 +281,44 @@ pub fn bulk(
     })
 }
 
-fn item_json(it: &Item, forced: bool) -> Value {
-    let key = it.action.name();
-    let (index, type_name, id) = (&*it.index, &*it.type_name, &*it.id);
-    let r = ItemResult {
-        index: index.to_string(),
-        type_name: type_name.to_string(),
-        id: id.to_string(),
-        copies: it.copies,
-        outcome: it.outcome.clone().map_err(|e| *e),
-    };
-    let inner = match write_json(&r, forced) {
-        Ok((status, mut v)) => {
-            v["status"] = json!(status);
-            v
-        }
+fn error_json(it: &Item, e: &EngineError) -> Value {
+    let body = e.body();
+    json!({"_index": &*it.index, "_type": &*it.type_name, "_id": &*it.id,
+        "status": body.status, "error": body.to_value()["error"]})
+}
+
+/// Writes one item (the common success case by hand: it is most of a big response).
+fn write_item(w: &mut dyn Write, it: &Item, forced: bool) -> io::Result<()> {
+    write!(w, "{{\"{}\":", it.action.name())?;
+    let o = match &it.outcome {
+        Ok(o) => o,
         Err(e) => {
-            let body = e.body();
-            json!({"_index": index, "_type": type_name, "_id": id, "status": body.status, "error": body.to_value()["error"]})
+            serde_json::to_writer(&mut *w, &error_json(it, e))?;
+            return w.write_all(b"}");
         }
     };
-    let mut m = Map::new();
-    m.insert(key.to_string(), inner);
-    Value::Object(m)
+    let status = match o.result {
+        DocResult::Created => 201,
+        DocResult::NotFound => 404,
+        _ => 200,
+    };
+    let ok = u8::from(o.result != DocResult::Noop);
+    w.write_all(b"{\"_index\":")?;
+    serde_json::to_writer(&mut *w, &*it.index)?;
+    w.write_all(b",\"_type\":")?;
+    serde_json::to_writer(&mut *w, &*it.type_name)?;
+    w.write_all(b",\"_id\":")?;
+    serde_json::to_writer(&mut *w, &*it.id)?;
+    write!(
+        w,
+        ",\"_version\":{},\"result\":\"{}\",\"_shards\":{{\"total\":{},\"successful\":{ok},\"failed\":0}},\"_seq_no\":{},\"_primary_term\":1,\"created\":{},{}\"status\":{status}}}}}",
+        o.version,
+        o.result.name(),
+        it.copies,
+        o.seq_no,
+        o.result == DocResult::Created,
+        if forced { "\"forced_refresh\":true," } else { "" },
+    )
 }
 
 fn write_items(
@@ -318,7 +333,7 @@ fn write_items(
         if i > 0 {
             w.write_all(b",")?;
         }
-        serde_json::to_writer(&mut *w, &item_json(it, forced))?;
+        write_item(w, it, forced)?;
     }
     w.write_all(b"]}")
 }

@@ -231,6 +231,10 @@ impl Engine {
 
     fn dispatch(&self, req: &mut Request<'_>) -> ApiResult {
         let Some(r) = route(&req.segments) else {
+            if req.method == Method::Put && req.segments.len() == 1 {
+                // `PUT /_name`: an index name Elasticsearch refuses
+                super::names::validate_index_name(&req.segments[0])?;
+            }
             return Err(EngineError::NoHandler {
                 method: method_name(req.method).into(),
                 uri: req.path.clone(),

@@ -7,6 +7,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use super::body::BodyReader;
+use super::encoding::{with_decoded, Coding};
 use crate::engine::api::params::{segments, Params};
 use crate::engine::api::{Body, Engine, Request, Response};
 use crate::engine::error::EngineError;
@@ -30,6 +31,7 @@ struct Head {
     query: Option<Vec<u8>>,
     content_type: Option<String>,
     accept: Option<String>,
+    content_encoding: Option<String>,
     framing: Framing,
     expect_continue: bool,
 }
@@ -59,6 +61,7 @@ fn copy_head(head: &RequestHead, buf: &[u8]) -> Head {
             .content_type
             .map(|s| String::from_utf8_lossy(s.of(buf)).into_owned()),
         accept: header_string(head, buf, b"accept"),
+        content_encoding: header_string(head, buf, b"content-encoding"),
         framing: head.framing,
         expect_continue: head.expect_continue,
     }
@@ -159,21 +162,34 @@ fn exchange(
     if h.expect_continue && has_body {
         stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
     }
+    let coding = match Coding::parse(h.content_encoding.as_deref()) {
+        Ok(c) => c,
+        Err(why) => {
+            write_error(stream, h.version, EngineError::IllegalArgument(why).body())?;
+            return Ok(false);
+        }
+    };
     let mut read_half = stream.try_clone()?;
     let (resp, keep) = {
         let mut reader = BodyReader::new(&mut read_half, buf, dec);
-        let mut req = Request {
-            method: h.method,
-            path: h.path.clone(),
-            segments: segments(h.path.as_bytes()),
-            params: Params::parse(h.query.as_deref()),
-            content_type: h.content_type.clone(),
-            accept: h.accept.clone(),
-            has_body,
-            body: &mut reader,
-        };
-        let mut resp = engine.handle(&mut req);
+        let (mut resp, too_big) = with_decoded(coding, &mut reader, engine.max_body, |body| {
+            let mut req = Request {
+                method: h.method,
+                path: h.path.clone(),
+                segments: segments(h.path.as_bytes()),
+                params: Params::parse(h.query.as_deref()),
+                content_type: h.content_type.clone(),
+                accept: h.accept.clone(),
+                has_body,
+                body,
+            };
+            engine.handle(&mut req)
+        });
         let mut keep = h.keep_alive;
+        if too_big {
+            resp = Response::error(&EngineError::BodyTooLarge(engine.max_body));
+            keep = false;
+        }
         if let Some(e) = reader.error() {
             resp = Response::error(&match e {
                 ProtoError::BodyTooLarge => EngineError::BodyTooLarge(engine.max_body),

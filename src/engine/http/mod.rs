@@ -6,6 +6,7 @@
 
 mod body;
 mod conn;
+mod encoding;
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -30,7 +30,8 @@ pub struct IndexedDoc {
     pub texts: Vec<(String, String)>,
     /// Text of fields with a dedicated slot.
     pub slot_texts: Vec<(u8, String)>,
-    /// Paths holding at least one value (for `exists`), sorted, without duplicates.
+    /// Text paths holding at least one value (for `exists`; other paths have fast-field
+    /// columns), sorted, without duplicates.
     pub field_names: Vec<String>,
 }
 
@@ -264,7 +265,6 @@ fn index_scalar(
             }
         }
         Converted::Kw(v) => {
-            out.field_names.push(path.to_string());
             out.keywords.push((path.to_string(), v));
         }
         Converted::Skip => {}
@@ -326,7 +326,7 @@ mod tests {
         assert!(doc.keywords.contains(&("d".into(), KwValue::I64(1000))));
         assert!(doc.keywords.contains(&("b".into(), KwValue::Bool(true))));
         assert_eq!(doc.slot_texts, vec![(0, "Hi there".to_string())]);
-        assert_eq!(doc.field_names, vec!["b", "d", "n", "t", "t.k"]);
+        assert_eq!(doc.field_names, vec!["t"]);
     }
 
     // spec 2.2 / 7: a string in a long field is refused with mapper_parsing_exception

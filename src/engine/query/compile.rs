@@ -6,13 +6,14 @@ use std::ops::Bound;
 
 use serde_json::Value;
 use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EmptyQuery, Occur,
-    PhrasePrefixQuery, PhraseQuery, Query as TQuery, RangeQuery, RegexQuery, TermQuery,
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EmptyQuery,
+    ExistsQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query as TQuery, RangeQuery, TermQuery,
     TermSetQuery,
 };
 use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
+use super::automaton::RangedRegexQuery;
 use super::datemath;
 use super::target::{self, as_bool, as_number, as_text, expand, Target};
 use super::{MatchOpts, MultiKind, Operator, Query, RangeBounds};
@@ -20,7 +21,7 @@ use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::mapping::date::parse_formats;
 use crate::engine::mapping::{LeafKind, Mapping};
 use crate::engine::names::wildcard_match;
-use crate::engine::store::schema::Fields;
+use crate::engine::store::schema::{Fields, F_KW};
 
 type Q = Box<dyn TQuery>;
 
@@ -287,7 +288,7 @@ fn phrase_field(ctx: &Ctx<'_>, f: &str, query: &str, slop: u32, prefix: bool) ->
                 (1, false) => term_q(terms.into_iter().next().expect("one").1),
                 (1, true) => {
                     let re = format!("{}.*", target::regex_escape(&toks[0].1));
-                    regex_on(field, path.as_deref(), &re)?
+                    regex_on(field, path.as_deref(), &re, &toks[0].1)?
                 }
                 (_, true) => Box::new(PhrasePrefixQuery::new_with_offset(terms)),
                 (_, false) => Box::new(PhraseQuery::new_with_offset_and_slop(terms, slop)),
@@ -477,40 +478,55 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
     Ok(Box::new(RangeQuery::new(lo, hi)))
 }
 
+/// `exists` on one mapped leaf: `_field_names` for text, the fast-field column otherwise.
+fn exists_leaf(ctx: &Ctx<'_>, path: &str, kind: LeafKind) -> Q {
+    if kind == LeafKind::Text {
+        term_q(Term::from_field_text(ctx.fields.names, path))
+    } else {
+        Box::new(ExistsQuery::new(format!("{F_KW}.{path}"), false))
+    }
+}
+
 fn exists(ctx: &Ctx<'_>, f: &str) -> Q {
-    let names = |p: &str| term_q(Term::from_field_text(ctx.fields.names, p));
     if f == "_id" || f == "_index" {
         return Box::new(AllQuery);
     }
-    if f.contains('*') || ctx.mapping.is_object(f) {
-        let prefix = format!("{f}.");
-        let qs: Vec<Q> = ctx
-            .mapping
-            .fields()
-            .into_iter()
-            .filter(|(p, _)| {
-                if f.contains('*') {
-                    wildcard_match(f, p)
-                } else {
-                    p.starts_with(&prefix)
-                }
-            })
-            .map(|(p, _)| names(p))
-            .collect();
-        return if qs.is_empty() {
-            empty()
-        } else {
-            konst(Box::new(BooleanQuery::union(qs)), 1.0)
-        };
+    let prefix = format!("{f}.");
+    let many = f.contains('*') || ctx.mapping.is_object(f);
+    let qs: Vec<Q> = ctx
+        .mapping
+        .fields()
+        .into_iter()
+        .filter(|(p, _)| match (many, f.contains('*')) {
+            (true, true) => wildcard_match(f, p),
+            (true, false) => p.starts_with(&prefix),
+            (false, _) => *p == f,
+        })
+        .map(|(p, info)| exists_leaf(ctx, p, info.kind))
+        .collect();
+    match qs.len() {
+        0 => empty(),
+        1 => konst(qs.into_iter().next().expect("one"), 1.0),
+        _ => konst(Box::new(BooleanQuery::union(qs)), 1.0),
     }
-    if ctx.mapping.field(f).is_none() {
-        return empty();
-    }
-    konst(names(f), 1.0)
 }
 
-fn regex_on(field: tantivy::schema::Field, path: Option<&str>, re: &str) -> EngineResult<Q> {
-    let prefix = match path {
+/// The leading characters of a pattern that are literal (before any `*`/`?`).
+fn literal_prefix(raw: &str, is_prefix: bool) -> &str {
+    if is_prefix {
+        return raw;
+    }
+    let end = raw.find(['*', '?']).unwrap_or(raw.len());
+    &raw[..end]
+}
+
+fn regex_on(
+    field: tantivy::schema::Field,
+    path: Option<&str>,
+    re: &str,
+    literal: &str,
+) -> EngineResult<Q> {
+    let mut prefix = match path {
         Some(p) => target::json_str_prefix(field, p),
         None => Vec::new(),
     };
@@ -518,19 +534,27 @@ fn regex_on(field: tantivy::schema::Field, path: Option<&str>, re: &str) -> Engi
         "{}{re}",
         target::regex_escape(&String::from_utf8_lossy(&prefix))
     );
-    let q = RegexQuery::from_pattern(&pattern, field)
+    prefix.extend_from_slice(literal.as_bytes());
+    let q = RangedRegexQuery::new(field, &pattern, prefix)
         .map_err(|e| EngineError::Parsing(format!("invalid pattern: {e}")))?;
     Ok(konst(Box::new(q), 1.0))
 }
 
 fn regex_field(ctx: &Ctx<'_>, f: &str, re: &str, raw: &str, is_prefix: bool) -> EngineResult<Q> {
     match target::target(ctx, f) {
-        Target::Text { field, path, .. } => regex_on(field, path.as_deref(), re),
+        Target::Text { field, path, .. } => {
+            regex_on(field, path.as_deref(), re, literal_prefix(raw, is_prefix))
+        }
         Target::Kw {
             path,
             kind: LeafKind::Keyword | LeafKind::Ip,
-        } => regex_on(ctx.fields.kw, Some(&path), re),
-        Target::Id => regex_on(ctx.fields.id, None, re),
+        } => regex_on(
+            ctx.fields.kw,
+            Some(&path),
+            re,
+            literal_prefix(raw, is_prefix),
+        ),
+        Target::Id => regex_on(ctx.fields.id, None, re, literal_prefix(raw, is_prefix)),
         Target::Index => Ok(index_matches(
             ctx,
             &if is_prefix {

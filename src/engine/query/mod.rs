@@ -5,6 +5,7 @@
 //!
 //! Must not touch: searchers, collectors, HTTP.
 
+pub mod automaton;
 pub mod compile;
 pub mod datemath;
 pub mod parse;
