@@ -7,9 +7,8 @@ use serde_json::{json, Map, Value};
 use super::json::json_body;
 use super::{ApiResult, Engine, Request, Response};
 use crate::engine::error::EngineError;
-use crate::engine::mapping::{parse_mapping_body, parse_mappings};
-use crate::engine::store::index::CreateIndex;
-use crate::engine::store::settings::{flatten, IndexSettings};
+use crate::engine::mapping::parse_mapping_body;
+use crate::engine::store::settings::flatten;
 use crate::engine::store::ResolveOptions;
 use crate::proto::Method;
 
@@ -17,49 +16,12 @@ fn typed(req: &Request<'_>) -> Result<bool, EngineError> {
     Ok(req.params.bool("include_type_name")?.unwrap_or(true))
 }
 
-fn create_request(body: Option<Value>) -> Result<CreateIndex, EngineError> {
-    let mut req = CreateIndex::default();
-    let Some(body) = body else { return Ok(req) };
-    let obj = body.as_object().ok_or_else(|| {
-        EngineError::Parsing("Failed to parse the create index body: expected an object".into())
-    })?;
-    for (k, v) in obj {
-        match k.as_str() {
-            "settings" => req.settings = IndexSettings::from_create(Some(v))?,
-            "mappings" => {
-                let pm = parse_mappings(v)?;
-                req.mapping = pm.mapping;
-                req.type_name = pm.type_name;
-            }
-            "aliases" => {
-                req.aliases = v
-                    .as_object()
-                    .cloned()
-                    .ok_or_else(|| EngineError::Parsing("[aliases] must be an object".into()))?
-            }
-            other => {
-                return Err(EngineError::Parsing(format!(
-                    "unknown key [{other}] for create index"
-                )))
-            }
-        }
-    }
-    if let Some(t) = &req.type_name {
-        if t.starts_with('_') && t != "_doc" {
-            return Err(EngineError::IllegalArgument(format!(
-                "mapping type name [{t}] can't start with '_' unless it is called [_doc]"
-            )));
-        }
-    }
-    Ok(req)
-}
-
 /// `PUT|GET|HEAD|DELETE /<index>`.
 pub fn index(engine: &Engine, req: &mut Request<'_>, name: &str) -> ApiResult {
     match req.method {
         Method::Put => {
             let body = json_body(req.body, engine.max_body)?;
-            let handle = engine.store.create(name, create_request(body)?)?;
+            let handle = engine.store.create_from_body(name, body.as_ref())?;
             Ok(Response::json(
                 200,
                 &json!({"acknowledged": true, "shards_acknowledged": true, "index": handle.name}),

@@ -14,6 +14,7 @@ pub mod json;
 pub mod params;
 pub mod router;
 pub mod search;
+pub mod templates;
 
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
@@ -286,6 +287,15 @@ impl Engine {
             Route::Count { index } => search::count(self, req, index.as_deref()),
             Route::Msearch { index } => search::msearch(self, req, index.as_deref()),
             Route::Mget { index } => docs::mget(self, req, index.as_deref()),
+            Route::Template { name, composable } => {
+                use crate::engine::store::templates::Kind;
+                let kind = if composable {
+                    Kind::Composable
+                } else {
+                    Kind::Legacy
+                };
+                templates::template(self, req, kind, name.as_deref())
+            }
         }
     }
 }

@@ -61,6 +61,10 @@ pub enum Route {
         index: String,
         id: String,
     },
+    Template {
+        name: Option<String>,
+        composable: bool,
+    },
 }
 
 use Method::*;
@@ -90,6 +94,8 @@ impl Route {
             Route::Create { .. } => &[Put, Post],
             Route::Update { .. } => &[Post],
             Route::Source { .. } => &[Get, Head],
+            Route::Template { name: Some(_), .. } => &[Get, Head, Put, Post, Delete],
+            Route::Template { .. } => &[Get, Head],
         }
     }
 }
@@ -138,6 +144,22 @@ pub fn route(segs: &[String]) -> Option<Route> {
             type_name: None,
         },
         ["_settings"] => Route::Settings { index: None },
+        ["_template"] => Route::Template {
+            name: None,
+            composable: false,
+        },
+        ["_template", n] => Route::Template {
+            name: opt(n),
+            composable: false,
+        },
+        ["_index_template"] => Route::Template {
+            name: None,
+            composable: true,
+        },
+        ["_index_template", n] => Route::Template {
+            name: opt(n),
+            composable: true,
+        },
         [first, ..] if first.starts_with('_') && *first != "_all" => return None,
         [i] => Route::Index(i.to_string()),
         [i, "_bulk"] => Route::Bulk {

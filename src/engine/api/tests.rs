@@ -451,3 +451,75 @@ fn cat_indices_columns() {
         "green"
     );
 }
+
+// Logstash installs a legacy template with a geo_point before writing to logstash-*
+#[test]
+fn templates_apply_to_new_indices() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    let tpl = json!({"index_patterns": "logstash-*", "version": 60001, "order": 0,
+        "settings": {"index.refresh_interval": "5s", "number_of_shards": 2},
+        "mappings": {"dynamic_templates": [], "properties": {"@timestamp": {"type": "date"},
+            "@version": {"type": "keyword"}, "geoip": {"dynamic": true, "properties": {"location": {"type": "geo_point"}}}}}});
+    assert_eq!(
+        call(&e, Method::Head, "/_template/logstash", "").status,
+        404
+    );
+    assert_eq!(call(&e, Method::Get, "/_template/logstash", "").status, 404);
+    assert_eq!(put(&e, "/_template/logstash", tpl).status, 200);
+    assert_eq!(
+        call(&e, Method::Head, "/_template/logstash", "").status,
+        200
+    );
+    let g = call(&e, Method::Get, "/_template/logstash", "").json();
+    assert_eq!(g["logstash"]["version"], 60001);
+    let doc = json!({"@timestamp": "2024-01-01T00:00:00Z", "geoip": {"location": {"lat": 1.5, "lon": 2.5}}, "message": "hi"});
+    let r = call(
+        &e,
+        Method::Post,
+        "/logstash-2024.01.01/_doc",
+        &doc.to_string(),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    let s = call(&e, Method::Get, "/logstash-2024.01.01/_settings", "").json();
+    assert_eq!(
+        s["logstash-2024.01.01"]["settings"]["index"]["number_of_shards"],
+        "2"
+    );
+    let m = call(&e, Method::Get, "/logstash-2024.01.01/_mapping", "").json();
+    let props = &m["logstash-2024.01.01"]["mappings"]["_doc"]["properties"];
+    assert_eq!(
+        props["geoip"]["properties"]["location"]["type"],
+        "geo_point"
+    );
+    assert_eq!(props["message"]["type"], "text");
+    let c = put(
+        &e,
+        "/_index_template/metrics",
+        json!({"index_patterns": ["metrics-*"], "priority": 5,
+        "template": {"settings": {"number_of_replicas": 0}}}),
+    );
+    assert_eq!(c.status, 200);
+    assert_eq!(
+        call(&e, Method::Get, "/_index_template/metrics", "").json()["index_templates"][0]["name"],
+        "metrics"
+    );
+    assert_eq!(call(&e, Method::Put, "/metrics-a", "").status, 200);
+    assert_eq!(
+        call(&e, Method::Get, "/metrics-a/_settings", "").json()["metrics-a"]["settings"]["index"]
+            ["number_of_replicas"],
+        "0"
+    );
+    assert_eq!(
+        call(&e, Method::Delete, "/_index_template/metrics", "").status,
+        200
+    );
+    assert_eq!(
+        call(&e, Method::Delete, "/_index_template/metrics", "").status,
+        404
+    );
+    assert_eq!(
+        put(&e, "/_template/bad", json!({"settings": {}})).status,
+        400
+    );
+}

@@ -54,7 +54,7 @@ pub(super) fn convert(
         }
         LeafKind::Boolean => convert_bool(path, val, id).map(|b| Converted::Kw(KwValue::Bool(b))),
         LeafKind::Date => convert_date(l, path, val, id).map(|ms| Converted::Kw(KwValue::I64(ms))),
-        LeafKind::Binary => Ok(Converted::Skip),
+        LeafKind::Binary | LeafKind::Unindexed => Ok(Converted::Skip),
         k if k.int_bounds().is_some() => {
             convert_int(l, path, val, id).map(|n| Converted::Kw(KwValue::I64(n)))
         }

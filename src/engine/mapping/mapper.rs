@@ -216,6 +216,9 @@ fn index_leaf(
     val: &Value,
     id: &str,
 ) -> EngineResult<()> {
+    if l.kind == LeafKind::Unindexed {
+        return Ok(()); // kept in _source only
+    }
     match val {
         Value::Array(items) => {
             for v in items {

@@ -59,6 +59,8 @@ pub enum LeafKind {
     Date,
     Ip,
     Binary,
+    /// Accepted and echoed, kept in `_source`, not indexed (geo_point, flattened, ...).
+    Unindexed,
 }
 
 impl LeafKind {
@@ -80,6 +82,35 @@ impl LeafKind {
             "date" => Date,
             "ip" => Ip,
             "binary" => Binary,
+            // close relatives, indexed as their cousin
+            "date_nanos" => Date,
+            "unsigned_long" => Long,
+            "wildcard" | "constant_keyword" | "version" => Keyword,
+            "match_only_text" | "search_as_you_type" | "annotated_text" => Text,
+            // accepted, not indexed
+            "geo_point"
+            | "geo_shape"
+            | "shape"
+            | "point"
+            | "flattened"
+            | "alias"
+            | "token_count"
+            | "rank_feature"
+            | "rank_features"
+            | "dense_vector"
+            | "sparse_vector"
+            | "completion"
+            | "percolator"
+            | "join"
+            | "histogram"
+            | "integer_range"
+            | "long_range"
+            | "float_range"
+            | "double_range"
+            | "date_range"
+            | "ip_range"
+            | "aggregate_metric_double"
+            | "murmur3" => Unindexed,
             _ => return None,
         })
     }
@@ -102,6 +133,7 @@ impl LeafKind {
             Date => "date",
             Ip => "ip",
             Binary => "binary",
+            Unindexed => "unindexed",
         }
     }
 
@@ -183,6 +215,8 @@ pub struct LeafOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeafMapping {
     pub kind: LeafKind,
+    /// The `type` as given (`date_nanos`, `geo_point`, ...).
+    pub type_name: String,
     pub params: Map<String, Value>,
     pub fields: BTreeMap<String, LeafMapping>,
     pub opts: LeafOptions,
@@ -463,7 +497,7 @@ fn property_json(prop: &Property) -> Value {
 
 fn leaf_json(l: &LeafMapping) -> Value {
     let mut m = Map::new();
-    m.insert("type".into(), json!(l.kind.name()));
+    m.insert("type".into(), json!(l.type_name));
     for (k, v) in &l.params {
         m.insert(k.clone(), v.clone());
     }

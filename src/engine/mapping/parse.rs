@@ -72,7 +72,7 @@ fn allowed(kind: LeafKind) -> &'static [&'static str] {
         Boolean => &["null_value"],
         Date => &["format", "locale", "ignore_malformed", "null_value"],
         Ip => &["ignore_malformed", "null_value"],
-        Binary => &[],
+        Binary | Unindexed => &[],
     }
 }
 
@@ -279,7 +279,8 @@ pub(super) fn parse_leaf(
     let mut fields = BTreeMap::new();
     for (k, v) in obj {
         let key = k.as_str();
-        if !COMMON.contains(&key) && !allowed(kind).contains(&key) {
+        let open = kind == LeafKind::Unindexed;
+        if !open && !COMMON.contains(&key) && !allowed(kind).contains(&key) {
             return Err(EngineError::mapper(format!(
                 "unknown parameter [{key}] on mapper [{path}] of type [{}]",
                 kind.name()
@@ -294,8 +295,14 @@ pub(super) fn parse_leaf(
         }
     }
     let opts = leaf_options(kind, &params, path)?;
+    let type_name = obj
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or(kind.name())
+        .to_string();
     Ok(LeafMapping {
         kind,
+        type_name,
         params,
         fields,
         opts,

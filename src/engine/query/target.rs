@@ -55,7 +55,7 @@ pub fn target(ctx: &Ctx<'_>, name: &str) -> Target {
                 analyzer: info.search_analyzer,
             },
         },
-        LeafKind::Binary => Target::Unmapped,
+        LeafKind::Binary | LeafKind::Unindexed => Target::Unmapped,
         kind => Target::Kw {
             path: name.to_string(),
             kind,

@@ -18,6 +18,7 @@ pub mod routing;
 pub mod schema;
 pub mod settings;
 pub mod shard;
+pub mod templates;
 pub mod wal;
 mod walfile;
 mod write;
@@ -62,6 +63,7 @@ pub struct Store {
     admin: Mutex<()>,
     opts: WriterOptions,
     pub auto_create: AutoCreate,
+    pub templates: templates::Templates,
     _lock: File,
 }
 
@@ -180,7 +182,9 @@ impl Store {
         for f in &info.files {
             fs::remove_file(f)?;
         }
+        let templates = templates::Templates::open(root)?;
         Ok(Store {
+            templates,
             root: root.to_path_buf(),
             indices: RwLock::new(indices),
             wal,
@@ -230,6 +234,17 @@ impl Store {
         Ok(handle)
     }
 
+    /// Creates an index from a create-index body, with the matching templates applied.
+    pub fn create_from_body(
+        &self,
+        name: &str,
+        body: Option<&serde_json::Value>,
+    ) -> EngineResult<Arc<IndexHandle>> {
+        validate_index_name(name)?;
+        let req = self.templates.create_request(name, body)?;
+        self.create(name, req)
+    }
+
     /// The index a write targets: existing, or created when the whitelist allows it.
     pub fn for_write(&self, name: &str) -> EngineResult<Arc<IndexHandle>> {
         if let Some(h) = self.get(name) {
@@ -238,7 +253,7 @@ impl Store {
         if !self.auto_create.allows(name) {
             return Err(EngineError::IndexNotFound(name.to_string()));
         }
-        match self.create(name, CreateIndex::default()) {
+        match self.create_from_body(name, None) {
             Err(EngineError::IndexExists { .. }) => self.require(name),
             other => other,
         }
