@@ -386,7 +386,9 @@ fn main() {
         created == 200 || o.addr.is_some(),
         "create index: {created}"
     );
-    bulk_phase(&o, addr, &vocab, pid);
+    if o.docs > 0 {
+        bulk_phase(&o, addr, &vocab, pid);
+    }
     let t = Instant::now();
     c.req("POST", "/bench/_refresh", "application/json", b"");
     let (_, count) = c.req("GET", "/bench/_count", "application/json", b"");

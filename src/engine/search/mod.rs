@@ -15,8 +15,8 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use tantivy::collector::TopDocs;
-use tantivy::query::Query as TQuery;
+use tantivy::collector::{Collector, TopDocs};
+use tantivy::query::{EnableScoring, Query as TQuery, Weight};
 use tantivy::schema::Value as _;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
@@ -147,32 +147,48 @@ fn check_window(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResu
 /// Top documents of one shard: address, score, sort values.
 type ShardHits = Vec<(DocAddress, f32, Vec<SortValue>)>;
 
+/// Runs `collector` over every segment with one prebuilt weight.
+fn collect_with<C: Collector>(
+    searcher: &Searcher,
+    weight: &dyn Weight,
+    collector: &C,
+) -> EngineResult<C::Fruit> {
+    let mut fruits = Vec::with_capacity(searcher.segment_readers().len());
+    for (ord, seg) in searcher.segment_readers().iter().enumerate() {
+        fruits.push(collector.collect_segment(weight, ord as u32, seg)?);
+    }
+    Ok(collector.merge_fruits(fruits)?)
+}
+
+/// Total hits and top candidates of one shard. One weight serves the count and the top
+/// documents, so term statistics and dictionary lookups are done once.
 fn search_shard(
     p: &Plan<'_>,
     searcher: &Searcher,
     limit: usize,
     score_order: bool,
 ) -> EngineResult<(u64, ShardHits)> {
-    let total = p.hits_query.count(searcher)? as u64;
+    let scoring = score_order || p.keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
+    let enable = if scoring {
+        EnableScoring::enabled_from_searcher(searcher)
+    } else {
+        EnableScoring::disabled_from_searcher(searcher)
+    };
+    let weight = p.hits_query.weight(enable)?;
+    let mut total = 0u64;
+    for seg in searcher.segment_readers() {
+        total += weight.count(seg)? as u64;
+    }
     if limit == 0 || total == 0 {
         return Ok((total, vec![]));
     }
     if score_order {
-        let top = searcher.search(&*p.hits_query, &TopDocs::with_limit(limit).order_by_score())?;
-        return Ok((
-            total,
-            top.into_iter()
-                .map(|(s, a)| (a, s, vec![SortValue::Num(s as f64)]))
-                .collect(),
-        ));
+        let top = collect_with(searcher, &*weight, &TopDocs::with_limit(limit).order_by_score())?;
+        let hits = top.into_iter().map(|(s, a)| (a, s, vec![SortValue::Num(s as f64)]));
+        return Ok((total, hits.collect()));
     }
-    let hits = searcher.search(
-        &*p.hits_query,
-        &SortCollector {
-            keys: p.keys.clone(),
-            limit,
-        },
-    )?;
+    let collector = SortCollector { keys: p.keys.clone(), limit };
+    let hits = collect_with(searcher, &*weight, &collector)?;
     Ok((
         total,
         hits.into_iter()
