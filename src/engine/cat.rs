@@ -184,14 +184,9 @@ impl CatOpts {
     }
 }
 
-/// Renders rows of `cols` (text or JSON body).
-pub fn render(
-    cols: &[Column],
-    mut rows: Vec<Vec<Cell>>,
-    opts: &CatOpts,
-) -> EngineResult<(String, bool)> {
-    let pick: Vec<usize> = match &opts.columns {
-        None => (0..cols.len()).collect(),
+fn pick_columns(cols: &[Column], opts: &CatOpts) -> EngineResult<Vec<usize>> {
+    match &opts.columns {
+        None => Ok((0..cols.len()).collect()),
         Some(names) => names
             .iter()
             .map(|n| {
@@ -199,9 +194,12 @@ pub fn render(
                     EngineError::IllegalArgument(format!("header [{n}] does not exist"))
                 })
             })
-            .collect::<EngineResult<_>>()?,
-    };
-    for (name, desc) in opts.sort.iter().rev() {
+            .collect(),
+    }
+}
+
+fn sort_rows(cols: &[Column], rows: &mut [Vec<Cell>], sort: &[(String, bool)]) -> EngineResult<()> {
+    for (name, desc) in sort.iter().rev() {
         let i = cols.iter().position(|c| c.name == name).ok_or_else(|| {
             EngineError::Parsing(format!("Unable to sort by unknown sort key `{name}`"))
         })?;
@@ -217,33 +215,35 @@ pub fn render(
             }
         });
     }
-    if opts.json {
-        let arr: Vec<Value> = rows
-            .iter()
-            .map(|r| {
-                Value::Object(
-                    pick.iter()
-                        .map(|&i| {
-                            (
-                                cols[i].name.to_string(),
-                                Value::String(r[i].text().to_string()),
-                            )
-                        })
-                        .collect::<Map<_, _>>(),
-                )
-            })
-            .collect();
-        return Ok((
-            serde_json::to_string(&arr).map_err(EngineError::internal)?,
-            true,
-        ));
-    }
+    Ok(())
+}
+
+fn render_json(cols: &[Column], rows: &[Vec<Cell>], pick: &[usize]) -> EngineResult<String> {
+    let arr: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let obj: Map<String, Value> = pick
+                .iter()
+                .map(|&i| {
+                    (
+                        cols[i].name.to_string(),
+                        Value::String(r[i].text().to_string()),
+                    )
+                })
+                .collect();
+            Value::Object(obj)
+        })
+        .collect();
+    serde_json::to_string(&arr).map_err(EngineError::internal)
+}
+
+fn render_text(cols: &[Column], rows: &[Vec<Cell>], pick: &[usize], verbose: bool) -> String {
     let mut widths: Vec<usize> = pick
         .iter()
-        .map(|&i| if opts.verbose { cols[i].name.len() } else { 0 })
+        .map(|&i| if verbose { cols[i].name.len() } else { 0 })
         .collect();
-    for r in &rows {
-        for (w, &i) in widths.iter_mut().zip(&pick) {
+    for r in rows {
+        for (w, &i) in widths.iter_mut().zip(pick) {
             *w = (*w).max(r[i].text().chars().count());
         }
     }
@@ -252,7 +252,7 @@ pub fn render(
         let parts: Vec<String> = cells
             .iter()
             .zip(&widths)
-            .zip(&pick)
+            .zip(pick)
             .map(|((c, w), &i)| {
                 if cols[i].right {
                     format!("{c:>w$}")
@@ -264,13 +264,27 @@ pub fn render(
         out.push_str(&parts.join(" "));
         out.push('\n');
     };
-    if opts.verbose {
+    if verbose {
         line(pick.iter().map(|&i| cols[i].name).collect());
     }
-    for r in &rows {
+    for r in rows {
         line(pick.iter().map(|&i| r[i].text()).collect());
     }
-    Ok((out, false))
+    out
+}
+
+/// Renders rows of `cols`: (body, whether it is JSON).
+pub fn render(
+    cols: &[Column],
+    mut rows: Vec<Vec<Cell>>,
+    opts: &CatOpts,
+) -> EngineResult<(String, bool)> {
+    let pick = pick_columns(cols, opts)?;
+    sort_rows(cols, &mut rows, &opts.sort)?;
+    if opts.json {
+        return Ok((render_json(cols, &rows, &pick)?, true));
+    }
+    Ok((render_text(cols, &rows, &pick, opts.verbose), false))
 }
 
 #[cfg(test)]

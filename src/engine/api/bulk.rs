@@ -207,6 +207,44 @@ impl Run<'_> {
     }
 }
 
+/// Reads the next item (action line and, but for delete, its source line); None at the end.
+fn next_item(
+    body: &mut dyn BufRead,
+    line: &mut Vec<u8>,
+    n: &mut usize,
+    d: &Defaults<'_>,
+) -> Result<Option<WriteItem>, EngineError> {
+    loop {
+        *n += 1;
+        if !next_line(body, line, *n)? {
+            return Ok(None);
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+    }
+    let mut item = parse_action(line, *n, d)?;
+    if item.action == Action::Delete {
+        return Ok(Some(item));
+    }
+    *n += 1;
+    if !next_line(body, line, *n)? {
+        return Err(EngineError::IllegalArgument(format!(
+            "Malformed action/metadata line [{}], the source line is missing",
+            *n - 1
+        )));
+    }
+    if item.action == Action::Update {
+        let v: Value = serde_json::from_slice(line).map_err(|e| {
+            EngineError::NotJson(format!("Failed to parse bulk update line [{n}]: {e}"))
+        })?;
+        item.update = Some(parse_update(&v)?);
+    } else {
+        item.source = std::mem::take(line);
+    }
+    Ok(Some(item))
+}
+
 /// `POST /[<index>/[<type>/]]_bulk`.
 pub fn bulk(
     engine: &Engine,
@@ -229,32 +267,7 @@ pub fn bulk(
         names: Vec::new(),
     };
     let (mut line, mut batch, mut bytes, mut n) = (Vec::new(), Vec::new(), 0usize, 0usize);
-    loop {
-        n += 1;
-        if !next_line(req.body, &mut line, n)? {
-            break;
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let mut item = parse_action(&line, n, &d)?;
-        if matches!(item.action, Action::Index | Action::Create | Action::Update) {
-            n += 1;
-            if !next_line(req.body, &mut line, n)? {
-                return Err(EngineError::IllegalArgument(format!(
-                    "Malformed action/metadata line [{}], the source line is missing",
-                    n - 1
-                )));
-            }
-            if item.action == Action::Update {
-                let v: Value = serde_json::from_slice(&line).map_err(|e| {
-                    EngineError::NotJson(format!("Failed to parse bulk update line [{n}]: {e}"))
-                })?;
-                item.update = Some(parse_update(&v)?);
-            } else {
-                item.source = std::mem::take(&mut line);
-            }
-        }
+    while let Some(item) = next_item(req.body, &mut line, &mut n, &d)? {
         bytes += item.source.len();
         batch.push(item);
         if batch.len() >= BATCH_ITEMS || bytes >= BATCH_BYTES {
@@ -271,13 +284,12 @@ pub fn bulk(
     let took = started.elapsed().as_millis() as u64;
     let items = run.items;
     let forced = refresh == RefreshPolicy::Immediate;
+    let write = move |w: &mut dyn Write| write_items(w, took, errors, &items, forced);
     Ok(Response {
         status: 200,
         content_type: JSON.into(),
         headers: vec![],
-        body: Body::Stream(Box::new(move |w| {
-            write_items(w, took, errors, &items, forced)
-        })),
+        body: Body::Stream(Box::new(write)),
     })
 }
 

@@ -158,10 +158,6 @@ fn exchange(
             return Ok(false);
         }
     };
-    let has_body = !matches!(h.framing, Framing::None | Framing::Length(0));
-    if h.expect_continue && has_body {
-        stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
-    }
     let coding = match Coding::parse(h.content_encoding.as_deref()) {
         Ok(c) => c,
         Err(why) => {
@@ -169,43 +165,60 @@ fn exchange(
             return Ok(false);
         }
     };
+    let has_body = !matches!(h.framing, Framing::None | Framing::Length(0));
+    if h.expect_continue && has_body {
+        stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
     let mut read_half = stream.try_clone()?;
     let (resp, keep) = {
         let mut reader = BodyReader::new(&mut read_half, buf, dec);
-        let (mut resp, too_big) = with_decoded(coding, &mut reader, engine.max_body, |body| {
-            let mut req = Request {
-                method: h.method,
-                path: h.path.clone(),
-                segments: segments(h.path.as_bytes()),
-                params: Params::parse(h.query.as_deref()),
-                content_type: h.content_type.clone(),
-                accept: h.accept.clone(),
-                has_body,
-                body,
-            };
-            engine.handle(&mut req)
-        });
-        let mut keep = h.keep_alive;
-        if too_big {
-            resp = Response::error(&EngineError::BodyTooLarge(engine.max_body));
-            keep = false;
-        }
-        if let Some(e) = reader.error() {
-            resp = Response::error(&match e {
-                ProtoError::BodyTooLarge => EngineError::BodyTooLarge(engine.max_body),
-                other => EngineError::IllegalArgument(other.to_string()),
-            });
-            keep = false;
-        }
-        if keep && !reader.drain(DRAIN_LIMIT) {
-            keep = false;
-        }
+        let out = handle(engine, h, has_body, coding, &mut reader);
         let used = reader.consumed();
         buf.drain(..used);
-        (resp, keep)
+        out
     };
     write_response(stream, h, resp, keep)?;
     Ok(keep)
+}
+
+/// Runs the API on one request; returns the response and whether the connection can be
+/// kept (the body was read to its end without a framing error).
+fn handle(
+    engine: &Engine,
+    h: &Head,
+    has_body: bool,
+    coding: Coding,
+    reader: &mut BodyReader<'_, TcpStream>,
+) -> (Response, bool) {
+    let (mut resp, too_big) = with_decoded(coding, reader, engine.max_body, |body| {
+        let mut req = Request {
+            method: h.method,
+            path: h.path.clone(),
+            segments: segments(h.path.as_bytes()),
+            params: Params::parse(h.query.as_deref()),
+            content_type: h.content_type.clone(),
+            accept: h.accept.clone(),
+            has_body,
+            body,
+        };
+        engine.handle(&mut req)
+    });
+    let mut keep = h.keep_alive;
+    if too_big {
+        resp = Response::error(&EngineError::BodyTooLarge(engine.max_body));
+        keep = false;
+    }
+    if let Some(e) = reader.error() {
+        resp = Response::error(&match e {
+            ProtoError::BodyTooLarge => EngineError::BodyTooLarge(engine.max_body),
+            other => EngineError::IllegalArgument(other.to_string()),
+        });
+        keep = false;
+    }
+    if keep && !reader.drain(DRAIN_LIMIT) {
+        keep = false;
+    }
+    (resp, keep)
 }
 
 fn write_response(stream: &mut TcpStream, h: &Head, resp: Response, keep: bool) -> io::Result<()> {

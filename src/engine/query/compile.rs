@@ -6,24 +6,23 @@ use std::ops::Bound;
 
 use serde_json::Value;
 use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EmptyQuery,
-    ExistsQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query as TQuery, RangeQuery, TermQuery,
-    TermSetQuery,
+    AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, EmptyQuery, Occur,
+    PhrasePrefixQuery, PhraseQuery, Query as TQuery, RangeQuery, TermQuery, TermSetQuery,
 };
 use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
-use super::automaton::RangedRegexQuery;
 use super::datemath;
+use super::patterns::{exists, regex_field, regex_on};
 use super::target::{self, as_bool, as_number, as_text, expand, Target};
 use super::{MatchOpts, MultiKind, Operator, Query, RangeBounds};
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::mapping::date::parse_formats;
 use crate::engine::mapping::{LeafKind, Mapping};
 use crate::engine::names::wildcard_match;
-use crate::engine::store::schema::{Fields, F_KW};
+use crate::engine::store::schema::Fields;
 
-type Q = Box<dyn TQuery>;
+pub(super) type Q = Box<dyn TQuery>;
 
 /// What compilation needs to know about the index searched.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +33,7 @@ pub struct Ctx<'a> {
     pub now_ms: i64,
 }
 
-fn boosted(q: Q, boost: f32) -> Q {
+pub(super) fn boosted(q: Q, boost: f32) -> Q {
     if boost == 1.0 {
         q
     } else {
@@ -42,15 +41,15 @@ fn boosted(q: Q, boost: f32) -> Q {
     }
 }
 
-fn empty() -> Q {
+pub(super) fn empty() -> Q {
     Box::new(EmptyQuery)
 }
 
-fn konst(q: Q, score: f32) -> Q {
+pub(super) fn konst(q: Q, score: f32) -> Q {
     Box::new(ConstScoreQuery::new(q, score))
 }
 
-fn term_q(t: Term) -> Q {
+pub(super) fn term_q(t: Term) -> Q {
     Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs))
 }
 
@@ -59,6 +58,42 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
     Ok(match q {
         Query::MatchAll { boost } => boosted(Box::new(AllQuery), *boost),
         Query::MatchNone => empty(),
+        Query::Match { .. } | Query::MatchPhrase { .. } | Query::MultiMatch { .. } => {
+            full_text(q, ctx)?
+        }
+        Query::Bool {
+            must,
+            should,
+            must_not,
+            filter,
+            msm,
+            boost,
+        } => boosted(
+            bool_query(ctx, must, should, must_not, filter, *msm)?,
+            *boost,
+        ),
+        Query::ConstantScore { filter, boost } => konst(compile(filter, ctx)?, *boost),
+        Query::DisMax {
+            queries,
+            tie_breaker,
+            boost,
+        } => {
+            let qs = queries
+                .iter()
+                .map(|q| compile(q, ctx))
+                .collect::<EngineResult<Vec<_>>>()?;
+            boosted(
+                Box::new(DisjunctionMaxQuery::with_tie_breaker(qs, *tie_breaker)),
+                *boost,
+            )
+        }
+        _ => term_level(q, ctx)?,
+    })
+}
+
+/// `match`, `match_phrase[_prefix]`, `multi_match`: analyzed, BM25-scored.
+fn full_text(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
+    Ok(match q {
         Query::Match {
             field,
             query,
@@ -90,6 +125,13 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             multi_match(ctx, fields, query, *kind, *tie_breaker, *slop, opts)?,
             *boost,
         ),
+        _ => unreachable!("only full-text queries come here"),
+    })
+}
+
+/// `term`, `terms`, `range`, `exists`, `prefix`, `wildcard`, `ids`.
+fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
+    Ok(match q {
         Query::Term {
             field,
             value,
@@ -118,10 +160,8 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             boost,
         } => {
             let re = format!("{}.*", target::regex_escape(value));
-            boosted(
-                over_fields(ctx, field, true, &|f| regex_field(ctx, f, &re, value, true))?,
-                *boost,
-            )
+            let per = |f: &str| regex_field(ctx, f, &re, value, true);
+            boosted(over_fields(ctx, field, true, &per)?, *boost)
         }
         Query::Wildcard {
             field,
@@ -129,12 +169,8 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             boost,
         } => {
             let re = target::wildcard_regex(value);
-            boosted(
-                over_fields(ctx, field, true, &|f| {
-                    regex_field(ctx, f, &re, value, false)
-                })?,
-                *boost,
-            )
+            let per = |f: &str| regex_field(ctx, f, &re, value, false);
+            boosted(over_fields(ctx, field, true, &per)?, *boost)
         }
         Query::Ids { values, boost } => {
             let ts: Vec<Term> = values
@@ -143,32 +179,7 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
                 .collect();
             boosted(konst(Box::new(TermSetQuery::new(ts)), 1.0), *boost)
         }
-        Query::Bool {
-            must,
-            should,
-            must_not,
-            filter,
-            msm,
-            boost,
-        } => boosted(
-            bool_query(ctx, must, should, must_not, filter, *msm)?,
-            *boost,
-        ),
-        Query::ConstantScore { filter, boost } => konst(compile(filter, ctx)?, *boost),
-        Query::DisMax {
-            queries,
-            tie_breaker,
-            boost,
-        } => {
-            let qs = queries
-                .iter()
-                .map(|q| compile(q, ctx))
-                .collect::<EngineResult<Vec<_>>>()?;
-            boosted(
-                Box::new(DisjunctionMaxQuery::with_tie_breaker(qs, *tie_breaker)),
-                *boost,
-            )
-        }
+        _ => unreachable!("only term-level queries come here"),
     })
 }
 
@@ -197,7 +208,7 @@ fn over_fields(
     })
 }
 
-fn index_matches(ctx: &Ctx<'_>, pattern: &str) -> Q {
+pub(super) fn index_matches(ctx: &Ctx<'_>, pattern: &str) -> Q {
     if wildcard_match(pattern, ctx.index_name) {
         Box::new(AllQuery)
     } else {
@@ -476,95 +487,6 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
         _ => return Ok(empty()),
     };
     Ok(Box::new(RangeQuery::new(lo, hi)))
-}
-
-/// `exists` on one mapped leaf: `_field_names` for text, the fast-field column otherwise.
-fn exists_leaf(ctx: &Ctx<'_>, path: &str, kind: LeafKind) -> Q {
-    if kind == LeafKind::Text {
-        term_q(Term::from_field_text(ctx.fields.names, path))
-    } else {
-        Box::new(ExistsQuery::new(format!("{F_KW}.{path}"), false))
-    }
-}
-
-fn exists(ctx: &Ctx<'_>, f: &str) -> Q {
-    if f == "_id" || f == "_index" {
-        return Box::new(AllQuery);
-    }
-    let prefix = format!("{f}.");
-    let many = f.contains('*') || ctx.mapping.is_object(f);
-    let qs: Vec<Q> = ctx
-        .mapping
-        .fields()
-        .into_iter()
-        .filter(|(p, _)| match (many, f.contains('*')) {
-            (true, true) => wildcard_match(f, p),
-            (true, false) => p.starts_with(&prefix),
-            (false, _) => *p == f,
-        })
-        .map(|(p, info)| exists_leaf(ctx, p, info.kind))
-        .collect();
-    match qs.len() {
-        0 => empty(),
-        1 => konst(qs.into_iter().next().expect("one"), 1.0),
-        _ => konst(Box::new(BooleanQuery::union(qs)), 1.0),
-    }
-}
-
-/// The leading characters of a pattern that are literal (before any `*`/`?`).
-fn literal_prefix(raw: &str, is_prefix: bool) -> &str {
-    if is_prefix {
-        return raw;
-    }
-    let end = raw.find(['*', '?']).unwrap_or(raw.len());
-    &raw[..end]
-}
-
-fn regex_on(
-    field: tantivy::schema::Field,
-    path: Option<&str>,
-    re: &str,
-    literal: &str,
-) -> EngineResult<Q> {
-    let mut prefix = match path {
-        Some(p) => target::json_str_prefix(field, p),
-        None => Vec::new(),
-    };
-    let pattern = format!(
-        "{}{re}",
-        target::regex_escape(&String::from_utf8_lossy(&prefix))
-    );
-    prefix.extend_from_slice(literal.as_bytes());
-    let q = RangedRegexQuery::new(field, &pattern, prefix)
-        .map_err(|e| EngineError::Parsing(format!("invalid pattern: {e}")))?;
-    Ok(konst(Box::new(q), 1.0))
-}
-
-fn regex_field(ctx: &Ctx<'_>, f: &str, re: &str, raw: &str, is_prefix: bool) -> EngineResult<Q> {
-    match target::target(ctx, f) {
-        Target::Text { field, path, .. } => {
-            regex_on(field, path.as_deref(), re, literal_prefix(raw, is_prefix))
-        }
-        Target::Kw {
-            path,
-            kind: LeafKind::Keyword | LeafKind::Ip,
-        } => regex_on(
-            ctx.fields.kw,
-            Some(&path),
-            re,
-            literal_prefix(raw, is_prefix),
-        ),
-        Target::Id => regex_on(ctx.fields.id, None, re, literal_prefix(raw, is_prefix)),
-        Target::Index => Ok(index_matches(
-            ctx,
-            &if is_prefix {
-                format!("{raw}*")
-            } else {
-                raw.to_string()
-            },
-        )),
-        _ => Ok(empty()),
-    }
 }
 
 fn bool_query(

@@ -9,6 +9,7 @@ pub mod automaton;
 pub mod compile;
 pub mod datemath;
 pub mod parse;
+mod patterns;
 pub mod query_string;
 pub mod target;
 

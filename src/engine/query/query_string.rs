@@ -113,89 +113,84 @@ fn read_range(q: &str, chars: &[char], i: &mut usize) -> EngineResult<Tok> {
     })
 }
 
+/// One-character (or two-character) operators.
+fn punct(c: char, next: Option<char>) -> Option<(Tok, usize)> {
+    Some(match (c, next) {
+        ('(', _) => (Tok::LParen, 1),
+        (')', _) => (Tok::RParen, 1),
+        (':', _) => (Tok::Colon, 1),
+        ('+', _) => (Tok::Plus, 1),
+        ('-', _) => (Tok::Minus, 1),
+        ('!', _) => (Tok::Not, 1),
+        ('&', Some('&')) => (Tok::And, 2),
+        ('|', Some('|')) => (Tok::Or, 2),
+        _ => return None,
+    })
+}
+
+fn comparison(chars: &[char], i: &mut usize) -> Tok {
+    let (c, eq) = (chars[*i], chars.get(*i + 1) == Some(&'='));
+    *i += if eq { 2 } else { 1 };
+    let op = match (c, eq) {
+        ('>', true) => "gte",
+        ('>', false) => "gt",
+        ('<', true) => "lte",
+        _ => "lt",
+    };
+    Tok::Cmp(op, read_word(chars, i).0)
+}
+
+fn word(q: &str, chars: &[char], i: &mut usize) -> EngineResult<Tok> {
+    let c = chars[*i];
+    let (w, wild) = read_word(chars, i);
+    if w.is_empty() {
+        return Err(perr(q, &format!("unexpected character '{c}'")));
+    }
+    Ok(match w.as_str() {
+        "AND" if !wild => Tok::And,
+        "OR" if !wild => Tok::Or,
+        "NOT" if !wild => Tok::Not,
+        _ => Tok::Word(w, wild),
+    })
+}
+
 fn lex(q: &str) -> EngineResult<Vec<Tok>> {
     let chars: Vec<char> = q.chars().collect();
     let mut i = 0;
     let mut out = Vec::new();
     while i < chars.len() {
         let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        match c {
-            c if c.is_whitespace() => i += 1,
-            '(' => {
-                out.push(Tok::LParen);
-                i += 1;
-            }
-            ')' => {
-                out.push(Tok::RParen);
-                i += 1;
-            }
-            ':' => {
-                out.push(Tok::Colon);
-                i += 1;
-            }
-            '+' => {
-                out.push(Tok::Plus);
-                i += 1;
-            }
-            '-' => {
-                out.push(Tok::Minus);
-                i += 1;
-            }
-            '!' => {
-                out.push(Tok::Not);
-                i += 1;
-            }
-            '&' if next == Some('&') => {
-                out.push(Tok::And);
-                i += 2;
-            }
-            '|' if next == Some('|') => {
-                out.push(Tok::Or);
-                i += 2;
-            }
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if let Some((tok, n)) = punct(c, chars.get(i + 1).copied()) {
+            out.push(tok);
+            i += n;
+            continue;
+        }
+        out.push(match c {
             '^' => {
                 i += 1;
-                out.push(Tok::Caret(read_number(&chars, &mut i).unwrap_or(1.0)));
+                Tok::Caret(read_number(&chars, &mut i).unwrap_or(1.0))
             }
             '~' => {
                 i += 1;
-                out.push(Tok::Tilde(read_number(&chars, &mut i).unwrap_or(2)));
+                Tok::Tilde(read_number(&chars, &mut i).unwrap_or(2))
             }
             '"' => {
                 let end = chars[i + 1..]
                     .iter()
                     .position(|&c| c == '"')
                     .ok_or_else(|| perr(q, "unterminated quote"))?;
-                out.push(Tok::Phrase(chars[i + 1..i + 1 + end].iter().collect()));
+                let phrase = chars[i + 1..i + 1 + end].iter().collect();
                 i += end + 2;
+                Tok::Phrase(phrase)
             }
-            '[' | '{' => out.push(read_range(q, &chars, &mut i)?),
-            '>' | '<' => {
-                let eq = next == Some('=');
-                i += if eq { 2 } else { 1 };
-                let op = match (c, eq) {
-                    ('>', true) => "gte",
-                    ('>', false) => "gt",
-                    ('<', true) => "lte",
-                    _ => "lt",
-                };
-                let (w, _) = read_word(&chars, &mut i);
-                out.push(Tok::Cmp(op, w));
-            }
-            _ => {
-                let (w, wild) = read_word(&chars, &mut i);
-                if w.is_empty() {
-                    return Err(perr(q, &format!("unexpected character '{c}'")));
-                }
-                out.push(match w.as_str() {
-                    "AND" if !wild => Tok::And,
-                    "OR" if !wild => Tok::Or,
-                    "NOT" if !wild => Tok::Not,
-                    _ => Tok::Word(w, wild),
-                });
-            }
-        }
+            '[' | '{' => read_range(q, &chars, &mut i)?,
+            '>' | '<' => comparison(&chars, &mut i),
+            _ => word(q, &chars, &mut i)?,
+        });
     }
     Ok(out)
 }
@@ -333,9 +328,21 @@ impl Parser<'_> {
         let tok = self
             .next()
             .ok_or_else(|| perr(self.q, "unexpected end of query"))?;
-        let mut q = match tok {
+        let mut q = self.atom(field.as_deref(), tok)?;
+        if let Some(Tok::Caret(b)) = self.peek() {
+            q = with_boost(q, *b);
+            self.pos += 1;
+        }
+        if let Some(Tok::Tilde(_)) = self.peek() {
+            self.pos += 1; // fuzziness is not supported: the term matches exactly
+        }
+        Ok(q)
+    }
+
+    fn atom(&mut self, field: Option<&str>, tok: Tok) -> EngineResult<Query> {
+        Ok(match tok {
             Tok::LParen => {
-                let inner = self.query(field.as_deref())?;
+                let inner = self.query(field)?;
                 if self.next() != Some(Tok::RParen) {
                     return Err(perr(self.q, "missing ')'"));
                 }
@@ -350,7 +357,7 @@ impl Parser<'_> {
                     }
                     _ => 0,
                 };
-                self.phrase(field.as_deref(), text, slop)
+                self.phrase(field, text, slop)
             }
             Tok::Range {
                 lo,
@@ -358,50 +365,34 @@ impl Parser<'_> {
                 incl_lo,
                 incl_hi,
             } => {
-                let mut b = RangeBounds::default();
                 let bound = |s: &str| (s != "*").then(|| Value::String(s.to_string()));
-                if incl_lo {
-                    b.gte = bound(&lo)
-                } else {
-                    b.gt = bound(&lo)
-                }
-                if incl_hi {
-                    b.lte = bound(&hi)
-                } else {
-                    b.lt = bound(&hi)
-                }
-                self.per_field(field.as_deref(), &|f| Query::Range {
-                    field: f.into(),
-                    bounds: b.clone(),
-                    boost: 1.0,
-                })
+                let mut b = RangeBounds::default();
+                *(if incl_lo { &mut b.gte } else { &mut b.gt }) = bound(&lo);
+                *(if incl_hi { &mut b.lte } else { &mut b.lt }) = bound(&hi);
+                self.range(field, b)
             }
             Tok::Cmp(op, v) => {
                 let mut b = RangeBounds::default();
-                let v = Some(Value::String(v));
-                match op {
-                    "gt" => b.gt = v,
-                    "gte" => b.gte = v,
-                    "lt" => b.lt = v,
-                    _ => b.lte = v,
-                }
-                self.per_field(field.as_deref(), &|f| Query::Range {
-                    field: f.into(),
-                    bounds: b.clone(),
-                    boost: 1.0,
-                })
+                let slot = match op {
+                    "gt" => &mut b.gt,
+                    "gte" => &mut b.gte,
+                    "lt" => &mut b.lt,
+                    _ => &mut b.lte,
+                };
+                *slot = Some(Value::String(v));
+                self.range(field, b)
             }
-            Tok::Word(w, wild) => self.word(field.as_deref(), w, wild),
+            Tok::Word(w, wild) => self.word(field, w, wild),
             other => return Err(perr(self.q, &format!("unexpected token {other:?}"))),
-        };
-        if let Some(Tok::Caret(b)) = self.peek() {
-            q = with_boost(q, *b);
-            self.pos += 1;
-        }
-        if let Some(Tok::Tilde(_)) = self.peek() {
-            self.pos += 1; // fuzziness is not supported: the term matches exactly
-        }
-        Ok(q)
+        })
+    }
+
+    fn range(&self, field: Option<&str>, b: RangeBounds) -> Query {
+        self.per_field(field, &|f| Query::Range {
+            field: f.into(),
+            bounds: b.clone(),
+            boost: 1.0,
+        })
     }
 
     fn fields(&self, field: Option<&str>) -> Vec<BoostedField> {

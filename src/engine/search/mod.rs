@@ -15,6 +15,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use tantivy::aggregation::intermediate_agg_result::IntermediateAggregationResults;
 use tantivy::collector::{Collector, TopDocs};
 use tantivy::query::{EnableScoring, Query as TQuery, Weight};
 use tantivy::schema::Value as _;
@@ -183,11 +184,20 @@ fn search_shard(
         return Ok((total, vec![]));
     }
     if score_order {
-        let top = collect_with(searcher, &*weight, &TopDocs::with_limit(limit).order_by_score())?;
-        let hits = top.into_iter().map(|(s, a)| (a, s, vec![SortValue::Num(s as f64)]));
+        let top = collect_with(
+            searcher,
+            &*weight,
+            &TopDocs::with_limit(limit).order_by_score(),
+        )?;
+        let hits = top
+            .into_iter()
+            .map(|(s, a)| (a, s, vec![SortValue::Num(s as f64)]));
         return Ok((total, hits.collect()));
     }
-    let collector = SortCollector { keys: p.keys.clone(), limit };
+    let collector = SortCollector {
+        keys: p.keys.clone(),
+        limit,
+    };
     let hits = collect_with(searcher, &*weight, &collector)?;
     Ok((
         total,
@@ -195,6 +205,59 @@ fn search_shard(
             .map(|h| (DocAddress::new(h.segment, h.doc), h.score, h.values))
             .collect(),
     ))
+}
+
+/// What the shards of every target index returned.
+#[derive(Default)]
+struct Gathered {
+    total: u64,
+    shards: usize,
+    cands: Vec<Candidate>,
+    agg_parts: Vec<IntermediateAggregationResults>,
+}
+
+fn gather(plans: &[Plan<'_>], req: &SearchRequest, score_order: bool) -> EngineResult<Gathered> {
+    let limit = req.from + req.size;
+    let mut g = Gathered::default();
+    for (ii, p) in plans.iter().enumerate() {
+        let per_index_aggs = match &req.aggs {
+            Some(raw) => Some(aggs::prepare(raw, &p.handle.mapping())?),
+            None => None,
+        };
+        for (si, shard) in p.handle.shards.iter().enumerate() {
+            g.shards += 1;
+            let searcher = shard.searcher();
+            let (t, top) = search_shard(p, &searcher, limit, score_order)?;
+            g.total += t;
+            for (addr, score, values) in top {
+                let searcher = searcher.clone();
+                g.cands.push(Candidate {
+                    index: ii,
+                    shard: si,
+                    searcher,
+                    addr,
+                    score,
+                    values,
+                });
+            }
+            if let (Some(a), Some(q)) = (&per_index_aggs, &p.agg_query) {
+                g.agg_parts.push(aggs::collect(&searcher, &**q, a)?);
+            }
+        }
+    }
+    Ok(g)
+}
+
+/// The merge order of hits from all shards.
+fn merge_keys(plans: &[Plan<'_>], score_order: bool) -> Vec<Key> {
+    if score_order {
+        return vec![Key {
+            kind: KeyKind::Score,
+            desc: true,
+            missing_first: false,
+        }];
+    }
+    plans.first().map(|p| p.keys.clone()).unwrap_or_default()
 }
 
 /// Runs `req` over `indices`; returns the response body.
@@ -207,10 +270,6 @@ pub fn search(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult
         .map(|h| plan(h, req, now))
         .collect::<EngineResult<Vec<_>>>()?;
     let score_order = is_score_order(&req.sort);
-    let limit = req.from + req.size;
-    let (mut total, mut shards) = (0u64, 0usize);
-    let mut cands: Vec<Candidate> = Vec::new();
-    let mut agg_parts = Vec::new();
     let first_mapping = plans
         .first()
         .map(|p| p.handle.mapping())
@@ -220,85 +279,64 @@ pub fn search(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult
         .as_ref()
         .map(|raw| aggs::prepare(raw, &first_mapping))
         .transpose()?;
-    for (ii, p) in plans.iter().enumerate() {
-        let per_index_aggs = match &req.aggs {
-            Some(raw) => Some(aggs::prepare(raw, &p.handle.mapping())?),
-            None => None,
-        };
-        for (si, shard) in p.handle.shards.iter().enumerate() {
-            shards += 1;
-            let searcher = shard.searcher();
-            let (t, top) = search_shard(p, &searcher, limit, score_order)?;
-            total += t;
-            for (addr, score, values) in top {
-                cands.push(Candidate {
-                    index: ii,
-                    shard: si,
-                    searcher: searcher.clone(),
-                    addr,
-                    score,
-                    values,
-                });
-            }
-            if let (Some(a), Some(q)) = (&per_index_aggs, &p.agg_query) {
-                agg_parts.push(aggs::collect(&searcher, &**q, a)?);
-            }
-        }
-    }
-    let keys: Vec<Key> = if score_order {
-        vec![Key {
-            kind: KeyKind::Score,
-            desc: true,
-            missing_first: false,
-        }]
-    } else {
-        plans.first().map(|p| p.keys.clone()).unwrap_or_default()
-    };
-    cands.sort_by(|a, b| {
-        cmp_keys(&a.values, &b.values, &keys).then(
-            (a.index, a.shard, a.addr.segment_ord, a.addr.doc_id).cmp(&(
-                b.index,
-                b.shard,
-                b.addr.segment_ord,
-                b.addr.doc_id,
-            )),
-        )
+    let mut g = gather(&plans, req, score_order)?;
+    let keys = merge_keys(&plans, score_order);
+    g.cands.sort_by(|a, b| {
+        let pos = |c: &Candidate| (c.index, c.shard, c.addr.segment_ord, c.addr.doc_id);
+        cmp_keys(&a.values, &b.values, &keys).then(pos(a).cmp(&pos(b)))
     });
     let track = score_order || req.track_scores;
-    let max_score = if track {
-        cands
-            .iter()
-            .map(|c| c.score)
-            .fold(None, |m: Option<f32>, s| Some(m.map_or(s, |m| m.max(s))))
-    } else {
-        None
-    };
-    let page: Vec<&Candidate> = cands.iter().skip(req.from).take(req.size).collect();
-    let hits = page
+    let max_score = g
+        .cands
         .iter()
+        .map(|c| c.score)
+        .reduce(f32::max)
+        .filter(|_| track);
+    let hits = g
+        .cands
+        .iter()
+        .skip(req.from)
+        .take(req.size)
         .map(|c| render_hit(c, &plans, req, track, &keys))
         .collect::<EngineResult<Vec<_>>>()?;
     let aggregations = match (&agg_req, &req.aggs) {
-        (Some(a), Some(raw)) => Some(aggs::finish(agg_parts, a, raw, &first_mapping)?),
+        (Some(a), Some(raw)) => Some(aggs::finish(g.agg_parts, a, raw, &first_mapping)?),
         _ => None,
+    };
+    let shards = Shards {
+        total: g.shards,
+        successful: g.shards,
+        skipped: 0,
+        failed: 0,
     };
     let out = SearchOut {
         took: started.elapsed().as_millis() as u64,
         timed_out: false,
-        _shards: Shards {
-            total: shards,
-            successful: shards,
-            skipped: 0,
-            failed: 0,
-        },
+        _shards: shards,
         hits: HitsOut {
-            total,
-            max_score: if cands.is_empty() { None } else { max_score },
+            total: g.total,
+            max_score,
             hits,
         },
         aggregations,
     };
     serde_json::to_value(out).map_err(EngineError::internal)
+}
+
+/// The `_source` of a hit as the request asks for it.
+fn render_source(raw: &[u8], filter: &source::SourceFilter) -> EngineResult<Option<Box<RawValue>>> {
+    let text = match filter {
+        source::SourceFilter::None => return Ok(None),
+        source::SourceFilter::All => String::from_utf8_lossy(raw).into_owned(),
+        f => {
+            let parsed: serde_json::Map<String, Value> =
+                serde_json::from_slice(raw).unwrap_or_default();
+            serde_json::to_string(&f.apply(&parsed)).map_err(EngineError::internal)?
+        }
+    };
+    RawValue::from_string(text)
+        .map(Some)
+        .map_err(EngineError::internal)
 }
 
 fn render_hit(
@@ -314,59 +352,33 @@ fn render_hit(
     let id = doc
         .get_first(fields.id)
         .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_string();
+        .unwrap_or_default();
     let raw = doc
         .get_first(fields.source)
         .and_then(|v| v.as_bytes())
         .unwrap_or(b"{}");
-    let source = match &req.source {
-        source::SourceFilter::All => Some(
-            RawValue::from_string(String::from_utf8_lossy(raw).into_owned())
-                .map_err(EngineError::internal)?,
-        ),
-        source::SourceFilter::None => None,
-        f => {
-            let parsed: serde_json::Map<String, Value> =
-                serde_json::from_slice(raw).unwrap_or_default();
-            let filtered =
-                serde_json::to_string(&f.apply(&parsed)).map_err(EngineError::internal)?;
-            Some(RawValue::from_string(filtered).map_err(EngineError::internal)?)
-        }
-    };
     let ff = |name: &str| -> Option<u64> {
         let seg = c.searcher.segment_reader(c.addr.segment_ord);
         seg.fast_fields().u64(name).ok()?.first(c.addr.doc_id)
     };
+    let integer = |k: &Key| matches!(k.kind, KeyKind::Num { integer: true, .. } | KeyKind::Doc);
     let sort = (!is_score_order(&req.sort)).then(|| {
         c.values
             .iter()
             .zip(keys)
-            .map(|(v, k)| {
-                v.to_json(matches!(
-                    k.kind,
-                    KeyKind::Num { integer: true, .. } | KeyKind::Doc
-                ))
-            })
+            .map(|(v, k)| v.to_json(integer(k)))
             .collect()
     });
+    let seq = req.seq_no_primary_term;
     Ok(HitOut {
         _index: h.name.clone(),
         _type: h.type_name(),
-        _id: id,
+        _id: id.to_string(),
         _version: if req.version { ff(F_VERSION) } else { None },
-        _seq_no: if req.seq_no_primary_term {
-            ff(F_SEQ_NO)
-        } else {
-            None
-        },
-        _primary_term: if req.seq_no_primary_term {
-            Some(1)
-        } else {
-            None
-        },
+        _seq_no: if seq { ff(F_SEQ_NO) } else { None },
+        _primary_term: seq.then_some(1),
         _score: track.then_some(c.score),
-        _source: source,
+        _source: render_source(raw, &req.source)?,
         sort,
     })
 }
