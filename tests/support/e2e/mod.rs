@@ -398,6 +398,11 @@ impl Edge {
         Conn::plain(self.http)
     }
 
+    /// A keep-alive client.
+    pub fn client(&self) -> Client {
+        Client::new(self.http)
+    }
+
     /// Sends `req` on a new connection and reads the response.
     pub fn send(&self, req: &Req) -> Response {
         let mut c = self.conn();
@@ -582,6 +587,40 @@ pub fn exchange(c: &mut Conn, req: &Req) -> Response {
         c.head_response()
     } else {
         c.response()
+    }
+}
+
+/// A keep-alive client connection that opens a new connection only when the edge closed
+/// the previous one (it does after refusing a request whose body it did not read).
+pub struct Client {
+    addr: SocketAddr,
+    conn: Option<Conn>,
+    /// Connections opened so far.
+    pub opened: usize,
+}
+
+impl Client {
+    pub fn new(addr: SocketAddr) -> Client {
+        Client {
+            addr,
+            conn: None,
+            opened: 0,
+        }
+    }
+
+    /// Sends `req` and reads the answer.
+    pub fn send(&mut self, req: &Req) -> Response {
+        let addr = self.addr;
+        let opened = &mut self.opened;
+        let c = self.conn.get_or_insert_with(|| {
+            *opened += 1;
+            Conn::plain(addr)
+        });
+        let r = exchange(c, req);
+        if r.closes() {
+            self.conn = None;
+        }
+        r
     }
 }
 
