@@ -7,7 +7,7 @@
 //!
 //! Must not touch: HTTP or policy.
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 
 use monoio::net::TcpStream;
@@ -126,22 +126,10 @@ impl TlsStream {
             buf.reserve(16 * 1024);
         }
         loop {
-            let len = buf.len();
-            // rustls hands out at most a record or so per call: bound the zero-filled window.
-            let window = (buf.capacity() - len).min(PLAIN_WINDOW);
-            buf.resize(len + window, 0);
-            let got = self.conn.reader().read(&mut buf[len..]);
-            match got {
-                Ok(n) => {
-                    buf.truncate(len + n);
-                    return (Ok(n), buf); // n == 0: close_notify received
-                }
-                Err(e) => {
-                    buf.truncate(len);
-                    if e.kind() != io::ErrorKind::WouldBlock {
-                        return (Err(e), buf);
-                    }
-                }
+            match self.take_plaintext(&mut buf) {
+                Ok(n) => return (Ok(n), buf), // n == 0: close_notify received
+                Err(e) if e.kind() != io::ErrorKind::WouldBlock => return (Err(e), buf),
+                Err(_) => {}
             }
             if let Err(e) = self.flush_tls().await {
                 return (Err(e), buf);
@@ -152,6 +140,32 @@ impl TlsStream {
                 Err(e) => return (Err(e), buf),
             }
         }
+    }
+
+    /// Appends decrypted bytes that rustls holds to `buf`, at most `PLAIN_WINDOW` and never
+    /// past its capacity, copied straight from rustls' records (nothing is zero-filled
+    /// first: a 32KB `resize` per read cost 2% of the CPU of small TLS requests).
+    /// `WouldBlock` when none is there; `Ok(0)` after close_notify.
+    fn take_plaintext(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        let room = (buf.capacity() - buf.len()).min(PLAIN_WINDOW);
+        let mut reader = self.conn.reader();
+        let mut n = 0;
+        while n < room {
+            let chunk = match reader.fill_buf() {
+                Ok(chunk) => chunk,
+                // Hand over what was taken; the condition shows again at the next call.
+                Err(_) if n > 0 => break,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                break; // close_notify: nothing more will come
+            }
+            let take = chunk.len().min(room - n);
+            buf.extend_from_slice(&chunk[..take]);
+            reader.consume(take);
+            n += take;
+        }
+        Ok(n)
     }
 
     /// Encrypts and sends all of `data`.
