@@ -184,3 +184,95 @@ impl TlsStream {
         self.flush_tls().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpListener as StdListener;
+
+    use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
+
+    use super::*;
+    use crate::edge::certs;
+
+    /// A rustls client on a plain thread: sends `body` in writes of `piece` bytes (one or
+    /// more TLS records each), then close_notify, then waits for the server to close.
+    fn client(addr: std::net::SocketAddr, ca: std::path::PathBuf, body: Vec<u8>, piece: usize) {
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_file_iter(&ca).unwrap() {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let name = ServerName::try_from("localhost").unwrap();
+        let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+        let tcp = std::net::TcpStream::connect(addr).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        for p in body.chunks(piece) {
+            tls.write_all(p).unwrap();
+        }
+        tls.conn.send_close_notify();
+        tls.flush().unwrap();
+        let mut rest = Vec::new();
+        let _ = tls.sock.read_to_end(&mut rest);
+    }
+
+    /// Reads the whole stream with `read`, checking every call's bounds.
+    async fn read_all(s: &mut TlsStream) -> Vec<u8> {
+        let mut got = Vec::new();
+        let mut buf = Vec::with_capacity(64 * 1024);
+        loop {
+            let cap = buf.capacity().max(buf.len() + 16 * 1024);
+            let before = buf.len();
+            let (res, b) = s.read(buf).await;
+            buf = b;
+            let n = res.expect("no TLS error");
+            assert_eq!(buf.len(), before + n, "the bytes read are appended");
+            assert!(n <= PLAIN_WINDOW, "at most one window per read");
+            assert!(
+                buf.capacity() <= cap,
+                "read never grows the buffer past one reserve"
+            );
+            if n == 0 {
+                return got; // close_notify
+            }
+            got.extend_from_slice(&buf);
+            buf.clear();
+        }
+    }
+
+    // Plaintext taken straight from rustls' records: every byte once, in order, whatever
+    // the record sizes, then end of stream at close_notify.
+    #[test]
+    fn read_delivers_every_byte_then_eof_at_close_notify() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = certs::issue_leaf(dir.path(), &["localhost".to_string()]).unwrap();
+        let config = certs::server_config(&cert, &key).unwrap();
+        let body: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        for piece in [7, 1000, 16 * 1024, 100_000] {
+            let std = StdListener::bind("127.0.0.1:0").unwrap();
+            let addr = std.local_addr().unwrap();
+            let (ca, sent) = (dir.path().join(certs::CA_CERT), body.clone());
+            let peer = std::thread::spawn(move || client(addr, ca, sent, piece));
+            let got = monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+                .enable_timer()
+                .build()
+                .unwrap()
+                .block_on(async {
+                    std.set_nonblocking(true).unwrap();
+                    let l = monoio::net::TcpListener::from_std(std).unwrap();
+                    let (tcp, _) = l.accept().await.unwrap();
+                    let mut s = TlsStream::accept(tcp, config.clone()).await.unwrap();
+                    assert_eq!(s.sni(), Some("localhost"));
+                    read_all(&mut s).await
+                });
+            peer.join().unwrap();
+            assert_eq!(got.len(), body.len(), "piece {piece}");
+            assert!(got == body, "piece {piece}: bytes differ");
+        }
+    }
+}
