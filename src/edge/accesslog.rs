@@ -70,9 +70,13 @@ impl AccessLog {
         }
         write_time(&mut self.buf, now);
         let _ = write!(self.buf, " {} {} \"", e.cluster, e.client.ip());
-        push_lossy(&mut self.buf, e.method);
-        self.buf.push(' ');
-        push_target(&mut self.buf, e.target);
+        if e.method.is_empty() {
+            self.buf.push_str("- -"); // no request line could be read
+        } else {
+            push_lossy(&mut self.buf, e.method);
+            self.buf.push(' ');
+            push_target(&mut self.buf, e.target);
+        }
         let _ = writeln!(
             self.buf,
             "\" {} in={} out={} queue_ms={:.3} total_ms={:.3}",
@@ -176,6 +180,31 @@ mod tests {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(20_414), (2025, 11, 22));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn a_refused_head_is_logged_without_a_request_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.log");
+        let mut log = AccessLog::open(Some(path.to_str().unwrap())).unwrap();
+        let e = Entry {
+            cluster: "-",
+            client: "10.0.0.7:5555".parse().unwrap(),
+            method: b"",
+            target: b"",
+            status: 400,
+            bytes_in: 37,
+            bytes_out: 300,
+            queue_us: 0,
+            total_us: 120,
+        };
+        log.record(&e, SystemTime::UNIX_EPOCH);
+        drop(log);
+        let text = std::fs::read_to_string(path).unwrap();
+        assert_eq!(
+            text,
+            "1970-01-01T00:00:00.000Z - 10.0.0.7 \"- -\" 400 in=37 out=300 queue_ms=0.000 total_ms=0.120\n"
+        );
     }
 
     #[test]

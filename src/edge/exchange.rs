@@ -22,10 +22,11 @@ use crate::proto::{Framing, HeadLimits, ResponseHead};
 use crate::registry::Cluster;
 use crate::tenancy::{self, BulkRewriter};
 
-/// Why a queued request did not get a slot.
+/// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
+/// never queued).
 enum Refusal {
-    Gone,
-    Error(EdgeError),
+    Gone(u64),
+    Error(EdgeError, Option<u64>),
 }
 
 /// Why sending the request failed.
@@ -123,10 +124,19 @@ impl Session {
     async fn admitted(&mut self, adm: &Admitted<'_>, deadline: Instant) -> Outcome {
         let (permit, queue_us) = match self.wait_for_slot(adm.cluster, deadline).await {
             Ok(p) => p,
-            Err(Refusal::Gone) => return gone(),
-            Err(Refusal::Error(e)) => {
+            Err(Refusal::Gone(waited)) => {
+                return Outcome {
+                    queue_us: Some(waited),
+                    ..gone()
+                }
+            }
+            Err(Refusal::Error(e, waited)) => {
                 self.keep_alive &= !self.has_body();
-                return self.refuse(&e).await;
+                let o = self.refuse(&e).await;
+                return Outcome {
+                    queue_us: waited,
+                    ..o
+                };
             }
         };
         let mut outcome = self.forward(adm, deadline, permit).await;
@@ -143,10 +153,13 @@ impl Session {
         let mut ticket = match cluster.allowance.acquire() {
             Admission::Granted(p) => return Ok((p, None)),
             Admission::Full => {
-                return Err(Refusal::Error(EdgeError::QueueFull {
-                    concurrency: plan.concurrency,
-                    queue_size: plan.queue_size,
-                }))
+                return Err(Refusal::Error(
+                    EdgeError::QueueFull {
+                        concurrency: plan.concurrency,
+                        queue_size: plan.queue_size,
+                    },
+                    None,
+                ))
             }
             Admission::Queued(t) => t,
         };
@@ -163,7 +176,7 @@ impl Session {
                         waited_ms: start.elapsed().as_millis() as u64,
                     }
                 };
-                return Err(Refusal::Error(e));
+                return Err(Refusal::Error(e, Some(start.elapsed().as_micros() as u64)));
             }
             // Wake at least every 50 ms to notice a client that went away while queued.
             let slice = (queue_end - now).min(Duration::from_millis(50));
@@ -171,7 +184,7 @@ impl Session {
                 return Ok((p, Some(start.elapsed().as_micros() as u64)));
             }
             if self.io.peer_closed() {
-                return Err(Refusal::Gone);
+                return Err(Refusal::Gone(start.elapsed().as_micros() as u64));
             }
         }
     }

@@ -160,7 +160,14 @@ impl Session {
                 Err(HeadEnd::Quiet) => return Next::Close,
                 Err(HeadEnd::Refuse(e, arrival)) => {
                     self.keep_alive = false;
-                    let o = self.refuse(&e).await;
+                    // No request line to trust: log `-`, not the previous request's.
+                    self.target.clear();
+                    self.method_text.clear();
+                    self.head.len = 0;
+                    self.method = Method::Get;
+                    self.version = Version::Http11;
+                    let mut o = self.refuse(&e).await;
+                    o.bytes_in = self.buf.len() as u64;
                     self.record(None, arrival, &o);
                     return Next::Linger;
                 }

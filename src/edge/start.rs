@@ -29,6 +29,9 @@ use crate::registry::{Registry, Snapshot};
 
 /// Runs the edge until SIGTERM/SIGINT. Errors are for the operator, one line each.
 pub fn run(args: ServeArgs) -> Result<(), String> {
+    // Handlers first: a signal that arrives once `listening` is printed (or during start)
+    // must be seen by the control loop, not kill the process or be lost.
+    let signals = Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("signals: {e}"))?;
     let driver = Driver::choose(&args.driver)?;
     let (mut config, config_path, embedded) = match &args.config {
         Some(p) => (
@@ -95,7 +98,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         embedded,
         engine.as_ref().map(|e| e.addr),
     );
-    control_loop(&config_path, &config, &registry, &shared, &workers)?;
+    control_loop(signals, &config_path, &config, &registry, &shared, &workers)?;
     for w in workers {
         let _ = w.join();
     }
@@ -235,14 +238,13 @@ fn modified(path: &Path) -> Option<SystemTime> {
 
 /// Waits for signals and config changes until shutdown; then sets `draining`.
 fn control_loop(
+    mut signals: Signals,
     path: &Path,
     first: &Config,
     registry: &Registry,
     shared: &Shared,
     workers: &[JoinHandle<()>],
 ) -> Result<(), String> {
-    let mut signals =
-        Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("signals: {e}"))?;
     let mut seen = modified(path);
     let mut current = first.clone();
     loop {

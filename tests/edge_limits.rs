@@ -1,0 +1,244 @@
+//! End-to-end: the size limits of spec 8 and 7 (413 Request Too Large) at N and N+1: the
+//! 16KB head not counting Authorization, the body limit known from Content-Length (refused
+//! before any byte is forwarded) or from a chunked body's running count, and `_bulk` with
+//! more than `max_bulk_actions` actions. A refused body never reaches the upstream as a
+//! complete request: the mock sees no request at all, or a cut one.
+
+#[path = "support/edge/mod.rs"]
+mod edge;
+
+use edge::{basic, start, start_with, Conn, Mock, Req, Server, HOST, PASS, USER};
+
+/// A GET whose head, not counting the Authorization line, is exactly `counted` bytes;
+/// `auth_value` is the Authorization value sent.
+fn head_of(counted: usize, auth_value: &str) -> Vec<u8> {
+    let start = format!("GET /idx/_search HTTP/1.1\r\nHost: {HOST}\r\n");
+    let auth = format!("Authorization: {auth_value}\r\n");
+    let fill_prefix = "X-Fill: ";
+    let fixed = start.len() + fill_prefix.len() + 2 + 2; // fill line CRLF, final CRLF
+    let fill = "f".repeat(counted - fixed);
+    let head = format!("{start}{auth}{fill_prefix}{fill}\r\n\r\n");
+    assert_eq!(head.len() - auth.len(), counted);
+    head.into_bytes()
+}
+
+fn assert_413(r: &edge::Response) {
+    assert_eq!(r.status, 413, "{}", r.text());
+    r.assert_es_error(413);
+}
+
+/// Asserts that nothing complete reached the upstream once the edge let go of its
+/// connections: no request recorded, at most cut ones.
+fn assert_nothing_complete(mock: &Mock, what: &str) {
+    mock.wait_all_closed();
+    let reqs = mock.requests();
+    assert!(
+        reqs.is_empty(),
+        "{what}: the upstream received a complete request: {:?}",
+        reqs.iter()
+            .map(|r| (&r.target, r.body.len()))
+            .collect::<Vec<_>>()
+    );
+}
+
+// spec 8: request headers over 16KB (authentication headers not counted): 413. A head of
+// exactly 16384 counted bytes passes even with an Authorization line on top; 16385 does
+// not; a long Authorization header is not what makes a head too large.
+#[test]
+fn head_limit_is_16kb_not_counting_authorization() {
+    let (mock, server) = start();
+    let good = basic(USER, PASS);
+    for tls in [false, true] {
+        let conn = || if tls { server.tls(HOST) } else { server.conn() };
+        let mut c = conn();
+        c.send(&head_of(16 * 1024, &good));
+        let r = c.response();
+        assert_eq!(r.status, 200, "16384 counted bytes pass (tls={tls})");
+
+        let mut c = conn();
+        c.send(&head_of(16 * 1024 + 1, &good));
+        assert_413(&c.response());
+        assert!(c.is_closed());
+
+        // 6KB of Authorization on a 16KB head: not 413 (the credentials are wrong: 401).
+        let long = format!("Basic {}", "QUFB".repeat(1536));
+        let mut c = conn();
+        c.send(&head_of(16 * 1024, &long));
+        let r = c.response();
+        r.assert_es_error(401);
+    }
+    assert_eq!(mock.requests().len(), 2);
+}
+
+// spec 8: the body limit at N and N+1, from Content-Length: N passes whole; N+1 is refused
+// from the head alone, before any body byte is sent and with no upstream connection.
+#[test]
+fn content_length_body_limit_at_n_and_n_plus_one() {
+    let (mock, server) = start_with(|s| s.edge("max_body", "\"64kb\""));
+    let n = 64 * 1024;
+    let mut c = server.conn();
+    let over = server.req("PUT", "/idx/_doc/1").body(vec![b'b'; n + 1]);
+    c.send(&over.head_bytes()); // the body is never sent
+    assert_413(&c.response());
+    assert!(c.is_closed());
+    assert_eq!(
+        mock.connections(),
+        0,
+        "refused before anything was forwarded"
+    );
+
+    // With Expect: 100-continue the 413 comes instead of the 100.
+    let mut c = server.conn();
+    c.send(&over.clone().header("Expect", "100-continue").head_bytes());
+    assert_413(&c.response());
+
+    let at = server.req("PUT", "/idx/_doc/1").body(vec![b'b'; n]);
+    let r = server.send(&at);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(mock.requests()[0].body.len(), n);
+    assert_eq!(mock.requests().len(), 1);
+}
+
+// spec 8, 7: with the real default of 40MB, Content-Length 41,943,041 is refused before any
+// byte is forwarded; 41,943,040 is let through (its body is not sent: the upstream then
+// sees a cut request, never a complete one).
+#[test]
+fn default_40mb_limit_from_content_length() {
+    let (mock, server) = start();
+    let head = |len: u64| {
+        format!(
+            "PUT /idx/_doc/1 HTTP/1.1\r\nHost: {HOST}\r\nAuthorization: {}\r\nContent-Length: {len}\r\n\r\n",
+            basic(USER, PASS)
+        )
+        .into_bytes()
+    };
+    let mut c = server.conn();
+    c.send(&head(41_943_041));
+    let r = c.response();
+    assert_413(&r);
+    assert!(
+        r.text().contains("41943040"),
+        "the limit is named: {}",
+        r.text()
+    );
+    assert_eq!(mock.connections(), 0);
+
+    // At the limit the request is admitted: the edge starts forwarding it.
+    let mut c = server.conn();
+    c.send(&head(41_943_040));
+    c.send(&[b'z'; 1000]);
+    assert!(mock.wait_until(std::time::Duration::from_secs(10), |v| v.connections() == 1));
+    drop(c);
+    assert_nothing_complete(&mock, "a cut 40MB body");
+}
+
+/// Sends `req` and reads the answer, ignoring a send failing because the edge closed early.
+fn send_tolerant(server: &Server, req: &Req) -> edge::Response {
+    let mut c: Conn = server.conn();
+    let _ = c.try_send(&req.bytes());
+    c.response()
+}
+
+// spec 8, issue 2: a chunked body is counted while it streams: N bytes pass, N+1 get 413
+// and the upstream request is abandoned unterminated (never complete at the upstream).
+#[test]
+fn chunked_body_limit_at_n_and_n_plus_one() {
+    let (mock, server) = start_with(|s| s.edge("max_body", "\"64kb\""));
+    let n = 64 * 1024;
+    for piece in [1000, n + 1] {
+        let over = server
+            .req("POST", "/idx/_doc")
+            .body(vec![b'c'; n + 1])
+            .chunked(piece);
+        assert_413(&send_tolerant(&server, &over));
+    }
+    // A large body over the limit: most of it streams upstream before the count passes N.
+    let big = server
+        .req("POST", "/idx/_doc")
+        .body(vec![b'c'; 300_000])
+        .chunked(8192);
+    assert_413(&send_tolerant(&server, &big));
+    assert_nothing_complete(&mock, "chunked bodies over the limit");
+    for cut in mock.cuts() {
+        assert!(
+            cut.body_received <= n,
+            "more than the limit went upstream: {cut:?}"
+        );
+    }
+
+    let at = server
+        .req("POST", "/idx/_doc")
+        .body(vec![b'c'; n])
+        .chunked(1000);
+    assert_eq!(server.send(&at).status, 200);
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(mock.requests()[0].body.len(), n);
+}
+
+/// A `_bulk` body of `actions` index actions (each with a source line of `source` bytes),
+/// plus `deletes` delete actions (no source line).
+fn bulk_body(actions: usize, deletes: usize, source: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..actions {
+        out.extend_from_slice(
+            format!("{{\"index\":{{\"_index\":\"idx\",\"_type\":\"doc\",\"_id\":\"{i}\"}}}}\n")
+                .as_bytes(),
+        );
+        out.extend_from_slice(format!("{{\"f\":\"{}\"}}\n", "v".repeat(source)).as_bytes());
+    }
+    for i in 0..deletes {
+        out.extend_from_slice(
+            format!("{{\"delete\":{{\"_index\":\"idx\",\"_id\":\"d{i}\"}}}}\n").as_bytes(),
+        );
+    }
+    out
+}
+
+fn bulk(server: &Server, body: Vec<u8>, chunked: Option<usize>) -> Req {
+    let r = server
+        .req("POST", "/_bulk")
+        .header("Content-Type", "application/x-ndjson")
+        .body(body);
+    match chunked {
+        Some(p) => r.chunked(p),
+        None => r,
+    }
+}
+
+// spec 7 (too many documents in one bulk call: 413), issue 2: with max_bulk_actions = 5,
+// six actions are refused, whether the body is small, large (partly streamed before the
+// sixth action is seen) or chunked, and nothing complete reaches the upstream; exactly
+// five pass (delete actions, without a source line, count too).
+#[test]
+fn bulk_action_limit_at_n_and_n_plus_one() {
+    let (mock, server) = start_with(|s| s.bulk_actions(5));
+    let cases = [
+        ("small", bulk_body(6, 0, 10), None),
+        ("large", bulk_body(6, 0, 20_000), None),
+        ("chunked", bulk_body(6, 0, 20_000), Some(5000)),
+        ("deletes", bulk_body(3, 3, 10), None),
+        ("index path", bulk_body(6, 0, 10), None),
+    ];
+    for (name, body, chunked) in cases {
+        let mut req = bulk(&server, body, chunked);
+        if name == "index path" {
+            req.target = "/idx/doc/_bulk?refresh=true".into();
+        }
+        let r = send_tolerant(&server, &req);
+        assert_413(&r);
+        assert!(r.text().contains("5 actions"), "{name}: {}", r.text());
+    }
+    assert_nothing_complete(&mock, "bulk requests over the action limit");
+
+    for (body, chunked) in [
+        (bulk_body(5, 0, 20_000), None),
+        (bulk_body(5, 0, 10), Some(7)),
+        (bulk_body(2, 3, 10), None),
+    ] {
+        let len = body.len();
+        let r = server.send(&bulk(&server, body, chunked));
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(mock.requests().last().unwrap().body.len(), len);
+    }
+    assert_eq!(mock.requests().len(), 3);
+}

@@ -1,0 +1,639 @@
+//! A mock upstream for the edge's tests: a std::net server on 127.0.0.1:0, one thread per
+//! connection, that records every request (head, decoded body, connection, whether it was
+//! answered), requests cut before their end, open connections and the most requests it ever
+//! had in flight at once.
+//!
+//! Each request chooses how it is answered with an `X-Mock` header (it passes through the
+//! edge untouched), a `;`-separated list of:
+//! - `delay=<ms>`: wait before answering; `hold`: wait until [`Mock::release`];
+//! - `status=<n>`; `size=<n>`: a body of `n` filler bytes instead of the JSON echo;
+//! - `resp=length|chunked|close|malformed|cut|none`: Content-Length (default), chunked,
+//!   close-delimited, a malformed head, a head cut in the middle, or no answer at all (the
+//!   connection is closed).
+//!
+//! Requests without `X-Forwarded-For` come from the edge's own control thread (readiness
+//! probes, metering), not from a client: they are answered (`GET /`: `{}`, anything else:
+//! `[]`) and recorded apart ([`Mock::control_requests`]), outside every client count.
+//!
+//! With [`Mock::drop_reused`] set, a request arriving on a connection that already served
+//! one is not answered: the connection closes, as when an idle keep-alive connection is
+//! closed by the upstream just as the edge reuses it.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// One request the mock received in full.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Connection number (1, 2, ...) and the request's place on it (1, 2, ...).
+    pub conn: usize,
+    pub seq_on_conn: usize,
+    pub method: String,
+    pub target: String,
+    /// `1` for HTTP/1.1, `0` for HTTP/1.0.
+    pub version: u8,
+    /// Header names and values as received, in order.
+    pub headers: Vec<(String, String)>,
+    /// The decoded body.
+    pub body: Vec<u8>,
+    /// The body came with `Transfer-Encoding: chunked`.
+    pub chunked: bool,
+    /// A response was written (false for `resp=none` and dropped reused connections).
+    pub answered: bool,
+}
+
+impl Recorded {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// How many times header `name` appears.
+    pub fn count(&self, name: &str) -> usize {
+        self.headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .count()
+    }
+}
+
+/// A request whose connection ended before the request was complete.
+#[derive(Debug, Clone)]
+pub struct Cut {
+    pub conn: usize,
+    /// The head was complete (else only part of it came).
+    pub head_complete: bool,
+    pub target: String,
+    /// Body bytes (decoded) received before the end.
+    pub body_received: usize,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    requests: Vec<Recorded>,
+    control: Vec<String>,
+    cuts: Vec<Cut>,
+    connections: usize,
+    open: usize,
+    in_flight: usize,
+    max_in_flight: usize,
+    released: bool,
+    drop_reused: bool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    inner: Mutex<Inner>,
+    changed: Condvar,
+}
+
+impl State {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Inner)) {
+        f(&mut self.lock());
+        self.changed.notify_all();
+    }
+}
+
+/// The mock upstream; stops accepting when dropped.
+pub struct Mock {
+    pub addr: SocketAddr,
+    state: Arc<State>,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Mock {
+    /// Starts a mock on 127.0.0.1:0.
+    pub fn start() -> Mock {
+        Mock::start_at("127.0.0.1:0".parse().unwrap())
+    }
+
+    /// Starts a mock on `addr` (e.g. a port an upstream was configured with before it ran).
+    pub fn start_at(addr: SocketAddr) -> Mock {
+        let listener = TcpListener::bind(addr).expect("bind the mock upstream");
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(State::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp) = (state.clone(), stop.clone());
+        let accept = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if sp.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(conn) = conn else { continue };
+                let st = st.clone();
+                let n = {
+                    let mut g = st.lock();
+                    g.connections += 1;
+                    g.open += 1;
+                    g.connections
+                };
+                st.changed.notify_all();
+                std::thread::spawn(move || {
+                    if !serve_conn(&st, conn, n) {
+                        st.update(|g| g.open -= 1);
+                    }
+                });
+            }
+        });
+        Mock {
+            addr,
+            state,
+            stop,
+            accept: Some(accept),
+        }
+    }
+
+    /// Requests received in full, in arrival order.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().requests.clone()
+    }
+
+    /// Targets of the edge's own requests (readiness probes, metering).
+    pub fn control_requests(&self) -> Vec<String> {
+        self.state.lock().control.clone()
+    }
+
+    /// Requests cut before their end.
+    pub fn cuts(&self) -> Vec<Cut> {
+        self.state.lock().cuts.clone()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.state.lock().connections
+    }
+
+    /// Connections open now.
+    pub fn open_connections(&self) -> usize {
+        self.state.lock().open
+    }
+
+    /// The most requests it had in flight at once: from a request received in full until its
+    /// answer is about to be written.
+    pub fn max_in_flight(&self) -> usize {
+        self.state.lock().max_in_flight
+    }
+
+    /// Requests in flight now.
+    pub fn in_flight(&self) -> usize {
+        self.state.lock().in_flight
+    }
+
+    /// Lets every `hold` request (waiting or to come) be answered.
+    pub fn release(&self) {
+        self.state.update(|g| g.released = true);
+    }
+
+    /// Sets whether requests on reused connections go unanswered (connection closed).
+    pub fn drop_reused(&self, on: bool) {
+        self.state.update(|g| g.drop_reused = on);
+    }
+
+    /// Waits until `pred` holds (checked on every change); false after `timeout`.
+    pub fn wait_until(&self, timeout: Duration, pred: impl Fn(&MockView<'_>) -> bool) -> bool {
+        let end = Instant::now() + timeout;
+        let mut g = self.state.lock();
+        loop {
+            if pred(&MockView(&g)) {
+                return true;
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            g = self
+                .state
+                .changed
+                .wait_timeout(g, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Waits until `n` requests are in flight; panics after 10 s.
+    pub fn wait_in_flight(&self, n: usize) {
+        assert!(
+            self.wait_until(Duration::from_secs(10), |v| v.in_flight() >= n),
+            "the mock never had {n} request(s) in flight (has {})",
+            self.in_flight()
+        );
+    }
+
+    /// Waits until no connection is open; panics after 10 s.
+    pub fn wait_all_closed(&self) {
+        assert!(
+            self.wait_until(Duration::from_secs(10), |v| v.open() == 0),
+            "the edge kept {} upstream connection(s) open",
+            self.open_connections()
+        );
+    }
+}
+
+/// A read-only view of the mock's records for [`Mock::wait_until`].
+pub struct MockView<'a>(&'a Inner);
+
+impl MockView<'_> {
+    pub fn requests(&self) -> usize {
+        self.0.requests.len()
+    }
+    pub fn cuts(&self) -> usize {
+        self.0.cuts.len()
+    }
+    pub fn open(&self) -> usize {
+        self.0.open
+    }
+    pub fn in_flight(&self) -> usize {
+        self.0.in_flight
+    }
+    pub fn connections(&self) -> usize {
+        self.0.connections
+    }
+    /// Metering requests (`_cat/indices`) of the control thread answered so far.
+    pub fn metered(&self) -> usize {
+        self.0
+            .control
+            .iter()
+            .filter(|t| t.starts_with("/_cat/indices"))
+            .count()
+    }
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.release();
+        let _ = TcpStream::connect(self.addr); // wake the accept loop
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// How one request is answered (from its `X-Mock` header).
+#[derive(Debug, Default)]
+struct Plan {
+    delay: Option<Duration>,
+    hold: bool,
+    status: Option<u16>,
+    size: Option<usize>,
+    resp: String,
+}
+
+fn plan_of(value: Option<&str>) -> Plan {
+    let mut p = Plan {
+        resp: "length".into(),
+        ..Plan::default()
+    };
+    for item in value.unwrap_or("").split(';').map(str::trim) {
+        let (k, v) = item.split_once('=').unwrap_or((item, ""));
+        match k {
+            "delay" => p.delay = Some(Duration::from_millis(v.parse().expect("delay=<ms>"))),
+            "hold" => p.hold = true,
+            "status" => p.status = Some(v.parse().expect("status=<n>")),
+            "size" => p.size = Some(v.parse().expect("size=<n>")),
+            "resp" => p.resp = v.to_string(),
+            "" => {}
+            other => panic!("unknown X-Mock item `{other}`"),
+        }
+    }
+    p
+}
+
+/// Bytes read from a connection and not yet consumed.
+struct Reader {
+    conn: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Reader {
+    /// Reads more; false at end of stream or error.
+    fn fill(&mut self) -> bool {
+        let mut chunk = [0u8; 16 * 1024];
+        match self.conn.read(&mut chunk) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                true
+            }
+        }
+    }
+
+    /// The next line (without CRLF), or None at end of stream.
+    fn line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            if let Some(i) = self.buf.windows(2).position(|w| w == b"\r\n") {
+                let line = self.buf[..i].to_vec();
+                self.buf.drain(..i + 2);
+                return Some(line);
+            }
+            if !self.fill() {
+                return None;
+            }
+        }
+    }
+
+    /// Exactly `n` bytes appended to `out`; false (with what came appended) at end of stream.
+    fn exact(&mut self, n: usize, out: &mut Vec<u8>) -> bool {
+        let mut left = n;
+        loop {
+            let take = left.min(self.buf.len());
+            out.extend_from_slice(&self.buf[..take]);
+            self.buf.drain(..take);
+            left -= take;
+            if left == 0 {
+                return true;
+            }
+            if !self.fill() {
+                return false;
+            }
+        }
+    }
+}
+
+/// A request head as the mock parsed it.
+struct Head {
+    method: String,
+    target: String,
+    version: u8,
+    headers: Vec<(String, String)>,
+}
+
+impl Head {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads a head: `Ok(None)` at a clean end between requests, `Err(())` when cut.
+fn read_head(r: &mut Reader) -> Result<Option<Head>, ()> {
+    loop {
+        if let Some(i) = r.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let raw = r.buf[..i + 4].to_vec();
+            r.buf.drain(..i + 4);
+            let mut slots = [httparse::EMPTY_HEADER; 256];
+            let mut req = httparse::Request::new(&mut slots);
+            let status = req.parse(&raw).expect("the edge sent a valid head");
+            assert!(status.is_complete());
+            return Ok(Some(Head {
+                method: req.method.unwrap().to_string(),
+                target: req.path.unwrap().to_string(),
+                version: req.version.unwrap(),
+                headers: req
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.name.to_string(),
+                            String::from_utf8_lossy(h.value).into_owned(),
+                        )
+                    })
+                    .collect(),
+            }));
+        }
+        if !r.fill() {
+            return if r.buf.is_empty() { Ok(None) } else { Err(()) };
+        }
+    }
+}
+
+/// Reads a chunked body into `out`; false when the stream ended first.
+fn read_chunked(r: &mut Reader, out: &mut Vec<u8>) -> bool {
+    loop {
+        let Some(line) = r.line() else { return false };
+        let text = String::from_utf8_lossy(&line);
+        let size_text = text.split(';').next().unwrap().trim();
+        let size = usize::from_str_radix(size_text, 16).expect("the edge sent a valid chunk size");
+        if size == 0 {
+            // Trailers until the empty line.
+            loop {
+                match r.line() {
+                    None => return false,
+                    Some(l) if l.is_empty() => return true,
+                    Some(_) => {}
+                }
+            }
+        }
+        if !r.exact(size, out) {
+            return false;
+        }
+        let mut crlf = Vec::new();
+        if !r.exact(2, &mut crlf) {
+            return false;
+        }
+        assert_eq!(crlf, b"\r\n", "chunk data is followed by CRLF");
+    }
+}
+
+/// Serves one connection; returns true when it turned out to be the control thread's.
+fn serve_conn(st: &State, conn: TcpStream, n: usize) -> bool {
+    let _ = conn.set_nodelay(true);
+    let mut r = Reader {
+        conn: conn.try_clone().expect("clone the mock's socket"),
+        buf: Vec::new(),
+    };
+    let mut w = conn;
+    let mut seq = 0;
+    let mut control = false;
+    loop {
+        let Some((head, body, chunked)) = read_request(st, &mut r, n) else {
+            return control;
+        };
+        seq += 1;
+        if head.header("x-forwarded-for").is_none() {
+            if seq == 1 {
+                // Not a connection of the edge's request path: out of the counts.
+                control = true;
+                st.update(|g| {
+                    g.connections -= 1;
+                    g.open -= 1;
+                });
+            }
+            if !answer_control(st, &mut w, &head) {
+                return control;
+            }
+            continue;
+        }
+        if !serve_request(st, &mut w, n, seq, head, body, chunked) {
+            return control;
+        }
+    }
+}
+
+/// Reads one request (head, decoded body, chunked?); `None` at the end of the connection,
+/// recording a cut request when it ended in the middle of one.
+fn read_request(st: &State, r: &mut Reader, n: usize) -> Option<(Head, Vec<u8>, bool)> {
+    let head = match read_head(r) {
+        Ok(Some(h)) => h,
+        Ok(None) => return None,
+        Err(()) => {
+            st.update(|g| {
+                g.cuts.push(Cut {
+                    conn: n,
+                    head_complete: false,
+                    target: String::new(),
+                    body_received: 0,
+                })
+            });
+            return None;
+        }
+    };
+    let mut body = Vec::new();
+    let chunked = head
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
+    let complete = if chunked {
+        read_chunked(r, &mut body)
+    } else {
+        let len = head.header("content-length").map_or(0, |v| {
+            v.trim().parse::<usize>().expect("a valid Content-Length")
+        });
+        r.exact(len, &mut body)
+    };
+    if !complete {
+        st.update(|g| {
+            g.cuts.push(Cut {
+                conn: n,
+                head_complete: true,
+                target: head.target.clone(),
+                body_received: body.len(),
+            })
+        });
+        return None;
+    }
+    Some((head, body, chunked))
+}
+
+/// Answers a request of the edge's control thread; false when the connection failed.
+fn answer_control(st: &State, w: &mut TcpStream, head: &Head) -> bool {
+    let body: &[u8] = if head.target == "/" { b"{}" } else { b"[]" };
+    let answer = [
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+        body,
+    ]
+    .concat();
+    let ok = w.write_all(&answer).is_ok();
+    st.update(|g| g.control.push(head.target.clone()));
+    ok
+}
+
+/// Records and answers a client request; false when the connection ends.
+fn serve_request(
+    st: &State,
+    w: &mut TcpStream,
+    n: usize,
+    seq: usize,
+    head: Head,
+    body: Vec<u8>,
+    chunked: bool,
+) -> bool {
+    st.update(|g| {
+        g.in_flight += 1;
+        g.max_in_flight = g.max_in_flight.max(g.in_flight);
+    });
+    let plan = plan_of(head.header("x-mock"));
+    let drop_it = seq > 1 && st.lock().drop_reused;
+    let answered = !drop_it && plan.resp != "none";
+    let body_len = body.len();
+    st.update(|g| {
+        g.requests.push(Recorded {
+            conn: n,
+            seq_on_conn: seq,
+            method: head.method.clone(),
+            target: head.target.clone(),
+            version: head.version,
+            headers: head.headers.clone(),
+            body,
+            chunked,
+            answered,
+        })
+    });
+    if !answered {
+        st.update(|g| g.in_flight -= 1);
+        return false;
+    }
+    wait_plan(st, &plan);
+    // Out of flight before the answer leaves: the edge may start the next request as soon
+    // as it has read this answer, before this thread runs again after the write.
+    st.update(|g| g.in_flight -= 1);
+    answer(w, &head, &plan, n, seq, body_len)
+}
+
+fn wait_plan(st: &State, plan: &Plan) {
+    if let Some(d) = plan.delay {
+        std::thread::sleep(d);
+    }
+    if plan.hold {
+        let mut g = st.lock();
+        while !g.released {
+            g = st.changed.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Writes the answer; returns whether the connection stays open.
+fn answer(
+    w: &mut TcpStream,
+    head: &Head,
+    plan: &Plan,
+    conn: usize,
+    seq: usize,
+    got: usize,
+) -> bool {
+    let status = plan.status.unwrap_or(200);
+    let body = match plan.size {
+        Some(n) => (0..n).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>(),
+        None => serde_json::to_vec(&serde_json::json!({
+            "mock": true, "conn": conn, "seq": seq, "method": head.method,
+            "target": head.target, "body_len": got,
+        }))
+        .unwrap(),
+    };
+    let line =
+        format!("HTTP/1.1 {status} Mock\r\nContent-Type: application/json\r\nX-Upstream: mock\r\n");
+    let bytes = match plan.resp.as_str() {
+        "length" => [
+            line.as_bytes(),
+            format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
+            &body,
+        ]
+        .concat(),
+        "chunked" => {
+            let mut out = format!("{line}Transfer-Encoding: chunked\r\n\r\n").into_bytes();
+            for piece in body.chunks(7) {
+                out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+                out.extend_from_slice(piece);
+                out.extend_from_slice(b"\r\n");
+            }
+            out.extend_from_slice(b"0\r\n\r\n");
+            out
+        }
+        "close" => [line.as_bytes(), b"Connection: close\r\n\r\n", &body].concat(),
+        "malformed" => b"HTTP/1.1 2x0 Nope\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        "cut" => b"HTTP/1.1 200 OK\r\nContent-Ty".to_vec(),
+        other => panic!("unknown resp={other}"),
+    };
+    if w.write_all(&bytes).is_err() {
+        return false;
+    }
+    plan.resp == "length" || plan.resp == "chunked"
+}
