@@ -47,6 +47,16 @@ enum HeadFail {
     Deadline,
 }
 
+/// The index of a `PUT /<index>` target as forwarded: its first path segment.
+fn created_index(target: &[u8]) -> &[u8] {
+    let path = target.strip_prefix(b"/").unwrap_or(target);
+    let end = path
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(path.len());
+    &path[..end]
+}
+
 /// Runs `fut` until `until`; `None` when time ran out.
 pub(super) async fn until<F: Future>(until: Instant, fut: F) -> Option<F::Output> {
     let left = until.saturating_duration_since(Instant::now());
@@ -76,9 +86,12 @@ impl Session {
             },
             false => 0,
         };
+        // The real name of the index being created (the ledger matches it with metering's).
+        let created = adm.create_index.then(|| created_index(&self.fwd_target).to_vec());
         let outcome = self.admitted(adm, deadline).await;
-        if reserved > 0 && !(200..300).contains(&outcome.status) {
-            adm.cluster.state.release_shards(reserved);
+        if let Some(name) = created {
+            let ok = (200..300).contains(&outcome.status);
+            adm.cluster.state.finish_creation(&name, reserved, ok);
         }
         outcome
     }
