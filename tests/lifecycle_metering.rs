@@ -71,7 +71,10 @@ fn probe_update(edge: &Edge, t: &Tenant) -> Response {
 }
 
 fn is_refused(r: &Response, reason: &str) -> bool {
-    r.status == 403 && r.json()["error"]["reason"].as_str().is_some_and(|s| s.starts_with(reason))
+    r.status == 403
+        && r.json()["error"]["reason"]
+            .as_str()
+            .is_some_and(|s| s.starts_with(reason))
 }
 
 fn wait_refused(edge: &Edge, t: &Tenant, reason: &str) {
@@ -100,7 +103,11 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
     let mut noise = Noise(0x9e37_79b9_7f4a_7c15);
     let mut docs = 0u32;
     while usage(engine, &prefix) <= DISK {
-        assert!(docs < 2000, "usage stays at {} bytes", usage(engine, &prefix));
+        assert!(
+            docs < 2000,
+            "usage stays at {} bytes",
+            usage(engine, &prefix)
+        );
         let lines = bulk_lines("logs", docs, 20, &mut noise, 400);
         let r = c.send(&t.ndjson("POST", "/_bulk?refresh=true", &lines));
         if r.status == 403 {
@@ -120,11 +127,17 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
     assert!(reason.starts_with("Cluster Read-only"), "{reason}");
     let r = c.send(&t.req("DELETE", "/no-such-index"));
     let (kind, _) = es_error(&r, 404);
-    assert_eq!(kind, "index_not_found_exception", "the deletion reached the engine");
+    assert_eq!(
+        kind, "index_not_found_exception",
+        "the deletion reached the engine"
+    );
 
     // Usage grows past twice the plan: disabled, every request refused.
     let extra = format!("{prefix}extra");
-    assert_eq!(direct(engine, "PUT", &format!("/{extra}"), None).status, 200);
+    assert_eq!(
+        direct(engine, "PUT", &format!("/{extra}"), None).status,
+        200
+    );
     let mut n = 0;
     while usage(engine, &prefix) <= 2 * DISK {
         assert!(n < 4000, "usage stays at {} bytes", usage(engine, &prefix));
@@ -134,13 +147,23 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
         n += 40;
     }
     eventually("disabled", WAIT, || {
-        is_refused(&edge.send(&t.req("GET", "/logs/_count")), "Cluster Disabled").then_some(())
+        is_refused(
+            &edge.send(&t.req("GET", "/logs/_count")),
+            "Cluster Disabled",
+        )
+        .then_some(())
     });
     assert!(is_refused(&probe_update(&edge, &t), "Cluster Disabled"));
-    assert!(is_refused(&edge.send(&t.req("DELETE", "/logs")), "Cluster Disabled"));
+    assert!(is_refused(
+        &edge.send(&t.req("DELETE", "/logs")),
+        "Cluster Disabled"
+    ));
 
     // The operator removes the growth: back to read-only; the tenant deletes its index.
-    assert_eq!(direct(engine, "DELETE", &format!("/{extra}"), None).status, 200);
+    assert_eq!(
+        direct(engine, "DELETE", &format!("/{extra}"), None).status,
+        200
+    );
     eventually("read-only again", WAIT, || {
         (edge.send(&t.req("GET", "/logs/_count")).status == 200).then_some(())
     });
@@ -151,7 +174,12 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
         (probe_update(&edge, &t).status == 404).then_some(())
     });
     let r = edge.send(&t.json("PUT", "/logs/doc/1", &json!({"n": 1})));
-    assert_eq!(r.status, 404, "writable again (the index is gone): {}", r.text());
+    assert_eq!(
+        r.status,
+        404,
+        "writable again (the index is gone): {}",
+        r.text()
+    );
     assert_eq!(edge.send(&t.req("PUT", "/logs")).status, 200);
 
     // Every move was metering's, printed as it happened.
@@ -187,7 +215,9 @@ fn raw_bulk(engine: SocketAddr, body: Vec<u8>) -> Response {
 
 /// Waits for metering to print a move of cluster `id` to `to`, after line `skip`.
 fn wait_move(edge: &Edge, skip: usize, id: &str, to: &str) -> usize {
-    let line = edge.out.wait_for_after(skip, &format!("cluster {id}:"), WAIT);
+    let line = edge
+        .out
+        .wait_for_after(skip, &format!("cluster {id}:"), WAIT);
     let line = line.unwrap_or_else(|| panic!("no metering move of {id}:\n{}", edge.out.text()));
     assert!(line.ends_with(&format!("to {to}")), "{line}");
     let lines = edge.out.text();
@@ -216,7 +246,10 @@ fn operator_mode_is_not_lifted_by_metering() {
     assert_eq!(edge.send(&wit.req("PUT", "/w")).status, 200);
     let skip = wait_move(&edge, skip, "wit", "Disabled(Metering)");
     let real = format!("{}w", e2e::prefix_of(engine, "w"));
-    assert_eq!(direct(engine, "DELETE", &format!("/{real}"), None).status, 200);
+    assert_eq!(
+        direct(engine, "DELETE", &format!("/{real}"), None).status,
+        200
+    );
     wait_move(&edge, skip, "wit", "Normal");
 
     assert!(is_refused(&probe_update(&edge, &held), "Cluster Read-only"));

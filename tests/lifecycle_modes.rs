@@ -84,7 +84,11 @@ fn each_mode_with_a_read_and_an_update() {
     for ((id, _), (t, c)) in MODES.iter().zip(tenants.iter().zip(&mut conns)) {
         let idx = index_of(id);
         assert_eq!(c.send(&t.req("PUT", &format!("/{idx}"))).status, 200);
-        let doc = t.json("PUT", &format!("/{idx}/doc/1?refresh=true"), &json!({"n": 1}));
+        let doc = t.json(
+            "PUT",
+            &format!("/{idx}/doc/1?refresh=true"),
+            &json!({"n": 1}),
+        );
         assert_eq!(c.send(&doc).status, 201);
     }
     for (id, mode) in MODES {
@@ -102,17 +106,28 @@ fn each_mode_with_a_read_and_an_update() {
         if read == Expect::Pass(200) {
             assert_eq!(r.json()["hits"]["total"], 1, "{}", r.text());
         }
-        let q = t.json("POST", &format!("/{idx}/_search"), &json!({"query": {"match_all": {}}}));
+        let q = t.json(
+            "POST",
+            &format!("/{idx}/_search"),
+            &json!({"query": {"match_all": {}}}),
+        );
         check(&c.send(&q), read, &what("POST _search"));
         let count = t.req("POST", &format!("/{idx}/_count"));
         check(&c.send(&count), read, &what("POST _count"));
 
-        let doc = t.json("PUT", &format!("/{idx}/doc/2?refresh=true"), &json!({"n": 2}));
+        let doc = t.json(
+            "PUT",
+            &format!("/{idx}/doc/2?refresh=true"),
+            &json!({"n": 2}),
+        );
         check(&c.send(&doc), update, &what("PUT doc"));
         let bulk = t.ndjson(
             "POST",
             "/_bulk?refresh=true",
-            &[json!({"index": {"_index": idx, "_type": "doc", "_id": "3"}}), json!({"n": 3})],
+            &[
+                json!({"index": {"_index": idx, "_type": "doc", "_id": "3"}}),
+                json!({"n": 3}),
+            ],
         );
         let bulk_want = match update {
             Expect::Pass(_) => Expect::Pass(200),
@@ -167,7 +182,12 @@ const NOT_EXPOSED: &[(&str, &str, &str, bool)] = &[
     ("DELETE", "/", "/", true),
     ("GET", "/_tasks", "tasks", false),
     ("POST", "/books/_update_by_query", "update_by_query", false),
-    ("POST", "/books/%5Fdelete_by_query", "delete_by_query", false),
+    (
+        "POST",
+        "/books/%5Fdelete_by_query",
+        "delete_by_query",
+        false,
+    ),
 ];
 
 fn assert_501(r: &Response, word: &str, what: &str) {
@@ -197,7 +217,11 @@ fn endpoints_not_exposed_are_501_in_every_spelling() {
     let mut passed: Vec<String> = Vec::new();
     for &(method, path, word, both) in NOT_EXPOSED {
         let what = format!("{method} {path}");
-        assert_501(&c.send(&mt.req(method, path)), word, &format!("multitenant {what}"));
+        assert_501(
+            &c.send(&mt.req(method, path)),
+            word,
+            &format!("multitenant {what}"),
+        );
         let r = c.send(&st.req(method, path));
         if both {
             assert_501(&r, word, &format!("single-tenant {what}"));
@@ -207,7 +231,10 @@ fn endpoints_not_exposed_are_501_in_every_spelling() {
         }
     }
     // Only the single-tenant class's allowed requests reached its upstream.
-    let reached: Vec<String> = mock.requests()[before..].iter().map(|r| r.target.clone()).collect();
+    let reached: Vec<String> = mock.requests()[before..]
+        .iter()
+        .map(|r| r.target.clone())
+        .collect();
     assert_eq!(reached.len(), passed.len(), "{reached:?}");
     // Nothing was deleted on the engine by the refused DELETEs.
     let r = edge.send(&mt.req("GET", "/books"));

@@ -29,7 +29,12 @@ fn assert_capacity(r: &e2e::Response, in_use: u64, asked: u64, what: &str) {
     assert_eq!(e["shard_capacity"], CAPACITY, "{what}: {e}");
     assert_eq!(e["shards_in_use"], in_use, "{what}: {e}");
     assert_eq!(e["shards_requested"], asked, "{what}: {e}");
-    for figure in ["six", "6 shards", &format!("{in_use} are in use"), &format!("{asked} more")] {
+    for figure in [
+        "six",
+        "6 shards",
+        &format!("{in_use} are in use"),
+        &format!("{asked} more"),
+    ] {
         assert!(reason.contains(figure), "{what}: {reason}");
     }
 }
@@ -42,7 +47,11 @@ fn exists_upstream(engine: SocketAddr, prefix: &str, name: &str) -> bool {
 }
 
 fn check_class(edge: &Edge, t: &Tenant, engine: SocketAddr, multitenant: bool) {
-    let class = if multitenant { "multitenant" } else { "single-tenant" };
+    let class = if multitenant {
+        "multitenant"
+    } else {
+        "single-tenant"
+    };
     let mut c = edge.client();
     // 2 shards (the upstream's defaults: 1 primary, 1 replica), then 4 more: exactly 6.
     assert_eq!(c.send(&t.req("PUT", "/a")).status, 200, "{class}");
@@ -52,12 +61,24 @@ fn check_class(edge: &Edge, t: &Tenant, engine: SocketAddr, multitenant: bool) {
         String::new()
     };
     let r = c.send(&t.json("PUT", "/b", &settings(2, 1)));
-    assert_eq!(r.status, 200, "{class}: at exactly the capacity: {}", r.text());
+    assert_eq!(
+        r.status,
+        200,
+        "{class}: at exactly the capacity: {}",
+        r.text()
+    );
     // One more shard is one too many, whatever form the settings take.
-    let r = c.send(&t.json("PUT", "/c", &json!({"settings": {"index": {"number_of_shards": "1", "number_of_replicas": 0}}})));
+    let r = c.send(&t.json(
+        "PUT",
+        "/c",
+        &json!({"settings": {"index": {"number_of_shards": "1", "number_of_replicas": 0}}}),
+    ));
     assert_capacity(&r, 6, 1, class);
     assert_capacity(&c.send(&t.req("PUT", "/c")), 6, 2, class);
-    assert!(!exists_upstream(engine, &prefix, "c"), "{class}: nothing created upstream");
+    assert!(
+        !exists_upstream(engine, &prefix, "c"),
+        "{class}: nothing created upstream"
+    );
     // A whitelisted index created on first write counts too (spec 1.5): the edge creates
     // it for the multitenant class. KNOWN GAP: on the single-tenant class the upstream
     // creates it itself, unchecked (the edge would have to create it first, as for the
@@ -68,9 +89,17 @@ fn check_class(edge: &Edge, t: &Tenant, engine: SocketAddr, multitenant: bool) {
         let bulk = t.ndjson(
             "POST",
             "/_bulk",
-            &[json!({"index": {"_index": "events-1", "_type": "doc"}}), json!({"m": 1})],
+            &[
+                json!({"index": {"_index": "events-1", "_type": "doc"}}),
+                json!({"m": 1}),
+            ],
         );
-        assert_capacity(&c.send(&bulk), 6, 2, &format!("{class} auto-creation in _bulk"));
+        assert_capacity(
+            &c.send(&bulk),
+            6,
+            2,
+            &format!("{class} auto-creation in _bulk"),
+        );
         for name in ["logstash-2024.05.01", "events-1"] {
             assert!(!exists_upstream(engine, &prefix, name), "{class}: {name}");
         }
@@ -107,7 +136,11 @@ fn shard_capacity_of_the_plan_on_both_classes() {
     let edge = Edge::start(config);
     // Another tenant's shards on the shared engine are not this tenant's.
     let other = edge.tenant("other");
-    assert_eq!(edge.send(&other.json("PUT", "/big", &settings(3, 1))).status, 200);
+    assert_eq!(
+        edge.send(&other.json("PUT", "/big", &settings(3, 1)))
+            .status,
+        200
+    );
     check_class(&edge, &edge.tenant("mt"), edge.engine(), true);
     check_class(&edge, &edge.tenant("st"), alone.addr, false);
 }

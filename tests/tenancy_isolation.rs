@@ -20,8 +20,8 @@
 mod e2e;
 
 use e2e::{
-    direct, engine_indices, es_error, exchange, prefix_of, ClusterSpec, Config, Conn, Edge,
-    Engine, Req, Response, Tenant,
+    direct, engine_indices, es_error, exchange, prefix_of, ClusterSpec, Config, Conn, Edge, Engine,
+    Req, Response, Tenant,
 };
 use serde_json::{json, Value};
 
@@ -81,7 +81,12 @@ impl Step {
             .body
             .as_ref()
             .map(|(_, b)| String::from_utf8_lossy(b).into_owned());
-        format!("{} {} {}", self.method, self.target, body.unwrap_or_default())
+        format!(
+            "{} {} {}",
+            self.method,
+            self.target,
+            body.unwrap_or_default()
+        )
     }
 }
 
@@ -199,11 +204,7 @@ fn query_script(me: &str, o: &str, p: &str) -> Vec<Step> {
     ));
     s.push(step("DELETE", format!("/{o}-only")));
     s.push(step("DELETE", format!("/{p}books")));
-    s.push(with_json(
-        "POST",
-        format!("/{o}-only/doc/5"),
-        doc(me, 5),
-    ));
+    s.push(with_json("POST", format!("/{o}-only/doc/5"), doc(me, 5)));
     s.extend(listing_script(me, o, p));
     s
 }
@@ -354,7 +355,11 @@ fn difference(got: &str, want: &str) -> String {
         .position(|(a, b)| a != b)
         .unwrap_or(got.len().min(want.len()));
     let from = at.saturating_sub(120);
-    let part = |s: &str| s.get(from..(at + 200).min(s.len())).unwrap_or(s).to_string();
+    let part = |s: &str| {
+        s.get(from..(at + 200).min(s.len()))
+            .unwrap_or(s)
+            .to_string()
+    };
     format!(
         "  multitenant: ...{}\n  alone:       ...{}",
         part(got),
@@ -402,7 +407,14 @@ fn contains(hay: &[u8], needle: &str) -> bool {
 
 /// Isolation: `r` (to `s`, sent by tenant `me`) holds nothing of the other tenant, nor any
 /// prefix the request did not name itself.
-fn assert_isolated(me: &str, o: &str, own_prefix: &str, other_prefix: &str, s: &Step, r: &Response) {
+fn assert_isolated(
+    me: &str,
+    o: &str,
+    own_prefix: &str,
+    other_prefix: &str,
+    s: &Step,
+    r: &Response,
+) {
     let bytes = all_bytes(r);
     let asked = s.text();
     let shown = || String::from_utf8_lossy(&bytes).into_owned();
@@ -418,7 +430,11 @@ fn assert_isolated(me: &str, o: &str, own_prefix: &str, other_prefix: &str, s: &
         "{me} saw its own prefix answering {asked}:\n{}",
         shown()
     );
-    for name in [other_prefix.to_string(), format!("{o}-only"), format!("events-{o}")] {
+    for name in [
+        other_prefix.to_string(),
+        format!("{o}-only"),
+        format!("events-{o}"),
+    ] {
         if !asked.contains(&name) {
             assert!(
                 !contains(&bytes, &name),
@@ -452,7 +468,14 @@ fn two_tenants_on_one_engine_never_see_each_other() {
         for (side, s) in sides.iter_mut().zip([sa, sb, sa, sb]) {
             side.run(s);
             let r = side.answers.last().unwrap();
-            assert!(r.status < 300, "{} {}: {} {}", side.name, s.text(), r.status, r.text());
+            assert!(
+                r.status < 300,
+                "{} {}: {} {}",
+                side.name,
+                s.text(),
+                r.status,
+                r.text()
+            );
         }
     }
     // The real names, as only the engine knows them.
@@ -500,7 +523,13 @@ fn two_tenants_on_one_engine_never_see_each_other() {
 
 /// Spot checks of the answers themselves (the comparison alone would accept an engine
 /// that answered both the same wrong way).
-fn check_answers_and_engine(edge: &Edge, answers: &[Response], script: &[Step], pa: &str, pb: &str) {
+fn check_answers_and_engine(
+    edge: &Edge,
+    answers: &[Response],
+    script: &[Step],
+    pa: &str,
+    pb: &str,
+) {
     let find = |method: &str, target: &str| -> &Response {
         let i = script
             .iter()
@@ -521,7 +550,10 @@ fn check_answers_and_engine(edge: &Edge, answers: &[Response], script: &[Step], 
     assert_eq!(v["error"]["index"], "bravo-only");
     let lost = find("POST", "/notlisted/doc/1");
     let (kind, reason) = es_error(lost, 404);
-    assert_eq!((kind.as_str(), reason.as_str()), ("index_not_found_exception", "no such index"));
+    assert_eq!(
+        (kind.as_str(), reason.as_str()),
+        ("index_not_found_exception", "no such index")
+    );
     assert_eq!(lost.json()["error"]["index"], "notlisted");
     // spec 2.3: the listing shows the tenant's indices under its names, auto-created too.
     let listing = find("GET", "/_cat/indices?format=json").json();
@@ -533,10 +565,19 @@ fn check_answers_and_engine(edge: &Edge, answers: &[Response], script: &[Step], 
         .collect();
     assert_eq!(names, ["alpha-only", "books"], "{listing}");
     let after = find("GET", "/_cat/indices?v").text();
-    let rows: Vec<&str> = after.lines().map(|l| l.split_whitespace().nth(2).unwrap()).collect();
+    let rows: Vec<&str> = after
+        .lines()
+        .map(|l| l.split_whitespace().nth(2).unwrap())
+        .collect();
     assert_eq!(
         rows,
-        ["index", "alpha-only", "books", "events-alpha", "logstash-2024.05.01"],
+        [
+            "index",
+            "alpha-only",
+            "books",
+            "events-alpha",
+            "logstash-2024.05.01"
+        ],
         "{after}"
     );
     assert_eq!(find("GET", "/events*,logstash*/_count").json()["count"], 3);
@@ -550,19 +591,31 @@ fn check_answers_and_engine(edge: &Edge, answers: &[Response], script: &[Step], 
 
 /// Upstream, every index of the shared engine carries one of the two prefixes, and each
 /// tenant's names are exactly those of the cluster that ran its script alone.
-fn check_engine_holds_only_namespaced(engine: std::net::SocketAddr, pa: &str, pb: &str, solo: std::net::SocketAddr) {
+fn check_engine_holds_only_namespaced(
+    engine: std::net::SocketAddr,
+    pa: &str,
+    pb: &str,
+    solo: std::net::SocketAddr,
+) {
     let real = engine_indices(engine);
     let mut alpha: Vec<String> = Vec::new();
     for i in &real {
         if let Some(n) = i.name.strip_prefix(pa) {
             alpha.push(n.to_string());
         } else {
-            assert!(i.name.starts_with(pb), "an index outside both namespaces: {}", i.name);
+            assert!(
+                i.name.starts_with(pb),
+                "an index outside both namespaces: {}",
+                i.name
+            );
         }
     }
     let alone: Vec<String> = engine_indices(solo).into_iter().map(|i| i.name).collect();
     assert_eq!(alpha, alone);
     assert!(!alpha.iter().any(|n| n.contains("notlisted")));
     let r = direct(engine, "GET", &format!("/{pa}notlisted"), None);
-    assert_eq!(r.status, 404, "nothing created upstream for a non-whitelisted name");
+    assert_eq!(
+        r.status, 404,
+        "nothing created upstream for a non-whitelisted name"
+    );
 }

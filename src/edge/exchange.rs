@@ -87,7 +87,9 @@ impl Session {
             false => 0,
         };
         // The real name of the index being created (the ledger matches it with metering's).
-        let created = adm.create_index.then(|| created_index(&self.fwd_target).to_vec());
+        let created = adm
+            .create_index
+            .then(|| created_index(&self.fwd_target).to_vec());
         let outcome = self.admitted(adm, deadline).await;
         if let Some(name) = created {
             let ok = (200..300).contains(&outcome.status);

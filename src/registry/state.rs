@@ -236,7 +236,7 @@ mod tests {
     fn metering_verdicts_apply_under_normal_only() {
         let s = ClusterState::new(true);
         let limits = DiskLimits::for_plan(100, 2);
-        let mut record = |u: Usage| s.record_usage(s.begin_reading(), u, &[], limits);
+        let record = |u: Usage| s.record_usage(s.begin_reading(), u, &[], limits);
         assert_eq!(
             record(usage(150)),
             (Mode::Normal, Mode::ReadOnly(SetBy::Metering))
@@ -285,7 +285,11 @@ mod tests {
         read(&s, 6, &["a", "b"]);
         assert_eq!(s.usage().shards, 6, "counted once");
         read(&s, 2, &["b"]);
-        assert_eq!(s.usage().shards, 2, "a reading after a deletion frees its shards");
+        assert_eq!(
+            s.usage().shards,
+            2,
+            "a reading after a deletion frees its shards"
+        );
     }
 
     // spec 8: a reading sent while an index was being created does not list it; its shards

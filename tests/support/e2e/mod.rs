@@ -376,7 +376,9 @@ impl Edge {
             .out
             .wait_for("searchgate: listening", Duration::from_secs(60))
             .unwrap_or_else(|| panic!("searchgate did not start:\n{}", edge.out.text()));
-        let http = line.split_whitespace().find_map(|w| w.strip_prefix("http="));
+        let http = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http="));
         edge.http = http.expect("http=").parse().expect("http address");
         if edge.config.engine {
             let line = edge
