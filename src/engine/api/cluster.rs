@@ -1,0 +1,272 @@
+//! Node and cluster endpoints: `GET|HEAD /`, `GET /_cluster/health[/<index>]` (with
+//! `wait_for_status` and `timeout`), and the `_cat/indices`, `_cat/health`, `_cat/count`
+//! tables.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::params::Params;
+use super::{ApiResult, Engine, Response};
+use crate::engine::cat::{self, format_bytes, ByteUnit, CatOpts, Cell};
+use crate::engine::error::EngineError;
+use crate::engine::store::settings::parse_time_ms;
+use crate::engine::store::ResolveOptions;
+use crate::proto::Method;
+
+/// `GET /` (and `HEAD /`).
+pub fn root(engine: &Engine, _m: Method) -> ApiResult {
+    Ok(Response::json(
+        200,
+        &json!({
+            "name": engine.node.name,
+            "cluster_name": engine.node.cluster_name,
+            "cluster_uuid": engine.node.cluster_uuid,
+            "version": {
+                "number": "7.10.2",
+                "build_flavor": "default",
+                "build_type": "tar",
+                "build_hash": "747e1cc71def077253878a59143c1f785afa92b9",
+                "build_date": "2021-01-13T00:42:12.435326Z",
+                "build_snapshot": false,
+                "lucene_version": "8.7.0",
+                "minimum_wire_compatibility_version": "6.8.0",
+                "minimum_index_compatibility_version": "6.0.0-beta1"
+            },
+            "tagline": "You Know, for Search"
+        }),
+    ))
+}
+
+fn rank(status: &str) -> u8 {
+    match status {
+        "green" => 2,
+        "yellow" => 1,
+        _ => 0,
+    }
+}
+
+struct Health {
+    status: &'static str,
+    primaries: u64,
+    unassigned: u64,
+}
+
+fn measure(engine: &Engine, index: Option<&str>) -> Result<Health, EngineError> {
+    let indices = match index {
+        Some(i) => engine.store.resolve(i, ResolveOptions::default())?,
+        None => engine.store.all(),
+    };
+    let mut h = Health {
+        status: "green",
+        primaries: 0,
+        unassigned: 0,
+    };
+    for idx in indices {
+        let s = idx.settings();
+        h.primaries += s.shards as u64;
+        h.unassigned += s.shards as u64 * s.replicas as u64;
+        if rank(idx.health()) < rank(h.status) {
+            h.status = idx.health();
+        }
+    }
+    Ok(h)
+}
+
+/// `GET /_cluster/health[/<index>]`.
+pub fn health(engine: &Engine, index: Option<&str>, params: &Params) -> ApiResult {
+    let wanted = params.get("wait_for_status");
+    if let Some(w) = wanted {
+        if !matches!(w, "green" | "yellow" | "red") {
+            return Err(EngineError::IllegalArgument(format!(
+                "unknown cluster health status [{w}]"
+            )));
+        }
+    }
+    let timeout = match params.get("timeout") {
+        Some(t) => parse_time_ms("timeout", t)?.max(0) as u64,
+        None => 30_000,
+    };
+    let start = Instant::now();
+    let mut h = measure(engine, index)?;
+    let mut timed_out = false;
+    if let Some(w) = wanted {
+        while rank(h.status) < rank(w) {
+            if start.elapsed() >= Duration::from_millis(timeout) {
+                timed_out = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            h = measure(engine, index)?;
+        }
+    }
+    let active = h.primaries;
+    let total = active + h.unassigned;
+    let pct = if total == 0 {
+        100.0
+    } else {
+        active as f64 * 100.0 / total as f64
+    };
+    let body = json!({
+        "cluster_name": engine.node.cluster_name,
+        "status": h.status,
+        "timed_out": timed_out,
+        "number_of_nodes": 1,
+        "number_of_data_nodes": 1,
+        "active_primary_shards": h.primaries,
+        "active_shards": active,
+        "relocating_shards": 0,
+        "initializing_shards": 0,
+        "unassigned_shards": h.unassigned,
+        "delayed_unassigned_shards": 0,
+        "number_of_pending_tasks": 0,
+        "number_of_in_flight_fetch": 0,
+        "task_max_waiting_in_queue_millis": 0,
+        "active_shards_percent_as_number": pct,
+    });
+    Ok(Response::json(if timed_out { 408 } else { 200 }, &body))
+}
+
+fn cat_response(cols: &[cat::Column], rows: Vec<Vec<Cell>>, params: &Params) -> ApiResult {
+    let opts = CatOpts::new(
+        params.flag("v"),
+        params.get("format"),
+        params.get("h"),
+        params.get("s"),
+    )?;
+    let (body, json) = cat::render(cols, rows, &opts)?;
+    Ok(if json {
+        Response {
+            body: super::Body::Bytes(body.into_bytes()),
+            ..Response::json(200, &json!(null))
+        }
+    } else {
+        Response::text(200, body)
+    })
+}
+
+fn num(n: u64) -> Cell {
+    Cell::Num(n.to_string(), n as f64)
+}
+
+/// `GET /_cat/indices[/<pattern>]`: the nine columns of spec 2.3.
+pub fn cat_indices(engine: &Engine, pattern: Option<&str>, params: &Params) -> ApiResult {
+    let unit = ByteUnit::parse(params.get("bytes"))?;
+    let indices = engine
+        .store
+        .resolve(pattern.unwrap_or("*"), ResolveOptions::default())?;
+    let rows = indices
+        .iter()
+        .map(|idx| {
+            let s = idx.settings();
+            let st = idx.stats();
+            // replicas cannot be assigned on one node: the store holds primaries only
+            let size = Cell::Num(format_bytes(st.bytes, unit), st.bytes as f64);
+            vec![
+                Cell::Text(idx.health().into()),
+                Cell::Text("open".into()),
+                Cell::Text(idx.name.clone()),
+                num(s.shards as u64),
+                num(s.replicas as u64),
+                num(st.docs),
+                num(st.deleted),
+                size.clone(),
+                size,
+            ]
+        })
+        .collect();
+    let mut params = params.clone();
+    if params.get("s").is_none() {
+        params.0.push(("s".into(), "index".into()));
+    }
+    cat_response(&cat::INDICES, rows, &params)
+}
+
+fn epoch_cells() -> (Cell, Cell) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs();
+    let ts = format!(
+        "{:02}:{:02}:{:02}",
+        secs / 3600 % 24,
+        secs / 60 % 60,
+        secs % 60
+    );
+    (num(secs), Cell::Text(ts))
+}
+
+/// `GET /_cat/health`.
+pub fn cat_health(engine: &Engine, params: &Params) -> ApiResult {
+    const COLS: [cat::Column; 8] = [
+        cat::Column {
+            name: "epoch",
+            right: true,
+        },
+        cat::Column {
+            name: "timestamp",
+            right: false,
+        },
+        cat::Column {
+            name: "cluster",
+            right: false,
+        },
+        cat::Column {
+            name: "status",
+            right: false,
+        },
+        cat::Column {
+            name: "node.total",
+            right: true,
+        },
+        cat::Column {
+            name: "shards",
+            right: true,
+        },
+        cat::Column {
+            name: "pri",
+            right: true,
+        },
+        cat::Column {
+            name: "unassign",
+            right: true,
+        },
+    ];
+    let h = measure(engine, None)?;
+    let (epoch, ts) = epoch_cells();
+    let row = vec![
+        epoch,
+        ts,
+        Cell::Text(engine.node.cluster_name.clone()),
+        Cell::Text(h.status.into()),
+        num(1),
+        num(h.primaries),
+        num(h.primaries),
+        num(h.unassigned),
+    ];
+    cat_response(&COLS, vec![row], params)
+}
+
+/// `GET /_cat/count[/<pattern>]`.
+pub fn cat_count(engine: &Engine, pattern: Option<&str>, params: &Params) -> ApiResult {
+    const COLS: [cat::Column; 3] = [
+        cat::Column {
+            name: "epoch",
+            right: true,
+        },
+        cat::Column {
+            name: "timestamp",
+            right: false,
+        },
+        cat::Column {
+            name: "count",
+            right: true,
+        },
+    ];
+    let indices = engine
+        .store
+        .resolve(pattern.unwrap_or("*"), ResolveOptions::default())?;
+    let count: u64 = indices.iter().map(|i| i.stats().docs).sum();
+    let (epoch, ts) = epoch_cells();
+    cat_response(&COLS, vec![vec![epoch, ts, num(count)]], params)
+}

@@ -1,0 +1,348 @@
+//! Single-document endpoints: index (`PUT|POST /<index>/<type>/<id>`, `_doc`, `_create`,
+//! generated ids), realtime GET/HEAD, DELETE, `_update` (`doc`, `upsert`, `doc_as_upsert`),
+//! `_source`, and `_mget`. Write responses carry the spec's fields (`_index`, `_type`,
+//! `_id`, integer `_version`, `_shards`, `created`) plus `result`, `_seq_no`,
+//! `_primary_term`.
+
+use serde_json::{json, Map, Value};
+
+use super::json::{json_body, read_body};
+use super::{ApiResult, Engine, Request, Response};
+use crate::engine::error::EngineError;
+use crate::engine::search::source::SourceFilter;
+use crate::engine::store::index::IndexHandle;
+use crate::engine::store::shard::DocResult;
+use crate::engine::store::{Action, ItemResult, RefreshPolicy, UpdateBody, WriteItem};
+use crate::proto::Method;
+
+const MAX_ID: usize = 512;
+
+fn check_id(id: &str) -> Result<(), EngineError> {
+    if id.len() > MAX_ID {
+        return Err(EngineError::Validation(vec![format!(
+            "id [{id}] is too long, must be no longer than 512 bytes but was: {}",
+            id.len()
+        )]));
+    }
+    Ok(())
+}
+
+/// The response body of one write (also a bulk item).
+pub fn write_json(r: &ItemResult, forced_refresh: bool) -> Result<(u16, Value), EngineError> {
+    let o = r.outcome.as_ref().map_err(Clone::clone)?;
+    let status = match o.result {
+        DocResult::Created => 201,
+        DocResult::NotFound => 404,
+        _ => 200,
+    };
+    let mut v = json!({
+        "_index": r.index,
+        "_type": r.type_name,
+        "_id": r.id,
+        "_version": o.version,
+        "result": o.result.name(),
+        "_shards": {"total": r.copies, "successful": if o.result == DocResult::Noop { 0 } else { 1 }, "failed": 0},
+        "_seq_no": o.seq_no,
+        "_primary_term": 1,
+        "created": o.result == DocResult::Created,
+    });
+    if forced_refresh {
+        v["forced_refresh"] = json!(true);
+    }
+    Ok((status, v))
+}
+
+fn write_one(engine: &Engine, item: WriteItem, refresh: RefreshPolicy) -> ApiResult {
+    let (mut results, touched) = engine.store.write(vec![item]);
+    engine.store.finish(&touched, refresh)?;
+    let r = results
+        .pop()
+        .ok_or_else(|| EngineError::internal("no write result"))?;
+    let (status, v) = write_json(&r, refresh == RefreshPolicy::Immediate)?;
+    Ok(Response::json(status, &v))
+}
+
+/// Indexes one document (`id` None: generated).
+pub fn index_doc(
+    engine: &Engine,
+    req: &mut Request<'_>,
+    index: &str,
+    type_name: Option<&str>,
+    id: Option<String>,
+    create: bool,
+) -> ApiResult {
+    if let Some(id) = &id {
+        check_id(id)?;
+    }
+    let create = create
+        || match req.params.get("op_type") {
+            None | Some("index") => false,
+            Some("create") => true,
+            Some(other) => {
+                return Err(EngineError::IllegalArgument(format!(
+                    "opType must be 'create' or 'index', found: [{other}]"
+                )))
+            }
+        };
+    let source = read_body(req.body, engine.max_body)?;
+    if source.iter().all(u8::is_ascii_whitespace) {
+        return Err(EngineError::Validation(vec![
+            "source is missing".into(),
+            "content type is missing".into(),
+        ]));
+    }
+    let item = WriteItem {
+        action: if create {
+            Action::Create
+        } else {
+            Action::Index
+        },
+        index: index.to_string(),
+        type_name: type_name.map(String::from),
+        id,
+        routing: req.params.get("routing").map(String::from),
+        source,
+        update: None,
+        cond: req.params.cond()?,
+    };
+    write_one(engine, item, req.params.refresh()?)
+}
+
+/// `GET|HEAD|PUT|POST|DELETE /<index>/<type>/<id>`.
+pub fn doc(
+    engine: &Engine,
+    req: &mut Request<'_>,
+    index: &str,
+    type_name: Option<&str>,
+    id: &str,
+) -> ApiResult {
+    match req.method {
+        Method::Put | Method::Post => {
+            index_doc(engine, req, index, type_name, Some(id.to_string()), false)
+        }
+        Method::Delete => {
+            let item = WriteItem {
+                action: Action::Delete,
+                index: index.to_string(),
+                type_name: type_name.map(String::from),
+                id: Some(id.to_string()),
+                routing: req.params.get("routing").map(String::from),
+                source: Vec::new(),
+                update: None,
+                cond: req.params.cond()?,
+            };
+            write_one(engine, item, req.params.refresh()?)
+        }
+        _ => {
+            let h = engine.store.require(index)?;
+            let filter = SourceFilter::from_params(
+                req.params.get("_source"),
+                req.params
+                    .get("_source_includes")
+                    .or(req.params.get("_source_include")),
+                req.params
+                    .get("_source_excludes")
+                    .or(req.params.get("_source_exclude")),
+            );
+            let realtime = req.params.bool("realtime")?.unwrap_or(true);
+            let (status, v) = get_json(
+                engine,
+                &h,
+                type_name,
+                id,
+                req.params.get("routing"),
+                filter.as_ref(),
+                realtime,
+            )?;
+            Ok(Response::json(status, &v))
+        }
+    }
+}
+
+fn get_json(
+    engine: &Engine,
+    h: &IndexHandle,
+    type_name: Option<&str>,
+    id: &str,
+    routing: Option<&str>,
+    filter: Option<&SourceFilter>,
+    realtime: bool,
+) -> Result<(u16, Value), EngineError> {
+    let t = h.type_name();
+    let wrong_type = type_name.is_some_and(|x| x != "_doc" && x != t);
+    let stored = if wrong_type {
+        None
+    } else {
+        h.shard_for(routing.unwrap_or(id))
+            .get(&engine.store.wal, id, realtime)?
+    };
+    let Some(s) = stored else {
+        return Ok((
+            404,
+            json!({"_index": h.name, "_type": type_name.unwrap_or(&t), "_id": id, "found": false}),
+        ));
+    };
+    let mut v = json!({"_index": h.name, "_type": t, "_id": id, "_version": s.version,
+        "_seq_no": s.seq_no, "_primary_term": 1, "found": true});
+    match filter {
+        Some(SourceFilter::None) => {}
+        Some(f) => {
+            let src: Map<String, Value> = serde_json::from_slice(&s.source).unwrap_or_default();
+            v["_source"] = Value::Object(f.apply(&src));
+        }
+        None => {
+            v["_source"] = serde_json::from_slice(&s.source).map_err(EngineError::internal)?;
+        }
+    }
+    Ok((200, v))
+}
+
+fn obj_field(
+    body: &Map<String, Value>,
+    k: &str,
+) -> Result<Option<Map<String, Value>>, EngineError> {
+    match body.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o.clone())),
+        Some(_) => Err(EngineError::Parsing(format!("[{k}] must be an object"))),
+    }
+}
+
+/// Parses an update body (`_update` and bulk `update` source lines).
+pub fn parse_update(body: &Value) -> Result<UpdateBody, EngineError> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| EngineError::Parsing("update body must be an object".into()))?;
+    for k in obj.keys() {
+        match k.as_str() {
+            "doc" | "upsert" | "doc_as_upsert" | "detect_noop" | "_source" | "scripted_upsert" => {}
+            "script" => {
+                return Err(EngineError::IllegalArgument(
+                    "scripts are not supported by this engine; use [doc]".into(),
+                ))
+            }
+            other => {
+                return Err(EngineError::Parsing(format!(
+                    "[UpdateRequest] unknown field [{other}]"
+                )))
+            }
+        }
+    }
+    let u = UpdateBody {
+        doc: obj_field(obj, "doc")?,
+        upsert: obj_field(obj, "upsert")?,
+        doc_as_upsert: obj
+            .get("doc_as_upsert")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        detect_noop: obj
+            .get("detect_noop")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
+    };
+    if u.doc.is_none() {
+        return Err(EngineError::Validation(vec![
+            "script or doc is missing".into()
+        ]));
+    }
+    Ok(u)
+}
+
+/// `POST /<index>/_update/<id>`.
+pub fn update(
+    engine: &Engine,
+    req: &mut Request<'_>,
+    index: &str,
+    type_name: Option<&str>,
+    id: &str,
+) -> ApiResult {
+    check_id(id)?;
+    let body = json_body(req.body, engine.max_body)?
+        .ok_or_else(|| EngineError::Validation(vec!["script or doc is missing".into()]))?;
+    let item = WriteItem {
+        action: Action::Update,
+        index: index.to_string(),
+        type_name: type_name.map(String::from),
+        id: Some(id.to_string()),
+        routing: req.params.get("routing").map(String::from),
+        source: Vec::new(),
+        update: Some(parse_update(&body)?),
+        cond: req.params.cond()?,
+    };
+    write_one(engine, item, req.params.refresh()?)
+}
+
+/// `GET /<index>/_source/<id>`: the source alone.
+pub fn source(engine: &Engine, req: &mut Request<'_>, index: &str, id: &str) -> ApiResult {
+    let h = engine.store.require(index)?;
+    let routing = req.params.get("routing").unwrap_or(id);
+    match h.shard_for(routing).get(&engine.store.wal, id, true)? {
+        Some(s) => Ok(Response {
+            body: super::Body::Bytes(s.source),
+            ..Response::json(200, &Value::Null)
+        }),
+        None => Err(EngineError::NotFound(format!(
+            "Document not found [{index}]/[_doc]/[{id}]"
+        ))),
+    }
+}
+
+/// `GET|POST /[<index>/]_mget`.
+pub fn mget(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiResult {
+    let body = json_body(req.body, engine.max_body)?.unwrap_or(Value::Null);
+    let specs: Vec<(String, String)> = if let Some(docs) =
+        body.get("docs").and_then(Value::as_array)
+    {
+        docs.iter()
+            .map(|d| {
+                let i = d
+                    .get("_index")
+                    .and_then(Value::as_str)
+                    .or(index)
+                    .ok_or_else(|| {
+                        EngineError::Validation(vec!["index is missing for doc 0".into()])
+                    })?;
+                let id = d
+                    .get("_id")
+                    .map(|v| {
+                        v.as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .ok_or_else(|| {
+                        EngineError::Validation(vec!["id is missing for doc 0".into()])
+                    })?;
+                Ok((i.to_string(), id))
+            })
+            .collect::<Result<_, EngineError>>()?
+    } else if let Some(ids) = body.get("ids").and_then(Value::as_array) {
+        let i = index
+            .ok_or_else(|| EngineError::Validation(vec!["index is missing for doc 0".into()]))?;
+        ids.iter()
+            .map(|v| {
+                (
+                    i.to_string(),
+                    v.as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| v.to_string()),
+                )
+            })
+            .collect()
+    } else {
+        return Err(EngineError::Validation(vec!["no documents to get".into()]));
+    };
+    let docs: Vec<Value> = specs
+        .iter()
+        .map(|(i, id)| match engine.store.require(i) {
+            Ok(h) => get_json(engine, &h, None, id, None, None, true)
+                .map(|(_, v)| v)
+                .unwrap_or_else(|e| error_doc(i, id, &e)),
+            Err(e) => error_doc(i, id, &e),
+        })
+        .collect();
+    Ok(Response::json(200, &json!({ "docs": docs })))
+}
+
+fn error_doc(index: &str, id: &str, e: &EngineError) -> Value {
+    json!({"_index": index, "_type": "_doc", "_id": id, "error": e.body().to_value()["error"]})
+}

@@ -1,0 +1,436 @@
+//! `sort`: parsing the sort specification (body and `sort=` parameter forms), resolving
+//! each field against an index's mapping, and a tantivy collector that keeps the top
+//! `from + size` documents by several keys (fields from fast columns, `_score`, `_doc`),
+//! with `missing` first or last. Keyword keys are compared by segment ordinal inside a
+//! segment and by string across segments.
+
+use std::cmp::Ordering;
+
+use serde_json::{json, Value};
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::{Column, DynamicColumn, NumericalType, StrColumn};
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+
+use crate::engine::error::{EngineError, EngineResult};
+use crate::engine::mapping::{LeafKind, Mapping};
+use crate::engine::store::schema::F_KW;
+
+/// One sort key as requested.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortSpec {
+    pub field: String,
+    pub desc: bool,
+    pub missing_first: bool,
+    pub unmapped_type: Option<String>,
+}
+
+/// Parses the body's `sort` (string, object or array of those).
+pub fn parse_sort(v: &Value) -> EngineResult<Vec<SortSpec>> {
+    let items: Vec<&Value> = match v {
+        Value::Array(a) => a.iter().collect(),
+        other => vec![other],
+    };
+    items.into_iter().map(parse_one).collect()
+}
+
+fn default_desc(field: &str) -> bool {
+    field == "_score"
+}
+
+fn parse_order(v: &Value) -> EngineResult<bool> {
+    match v.as_str() {
+        Some("desc") => Ok(true),
+        Some("asc") => Ok(false),
+        _ => Err(EngineError::Parsing(format!(
+            "[sort] unknown order [{v}], expected [asc] or [desc]"
+        ))),
+    }
+}
+
+fn parse_one(v: &Value) -> EngineResult<SortSpec> {
+    match v {
+        Value::String(f) => Ok(SortSpec {
+            field: f.clone(),
+            desc: default_desc(f),
+            missing_first: false,
+            unmapped_type: None,
+        }),
+        Value::Object(o) if o.len() == 1 => {
+            let (f, opts) = o.iter().next().expect("one entry");
+            let mut s = SortSpec {
+                field: f.clone(),
+                desc: default_desc(f),
+                missing_first: false,
+                unmapped_type: None,
+            };
+            match opts {
+                Value::String(_) => s.desc = parse_order(opts)?,
+                Value::Object(m) => {
+                    for (k, val) in m {
+                        match k.as_str() {
+                            "order" => s.desc = parse_order(val)?,
+                            "missing" => s.missing_first = val.as_str() == Some("_first"),
+                            "unmapped_type" => s.unmapped_type = val.as_str().map(String::from),
+                            "mode" | "numeric_type" | "format" => {}
+                            other => {
+                                return Err(EngineError::Parsing(format!(
+                                    "[field_sort] unknown field [{other}]"
+                                )))
+                            }
+                        }
+                    }
+                }
+                other => {
+                    return Err(EngineError::Parsing(format!(
+                        "[sort] malformed sort for [{f}]: {other}"
+                    )))
+                }
+            }
+            Ok(s)
+        }
+        other => Err(EngineError::Parsing(format!(
+            "[sort] malformed sort: {other}"
+        ))),
+    }
+}
+
+/// Parses the `sort=a:desc,b` URI parameter.
+pub fn parse_sort_param(s: &str) -> EngineResult<Vec<SortSpec>> {
+    s.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (f, order) = p.split_once(':').unwrap_or((p, ""));
+            let desc = match order {
+                "" => default_desc(f),
+                o => parse_order(&json!(o))?,
+            };
+            Ok(SortSpec {
+                field: f.to_string(),
+                desc,
+                missing_first: false,
+                unmapped_type: None,
+            })
+        })
+        .collect()
+}
+
+/// Whether the sort is the default relevance order.
+pub fn is_score_order(specs: &[SortSpec]) -> bool {
+    specs.is_empty() || (specs.len() == 1 && specs[0].field == "_score" && specs[0].desc)
+}
+
+/// A sort key resolved against one index.
+#[derive(Debug, Clone)]
+pub enum KeyKind {
+    Score,
+    Doc,
+    Num {
+        column: String,
+        integer: bool,
+    },
+    Str {
+        column: String,
+    },
+    /// Unmapped with `unmapped_type`: every document is missing.
+    Missing,
+}
+
+/// A resolved key with its order.
+#[derive(Debug, Clone)]
+pub struct Key {
+    pub kind: KeyKind,
+    pub desc: bool,
+    pub missing_first: bool,
+}
+
+/// Resolves `specs` for an index.
+pub fn resolve(specs: &[SortSpec], mapping: &Mapping, index: &str) -> EngineResult<Vec<Key>> {
+    specs
+        .iter()
+        .map(|s| {
+            let kind = match s.field.as_str() {
+                "_score" => KeyKind::Score,
+                "_doc" => KeyKind::Doc,
+                f => match mapping.field(f) {
+                    Some(info) => match info.kind {
+                        LeafKind::Text => return Err(EngineError::SearchPhase {
+                            kind: "illegal_argument_exception".into(),
+                            reason: format!("Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{f}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."),
+                        }),
+                        LeafKind::Keyword | LeafKind::Ip => KeyKind::Str { column: format!("{F_KW}.{f}") },
+                        k => KeyKind::Num { column: format!("{F_KW}.{f}"), integer: k.int_bounds().is_some() || k == LeafKind::Date },
+                    },
+                    None if s.unmapped_type.is_some() => KeyKind::Missing,
+                    None => return Err(EngineError::QueryShard {
+                        reason: format!("No mapping found for [{f}] in order to sort on"),
+                        index: index.to_string(),
+                    }),
+                },
+            };
+            Ok(Key { kind, desc: s.desc, missing_first: s.missing_first })
+        })
+        .collect()
+}
+
+/// A key value of one hit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortValue {
+    Num(f64),
+    Str(String),
+    Missing,
+}
+
+impl SortValue {
+    /// The value as the hit's `sort` array shows it.
+    pub fn to_json(&self, integer: bool) -> Value {
+        match self {
+            SortValue::Num(n) if integer => json!(*n as i64),
+            SortValue::Num(n) => json!(n),
+            SortValue::Str(s) => json!(s),
+            SortValue::Missing => Value::Null,
+        }
+    }
+}
+
+fn cmp_value(a: &SortValue, b: &SortValue, key: &Key) -> Ordering {
+    let ord = match (a, b) {
+        (SortValue::Missing, SortValue::Missing) => return Ordering::Equal,
+        (SortValue::Missing, _) => {
+            return if key.missing_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (_, SortValue::Missing) => {
+            return if key.missing_first {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (SortValue::Num(x), SortValue::Num(y)) => x.total_cmp(y),
+        (SortValue::Str(x), SortValue::Str(y)) => x.cmp(y),
+        (SortValue::Num(_), SortValue::Str(_)) => Ordering::Less,
+        (SortValue::Str(_), SortValue::Num(_)) => Ordering::Greater,
+    };
+    if key.desc {
+        ord.reverse()
+    } else {
+        ord
+    }
+}
+
+/// Compares two key vectors (ties broken by the caller).
+pub fn cmp_keys(a: &[SortValue], b: &[SortValue], keys: &[Key]) -> Ordering {
+    for ((x, y), k) in a.iter().zip(b).zip(keys) {
+        let o = cmp_value(x, y, k);
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A hit kept by [`SortCollector`].
+#[derive(Debug, Clone)]
+pub struct SortedHit {
+    pub segment: SegmentOrdinal,
+    pub doc: DocId,
+    pub score: Score,
+    pub values: Vec<SortValue>,
+}
+
+/// Collects the top `limit` documents by `keys`.
+#[derive(Debug)]
+pub struct SortCollector {
+    pub keys: Vec<Key>,
+    pub limit: usize,
+}
+
+enum Col {
+    Score,
+    Doc,
+    Num(Option<Column<f64>>),
+    Bool(Column<bool>),
+    Str(Option<StrColumn>),
+    Missing,
+}
+
+/// Per-segment part of [`SortCollector`].
+#[allow(missing_debug_implementations)]
+pub struct SortSegmentCollector {
+    segment: SegmentOrdinal,
+    keys: Vec<Key>,
+    cols: Vec<Col>,
+    limit: usize,
+    hits: Vec<(Vec<SortValue>, DocId, Score)>,
+}
+
+fn open_num(reader: &SegmentReader, column: &str) -> tantivy::Result<Col> {
+    for h in reader.fast_fields().dynamic_column_handles(column)? {
+        match h.open()? {
+            DynamicColumn::Bool(c) => return Ok(Col::Bool(c)),
+            dc if dc.is_numerical() => {
+                if let Some(DynamicColumn::F64(c)) = dc.coerce_numerical(NumericalType::F64) {
+                    return Ok(Col::Num(Some(c)));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(Col::Num(None))
+}
+
+impl Collector for SortCollector {
+    type Fruit = Vec<SortedHit>;
+    type Child = SortSegmentCollector;
+
+    fn for_segment(
+        &self,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Self::Child> {
+        let mut cols = Vec::with_capacity(self.keys.len());
+        for k in &self.keys {
+            cols.push(match &k.kind {
+                KeyKind::Score => Col::Score,
+                KeyKind::Doc => Col::Doc,
+                KeyKind::Missing => Col::Missing,
+                KeyKind::Num { column, .. } => open_num(reader, column)?,
+                KeyKind::Str { column } => Col::Str(reader.fast_fields().str(column)?),
+            });
+        }
+        Ok(SortSegmentCollector {
+            segment,
+            keys: self.keys.clone(),
+            cols,
+            limit: self.limit,
+            hits: Vec::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        self.keys.iter().any(|k| matches!(k.kind, KeyKind::Score))
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Vec<SortedHit>>) -> tantivy::Result<Vec<SortedHit>> {
+        let mut all: Vec<SortedHit> = fruits.into_iter().flatten().collect();
+        all.sort_by(|a, b| {
+            cmp_keys(&a.values, &b.values, &self.keys)
+                .then((a.segment, a.doc).cmp(&(b.segment, b.doc)))
+        });
+        all.truncate(self.limit);
+        Ok(all)
+    }
+}
+
+impl SortSegmentCollector {
+    fn compact(&mut self) {
+        // within a segment, keyword ordinals compare like the strings they stand for
+        let keys = &self.keys;
+        self.hits
+            .sort_by(|a, b| cmp_keys(&a.0, &b.0, keys).then(a.1.cmp(&b.1)));
+        self.hits.truncate(self.limit);
+    }
+}
+
+impl SegmentCollector for SortSegmentCollector {
+    type Fruit = Vec<SortedHit>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        let values = self
+            .cols
+            .iter()
+            .map(|c| match c {
+                Col::Score => SortValue::Num(score as f64),
+                Col::Doc => SortValue::Num(doc as f64),
+                Col::Num(Some(col)) => col.first(doc).map_or(SortValue::Missing, SortValue::Num),
+                Col::Bool(col) => col
+                    .first(doc)
+                    .map_or(SortValue::Missing, |b| SortValue::Num(b as u8 as f64)),
+                Col::Str(Some(col)) => col
+                    .ords()
+                    .first(doc)
+                    .map_or(SortValue::Missing, |o| SortValue::Num(o as f64)),
+                Col::Num(None) | Col::Str(None) | Col::Missing => SortValue::Missing,
+            })
+            .collect();
+        self.hits.push((values, doc, score));
+        if self.hits.len() >= 2 * self.limit + 64 {
+            self.compact();
+        }
+    }
+
+    fn harvest(mut self) -> Vec<SortedHit> {
+        self.compact();
+        let mut buf = String::new();
+        self.hits
+            .into_iter()
+            .map(|(mut values, doc, score)| {
+                for (v, c) in values.iter_mut().zip(&self.cols) {
+                    if let (Col::Str(Some(col)), SortValue::Num(o)) = (c, &v) {
+                        buf.clear();
+                        let found = col.ord_to_str(*o as u64, &mut buf).unwrap_or(false);
+                        *v = if found {
+                            SortValue::Str(buf.clone())
+                        } else {
+                            SortValue::Missing
+                        };
+                    }
+                }
+                SortedHit {
+                    segment: self.segment,
+                    doc,
+                    score,
+                    values,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_forms() {
+        let s = parse_sort(
+            &json!(["a", {"b": "desc"}, {"c": {"order": "asc", "missing": "_first"}}, "_score"]),
+        )
+        .unwrap();
+        assert_eq!(s.len(), 4);
+        assert!(!s[0].desc && s[1].desc && s[2].missing_first && s[3].desc);
+        let p = parse_sort_param("n:desc,_score").unwrap();
+        assert!(p[0].desc && p[1].desc);
+        assert!(parse_sort(&json!({"a": "sideways"})).is_err());
+        assert!(is_score_order(&[]));
+    }
+
+    #[test]
+    fn missing_goes_last_unless_asked() {
+        let k = Key {
+            kind: KeyKind::Doc,
+            desc: true,
+            missing_first: false,
+        };
+        assert_eq!(
+            cmp_value(&SortValue::Missing, &SortValue::Num(1.0), &k),
+            Ordering::Greater
+        );
+        assert_eq!(
+            cmp_value(&SortValue::Num(2.0), &SortValue::Num(1.0), &k),
+            Ordering::Less
+        );
+        let k = Key {
+            kind: KeyKind::Doc,
+            desc: false,
+            missing_first: true,
+        };
+        assert_eq!(
+            cmp_value(&SortValue::Missing, &SortValue::Num(1.0), &k),
+            Ordering::Less
+        );
+    }
+}

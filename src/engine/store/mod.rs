@@ -1,0 +1,332 @@
+//! The store: the data directory, the registry of open indices, index creation and
+//! deletion, index expressions (`a,b*,-c`), WAL replay on start, the periodic refresher,
+//! and the document write pipeline (`write`).
+//!
+//! Layout of the data directory:
+//! ```text
+//! engine.lock                 held (flock) while an engine runs on the directory
+//! wal/wal-<gen>.log           the write-ahead log (see `wal`)
+//! indices/<uuid>/index.json   name, settings, type, aliases, mapping (+ text slots)
+//! indices/<uuid>/<shard>/     one tantivy index per primary shard
+//! ```
+//! Must not touch: HTTP, request parsing, response shapes.
+
+pub mod index;
+mod lookup;
+pub mod ops;
+pub mod routing;
+pub mod schema;
+pub mod settings;
+pub mod shard;
+pub mod wal;
+mod walfile;
+mod write;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use index::{CreateIndex, IndexHandle};
+use shard::WriterOptions;
+use wal::{OwnedRecord, Wal, WalOp};
+
+pub use write::{Action, ItemResult, RefreshPolicy, Touched, UpdateBody, WriteItem};
+
+use super::error::{EngineError, EngineResult};
+use super::names::{validate_index_name, wildcard_match, AutoCreate};
+
+/// How index expressions treat missing names.
+#[derive(Debug, Clone, Copy)]
+pub struct ResolveOptions {
+    pub ignore_unavailable: bool,
+    pub allow_no_indices: bool,
+}
+
+impl Default for ResolveOptions {
+    fn default() -> Self {
+        ResolveOptions {
+            ignore_unavailable: false,
+            allow_no_indices: true,
+        }
+    }
+}
+
+/// All indices of one data directory.
+pub struct Store {
+    root: PathBuf,
+    indices: RwLock<BTreeMap<String, Arc<IndexHandle>>>,
+    pub wal: Wal,
+    admin: Mutex<()>,
+    opts: WriterOptions,
+    pub auto_create: AutoCreate,
+    _lock: File,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("root", &self.root).finish()
+    }
+}
+
+fn read_map<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write_map<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Takes an exclusive, non-blocking `flock` on `f` (released when the process dies).
+fn lock_exclusive(f: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock(2) on a descriptor we own and keep open for as long as the lock is
+    // meant to last (the store holds the File); it reads and writes no memory of ours.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+fn open_indices(
+    dir: &Path,
+    opts: WriterOptions,
+) -> EngineResult<BTreeMap<String, Arc<IndexHandle>>> {
+    let mut out = BTreeMap::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if !path.is_dir() {
+            continue;
+        }
+        if path.extension().is_some_and(|e| e == "deleted") || !path.join("index.json").exists() {
+            // a deletion or a creation cut short by a crash
+            fs::remove_dir_all(&path)?;
+            continue;
+        }
+        let handle = IndexHandle::open(&path, opts)?;
+        out.insert(handle.name.clone(), Arc::new(handle));
+    }
+    Ok(out)
+}
+
+fn replay_record(
+    by_uuid: &HashMap<String, Arc<IndexHandle>>,
+    rec: OwnedRecord,
+) -> EngineResult<()> {
+    let Some(idx) = by_uuid.get(&rec.index_uuid) else {
+        return Ok(()); // index deleted since
+    };
+    let Some(shard) = idx.shards.get(rec.shard as usize) else {
+        return Ok(());
+    };
+    if rec.seq_no <= shard.committed_seq() {
+        return Ok(());
+    }
+    match rec.op {
+        WalOp::Index => {
+            let src: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&rec.source).map_err(EngineError::internal)?;
+            let doc = idx.map_document(&src, &rec.id)?;
+            shard.replay(&rec, Some(&doc))
+        }
+        WalOp::Delete => shard.replay(&rec, None),
+    }
+}
+
+impl Store {
+    /// Opens the data directory: loads indices, replays the WAL, commits, starts a new log.
+    pub fn open(root: &Path, opts: WriterOptions, auto_create: AutoCreate) -> EngineResult<Store> {
+        fs::create_dir_all(root.join("indices"))?;
+        let lockf = File::create(root.join("engine.lock"))?;
+        lock_exclusive(&lockf).map_err(|e| {
+            EngineError::internal(format!(
+                "data directory {} is in use by another engine ({e})",
+                root.display()
+            ))
+        })?;
+        let indices = open_indices(&root.join("indices"), opts)?;
+        let by_uuid: HashMap<String, Arc<IndexHandle>> = indices
+            .values()
+            .map(|i| (i.uuid.to_string(), i.clone()))
+            .collect();
+        let mut failures = 0u64;
+        let info = wal::replay(&root.join("wal"), &mut |rec| {
+            if let Err(e) = replay_record(&by_uuid, rec) {
+                failures += 1;
+                eprintln!("searchgate engine: skipping a log record on replay: {e}");
+            }
+            Ok(())
+        })?;
+        if info.records > 0 || info.torn {
+            eprintln!(
+                "searchgate engine: replayed {} log records ({} skipped){}",
+                info.records,
+                failures,
+                if info.torn {
+                    ", log ended in a cut record"
+                } else {
+                    ""
+                }
+            );
+        }
+        let wal = Wal::start(&root.join("wal"), info.last_gen + 1)?;
+        for idx in indices.values() {
+            idx.refresh(&wal)?;
+        }
+        for f in &info.files {
+            fs::remove_file(f)?;
+        }
+        Ok(Store {
+            root: root.to_path_buf(),
+            indices: RwLock::new(indices),
+            wal,
+            admin: Mutex::new(()),
+            opts,
+            auto_create,
+            _lock: lockf,
+        })
+    }
+
+    /// The open index named `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<IndexHandle>> {
+        read_map(&self.indices).get(name).cloned()
+    }
+
+    /// The index `name`, or 404.
+    pub fn require(&self, name: &str) -> EngineResult<Arc<IndexHandle>> {
+        self.get(name)
+            .ok_or_else(|| EngineError::IndexNotFound(name.to_string()))
+    }
+
+    /// Every open index, by name.
+    pub fn all(&self) -> Vec<Arc<IndexHandle>> {
+        read_map(&self.indices).values().cloned().collect()
+    }
+
+    /// Creates an index (`PUT /<index>`).
+    pub fn create(&self, name: &str, req: CreateIndex) -> EngineResult<Arc<IndexHandle>> {
+        validate_index_name(name)?;
+        let _g = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = self.get(name) {
+            return Err(EngineError::IndexExists {
+                name: name.to_string(),
+                uuid: existing.uuid.to_string(),
+            });
+        }
+        let uuid = super::names::generate_uuid();
+        let dir = self.root.join("indices").join(&uuid);
+        let handle = match IndexHandle::create(&dir, name, &uuid, req, self.opts) {
+            Ok(h) => Arc::new(h),
+            Err(e) => {
+                let _ = fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        };
+        write_map(&self.indices).insert(name.to_string(), handle.clone());
+        Ok(handle)
+    }
+
+    /// The index a write targets: existing, or created when the whitelist allows it.
+    pub fn for_write(&self, name: &str) -> EngineResult<Arc<IndexHandle>> {
+        if let Some(h) = self.get(name) {
+            return Ok(h);
+        }
+        if !self.auto_create.allows(name) {
+            return Err(EngineError::IndexNotFound(name.to_string()));
+        }
+        match self.create(name, CreateIndex::default()) {
+            Err(EngineError::IndexExists { .. }) => self.require(name),
+            other => other,
+        }
+    }
+
+    /// Deletes an index and its data.
+    pub fn delete(&self, name: &str) -> EngineResult<()> {
+        let _g = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let handle = write_map(&self.indices)
+            .remove(name)
+            .ok_or_else(|| EngineError::IndexNotFound(name.to_string()))?;
+        self.wal.forget_index(&handle.uuid);
+        let dir = handle.dir().to_path_buf();
+        let trash = dir.with_extension("deleted");
+        fs::rename(&dir, &trash)?;
+        File::open(self.root.join("indices"))?.sync_all()?;
+        drop(handle);
+        fs::remove_dir_all(&trash)?;
+        Ok(())
+    }
+
+    /// Resolves an index expression (comma list, `*` wildcards, `-` exclusions, `_all`).
+    pub fn resolve(&self, expr: &str, opts: ResolveOptions) -> EngineResult<Vec<Arc<IndexHandle>>> {
+        let map = read_map(&self.indices);
+        let mut names: Vec<String> = Vec::new();
+        let parts: Vec<&str> = if expr.is_empty() || expr == "_all" {
+            vec!["*"]
+        } else {
+            expr.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .collect()
+        };
+        for (i, p) in parts.iter().enumerate() {
+            if let Some(ex) = p.strip_prefix('-').filter(|_| i > 0) {
+                names.retain(|n| !wildcard_match(ex, n));
+            } else if *p == "_all" || p.contains('*') {
+                for n in map.keys().filter(|n| wildcard_match(p, n)) {
+                    if !names.contains(n) {
+                        names.push(n.clone());
+                    }
+                }
+            } else if map.contains_key(*p) {
+                if !names.iter().any(|n| n == p) {
+                    names.push(p.to_string());
+                }
+            } else if !opts.ignore_unavailable {
+                return Err(EngineError::IndexNotFound(p.to_string()));
+            }
+        }
+        if names.is_empty() && !opts.allow_no_indices {
+            return Err(EngineError::IndexNotFound(expr.to_string()));
+        }
+        names.sort();
+        Ok(names.iter().filter_map(|n| map.get(n).cloned()).collect())
+    }
+
+    /// Commits every index (on shutdown, so that restart has nothing to replay).
+    pub fn flush_all(&self) -> EngineResult<()> {
+        for idx in self.all() {
+            idx.refresh(&self.wal)?;
+        }
+        Ok(())
+    }
+
+    /// Runs periodic refreshes and closes idle writers until `stop` is set.
+    pub fn run_refresher(&self, stop: &AtomicBool) {
+        let mut last_idle = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+            for idx in self.all() {
+                if idx.refresh_due() {
+                    if let Err(e) = idx.refresh(&self.wal) {
+                        eprintln!("searchgate engine: refresh of [{}] failed: {e}", idx.name);
+                    }
+                }
+            }
+            if last_idle.elapsed() > Duration::from_secs(10) {
+                last_idle = Instant::now();
+                for idx in self.all() {
+                    for s in &idx.shards {
+                        s.close_idle_writer(Duration::from_secs(60));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
