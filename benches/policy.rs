@@ -37,9 +37,14 @@ fn config(n: usize) -> Config {
     Config::parse(&text, "bench").expect("the bench config is valid")
 }
 
+/// A snapshot of `n` clusters, all ready (their upstreams answered, as at run time).
 fn snapshot(n: usize) -> Snapshot {
     let key = TenancyKey::from_bytes([7; 32]);
-    Snapshot::build(&config(n), None, 1, Instant::now(), &key).expect("snapshot")
+    let snap = Snapshot::build(&config(n), None, 1, Instant::now(), &key).expect("snapshot");
+    for c in snap.clusters() {
+        c.state.set_ready(true);
+    }
+    snap
 }
 
 fn routing(c: &mut Criterion) {
