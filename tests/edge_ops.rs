@@ -119,6 +119,30 @@ fn sighup_rotation_applies_to_open_connections() {
     assert_eq!(targets.iter().filter(|t| *t == "/new-pair").count(), 2);
 }
 
+// spec 1.8: a plan change takes effect immediately for connection limits: raising the
+// allowance from 1 to 2 lets a queued request through at once, while the first still runs.
+#[test]
+fn plan_change_applies_to_the_allowance_at_once() {
+    let (mock, mut server) = start_with(|s| s.plan(1, 10, "30s").edge("deadline", "\"30s\""));
+    let mut a = server.conn();
+    a.send(&server.req("GET", "/a").mock("hold").bytes());
+    mock.wait_in_flight(1);
+    let mut b = server.conn();
+    b.send(&server.req("GET", "/b").mock("hold").bytes());
+    let bigger = server.setup.clone().plan(2, 10, "30s");
+    server.rewrite(bigger);
+    server.signal(SIGHUP);
+    server
+        .out
+        .wait_for("reloaded (SIGHUP)", Duration::from_secs(10))
+        .expect("reload");
+    mock.wait_in_flight(2);
+    mock.release();
+    assert_eq!(a.response().status, 200);
+    assert_eq!(b.response().status, 200);
+    assert_eq!(mock.max_in_flight(), 2);
+}
+
 // spec 3: a change of the file alone is picked up; a destroyed cluster answers 404 Cluster
 // Not Found at once, on a connection opened before; a broken file is refused and the
 // running config kept.
