@@ -132,13 +132,16 @@ fn unreachable_upstream_is_503() {
     assert_eq!(server.send(&server.req("GET", "/")).status, 200);
 }
 
-// spec 7 (502 Bad Gateway), issue 2: a malformed upstream head, a head cut short, or an
-// upstream that closes a fresh connection without answering: 502 (not retried: the
-// connection was new).
+// spec 7 (502 Bad Gateway), issue 2: a malformed upstream head, ambiguous response framing
+// (Content-Length with chunked, two lengths), a head cut short, or an upstream that closes a
+// fresh connection without answering: 502 (not retried: the connection was new).
 #[test]
 fn malformed_or_cut_upstream_head_is_502() {
     let (mock, server) = start_with(|s| s);
-    for (i, resp) in ["malformed", "cut", "none"].iter().enumerate() {
+    for (i, resp) in ["malformed", "clte", "twocl", "cut", "none"]
+        .iter()
+        .enumerate()
+    {
         for tls in [false, true] {
             let mut c = if tls { server.tls(HOST) } else { server.conn() };
             let target = format!("/{resp}{i}{tls}");

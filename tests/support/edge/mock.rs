@@ -7,8 +7,9 @@
 //! edge untouched), a `;`-separated list of:
 //! - `delay=<ms>`: wait before answering; `hold`: wait until [`Mock::release`];
 //! - `status=<n>`; `size=<n>`: a body of `n` filler bytes instead of the JSON echo;
-//! - `resp=length|chunked|close|malformed|cut|none`: Content-Length (default), chunked,
-//!   close-delimited, a malformed head, a head cut in the middle, or no answer at all (the
+//! - `resp=length|chunked|close|malformed|clte|twocl|cut|none`: Content-Length (default),
+//!   chunked, close-delimited, a malformed head, ambiguous framing (Content-Length with
+//!   chunked, two Content-Lengths), a head cut in the middle, or no answer at all (the
 //!   connection is closed);
 //! - `then=stale|stale-close`: after the answer, an unsolicited `408` on the idle connection
 //!   (and, with `stale-close`, the end of the connection), as some servers do when they
@@ -662,6 +663,12 @@ fn answer(
         }
         "close" => [line.as_bytes(), b"Connection: close\r\n\r\n", &body].concat(),
         "malformed" => b"HTTP/1.1 2x0 Nope\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        // Ambiguous framing from the upstream (response smuggling).
+        "clte" => format!("{line}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+            .into_bytes(),
+        "twocl" => {
+            format!("{line}Content-Length: 2\r\nContent-Length: 5\r\n\r\nhello").into_bytes()
+        }
         "cut" => b"HTTP/1.1 200 OK\r\nContent-Ty".to_vec(),
         other => panic!("unknown resp={other}"),
     };
