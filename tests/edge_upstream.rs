@@ -272,14 +272,14 @@ fn upstream_errors_pass_through() {
     }
 }
 
-// issue 2 (pooling): an idle pooled upstream connection that has bytes nobody asked for
-// (a server's 408 for an idle connection), with or without its close, is not reused: the
-// next request gets its own answer, not the stale one.
+// issue 2 (pooling): an idle pooled upstream connection that the upstream closed, or on
+// which bytes nobody asked for arrived (a server's 408 for an idle connection), is not
+// reused: the next request gets its own answer on a new connection, not the stale one.
 #[test]
 fn pooled_connection_with_unsolicited_bytes_is_not_reused() {
     let (mock, server) = start_with(|s| s.threads(1));
     let mut c = server.conn();
-    for (i, then) in ["stale", "stale-close"].iter().enumerate() {
+    for (i, then) in ["close", "stale", "stale-close"].iter().enumerate() {
         c.send(
             &server
                 .req("GET", "/first")
