@@ -14,6 +14,7 @@ use edge::{basic, start, start_with, Conn, Req, Setup, HOST, PASS, USER};
 
 const SIGTERM: i32 = 15;
 const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
 
 /// Waits (bounded) until the edge stops accepting connections on `addr`.
 fn wait_refusing(addr: std::net::SocketAddr) {
@@ -278,14 +279,15 @@ fn access_log_shows_queue_time_of_refused_requests() {
     );
 }
 
-// issue 2: the edge handles SIGTERM from the moment it says it is listening (the handler
-// is in place before the announcement): a SIGTERM right then is a clean exit, status 0.
+// issue 2: the edge handles SIGTERM and SIGINT from the moment it says it is listening (the
+// handlers are in place before the announcement): either signal right then is a clean
+// exit, status 0.
 #[test]
 fn sigterm_right_after_start_is_a_clean_exit() {
-    for _ in 0..5 {
+    for sig in [SIGTERM, SIGINT, SIGTERM, SIGINT, SIGTERM] {
         let mock = edge::Mock::start();
         let mut server = Setup::new(mock.addr).start();
-        server.signal(SIGTERM);
+        server.signal(sig);
         let status = server.wait_exit(Duration::from_secs(10));
         assert_eq!(status.code(), Some(0), "{status:?}");
     }

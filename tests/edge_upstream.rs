@@ -132,13 +132,16 @@ fn unreachable_upstream_is_503() {
     assert_eq!(server.send(&server.req("GET", "/")).status, 200);
 }
 
-// spec 7 (502 Bad Gateway), issue 2: a malformed upstream head, a head cut short, or an
-// upstream that closes a fresh connection without answering: 502 (not retried: the
-// connection was new).
+// spec 7 (502 Bad Gateway), issue 2: a malformed upstream head, ambiguous response framing
+// (Content-Length with chunked, two lengths), a head cut short, or an upstream that closes a
+// fresh connection without answering: 502 (not retried: the connection was new).
 #[test]
 fn malformed_or_cut_upstream_head_is_502() {
     let (mock, server) = start_with(|s| s);
-    for (i, resp) in ["malformed", "cut", "none"].iter().enumerate() {
+    for (i, resp) in ["malformed", "clte", "twocl", "cut", "none"]
+        .iter()
+        .enumerate()
+    {
         for tls in [false, true] {
             let mut c = if tls { server.tls(HOST) } else { server.conn() };
             let target = format!("/{resp}{i}{tls}");
@@ -269,14 +272,14 @@ fn upstream_errors_pass_through() {
     }
 }
 
-// issue 2 (pooling): an idle pooled upstream connection that has bytes nobody asked for
-// (a server's 408 for an idle connection), with or without its close, is not reused: the
-// next request gets its own answer, not the stale one.
+// issue 2 (pooling): an idle pooled upstream connection that the upstream closed, or on
+// which bytes nobody asked for arrived (a server's 408 for an idle connection), is not
+// reused: the next request gets its own answer on a new connection, not the stale one.
 #[test]
 fn pooled_connection_with_unsolicited_bytes_is_not_reused() {
     let (mock, server) = start_with(|s| s.threads(1));
     let mut c = server.conn();
-    for (i, then) in ["stale", "stale-close"].iter().enumerate() {
+    for (i, then) in ["close", "stale", "stale-close"].iter().enumerate() {
         c.send(
             &server
                 .req("GET", "/first")

@@ -7,12 +7,13 @@
 //! edge untouched), a `;`-separated list of:
 //! - `delay=<ms>`: wait before answering; `hold`: wait until [`Mock::release`];
 //! - `status=<n>`; `size=<n>`: a body of `n` filler bytes instead of the JSON echo;
-//! - `resp=length|chunked|close|malformed|cut|none`: Content-Length (default), chunked,
-//!   close-delimited, a malformed head, a head cut in the middle, or no answer at all (the
+//! - `resp=length|chunked|close|malformed|clte|twocl|cut|none`: Content-Length (default),
+//!   chunked, close-delimited, a malformed head, ambiguous framing (Content-Length with
+//!   chunked, two Content-Lengths), a head cut in the middle, or no answer at all (the
 //!   connection is closed);
-//! - `then=stale|stale-close`: after the answer, an unsolicited `408` on the idle connection
-//!   (and, with `stale-close`, the end of the connection), as some servers do when they
-//!   time out idle keep-alive connections.
+//! - `then=close|stale|stale-close`: after the answer, on the idle connection, its end, an
+//!   unsolicited `408`, or both, as servers do when they time out idle keep-alive
+//!   connections.
 //!
 //! Requests without `X-Forwarded-For` come from the edge's own control thread (readiness
 //! probes, metering), not from a client: they are answered (`GET /`: `{}`, anything else:
@@ -265,7 +266,7 @@ impl MockView<'_> {
     pub fn connections(&self) -> usize {
         self.0.connections
     }
-    /// Unsolicited 408s written after an answer (`then=stale...`).
+    /// `then=` actions done after an answer (idle close, unsolicited 408).
     pub fn stale_sent(&self) -> usize {
         self.0.stale_sent
     }
@@ -589,15 +590,16 @@ fn serve_request(
     match plan.then.as_deref() {
         None => keep,
         Some(then) => {
-            // Bytes nobody asked for on an idle connection, as servers that time out idle
-            // keep-alive connections with a 408 send them; then (maybe) the close. Later than
-            // the answer, so the edge has put the connection back in its pool (had it read
-            // them with the answer, it would drop the connection and the test would pass).
+            // What servers do to idle keep-alive connections: close them, or send a 408
+            // nobody asked for (then maybe close). Later than the answer, so the edge has put
+            // the connection back in its pool (had it seen this with the answer, it would
+            // drop the connection and the test would pass anyway).
             std::thread::sleep(Duration::from_millis(200));
-            let stale =
-                b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-            let _ = w.write_all(stale);
-            let close = then == "stale-close";
+            if then.starts_with("stale") {
+                let stale = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n";
+                let _ = w.write_all(stale);
+            }
+            let close = then.ends_with("close");
             if close {
                 let _ = w.shutdown(std::net::Shutdown::Write);
             }
@@ -662,6 +664,12 @@ fn answer(
         }
         "close" => [line.as_bytes(), b"Connection: close\r\n\r\n", &body].concat(),
         "malformed" => b"HTTP/1.1 2x0 Nope\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        // Ambiguous framing from the upstream (response smuggling).
+        "clte" => format!("{line}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+            .into_bytes(),
+        "twocl" => {
+            format!("{line}Content-Length: 2\r\nContent-Length: 5\r\n\r\nhello").into_bytes()
+        }
         "cut" => b"HTTP/1.1 200 OK\r\nContent-Ty".to_vec(),
         other => panic!("unknown resp={other}"),
     };
