@@ -316,3 +316,54 @@ fn head_requests_relay_length_without_body() {
         );
     }
 }
+
+/// An upstream that answers 413 after reading only the head of a request, then stops
+/// reading and closes (as a server refusing a large body does).
+fn early_answering_upstream() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut s) = conn else { return };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let body = br#"{"error":{"root_cause":[],"type":"too_large","reason":"upstream says no"},"status":413}"#;
+                let resp = format!(
+                    "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(resp.as_bytes());
+                let _ = s.write_all(body);
+                let _ = s.shutdown(std::net::Shutdown::Write);
+                std::thread::sleep(Duration::from_millis(300));
+                // Dropped with the request body unread: the kernel resets the connection.
+            });
+        }
+    });
+    addr
+}
+
+// spec 7 (413), issue 2: an upstream that answers before reading the whole body (its own
+// 413) and then stops reading: the client gets that answer, not a 502.
+#[test]
+fn an_early_upstream_answer_is_relayed() {
+    let mock = edge::Mock::start();
+    let early = ClusterSpec::new("early", early_answering_upstream());
+    let server = Setup::new(mock.addr).cluster(early.clone()).start();
+    let big = vec![b'x'; 8 << 20];
+    let req = Req::new("POST", "/books/_doc")
+        .host(&early.host())
+        .auth(&early.username, &early.password)
+        .header("Content-Type", "application/json")
+        .body(big);
+    let mut c = server.conn();
+    c.send(&req.bytes());
+    let r = c.response();
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert!(r.text().contains("upstream says no"), "{}", r.text());
+}

@@ -48,6 +48,9 @@ enum HeadFail {
     Deadline,
 }
 
+/// How long the edge looks for an upstream's early answer after it stopped reading a body.
+const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
+
 /// Runs `fut` until `until`; `None` when time ran out.
 pub(super) async fn until<F: Future>(until: Instant, fut: F) -> Option<F::Output> {
     let left = until.saturating_duration_since(Instant::now());
@@ -287,6 +290,20 @@ impl Session {
         let mut filter = Self::body_filter(adm);
         let body_bytes = match self.send_request(&mut up, &mut filter, adm, deadline).await {
             Err(SendFail::Upstream) if may_retry => return None,
+            Err(SendFail::Upstream) => {
+                // The upstream may have answered before reading the whole body (a 413 of
+                // its own) and stopped reading: relay that answer rather than a 502.
+                let early = (Instant::now() + EARLY_ANSWER_WAIT).min(deadline);
+                if self
+                    .read_response_head(&mut up, rhead, early)
+                    .await
+                    .is_err()
+                {
+                    return Some(self.send_failed(SendFail::Upstream).await);
+                }
+                self.keep_alive = false; // the rest of the client's body was never read
+                (self.pos - self.head.len.min(self.pos)) as u64
+            }
             Err(fail) => return Some(self.send_failed(fail).await),
             Ok(n) => n,
         };
