@@ -17,10 +17,11 @@ use super::session::{Admitted, Next, Outcome, Session};
 use super::upstream::{Pool, UpstreamConn};
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
+use crate::policy::bulk::BulkCounter;
 use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, HeadLimits, ResponseHead};
 use crate::registry::Cluster;
-use crate::tenancy::{self, BulkRewriter};
+use crate::tenancy;
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
 /// never queued).
@@ -240,7 +241,7 @@ impl Session {
                 .plan
                 .body_rewriter(t.prefix, limit.unwrap_or(u64::MAX))
                 .map_or(BodyFilter::Pass, BodyFilter::Rewrite),
-            (None, Some(limit)) => BodyFilter::Count(BulkRewriter::counting(limit)),
+            (None, Some(limit)) => BodyFilter::Count(BulkCounter::new(), limit),
             (None, None) => BodyFilter::Pass,
         }
     }
