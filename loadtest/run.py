@@ -16,7 +16,6 @@ Usage: loadtest/run.sh [options]   (see --help; run.sh installs nginx and wrk if
 import argparse
 import json
 import os
-import secrets
 import shutil
 import signal
 import socket
