@@ -153,17 +153,18 @@ def report(results, args):
     log("=" * 100)
     log(f"upstream {args.upstream}; medians over {args.rounds} rounds of {args.duration} s; "
         "latency in ms; CPU = the edge's CPU us per request")
-    log("ratio mt/st = median of the per-round ratios (each mt run against the st run next to it)")
+    log("mt = multitenant cluster, st = single-tenant cluster; ratio mt/st = median of the "
+        "per-round ratios (each mt run against the st run next to it)")
     for scenario, res in results.items():
         s = res["summary"]
         log(f"\n[{scenario}]          req/s      p50      p99    p99.9      MB/s  CPU/req")
         for c in CLASSES:
-            log(run.fmt_row(f"{c} ({TENANTS[c]['class']})", s[c]))
+            log(run.fmt_row(c, s[c]))
         q = run.paired_ratios(res["runs"]["mt"], res["runs"]["st"])
         log(f"  ratio mt/st    {run.fmt_ratios(q)}")
-        log(f"  cost of rewriting: {100 * (1 - q['rps']):+.1f}% req/s, "
-            f"{100 * (q['cpu_us_per_req'] - 1):+.1f}% CPU per request, "
-            f"{100 * (q['p99'] - 1):+.1f}% p99")
+        log(f"  multitenant vs single-tenant: req/s {100 * (q['rps'] - 1):+.1f}%, "
+            f"CPU per request {100 * (q['cpu_us_per_req'] - 1):+.1f}%, "
+            f"p99 {100 * (q['p99'] - 1):+.1f}%")
         errors = sum(s[c]["errors"] for c in CLASSES)
         if errors:
             log(f"  WARNING: {errors} errors (non-2xx, timeouts): the comparison is not valid")
