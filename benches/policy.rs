@@ -2,7 +2,7 @@
 //! 100k clusters (by Host and by username), the Basic credentials check, the allowance
 //! (acquire and release, alone and with another thread on the same counter), and counting
 //! the actions of a 5MB `_bulk` body as the edge does for single-tenant clusters
-//! (`tenancy::BulkRewriter::counting`). Run: `cargo bench --bench policy`.
+//! (`policy::bulk::BulkCounter`). Run: `cargo bench --bench policy`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,9 +14,10 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use searchgate::config::Config;
 use searchgate::policy::admit::{Admission, Allowance};
 use searchgate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
+use searchgate::policy::bulk::BulkCounter;
 use searchgate::policy::route::{normalize_host, route};
 use searchgate::registry::Snapshot;
-use searchgate::tenancy::{BulkRewriter, TenancyKey};
+use searchgate::tenancy::TenancyKey;
 
 const CLUSTERS: usize = 100_000;
 
@@ -37,9 +38,14 @@ fn config(n: usize) -> Config {
     Config::parse(&text, "bench").expect("the bench config is valid")
 }
 
+/// A snapshot of `n` clusters, all ready (their upstreams answered, as at run time).
 fn snapshot(n: usize) -> Snapshot {
     let key = TenancyKey::from_bytes([7; 32]);
-    Snapshot::build(&config(n), None, 1, Instant::now(), &key).expect("snapshot")
+    let snap = Snapshot::build(&config(n), None, 1, Instant::now(), &key).expect("snapshot");
+    for c in snap.clusters() {
+        c.state.set_ready(true);
+    }
+    snap
 }
 
 fn routing(c: &mut Criterion) {
@@ -174,10 +180,10 @@ fn bulk_counting(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_with_input(BenchmarkId::new("doc_bytes", doc), &body, |b, body| {
             b.iter(|| {
-                let mut counter = BulkRewriter::counting(1 << 30);
+                let mut counter = BulkCounter::new();
                 // In 64KB pieces, as the edge reads them.
                 for piece in body.chunks(64 * 1024) {
-                    counter.scan(black_box(piece)).expect("under the limit");
+                    counter.feed(black_box(piece));
                 }
                 counter.actions()
             })

@@ -102,15 +102,6 @@ fn bulk(c: &mut Criterion) {
             black_box((rw.actions(), out.len()));
         })
     });
-    g.bench_function("count_only_1mb_64k_chunks", |b| {
-        b.iter(|| {
-            let mut rw = BulkRewriter::counting(u64::MAX);
-            for chunk in body.chunks(64 * 1024) {
-                rw.scan(chunk).unwrap();
-            }
-            black_box(rw.actions());
-        })
-    });
     g.finish();
 }
 

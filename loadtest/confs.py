@@ -135,7 +135,9 @@ def write_nginx(work, args, tenants, up_port, http_port, https_port, cert, key):
                        "    location / { proxy_pass http://backend; } }")
     map_block = ""
     if auth_map:
-        map_block = ('  map "$host|$http_authorization" $sg_auth_ok {\n    default 0;\n'
+        # Keys are long (host and base64 credentials): room for them in the map's hash.
+        map_block = ('  map_hash_bucket_size 256;\n  map_hash_max_size 65536;\n'
+                     '  map "$host|$http_authorization" $sg_auth_ok {\n    default 0;\n'
                      + "\n".join(auth_map) + "\n  }\n")
     conf = f"""# written by loadtest/confs.py
 daemon off;

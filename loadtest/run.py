@@ -16,7 +16,6 @@ Usage: loadtest/run.sh [options]   (see --help; run.sh installs nginx and wrk if
 import argparse
 import json
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -289,19 +288,32 @@ def fmt_row(name, s, base=None):
     return row
 
 
-def goals(scenario, sg, ngx):
-    """The issue's goals for one scenario, as (text, met) pairs."""
+def paired_ratios(runs, base_runs):
+    """Median over rounds of each round's ratio to the base's run of the same round: the
+    runs of a round are next to each other in time, so slow drifts of the machine cancel."""
+    keys = ("rps", "cpu_us_per_req", "p99", "p999", "mbps")
+    return {k: statistics.median(r[k] / max(1e-9, b[k]) for r, b in zip(runs, base_runs))
+            for k in keys}
+
+
+def fmt_ratios(q):
+    return (f"x{q['rps']:.2f} rps  x{q['cpu_us_per_req']:.2f} cpu  x{q['p99']:.2f} p99  "
+            f"x{q['p999']:.2f} p99.9  x{q['mbps']:.2f} MB/s")
+
+
+def goals(scenario, q, errors):
+    """The issue's goals for one scenario, judged on the paired ratios `q`."""
     out = []
     if scenario in ("plain", "mixed"):
-        out.append(("req/s >= 1.1x nginx", sg["rps"] >= 1.1 * ngx["rps"]))
-        out.append(("CPU/request <= 0.85x nginx", sg["cpu_us_per_req"] <= 0.85 * ngx["cpu_us_per_req"]))
-        out.append(("p99 <= nginx", sg["p99"] <= ngx["p99"]))
-        out.append(("p99.9 <= nginx", sg["p999"] <= ngx["p999"]))
+        out.append(("req/s >= 1.1x nginx", q["rps"] >= 1.1))
+        out.append(("CPU/request <= 0.85x nginx", q["cpu_us_per_req"] <= 0.85))
+        out.append(("p99 <= nginx", q["p99"] <= 1.0))
+        out.append(("p99.9 <= nginx", q["p999"] <= 1.0))
     elif scenario == "tls":
-        out.append(("req/s >= 1.1x nginx", sg["rps"] >= 1.1 * ngx["rps"]))
+        out.append(("req/s >= 1.1x nginx", q["rps"] >= 1.1))
     elif scenario.startswith("bulk"):
-        out.append(("MB/s >= 1.0x nginx", sg["mbps"] >= ngx["mbps"]))
-    out.append(("no errors", sg["errors"] == 0))
+        out.append(("MB/s >= 1.0x nginx", q["mbps"] >= 1.0))
+    out.append(("no errors", errors == 0))
     return out
 
 
@@ -368,8 +380,8 @@ def start_all(args, work, tenants):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--duration", type=int, default=5, help="seconds per run (default 5)")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per scenario (default 3)")
+    ap.add_argument("--duration", type=int, default=4, help="seconds per run (default 4)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per scenario (default 5)")
     ap.add_argument("--connections", type=int, default=64, help="wrk connections, small requests")
     ap.add_argument("--bulk-connections", type=int, default=8, help="wrk connections, bulk")
     ap.add_argument("--bulk-bytes", type=int, default=5 * 1024 * 1024, help="bulk body size")
@@ -456,7 +468,8 @@ def report(results, args):
     log("")
     log("=" * 100)
     log("medians over rounds; latency in ms; MB/s = response bytes (bulk: request bodies); "
-        "CPU = proxy CPU us per request")
+        "CPU = proxy CPU us per request; x = searchgate / nginx; goals judged on the median "
+        "of per-round ratios")
     for scenario, res in results.items():
         s = res["summary"]
         log(f"\n[{scenario}]   {'':<3}      req/s      p50      p99    p99.9      MB/s  CPU/req")
@@ -471,7 +484,10 @@ def report(results, args):
         for d in args.drivers:
             name = f"sg-{d}"
             log(fmt_row(name, s[name], ngx))
-            for text, met in goals(scenario, s[name], ngx):
+            q = paired_ratios(res["runs"][name], res["runs"]["nginx"])
+            res["summary"][name]["paired_ratios"] = q
+            log(f"  {'':<14} median of per-round ratios: {fmt_ratios(q)}")
+            for text, met in goals(scenario, q, s[name]["errors"]):
                 log(f"      {'PASS' if met else 'FAIL'}  {name}: {text}")
     log("")
 

@@ -12,5 +12,13 @@ if [ -n "$need" ]; then
     echo "loadtest: installing$need"
     apt-get install -y $need >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y $need; }
 fi
-# nginx's packaged service is not ours to run: the runner starts its own nginx.
+# Installing Debian's nginx may start its packaged service (port 80): this script started
+# it, so it stops it; the runner starts its own nginx on 127.0.0.1 only.
+case "$need" in
+*nginx*)
+    if [ -s /run/nginx.pid ] && kill -0 "$(cat /run/nginx.pid)" 2>/dev/null; then
+        nginx -s quit 2>/dev/null || true
+    fi
+    ;;
+esac
 exec python3 "$(dirname "$0")/run.py" "$@"

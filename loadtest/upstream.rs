@@ -115,6 +115,11 @@ async fn connection(mut tcp: TcpStream, responses: &'static Responses) {
                 };
                 pos += d.consumed;
                 if !dec.is_done() {
+                    if d.consumed > 0 {
+                        // A chunked body decodes one chunk per call: the rest of what is
+                        // buffered may hold more chunks and the end.
+                        continue;
+                    }
                     break;
                 }
                 out.extend_from_slice(resp);

@@ -39,6 +39,12 @@ impl Client {
     fn leave(&self) {
         let _ = self.tcp.shutdown(Shutdown::Both);
     }
+    /// Sends `bytes` (that the edge will not read while the request waits), then goes away.
+    fn leave_after(&self, bytes: &[u8]) {
+        use std::io::Write;
+        (&self.tcp).write_all(bytes).unwrap();
+        self.leave();
+    }
     fn join(self) {
         self.handle.join().unwrap();
     }
@@ -257,5 +263,34 @@ fn client_gone_while_queued_frees_its_place() {
     assert_eq!(
         targets,
         vec!["/a/_search".to_string(), format!("/{other}/_search")]
+    );
+}
+
+// issue 2: a client that goes away while queued is noticed also when it sent more bytes
+// before closing (a TLS close_notify alert, or a pipelined request): those bytes stay
+// unread in the socket, ahead of the end of stream.
+#[test]
+fn client_gone_while_queued_is_noticed_behind_unread_bytes() {
+    let (mock, server) = start_with(|s| s.plan(1, 1, "30s").edge("deadline", "\"30s\""));
+    let (tx, rx) = mpsc::channel();
+    let a = spawn_request(&server, "hold", "a", &tx);
+    mock.wait_in_flight(1);
+    let b = spawn_request(&server, "", "b", &tx);
+    let c = spawn_request(&server, "", "c", &tx);
+    let refused = rx.recv().unwrap();
+    assert_429(refused.1.as_ref().expect("an answer"));
+    let queued = if refused.0 == "b" { &c } else { &b };
+    queued.leave_after(&server.req("GET", "/pipelined").bytes());
+    assert!(rx.recv().unwrap().1.is_none());
+    server.wait_log_line("the queued client that left", |l| l.contains("\" 499 "));
+    mock.release();
+    assert_eq!(status_of(&rx.recv().unwrap()), ("a", 200));
+    for h in [a, b, c] {
+        h.join();
+    }
+    assert_eq!(
+        mock.requests().len(),
+        1,
+        "the client that left never reached the upstream"
     );
 }

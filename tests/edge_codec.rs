@@ -290,3 +290,16 @@ fn refused_head_after_a_head_request_gets_a_body() {
     let r = c.response();
     r.assert_es_error(400);
 }
+
+// RFC 9112 9.6: a client may half-close after sending its request; it still gets the
+// answer (when it is not waiting in a queue: see edge_allowance).
+#[test]
+fn half_closed_client_gets_its_answer() {
+    let (_mock, server) = start();
+    let mut c = server.conn();
+    c.send(&server.req("GET", "/half").bytes());
+    c.tcp().shutdown(std::net::Shutdown::Write).unwrap();
+    let r = c.response();
+    assert_eq!(r.status, 200);
+    assert_eq!(json_target(&r), "/half");
+}

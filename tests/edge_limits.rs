@@ -242,3 +242,21 @@ fn bulk_action_limit_at_n_and_n_plus_one() {
     }
     assert_eq!(mock.requests().len(), 3);
 }
+
+// spec 8 (request headers over the limit: 413): a head with more header fields than the
+// edge keeps (128) is refused like an oversized one; 100 fields pass.
+#[test]
+fn too_many_header_fields_is_413() {
+    let (mock, server) = start();
+    let with = |n: usize| {
+        (0..n).fold(server.req("GET", "/idx/_search"), |r, i| {
+            r.header(&format!("X-H{i}"), "v")
+        })
+    };
+    assert_eq!(server.send(&with(100)).status, 200);
+    let mut c = server.conn();
+    c.send(&with(200).bytes());
+    assert_413(&c.response());
+    assert!(c.is_closed());
+    assert_eq!(mock.requests().len(), 1);
+}

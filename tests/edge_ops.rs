@@ -14,6 +14,7 @@ use edge::{basic, start, start_with, Conn, Req, Setup, HOST, PASS, USER};
 
 const SIGTERM: i32 = 15;
 const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
 
 /// Waits (bounded) until the edge stops accepting connections on `addr`.
 fn wait_refusing(addr: std::net::SocketAddr) {
@@ -117,6 +118,30 @@ fn sighup_rotation_applies_to_open_connections() {
     let targets: Vec<String> = mock.requests().iter().map(|r| r.target.clone()).collect();
     assert!(!targets.contains(&"/old-pair".to_string()), "{targets:?}");
     assert_eq!(targets.iter().filter(|t| *t == "/new-pair").count(), 2);
+}
+
+// spec 1.8: a plan change takes effect immediately for connection limits: raising the
+// allowance from 1 to 2 lets a queued request through at once, while the first still runs.
+#[test]
+fn plan_change_applies_to_the_allowance_at_once() {
+    let (mock, mut server) = start_with(|s| s.plan(1, 10, "30s").edge("deadline", "\"30s\""));
+    let mut a = server.conn();
+    a.send(&server.req("GET", "/a").mock("hold").bytes());
+    mock.wait_in_flight(1);
+    let mut b = server.conn();
+    b.send(&server.req("GET", "/b").mock("hold").bytes());
+    let bigger = server.setup.clone().plan(2, 10, "30s");
+    server.rewrite(bigger);
+    server.signal(SIGHUP);
+    server
+        .out
+        .wait_for("reloaded (SIGHUP)", Duration::from_secs(10))
+        .expect("reload");
+    mock.wait_in_flight(2);
+    mock.release();
+    assert_eq!(a.response().status, 200);
+    assert_eq!(b.response().status, 200);
+    assert_eq!(mock.max_in_flight(), 2);
 }
 
 // spec 3: a change of the file alone is picked up; a destroyed cluster answers 404 Cluster
@@ -254,14 +279,15 @@ fn access_log_shows_queue_time_of_refused_requests() {
     );
 }
 
-// issue 2: the edge handles SIGTERM from the moment it says it is listening (the handler
-// is in place before the announcement): a SIGTERM right then is a clean exit, status 0.
+// issue 2: the edge handles SIGTERM and SIGINT from the moment it says it is listening (the
+// handlers are in place before the announcement): either signal right then is a clean
+// exit, status 0.
 #[test]
 fn sigterm_right_after_start_is_a_clean_exit() {
-    for _ in 0..5 {
+    for sig in [SIGTERM, SIGINT, SIGTERM, SIGINT, SIGTERM] {
         let mock = edge::Mock::start();
         let mut server = Setup::new(mock.addr).start();
-        server.signal(SIGTERM);
+        server.signal(sig);
         let status = server.wait_exit(Duration::from_secs(10));
         assert_eq!(status.code(), Some(0), "{status:?}");
     }

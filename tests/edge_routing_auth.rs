@@ -303,3 +303,26 @@ fn hop_by_hop_headers_removed() {
         .filter(|(k, _)| k.eq_ignore_ascii_case("connection"))
         .all(|(_, v)| v.eq_ignore_ascii_case("keep-alive")));
 }
+
+// issue 2: TLS 1.2 and 1.3 are both served (rustls, ring).
+#[test]
+fn tls12_and_tls13_are_served() {
+    let (_mock, server) = start();
+    let ca = server.ca();
+    for version in [&rustls::version::TLS12, &rustls::version::TLS13] {
+        let mut roots = rustls::RootCertStore::empty();
+        use rustls::pki_types::pem::PemObject;
+        for cert in rustls::pki_types::CertificateDer::pem_file_iter(&ca).unwrap() {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[version])
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let mut c = Conn::tls_with(server.https, std::sync::Arc::new(config), HOST);
+        let r = roundtrip(&mut c, &server.req("GET", "/"));
+        assert_eq!(r.status, 200, "{version:?}");
+    }
+}

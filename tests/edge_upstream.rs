@@ -132,13 +132,16 @@ fn unreachable_upstream_is_503() {
     assert_eq!(server.send(&server.req("GET", "/")).status, 200);
 }
 
-// spec 7 (502 Bad Gateway), issue 2: a malformed upstream head, a head cut short, or an
-// upstream that closes a fresh connection without answering: 502 (not retried: the
-// connection was new).
+// spec 7 (502 Bad Gateway), issue 2: a malformed upstream head, ambiguous response framing
+// (Content-Length with chunked, two lengths), a head cut short, or an upstream that closes a
+// fresh connection without answering: 502 (not retried: the connection was new).
 #[test]
 fn malformed_or_cut_upstream_head_is_502() {
     let (mock, server) = start_with(|s| s);
-    for (i, resp) in ["malformed", "cut", "none"].iter().enumerate() {
+    for (i, resp) in ["malformed", "clte", "twocl", "cut", "none"]
+        .iter()
+        .enumerate()
+    {
         for tls in [false, true] {
             let mut c = if tls { server.tls(HOST) } else { server.conn() };
             let target = format!("/{resp}{i}{tls}");
@@ -267,4 +270,100 @@ fn upstream_errors_pass_through() {
         assert_eq!(r.header("x-upstream"), Some("mock"));
         assert_eq!(attempts(&mock, &format!("/e{status}")).len(), 1);
     }
+}
+
+// issue 2 (pooling): an idle pooled upstream connection that the upstream closed, or on
+// which bytes nobody asked for arrived (a server's 408 for an idle connection), is not
+// reused: the next request gets its own answer on a new connection, not the stale one.
+#[test]
+fn pooled_connection_with_unsolicited_bytes_is_not_reused() {
+    let (mock, server) = start_with(|s| s.threads(1));
+    let mut c = server.conn();
+    for (i, then) in ["close", "stale", "stale-close"].iter().enumerate() {
+        c.send(
+            &server
+                .req("GET", "/first")
+                .mock(&format!("then={then}"))
+                .bytes(),
+        );
+        assert_eq!(c.response().status, 200);
+        assert!(mock.wait_until(Duration::from_secs(10), |v| v.stale_sent() == i + 1));
+        c.send(&server.req("GET", "/second").bytes());
+        let r = c.response();
+        assert_eq!(r.status, 200, "{then}: got the stale answer: {}", r.text());
+        assert_eq!(r.json()["target"], "/second");
+        assert_eq!(r.json()["seq"], 1, "{then}: on a new upstream connection");
+    }
+}
+
+// HEAD: the upstream's Content-Length is relayed, no body follows, and the connection
+// goes on.
+#[test]
+fn head_requests_relay_length_without_body() {
+    let (_mock, server) = start_with(|s| s);
+    for tls in [false, true] {
+        let mut c = if tls { server.tls(HOST) } else { server.conn() };
+        c.send(&server.req("HEAD", "/idx").mock("size=1234").bytes());
+        let r = c.head_response();
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("content-length"), Some("1234"));
+        c.send(&server.req("GET", "/after").bytes());
+        let r = c.response();
+        assert_eq!(
+            r.json()["target"],
+            "/after",
+            "no stray body bytes before this answer"
+        );
+    }
+}
+
+/// An upstream that answers 413 after reading only the head of a request, then stops
+/// reading and closes (as a server refusing a large body does).
+fn early_answering_upstream() -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in l.incoming() {
+            let Ok(mut s) = conn else { return };
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let body = br#"{"error":{"root_cause":[],"type":"too_large","reason":"upstream says no"},"status":413}"#;
+                let resp = format!(
+                    "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(resp.as_bytes());
+                let _ = s.write_all(body);
+                let _ = s.shutdown(std::net::Shutdown::Write);
+                std::thread::sleep(Duration::from_millis(300));
+                // Dropped with the request body unread: the kernel resets the connection.
+            });
+        }
+    });
+    addr
+}
+
+// spec 7 (413), issue 2: an upstream that answers before reading the whole body (its own
+// 413) and then stops reading: the client gets that answer, not a 502.
+#[test]
+fn an_early_upstream_answer_is_relayed() {
+    let mock = edge::Mock::start();
+    let early = ClusterSpec::new("early", early_answering_upstream());
+    let server = Setup::new(mock.addr).cluster(early.clone()).start();
+    let big = vec![b'x'; 8 << 20];
+    let req = Req::new("POST", "/books/_doc")
+        .host(&early.host())
+        .auth(&early.username, &early.password)
+        .header("Content-Type", "application/json")
+        .body(big);
+    let mut c = server.conn();
+    c.send(&req.bytes());
+    let r = c.response();
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert!(r.text().contains("upstream says no"), "{}", r.text());
 }

@@ -240,9 +240,9 @@ fn creates_the_index_and_a_rerun_changes_nothing() {
     let props = &body["mappings"]["doc"]["properties"];
     assert_eq!(
         props["date"],
-        json!({"type": "date", "format": "epoch_second"})
+        json!({"type": "date", "format": "epoch_second||strict_date_optional_time"})
     );
-    assert_eq!(props["lastmod"]["format"], "epoch_second");
+    assert_eq!(props["lastmod"], props["date"]);
     assert_eq!(props["weight"]["type"], "integer");
     assert_eq!(props.as_object().unwrap().len(), 24);
 
@@ -308,7 +308,9 @@ fn a_conflicting_mapping_is_reported_and_nothing_is_sent() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("date: mapped as text, needs date (format epoch_second)"),
+        stderr.contains(
+            "date: mapped as text, needs date (format epoch_second||strict_date_optional_time)"
+        ),
         "{stderr}"
     );
     assert!(
@@ -343,6 +345,15 @@ fn prune_deletes_pages_that_no_longer_exist_within_the_selection() {
     assert_eq!(ids.len(), 11);
     assert!(!ids.contains("id-posts-0003") && !ids.contains("id-posts-0008"));
     assert!(ids.contains("id-docs-0001"));
+    // The deletes are followed by a refresh, so that counts and searches see them at once.
+    let last_bulk = st
+        .requests
+        .iter()
+        .rposition(|r| r.path == "/_bulk")
+        .unwrap();
+    assert!(st.requests[last_bulk..]
+        .iter()
+        .any(|r| r.path == "/site/_refresh"));
     drop(st);
 
     // Unchanged site: a second prune deletes nothing.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{ClusterClass, Mode as ConfigMode};
 use crate::policy::mode::DiskLimits;
-use crate::policy::shards::usage_from_cat_indices;
+use crate::policy::shards::{index_names_from_cat_indices, usage_from_cat_indices};
 use crate::registry::{Cluster, Registry};
 use crate::tenancy::{self, Prefix};
 
@@ -73,6 +73,8 @@ fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
         return;
     };
     let url = usage_url(*addr, c.prefix.as_ref());
+    // Creations that finish after this point may be missing from the answer.
+    let reading = c.state.begin_reading();
     let Ok(mut resp) = agent.get(&url).call() else {
         return;
     };
@@ -82,11 +84,14 @@ fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
     let Ok(body) = resp.body_mut().read_to_vec() else {
         return;
     };
-    let Ok(usage) = usage_from_cat_indices(&body) else {
+    let (Ok(usage), Ok(names)) = (
+        usage_from_cat_indices(&body),
+        index_names_from_cat_indices(&body),
+    ) else {
         return;
     };
     let limits = DiskLimits::for_plan(c.plan.disk, s.disable_factor);
-    let (before, after) = c.state.record_usage(usage, limits);
+    let (before, after) = c.state.record_usage(reading, usage, &names, limits);
     if before != after {
         println!(
             "searchgate: cluster {}: disk {} bytes of {} in plan {}: metering moves it from {before:?} to {after:?}",

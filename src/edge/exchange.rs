@@ -17,10 +17,11 @@ use super::session::{Admitted, Next, Outcome, Session};
 use super::upstream::{Pool, UpstreamConn};
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
+use crate::policy::bulk::BulkCounter;
 use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, HeadLimits, ResponseHead};
 use crate::registry::Cluster;
-use crate::tenancy::{self, BulkRewriter};
+use crate::tenancy;
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
 /// never queued).
@@ -46,6 +47,19 @@ enum HeadFail {
     Bad(&'static str),
     Deadline,
 }
+
+/// The index of a `PUT /<index>` target as forwarded: its first path segment.
+fn created_index(target: &[u8]) -> &[u8] {
+    let path = target.strip_prefix(b"/").unwrap_or(target);
+    let end = path
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(path.len());
+    &path[..end]
+}
+
+/// How long the edge looks for an upstream's early answer after it stopped reading a body.
+const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
 
 /// Runs `fut` until `until`; `None` when time ran out.
 pub(super) async fn until<F: Future>(until: Instant, fut: F) -> Option<F::Output> {
@@ -76,9 +90,14 @@ impl Session {
             },
             false => 0,
         };
+        // The real name of the index being created (the ledger matches it with metering's).
+        let created = adm
+            .create_index
+            .then(|| created_index(&self.fwd_target).to_vec());
         let outcome = self.admitted(adm, deadline).await;
-        if reserved > 0 && !(200..300).contains(&outcome.status) {
-            adm.cluster.state.release_shards(reserved);
+        if let Some(name) = created {
+            let ok = (200..300).contains(&outcome.status);
+            adm.cluster.state.finish_creation(&name, reserved, ok);
         }
         outcome
     }
@@ -240,7 +259,7 @@ impl Session {
                 .plan
                 .body_rewriter(t.prefix, limit.unwrap_or(u64::MAX))
                 .map_or(BodyFilter::Pass, BodyFilter::Rewrite),
-            (None, Some(limit)) => BodyFilter::Count(BulkRewriter::counting(limit)),
+            (None, Some(limit)) => BodyFilter::Count(BulkCounter::new(), limit),
             (None, None) => BodyFilter::Pass,
         }
     }
@@ -286,6 +305,20 @@ impl Session {
         let mut filter = Self::body_filter(adm);
         let body_bytes = match self.send_request(&mut up, &mut filter, adm, deadline).await {
             Err(SendFail::Upstream) if may_retry => return None,
+            Err(SendFail::Upstream) => {
+                // The upstream may have answered before reading the whole body (a 413 of
+                // its own) and stopped reading: relay that answer rather than a 502.
+                let early = (Instant::now() + EARLY_ANSWER_WAIT).min(deadline);
+                if self
+                    .read_response_head(&mut up, rhead, early)
+                    .await
+                    .is_err()
+                {
+                    return Some(self.send_failed(SendFail::Upstream).await);
+                }
+                self.keep_alive = false; // the rest of the client's body was never read
+                (self.pos - self.head.len.min(self.pos)) as u64
+            }
             Err(fail) => return Some(self.send_failed(fail).await),
             Ok(n) => n,
         };

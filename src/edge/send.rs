@@ -14,11 +14,12 @@ use super::io::write_tcp;
 use super::session::{Admitted, Session};
 use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
+use crate::policy::bulk::BulkCounter;
 use crate::proto::{
     chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, ProtoError,
     LAST_CHUNK,
 };
-use crate::tenancy::{BodyRewriter, BulkRewriter};
+use crate::tenancy::BodyRewriter;
 
 /// Small bodies are sent in the same write as the head.
 const COALESCE: usize = 16 * 1024;
@@ -40,7 +41,7 @@ pub(super) enum BodyFilter {
     /// Forwarded as they are.
     Pass,
     /// Forwarded as they are; `_bulk` actions counted (413 over the plan's limit).
-    Count(BulkRewriter),
+    Count(BulkCounter, u64),
     /// Rewritten into the tenant's namespace (sent chunked).
     Rewrite(BodyRewriter),
 }
@@ -263,9 +264,11 @@ impl Session {
                 }
                 return Ok(());
             }
-            BodyFilter::Count(counter) => counter
-                .scan(&self.buf[data.clone()])
-                .map_err(SendFail::Refuse)?,
+            BodyFilter::Count(counter, limit) => {
+                if counter.feed(&self.buf[data.clone()]) > *limit {
+                    return Err(SendFail::Refuse(EdgeError::TooManyBulkActions(*limit)));
+                }
+            }
             BodyFilter::Pass => {}
         }
         if up_framing == Framing::Chunked {

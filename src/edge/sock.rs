@@ -1,5 +1,6 @@
 //! Socket plumbing: SO_REUSEPORT listeners (one per worker, all on the same port, also when
-//! the configured port is 0) and a non-consuming check for a peer that went away.
+//! the configured port is 0) and non-consuming checks for a peer that went away and for an
+//! idle connection that can no longer be reused.
 //!
 //! Must not touch: HTTP or policy.
 
@@ -31,33 +32,42 @@ pub fn reuseport_listeners(
     Ok((out, bound))
 }
 
-/// True when the peer closed its side or the connection failed; false while it is open
-/// (with or without bytes waiting). Never consumes a byte and never blocks.
-pub fn peer_closed(stream: &impl AsRawFd) -> bool {
-    let mut byte = [0u8; 1];
-    let fd = stream.as_raw_fd();
-    // SAFETY: `fd` is an open socket owned by `stream`, which the caller borrows for the
-    // duration of this call; `byte` is a valid writable buffer of the length passed.
-    // MSG_PEEK leaves the data in the socket; MSG_DONTWAIT makes the call non-blocking.
-    let n = unsafe {
-        libc::recv(
-            fd,
-            byte.as_mut_ptr().cast(),
-            byte.len(),
-            libc::MSG_PEEK | libc::MSG_DONTWAIT,
-        )
+/// The socket's readiness for `events` right now (`revents`), without blocking or
+/// consuming anything.
+fn poll_now(stream: &impl AsRawFd, events: libc::c_short) -> libc::c_short {
+    let mut pfd = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events,
+        revents: 0,
     };
-    if n > 0 {
-        return false;
+    loop {
+        // SAFETY: `pfd` is one valid, initialised pollfd for an open socket the caller
+        // borrows for the duration of the call; the count passed is 1; a zero timeout
+        // makes the call non-blocking.
+        let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+        if n >= 0 {
+            return if n == 0 { 0 } else { pfd.revents };
+        }
+        if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return libc::POLLERR;
+        }
     }
-    if n == 0 {
-        return true;
-    }
-    let err = io::Error::last_os_error();
-    !matches!(
-        err.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-    )
+}
+
+/// True when the peer ended its side (FIN), reset the connection, or the socket failed,
+/// also when bytes it sent before are still unread ahead of the end (a TLS close_notify,
+/// a pipelined request); false while it is open, with or without bytes waiting. Never
+/// consumes a byte and never blocks.
+pub fn peer_closed(stream: &impl AsRawFd) -> bool {
+    let gone = libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL;
+    poll_now(stream, libc::POLLRDHUP) & gone != 0
+}
+
+/// True when an idle connection must not be used again: something arrived on it that
+/// nobody asked for (bytes, such as a server's 408 for an idle connection, or the end of
+/// stream), or it failed. Never consumes a byte and never blocks.
+pub fn idle_unusable(stream: &impl AsRawFd) -> bool {
+    poll_now(stream, libc::POLLIN | libc::POLLRDHUP) != 0
 }
 
 #[cfg(test)]
@@ -90,5 +100,50 @@ mod tests {
         drop(client);
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert!(peer_closed(&server), "closed");
+    }
+
+    fn pair() -> (std::net::TcpStream, std::net::TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (server, _) = l.accept().unwrap();
+        (client, server)
+    }
+
+    /// Waits (bounded) for `cond` on a loopback socket: delivery is immediate there, the
+    /// loop only guards against a slow scheduler.
+    fn soon(cond: impl Fn() -> bool) -> bool {
+        (0..500).any(|_| {
+            cond() || {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                false
+            }
+        })
+    }
+
+    // A client that sent more (a TLS close_notify, a pipelined request) and then closed is
+    // gone, though its last bytes are still unread.
+    #[test]
+    fn peer_closed_sees_the_end_behind_unread_bytes() {
+        let (mut client, server) = pair();
+        client.write_all(b"GET /next HTTP/1.1\r\n\r\n").unwrap();
+        client.shutdown(std::net::Shutdown::Write).unwrap();
+        assert!(soon(|| peer_closed(&server)));
+        let mut b = [0u8; 3];
+        (&server).read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"GET", "nothing was consumed");
+    }
+
+    // An idle pooled connection is unusable once anything arrived on it, or it ended.
+    #[test]
+    fn idle_unusable_sees_stray_bytes_and_the_end() {
+        let (mut upstream, edge) = pair();
+        assert!(!idle_unusable(&edge), "open and quiet: reusable");
+        upstream
+            .write_all(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
+            .unwrap();
+        assert!(soon(|| idle_unusable(&edge)), "stray bytes");
+        let (upstream, edge) = pair();
+        drop(upstream);
+        assert!(soon(|| idle_unusable(&edge)), "closed");
     }
 }

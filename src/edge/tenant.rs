@@ -60,16 +60,14 @@ impl Session {
         req.extend_from_slice(b" HTTP/1.1\r\nHost: searchgate\r\nContent-Length: 0\r\n\r\n");
         let addr = cluster.upstreams[self.core.pick(cluster.upstreams.len())];
         let answer = self.small_exchange(addr, req, deadline).await;
+        let created = matches!(answer, Ok((200..=299, _)));
+        cluster.state.finish_creation(&path[1..], asked, created);
         let exists = match &answer {
             Ok((200..=299, _)) => true,
             Ok((_, body)) => {
-                cluster.state.release_shards(asked);
                 memchr::memmem::find(body, b"resource_already_exists_exception").is_some()
             }
-            Err(_) => {
-                cluster.state.release_shards(asked);
-                false
-            }
+            Err(_) => false,
         };
         if exists {
             self.core.remember_index(path, Instant::now());

@@ -68,13 +68,14 @@ impl Pool {
         }
     }
 
-    /// A pooled connection to `addr` that is still fresh and open, if any.
+    /// A pooled connection to `addr` that is still fresh, open and quiet (nothing arrived
+    /// on it while idle), if any.
     pub fn take_idle(&self, addr: SocketAddr, now: Instant) -> Option<UpstreamConn> {
         let mut idle = self.idle.borrow_mut();
         let list = idle.get_mut(&addr)?;
         while let Some(mut c) = list.pop() {
             let fresh = now.saturating_duration_since(c.idle_since) < self.idle_timeout;
-            if fresh && !super::sock::peer_closed(&c.tcp) {
+            if fresh && !super::sock::idle_unusable(&c.tcp) {
                 c.reused = true;
                 return Some(c);
             }

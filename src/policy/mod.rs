@@ -7,6 +7,7 @@
 pub mod admit;
 pub mod auth;
 pub mod blocked;
+pub mod bulk;
 pub mod classify;
 pub mod mode;
 pub mod path;

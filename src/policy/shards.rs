@@ -211,6 +211,15 @@ pub struct Usage {
     pub bytes: u64,
 }
 
+/// The index names of a `_cat/indices?format=json` body, as the upstream spells them.
+pub fn index_names_from_cat_indices(body: &[u8]) -> Result<Vec<String>, serde_json::Error> {
+    let rows: Vec<Map<String, Value>> = serde_json::from_slice(body)?;
+    Ok(rows
+        .iter()
+        .filter_map(|row| row.get("index").and_then(Value::as_str).map(str::to_string))
+        .collect())
+}
+
 /// Sums a `_cat/indices?format=json&bytes=b` body. Closed indices (null counts) count their
 /// shards only when `pri`/`rep` are known.
 pub fn usage_from_cat_indices(body: &[u8]) -> Result<Usage, serde_json::Error> {
@@ -381,6 +390,7 @@ mod tests {
             }
         );
         assert_eq!(usage_from_cat_indices(b"[]").unwrap(), Usage::default());
+        assert_eq!(index_names_from_cat_indices(body).unwrap(), ["a", "b", "c"]);
         assert!(usage_from_cat_indices(b"{").is_err());
     }
 }

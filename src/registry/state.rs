@@ -1,13 +1,16 @@
 //! Runtime facts about a cluster that outlive registry snapshots (kept by cluster id across
-//! reloads): metering's verdict on disk usage, the last usage reading, and whether the
-//! cluster's upstream has answered yet.
+//! reloads): metering's verdict on disk usage, the last usage reading, the shards of indices
+//! created since, and whether the cluster's upstream has answered yet.
 //!
-//! Written by the control thread (metering, readiness probes) and by cores (shards of
-//! indices they just created); read by every core with single atomic loads.
+//! Written by the control thread (metering, readiness probes) and by cores (indices they
+//! create); the request path reads the verdict with single atomic loads. Shards are kept in
+//! a small ledger under a lock, taken only by index creations and metering readings.
 //!
 //! Must not touch: I/O (the probes and metering live in `edge::control`), the clock.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::config::Mode as ConfigMode;
 use crate::policy::mode::{after_metering, DiskLimits, Mode, SetBy};
@@ -22,12 +25,53 @@ const METERED_DISABLED: u8 = 2;
 pub struct ClusterState {
     metered: AtomicU8,
     ready: AtomicBool,
-    shards: AtomicU64,
+    shards: Mutex<ShardLedger>,
     bytes: AtomicU64,
     docs: AtomicU64,
     indices: AtomicU64,
     /// Metering readings taken so far.
     readings: AtomicU64,
+}
+
+/// A metering reading begun (see [`ClusterState::begin_reading`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading(u64);
+
+/// The shards in use (spec 8): the last reading's total, plus the shards of creations that
+/// reading cannot have counted: those still in flight, and those that finished after it was
+/// sent and are not among the indices it listed. Without the second part, a reading sent
+/// while an index was being created would forget it, and the plan could be exceeded until
+/// the next reading.
+#[derive(Debug, Default)]
+struct ShardLedger {
+    /// Total of the last reading recorded.
+    read: u64,
+    /// The indices that reading listed (real names, as the upstream spells them).
+    read_names: HashSet<Vec<u8>>,
+    /// Readings begun so far.
+    begun: u64,
+    /// Shards reserved by creations still in flight.
+    pending: u64,
+    /// Finished creations the last reading did not count.
+    created: Vec<Created>,
+}
+
+#[derive(Debug)]
+struct Created {
+    name: Vec<u8>,
+    shards: u64,
+    /// Readings begun when it finished: a reading begun later counts it.
+    finished_at: u64,
+}
+
+impl ShardLedger {
+    fn in_use(&self) -> u64 {
+        self.created
+            .iter()
+            .fold(self.read.saturating_add(self.pending), |n, c| {
+                n.saturating_add(c.shards)
+            })
+    }
 }
 
 impl ClusterState {
@@ -36,12 +80,16 @@ impl ClusterState {
         ClusterState {
             metered: AtomicU8::new(METERED_NORMAL),
             ready: AtomicBool::new(ready),
-            shards: AtomicU64::new(0),
+            shards: Mutex::new(ShardLedger::default()),
             bytes: AtomicU64::new(0),
             docs: AtomicU64::new(0),
             indices: AtomicU64::new(0),
             readings: AtomicU64::new(0),
         }
+    }
+
+    fn ledger(&self) -> MutexGuard<'_, ShardLedger> {
+        self.shards.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The mode requests see: an operator's mode wins; under `normal`, metering's verdict.
@@ -56,8 +104,23 @@ impl ClusterState {
         }
     }
 
-    /// Takes a metering reading; returns the metered mode before and after it.
-    pub fn record_usage(&self, usage: Usage, limits: DiskLimits) -> (Mode, Mode) {
+    /// Marks the start of a metering reading: call it before asking the upstream. Readings
+    /// are taken one at a time.
+    pub fn begin_reading(&self) -> Reading {
+        let mut l = self.ledger();
+        l.begun += 1;
+        Reading(l.begun)
+    }
+
+    /// Records a reading begun with `reading`: its totals and the names of the indices it
+    /// listed (`names`). Returns the metered mode before and after it.
+    pub fn record_usage(
+        &self,
+        reading: Reading,
+        usage: Usage,
+        names: &[String],
+        limits: DiskLimits,
+    ) -> (Mode, Mode) {
         let before = self.effective_mode(ConfigMode::Normal);
         let after = after_metering(before, usage.bytes, limits);
         let code = match after {
@@ -66,7 +129,15 @@ impl ClusterState {
             _ => METERED_NORMAL,
         };
         self.metered.store(code, Relaxed);
-        self.shards.store(usage.shards, Relaxed);
+        let listed: HashSet<Vec<u8>> = names.iter().map(|n| n.as_bytes().to_vec()).collect();
+        {
+            let mut l = self.ledger();
+            l.read = usage.shards;
+            // Finished before this reading was sent: it counted them (or they are gone).
+            l.created
+                .retain(|c| c.finished_at >= reading.0 && !listed.contains(&c.name));
+            l.read_names = listed;
+        }
         self.bytes.store(usage.bytes, Relaxed);
         self.docs.store(usage.docs, Relaxed);
         self.indices.store(usage.indices, Relaxed);
@@ -74,11 +145,11 @@ impl ClusterState {
         (before, after)
     }
 
-    /// The last usage reading (plus shards created since).
+    /// The last usage reading, its shards with the creations it did not count.
     pub fn usage(&self) -> Usage {
         Usage {
             indices: self.indices.load(Relaxed),
-            shards: self.shards.load(Relaxed),
+            shards: self.ledger().in_use(),
             docs: self.docs.load(Relaxed),
             bytes: self.bytes.load(Relaxed),
         }
@@ -89,30 +160,34 @@ impl ClusterState {
         self.readings.load(Relaxed)
     }
 
-    /// Reserves `asked` shards against `capacity` (an index about to be created); counted
-    /// until the next reading replaces the total. `Err(in_use)` when they do not fit.
+    /// Reserves `asked` shards against `capacity` for an index about to be created; call
+    /// [`ClusterState::finish_creation`] once the upstream answered. `Err(in_use)` when they
+    /// do not fit.
     pub fn reserve_shards(&self, asked: u64, capacity: u64) -> Result<(), u64> {
-        let mut cur = self.shards.load(Relaxed);
-        loop {
-            match cur.checked_add(asked) {
-                Some(total) if total <= capacity => {}
-                _ => return Err(cur),
+        let mut l = self.ledger();
+        let in_use = l.in_use();
+        match in_use.checked_add(asked) {
+            Some(total) if total <= capacity => {
+                l.pending += asked;
+                Ok(())
             }
-            match self
-                .shards
-                .compare_exchange_weak(cur, cur + asked, Relaxed, Relaxed)
-            {
-                Ok(_) => return Ok(()),
-                Err(now) => cur = now,
-            }
+            _ => Err(in_use),
         }
     }
 
-    /// Gives back shards reserved for an index that was not created.
-    pub fn release_shards(&self, n: u64) {
-        let _ = self
-            .shards
-            .fetch_update(Relaxed, Relaxed, |v| Some(v.saturating_sub(n)));
+    /// Ends a creation that reserved `asked` shards: `created` when the upstream created
+    /// index `name` (its real name), false when it did not (refused, already there, failed).
+    pub fn finish_creation(&self, name: &[u8], asked: u64, created: bool) {
+        let mut l = self.ledger();
+        l.pending = l.pending.saturating_sub(asked);
+        if created && !l.read_names.contains(name) {
+            let finished_at = l.begun;
+            l.created.push(Created {
+                name: name.to_vec(),
+                shards: asked,
+                finished_at,
+            });
+        }
     }
 
     /// Whether the upstream has answered (new single-tenant clusters: 404 until then).
@@ -139,13 +214,31 @@ mod tests {
         }
     }
 
+    fn shards(n: u64) -> Usage {
+        Usage {
+            shards: n,
+            ..Usage::default()
+        }
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A whole reading of `n` shards in indices `listed`.
+    fn read(s: &ClusterState, n: u64, listed: &[&str]) {
+        let r = s.begin_reading();
+        s.record_usage(r, shards(n), &names(listed), DiskLimits::for_plan(100, 2));
+    }
+
     // spec 3: overage moves normal to read-only, then disabled; clearing it returns to normal
     #[test]
     fn metering_verdicts_apply_under_normal_only() {
         let s = ClusterState::new(true);
         let limits = DiskLimits::for_plan(100, 2);
+        let record = |u: Usage| s.record_usage(s.begin_reading(), u, &[], limits);
         assert_eq!(
-            s.record_usage(usage(150), limits),
+            record(usage(150)),
             (Mode::Normal, Mode::ReadOnly(SetBy::Metering))
         );
         assert_eq!(
@@ -157,12 +250,12 @@ mod tests {
             Mode::Maintenance,
             "operator wins"
         );
-        s.record_usage(usage(201), limits);
+        record(usage(201));
         assert_eq!(
             s.effective_mode(ConfigMode::Normal),
             Mode::Disabled(SetBy::Metering)
         );
-        s.record_usage(usage(100), limits);
+        record(usage(100));
         assert_eq!(s.effective_mode(ConfigMode::Normal), Mode::Normal);
         assert_eq!(
             s.effective_mode(ConfigMode::ReadOnly),
@@ -172,10 +265,11 @@ mod tests {
         assert_eq!(s.readings(), 3);
     }
 
+    // spec 8: shards reserved and created count until a reading lists them
     #[test]
-    fn created_shards_count_until_the_next_reading() {
+    fn created_shards_count_until_a_reading_lists_them() {
         let s = ClusterState::new(true);
-        s.record_usage(usage(0), DiskLimits::for_plan(100, 2));
+        read(&s, 2, &["a"]);
         assert_eq!(
             s.reserve_shards(4, 6),
             Ok(()),
@@ -183,10 +277,47 @@ mod tests {
         );
         assert_eq!(s.reserve_shards(1, 6), Err(6), "one more does not fit");
         assert_eq!(s.usage().shards, 6);
-        s.release_shards(4);
-        assert_eq!(s.usage().shards, 2);
+        s.finish_creation(b"b", 4, false);
+        assert_eq!(s.usage().shards, 2, "not created: given back");
         s.reserve_shards(4, 6).unwrap();
-        s.record_usage(usage(0), DiskLimits::for_plan(100, 2));
+        s.finish_creation(b"b", 4, true);
+        assert_eq!(s.usage().shards, 6);
+        read(&s, 6, &["a", "b"]);
+        assert_eq!(s.usage().shards, 6, "counted once");
+        read(&s, 2, &["b"]);
+        assert_eq!(
+            s.usage().shards,
+            2,
+            "a reading after a deletion frees its shards"
+        );
+    }
+
+    // spec 8: a reading sent while an index was being created does not list it; its shards
+    // must still count (else the plan could be exceeded until the next reading).
+    #[test]
+    fn a_reading_that_missed_a_creation_keeps_its_shards() {
+        let s = ClusterState::new(true);
+        read(&s, 2, &["a"]);
+        s.reserve_shards(4, 6).unwrap();
+        let r = s.begin_reading(); // sent while `b` is being created
+        s.finish_creation(b"b", 4, true);
+        s.record_usage(r, shards(2), &names(&["a"]), DiskLimits::for_plan(100, 2));
+        assert_eq!(s.reserve_shards(1, 6), Err(6));
+        // Still in flight when the reading comes back: counted too.
+        let s = ClusterState::new(true);
+        read(&s, 2, &["a"]);
+        s.reserve_shards(4, 6).unwrap();
+        read(&s, 2, &["a"]);
+        assert_eq!(s.reserve_shards(1, 6), Err(6));
+        // The reading saw it before the creation's answer came back: counted once after.
+        read(&s, 6, &["a", "b"]);
+        s.finish_creation(b"b", 4, true);
+        assert_eq!(s.usage().shards, 6);
+        // Created, then deleted before the next reading: that reading frees it.
+        s.reserve_shards(2, 10).unwrap();
+        s.finish_creation(b"c", 2, true);
+        assert_eq!(s.usage().shards, 8);
+        read(&s, 2, &["a"]);
         assert_eq!(s.usage().shards, 2);
     }
 }

@@ -15,39 +15,25 @@ use super::json::{Action, Dialect, JsonRewriter};
 use super::prefix::Prefix;
 use crate::errors::EdgeError;
 
-/// The `_bulk` body rewriter (multitenant) or counter (any class).
+/// The `_bulk` body rewriter (multitenant): `_index` of action lines into the tenant's
+/// namespace, actions counted against the plan's limit. (Single-tenant bodies are only
+/// counted, by `policy::bulk::BulkCounter`.)
 #[derive(Debug)]
 pub struct BulkRewriter {
     json: JsonRewriter,
-    rewrite: bool,
     max_actions: u64,
     actions: u64,
     in_source: bool,
-    /// Count-only mode: the current action line is not valid JSON.
-    line_bad: bool,
-    discard: Vec<u8>,
 }
 
 impl BulkRewriter {
     /// Rewrites `_index` of action lines into `prefix`'s namespace and counts actions.
     pub fn new(prefix: Prefix, max_actions: u64) -> Self {
-        Self::build(Some(prefix), max_actions)
-    }
-
-    /// Counts actions only (single-tenant clusters): use [`BulkRewriter::scan`].
-    pub fn counting(max_actions: u64) -> Self {
-        Self::build(None, max_actions)
-    }
-
-    fn build(prefix: Option<Prefix>, max_actions: u64) -> Self {
         BulkRewriter {
-            rewrite: prefix.is_some(),
-            json: JsonRewriter::new(Dialect::Bulk, prefix),
+            json: JsonRewriter::new(Dialect::Bulk, Some(prefix)),
             max_actions,
             actions: 0,
             in_source: false,
-            line_bad: false,
-            discard: Vec::new(),
         }
     }
 
@@ -65,15 +51,25 @@ impl BulkRewriter {
     /// Rewrites `input`, appending to `out`. `Err`: refuse the request (400, or 413 at
     /// `max_actions + 1` actions) and abandon the upstream request unterminated.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        self.run(input, out, true)
-    }
-
-    /// Counts the actions of `input` without copying it (the caller forwards the bytes).
-    pub fn scan(&mut self, input: &[u8]) -> Result<(), EdgeError> {
-        let mut discard = std::mem::take(&mut self.discard);
-        let r = self.run(input, &mut discard, false);
-        self.discard = discard;
-        r
+        let mut i = 0;
+        while i < input.len() {
+            let nl = memchr(b'\n', &input[i..]).map(|k| i + k);
+            let end = nl.unwrap_or(input.len());
+            if self.in_source {
+                out.extend_from_slice(&input[i..end]);
+            } else {
+                self.json.feed(&input[i..end], out, true)?;
+            }
+            let Some(nl) = nl else { break };
+            out.push(b'\n');
+            if self.in_source {
+                self.in_source = false;
+            } else {
+                self.end_action_line()?;
+            }
+            i = nl + 1;
+        }
+        Ok(())
     }
 
     /// Ends the body (a last line without `\n` included).
@@ -85,53 +81,17 @@ impl BulkRewriter {
         Ok(())
     }
 
-    fn run(&mut self, input: &[u8], out: &mut Vec<u8>, emit: bool) -> Result<(), EdgeError> {
-        let mut i = 0;
-        while i < input.len() {
-            let nl = memchr(b'\n', &input[i..]).map(|k| i + k);
-            let end = nl.unwrap_or(input.len());
-            if self.in_source {
-                if emit {
-                    out.extend_from_slice(&input[i..end]);
-                }
-            } else if !self.line_bad {
-                let r = self.json.feed(&input[i..end], out, emit && self.rewrite);
-                if let Err(e) = r {
-                    if self.rewrite {
-                        return Err(e);
-                    }
-                    self.line_bad = true;
-                }
-            }
-            let Some(nl) = nl else { break };
-            if emit {
-                out.push(b'\n');
-            }
-            if self.in_source {
-                self.in_source = false;
-            } else {
-                self.end_action_line()?;
-            }
-            i = nl + 1;
-        }
-        Ok(())
-    }
-
     fn end_action_line(&mut self) -> Result<(), EdgeError> {
-        let bad = self.line_bad || self.json.end().is_err();
-        if bad && self.rewrite {
-            return self.json.end();
-        }
-        if self.json.started() || self.line_bad {
+        self.json.end()?;
+        if self.json.started() {
             self.actions += 1;
             if self.actions > self.max_actions {
                 return Err(EdgeError::TooManyBulkActions(self.max_actions));
             }
             // The upstream reads a source line after every action but `delete`.
-            self.in_source = bad || self.json.action() != Action::Delete;
+            self.in_source = self.json.action() != Action::Delete;
         }
         self.json.reset();
-        self.line_bad = false;
         Ok(())
     }
 }

@@ -140,47 +140,7 @@ fn bulk_refusals() {
     assert!(run(Kind::Bulk, &[at(max + 1).as_bytes()]).is_err());
 }
 
-fn count(body: &str) -> u64 {
-    let mut c = BulkRewriter::counting(u64::MAX);
-    c.scan(body.as_bytes()).unwrap();
-    c.finish(&mut Vec::new()).unwrap();
-    c.actions()
-}
-
-// issue 2: count action lines while streaming (deletes have no source line)
-#[test]
-fn bulk_counting() {
-    let table: &[(&str, u64)] = &[
-        ("", 0),
-        ("\n\n", 0),
-        ("{\"index\":{}}\n{\"a\":1}\n", 1),
-        ("{\"index\":{}}\n{\"index\":{}}\n", 1),
-        (
-            "{\"delete\":{\"_id\":\"1\"}}\n{\"delete\":{\"_id\":\"2\"}}\n",
-            2,
-        ),
-        ("{\"delete\":{}}\n{\"index\":{}}\n{\"delete\":{}}\n", 2),
-        (
-            "{\"index\":{}}\n{}\n\n{\"create\":{}}\n{}\n{\"update\":{}}\n{\"doc\":{}}\n",
-            3,
-        ),
-        ("{\"\\u0064elete\":{}}\n{\"delete\":{}}\n", 2),
-        ("not json\nsource\n{\"delete\":{}}\n", 2),
-        ("{\"delete\":{}}", 1),
-    ];
-    for (body, n) in table {
-        assert_eq!(count(body), *n, "{body}");
-        // counting in chunks gives the same
-        let b = body.as_bytes();
-        for i in 0..=b.len() {
-            let mut c = BulkRewriter::counting(u64::MAX);
-            c.scan(&b[..i]).unwrap();
-            c.scan(&b[i..]).unwrap();
-            c.finish(&mut Vec::new()).unwrap();
-            assert_eq!(c.actions(), *n, "{body} at {i}");
-        }
-    }
-}
+// Counting without rewriting (single-tenant) is `policy::bulk::BulkCounter`, tested there.
 
 // issue 2: max_bulk_actions at N passes, N+1 is 413
 #[test]
@@ -195,11 +155,6 @@ fn bulk_limit_n_and_n_plus_one() {
     let e = over.feed(body.as_bytes(), &mut out).unwrap_err();
     assert_eq!(e, EdgeError::TooManyBulkActions(2));
     assert_eq!(e.status(), 413);
-    let mut count_over = BulkRewriter::counting(2);
-    assert_eq!(
-        count_over.scan(body.as_bytes()),
-        Err(EdgeError::TooManyBulkActions(2))
-    );
 }
 
 #[test]

@@ -54,10 +54,25 @@ impl Dialect {
     }
 }
 
+/// The format of Unix-second date fields: integers are read as seconds, and queries may use
+/// ISO dates (`"gte": "2023-03-01"`).
+pub const UNIX_DATE_FORMAT: &str = "epoch_second||strict_date_optional_time";
+
+/// Whether integers are read as Unix seconds: `epoch_second` is among the formats and no
+/// lenient date format (which would read `1678786013` as a year) comes before it.
+fn reads_unix_seconds(formats: &[&str]) -> bool {
+    let Some(pos) = formats.iter().position(|f| *f == "epoch_second") else {
+        return false;
+    };
+    formats[..pos]
+        .iter()
+        .all(|f| f.starts_with("strict_") || f.starts_with("epoch_"))
+}
+
 /// What the loader maps each field to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Want {
-    /// Unix seconds (`epoch_second`).
+    /// Unix seconds (`epoch_second`), also queried with ISO dates.
     UnixDate,
     /// RFC 3339 text.
     IsoDate,
@@ -95,7 +110,7 @@ const FIELDS: [(&str, Want); 24] = [
 
 fn field_mapping(want: Want) -> Value {
     match want {
-        Want::UnixDate => json!({"type": "date", "format": "epoch_second"}),
+        Want::UnixDate => json!({"type": "date", "format": UNIX_DATE_FORMAT}),
         Want::IsoDate => {
             json!({"type": "date", "format": "strict_date_optional_time||epoch_second"})
         }
@@ -139,7 +154,7 @@ fn accepts(want: Want, field: &Value) -> Result<(), String> {
         .map(|f| f.split("||").collect())
         .unwrap_or_default();
     let ok = match want {
-        Want::UnixDate => matches!(ty, "date" | "date_nanos") && formats.contains(&"epoch_second"),
+        Want::UnixDate => matches!(ty, "date" | "date_nanos") && reads_unix_seconds(&formats),
         Want::IsoDate => {
             matches!(ty, "date" | "date_nanos")
                 && (formats.is_empty()
@@ -361,7 +376,7 @@ mod tests {
         assert_eq!(names, spec);
         assert_eq!(
             props["date"],
-            json!({"type": "date", "format": "epoch_second"})
+            json!({"type": "date", "format": "epoch_second||strict_date_optional_time"})
         );
         assert_eq!(
             create_body(Dialect::Typed)["mappings"]["doc"]["properties"],
@@ -402,8 +417,9 @@ mod tests {
         let check = check_mapping(&answer, Dialect::Typed);
         assert_eq!(check.missing, ["tags"]);
         assert_eq!(check.conflicts.len(), 3, "{:?}", check.conflicts);
-        assert!(check.conflicts[0]
-            .starts_with("date: mapped as date, needs date (format epoch_second)"));
+        assert!(check.conflicts[0].starts_with(
+            "date: mapped as date, needs date (format epoch_second||strict_date_optional_time)"
+        ));
         assert!(check
             .conflicts
             .iter()
@@ -420,6 +436,25 @@ mod tests {
         assert!(c.conflicts[0].contains("type _doc"), "{c:?}");
         let empty = json!({"site": {"mappings": {}}});
         assert_eq!(check_mapping(&empty, Dialect::Typed).missing.len(), 24);
+    }
+
+    #[test]
+    fn unix_second_formats() {
+        assert!(reads_unix_seconds(&["epoch_second"]));
+        assert!(reads_unix_seconds(&[
+            "epoch_second",
+            "strict_date_optional_time"
+        ]));
+        assert!(reads_unix_seconds(&[
+            "strict_date_optional_time",
+            "epoch_second"
+        ]));
+        assert!(!reads_unix_seconds(&["date_optional_time", "epoch_second"]));
+        assert!(!reads_unix_seconds(&[
+            "strict_date_optional_time",
+            "epoch_millis"
+        ]));
+        assert!(!reads_unix_seconds(&[]));
     }
 
     #[test]

@@ -274,10 +274,11 @@ impl Session {
             report.start_loading(stale.len() as u64, &format!("pruning {index}"));
             loader.load(&stale, report);
             report.finish_loading();
+            // Deletes become visible to searches (and the next round) after a refresh.
+            prune::refresh(client, index);
             if stale.len() < prune::PAGE_SIZE {
                 return Ok(());
             }
-            prune::refresh(client, index);
         }
     }
 }

@@ -7,9 +7,13 @@
 //! edge untouched), a `;`-separated list of:
 //! - `delay=<ms>`: wait before answering; `hold`: wait until [`Mock::release`];
 //! - `status=<n>`; `size=<n>`: a body of `n` filler bytes instead of the JSON echo;
-//! - `resp=length|chunked|close|malformed|cut|none`: Content-Length (default), chunked,
-//!   close-delimited, a malformed head, a head cut in the middle, or no answer at all (the
-//!   connection is closed).
+//! - `resp=length|chunked|close|malformed|clte|twocl|cut|none`: Content-Length (default),
+//!   chunked, close-delimited, a malformed head, ambiguous framing (Content-Length with
+//!   chunked, two Content-Lengths), a head cut in the middle, or no answer at all (the
+//!   connection is closed);
+//! - `then=close|stale|stale-close`: after the answer, on the idle connection, its end, an
+//!   unsolicited `408`, or both, as servers do when they time out idle keep-alive
+//!   connections.
 //!
 //! Requests without `X-Forwarded-For` come from the edge's own control thread (readiness
 //! probes, metering), not from a client: they are answered (`GET /`: `{}`, anything else:
@@ -86,6 +90,7 @@ struct Inner {
     in_flight: usize,
     max_in_flight: usize,
     released: bool,
+    stale_sent: usize,
     drop_reused: bool,
 }
 
@@ -261,6 +266,10 @@ impl MockView<'_> {
     pub fn connections(&self) -> usize {
         self.0.connections
     }
+    /// `then=` actions done after an answer (idle close, unsolicited 408).
+    pub fn stale_sent(&self) -> usize {
+        self.0.stale_sent
+    }
     /// Metering requests (`_cat/indices`) of the control thread answered so far.
     pub fn metered(&self) -> usize {
         self.0
@@ -290,6 +299,7 @@ struct Plan {
     status: Option<u16>,
     size: Option<usize>,
     resp: String,
+    then: Option<String>,
 }
 
 fn plan_of(value: Option<&str>) -> Plan {
@@ -305,6 +315,7 @@ fn plan_of(value: Option<&str>) -> Plan {
             "status" => p.status = Some(v.parse().expect("status=<n>")),
             "size" => p.size = Some(v.parse().expect("size=<n>")),
             "resp" => p.resp = v.to_string(),
+            "then" => p.then = Some(v.to_string()),
             "" => {}
             other => panic!("unknown X-Mock item `{other}`"),
         }
@@ -575,7 +586,27 @@ fn serve_request(
     // Out of flight before the answer leaves: the edge may start the next request as soon
     // as it has read this answer, before this thread runs again after the write.
     st.update(|g| g.in_flight -= 1);
-    answer(w, &head, &plan, n, seq, body_len)
+    let keep = answer(w, &head, &plan, n, seq, body_len);
+    match plan.then.as_deref() {
+        None => keep,
+        Some(then) => {
+            // What servers do to idle keep-alive connections: close them, or send a 408
+            // nobody asked for (then maybe close). Later than the answer, so the edge has put
+            // the connection back in its pool (had it seen this with the answer, it would
+            // drop the connection and the test would pass anyway).
+            std::thread::sleep(Duration::from_millis(200));
+            if then.starts_with("stale") {
+                let stale = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n";
+                let _ = w.write_all(stale);
+            }
+            let close = then.ends_with("close");
+            if close {
+                let _ = w.shutdown(std::net::Shutdown::Write);
+            }
+            st.update(|g| g.stale_sent += 1);
+            keep && !close
+        }
+    }
 }
 
 fn wait_plan(st: &State, plan: &Plan) {
@@ -611,6 +642,10 @@ fn answer(
     let line =
         format!("HTTP/1.1 {status} Mock\r\nContent-Type: application/json\r\nX-Upstream: mock\r\n");
     let bytes = match plan.resp.as_str() {
+        // A response to HEAD has no body, whatever its Content-Length says.
+        "length" if head.method == "HEAD" => {
+            format!("{line}Content-Length: {}\r\n\r\n", body.len()).into_bytes()
+        }
         "length" => [
             line.as_bytes(),
             format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes(),
@@ -629,6 +664,12 @@ fn answer(
         }
         "close" => [line.as_bytes(), b"Connection: close\r\n\r\n", &body].concat(),
         "malformed" => b"HTTP/1.1 2x0 Nope\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        // Ambiguous framing from the upstream (response smuggling).
+        "clte" => format!("{line}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+            .into_bytes(),
+        "twocl" => {
+            format!("{line}Content-Length: 2\r\nContent-Length: 5\r\n\r\nhello").into_bytes()
+        }
         "cut" => b"HTTP/1.1 200 OK\r\nContent-Ty".to_vec(),
         other => panic!("unknown resp={other}"),
     };

@@ -1,0 +1,708 @@
+//! Support of the end-to-end tests of cluster lifecycle, plans and tenant isolation
+//! (`tests/tenancy_*.rs`, `tests/lifecycle_*.rs`, issue 5): `searchgate serve` with a whole
+//! config (several plans, multitenant and single-tenant clusters, the embedded engine as
+//! its child), a standalone `searchgate engine` (the upstream of single-tenant clusters),
+//! tenants as clients, and direct reads of an engine (to learn the real, prefixed index
+//! names no client of the edge ever sees).
+//!
+//! Reuses the edge tests' client (raw requests, byte-exact responses) and mock upstream.
+//! Include with `#[path = "support/e2e/mod.rs"] mod e2e;`.
+#![allow(dead_code)]
+
+#[path = "../edge/client.rs"]
+pub mod client;
+#[path = "../edge/mock.rs"]
+pub mod mock;
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+pub use client::{Conn, Req, Response};
+use serde_json::Value;
+
+/// The domain every test cluster answers under: `<id>.r1.localhost`.
+pub const DOMAIN: &str = "localhost";
+
+/// A `[[plans]]` entry.
+#[derive(Debug, Clone)]
+pub struct PlanSpec {
+    pub name: String,
+    pub concurrency: u32,
+    pub queue_size: u32,
+    pub queue_timeout: String,
+    pub shards: u64,
+    pub disk: String,
+    pub max_bulk_actions: u64,
+}
+
+impl PlanSpec {
+    /// A roomy plan: 16 in flight, 64 queued for up to 5 s, 100 shards, 1gb of disk.
+    pub fn new(name: &str) -> PlanSpec {
+        PlanSpec {
+            name: name.into(),
+            concurrency: 16,
+            queue_size: 64,
+            queue_timeout: "5s".into(),
+            shards: 100,
+            disk: "1gb".into(),
+            max_bulk_actions: 10_000,
+        }
+    }
+    pub fn shards(mut self, n: u64) -> PlanSpec {
+        self.shards = n;
+        self
+    }
+    pub fn disk(mut self, d: &str) -> PlanSpec {
+        self.disk = d.into();
+        self
+    }
+    pub fn allowance(mut self, concurrency: u32, queue_size: u32, queue_timeout: &str) -> Self {
+        self.concurrency = concurrency;
+        self.queue_size = queue_size;
+        self.queue_timeout = queue_timeout.into();
+        self
+    }
+
+    fn toml(&self) -> String {
+        format!(
+            "[[plans]]\nname = \"{}\"\nconcurrency = {}\nqueue_size = {}\nqueue_timeout = \"{}\"\n\
+             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n\n",
+            self.name,
+            self.concurrency,
+            self.queue_size,
+            self.queue_timeout,
+            self.shards,
+            self.disk,
+            self.max_bulk_actions
+        )
+    }
+}
+
+/// A `[[clusters]]` entry: cluster `id` answers at `<id>.r1.localhost` to
+/// `<id>user`:`<id>pass` (the password can be rotated).
+#[derive(Debug, Clone)]
+pub struct ClusterSpec {
+    pub id: String,
+    pub multitenant: bool,
+    pub plan: String,
+    pub username: String,
+    pub password: String,
+    pub mode: String,
+    /// `None`: the embedded engine.
+    pub upstream: Option<SocketAddr>,
+}
+
+impl ClusterSpec {
+    /// A multitenant cluster on the embedded engine.
+    pub fn multitenant(id: &str, plan: &str) -> ClusterSpec {
+        ClusterSpec {
+            id: id.into(),
+            multitenant: true,
+            plan: plan.into(),
+            username: format!("{}user", id.replace('-', "")),
+            password: format!("{}pass", id.replace('-', "")),
+            mode: "normal".into(),
+            upstream: None,
+        }
+    }
+
+    /// A single-tenant cluster on its own upstream.
+    pub fn single(id: &str, plan: &str, upstream: SocketAddr) -> ClusterSpec {
+        ClusterSpec {
+            multitenant: false,
+            upstream: Some(upstream),
+            ..ClusterSpec::multitenant(id, plan)
+        }
+    }
+
+    pub fn mode(mut self, mode: &str) -> ClusterSpec {
+        self.mode = mode.into();
+        self
+    }
+
+    /// The Host it answers at.
+    pub fn host(&self) -> String {
+        format!("{}.r1.{DOMAIN}", self.id)
+    }
+
+    /// A client of this cluster with its current credentials.
+    pub fn tenant(&self) -> Tenant {
+        Tenant {
+            host: self.host(),
+            user: self.username.clone(),
+            pass: self.password.clone(),
+        }
+    }
+
+    fn toml(&self) -> String {
+        let class = if self.multitenant {
+            "multitenant"
+        } else {
+            "single-tenant"
+        };
+        let mut out = format!(
+            "[[clusters]]\nid = \"{}\"\nhostname = \"{}\"\nregion = \"r1\"\nclass = \"{class}\"\n\
+             plan = \"{}\"\nusername = \"{}\"\npassword = \"{}\"\nmode = \"{}\"\n",
+            self.id, self.id, self.plan, self.username, self.password, self.mode
+        );
+        if let Some(up) = self.upstream {
+            out.push_str(&format!("upstream = [\"{up}\"]\n"));
+        }
+        out.push('\n');
+        out
+    }
+}
+
+/// The whole config file of a test edge.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `[edge]` keys with TOML values, overriding the defaults of [`Config::toml`].
+    pub edge: Vec<(String, String)>,
+    /// Run the embedded engine (`[engine]` on 127.0.0.1:0, a temp data dir).
+    pub engine: bool,
+    pub plans: Vec<PlanSpec>,
+    pub clusters: Vec<ClusterSpec>,
+}
+
+impl Config {
+    /// The embedded engine, plan `p` (roomy), no clusters.
+    pub fn new() -> Config {
+        Config {
+            edge: Vec::new(),
+            engine: true,
+            plans: vec![PlanSpec::new("p")],
+            clusters: Vec::new(),
+        }
+    }
+
+    /// Sets an `[edge]` key (strings quoted by the caller).
+    pub fn edge(mut self, key: &str, toml_value: &str) -> Config {
+        self.edge.retain(|(k, _)| k != key);
+        self.edge.push((key.into(), toml_value.into()));
+        self
+    }
+
+    /// Adds or replaces a plan.
+    pub fn plan(mut self, p: PlanSpec) -> Config {
+        self.plans.retain(|q| q.name != p.name);
+        self.plans.push(p);
+        self
+    }
+
+    pub fn cluster(mut self, c: ClusterSpec) -> Config {
+        self.clusters.push(c);
+        self
+    }
+
+    /// The cluster `id` (panics when there is none).
+    pub fn get(&self, id: &str) -> &ClusterSpec {
+        self.clusters
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap_or_else(|| panic!("no cluster {id}"))
+    }
+
+    /// The cluster `id`, to change.
+    pub fn get_mut(&mut self, id: &str) -> &mut ClusterSpec {
+        self.clusters
+            .iter_mut()
+            .find(|c| c.id == id)
+            .unwrap_or_else(|| panic!("no cluster {id}"))
+    }
+
+    /// The plan `name`, to change.
+    pub fn plan_mut(&mut self, name: &str) -> &mut PlanSpec {
+        self.plans
+            .iter_mut()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no plan {name}"))
+    }
+
+    /// The file's text for temp dir `dir`.
+    pub fn toml(&self, dir: &Path) -> String {
+        let mut edge: Vec<(String, String)> = [
+            ("domain", format!("{DOMAIN:?}")),
+            ("http", "\"127.0.0.1:0\"".into()),
+            ("data_dir", format!("{:?}", dir.join("edge"))),
+            ("access_log", "\"off\"".into()),
+            ("deadline", "\"20s\"".into()),
+            ("connect_timeout", "\"2s\"".into()),
+            ("idle_timeout", "\"30s\"".into()),
+            ("shutdown_grace", "\"2s\"".into()),
+            ("metering_interval", "\"1h\"".into()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        for (k, v) in &self.edge {
+            edge.retain(|(key, _)| key != k);
+            edge.push((k.clone(), v.clone()));
+        }
+        let mut out = String::from("[edge]\n");
+        for (k, v) in edge {
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+        if self.engine {
+            out.push_str(&format!(
+                "\n[engine]\nlisten = \"127.0.0.1:0\"\ndata_dir = {:?}\n",
+                dir.join("engine")
+            ));
+        }
+        out.push('\n');
+        for p in &self.plans {
+            out.push_str(&p.toml());
+        }
+        for c in &self.clusters {
+            out.push_str(&c.toml());
+        }
+        out
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new()
+    }
+}
+
+/// Lines a child process prints (stdout and stderr together), with waits for a line.
+pub struct Lines {
+    lines: Mutex<Vec<String>>,
+    changed: Condvar,
+}
+
+impl Lines {
+    fn collect(pipes: Vec<Box<dyn Read + Send>>) -> Arc<Lines> {
+        let out = Arc::new(Lines {
+            lines: Mutex::new(Vec::new()),
+            changed: Condvar::new(),
+        });
+        for pipe in pipes {
+            let o = out.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    o.lines.lock().unwrap().push(line);
+                    o.changed.notify_all();
+                }
+            });
+        }
+        out
+    }
+
+    /// The first line after the first `skip` lines that contains `needle`, waiting up to
+    /// `timeout`.
+    pub fn wait_for_after(&self, skip: usize, needle: &str, timeout: Duration) -> Option<String> {
+        let end = Instant::now() + timeout;
+        let mut lines = self.lines.lock().unwrap();
+        loop {
+            if let Some(l) = lines.iter().skip(skip).find(|l| l.contains(needle)) {
+                return Some(l.clone());
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            lines = self.changed.wait_timeout(lines, left).unwrap().0;
+        }
+    }
+
+    /// The first line containing `needle`, waiting up to `timeout`.
+    pub fn wait_for(&self, needle: &str, timeout: Duration) -> Option<String> {
+        self.wait_for_after(0, needle, timeout)
+    }
+
+    /// Lines so far.
+    pub fn len(&self) -> usize {
+        self.lines.lock().unwrap().len()
+    }
+
+    /// Everything so far.
+    pub fn text(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+}
+
+/// A running `searchgate serve` (with its engine child); stopped when dropped.
+pub struct Edge {
+    child: Child,
+    pub http: SocketAddr,
+    /// The embedded engine's address (reached directly only by tests, never by clients).
+    pub engine: Option<SocketAddr>,
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+    pub config: Config,
+    pub out: Arc<Lines>,
+    generation: u64,
+}
+
+impl Edge {
+    /// Writes `config` and starts the edge; returns once it listens (and has metered each
+    /// cluster once, as it does at start).
+    pub fn start(config: Config) -> Edge {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("searchgate.toml");
+        std::fs::write(&path, config.toml(dir.path())).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+            .arg("serve")
+            .arg("--config")
+            .arg(&path)
+            .args(["--threads", "2"])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start searchgate serve");
+        let out = Lines::collect(vec![
+            Box::new(child.stdout.take().unwrap()),
+            Box::new(child.stderr.take().unwrap()),
+        ]);
+        let mut edge = Edge {
+            child,
+            http: "0.0.0.0:0".parse().unwrap(),
+            engine: None,
+            dir,
+            path,
+            config,
+            out,
+            generation: 1,
+        };
+        let line = edge
+            .out
+            .wait_for("searchgate: listening", Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("searchgate did not start:\n{}", edge.out.text()));
+        let http = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http="));
+        edge.http = http.expect("http=").parse().expect("http address");
+        if edge.config.engine {
+            let line = edge
+                .out
+                .wait_for("searchgate: embedded engine on ", Duration::from_secs(10))
+                .expect("the engine's address");
+            edge.engine = Some(line.rsplit(' ').next().unwrap().parse().unwrap());
+        }
+        edge
+    }
+
+    /// The embedded engine's address.
+    pub fn engine(&self) -> SocketAddr {
+        self.engine.expect("an edge with [engine]")
+    }
+
+    /// A plain connection (kept alive by the caller).
+    pub fn conn(&self) -> Conn {
+        Conn::plain(self.http)
+    }
+
+    /// A keep-alive client.
+    pub fn client(&self) -> Client {
+        Client::new(self.http)
+    }
+
+    /// Sends `req` on a new connection and reads the response.
+    pub fn send(&self, req: &Req) -> Response {
+        let mut c = self.conn();
+        exchange(&mut c, req)
+    }
+
+    /// A client of cluster `id` with its current credentials.
+    pub fn tenant(&self, id: &str) -> Tenant {
+        self.config.get(id).tenant()
+    }
+
+    /// Rewrites the config file (atomically) and waits until the edge applied it (it
+    /// watches the file).
+    pub fn reload(&mut self, config: Config) {
+        self.write(&config, None);
+        self.config = config;
+        self.wait_reloaded("file change");
+    }
+
+    /// Rewrites the config file keeping its modification time (the file watcher cannot see
+    /// the change), then sends SIGHUP and waits until the edge applied it.
+    pub fn reload_by_sighup(&mut self, config: Config) {
+        let before = std::fs::metadata(&self.path).unwrap().modified().unwrap();
+        self.write(&config, Some(before));
+        self.config = config;
+        // Give the watcher a few rounds to (not) notice: a reload now would be a bug.
+        std::thread::sleep(Duration::from_millis(600));
+        let marker = format!("generation {}", self.generation + 1);
+        assert!(
+            self.out.wait_for(&marker, Duration::ZERO).is_none(),
+            "the edge reloaded a file whose modification time did not change"
+        );
+        self.signal(libc::SIGHUP);
+        self.wait_reloaded("SIGHUP");
+    }
+
+    fn write(&self, config: &Config, mtime: Option<SystemTime>) {
+        let tmp = self.dir.path().join("searchgate.toml.new");
+        std::fs::write(&tmp, config.toml(self.dir.path())).unwrap();
+        if let Some(t) = mtime {
+            let f = std::fs::File::options().write(true).open(&tmp).unwrap();
+            f.set_modified(t).unwrap();
+        }
+        std::fs::rename(&tmp, &self.path).unwrap();
+    }
+
+    fn wait_reloaded(&mut self, why: &str) {
+        self.generation += 1;
+        let marker = format!("generation {}", self.generation);
+        let line = self
+            .out
+            .wait_for(&marker, Duration::from_secs(15))
+            .unwrap_or_else(|| panic!("no reload ({why}):\n{}", self.out.text()));
+        assert!(line.contains(&format!("reloaded ({why})")), "{line}");
+    }
+
+    /// Sends a signal to the edge.
+    pub fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on the pid of our own child, not reaped yet (Drop reaps it); it
+        // touches no memory.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+        assert_eq!(rc, 0, "kill({sig})");
+    }
+}
+
+impl Drop for Edge {
+    fn drop(&mut self) {
+        // SIGTERM so the edge stops its engine child, SIGKILL if it lingers (the engine then
+        // gets SIGTERM from the kernel: it was started with PR_SET_PDEATHSIG).
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.signal(libc::SIGTERM);
+            let end = Instant::now() + Duration::from_secs(15);
+            while Instant::now() < end {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// A standalone `searchgate engine` (the upstream of a single-tenant cluster); killed when
+/// dropped.
+pub struct Engine {
+    child: Child,
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Engine {
+    /// Starts an engine on 127.0.0.1:0 with a temp data dir.
+    pub fn start() -> Engine {
+        Engine::start_at("127.0.0.1:0".parse().unwrap())
+    }
+
+    /// Starts an engine listening on `addr`.
+    pub fn start_at(addr: SocketAddr) -> Engine {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+            .args(["engine", "--listen", &addr.to_string(), "--data-dir"])
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start searchgate engine");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let line = lines
+            .next()
+            .and_then(Result::ok)
+            .expect("the engine's listening line");
+        // Keep reading so the engine never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        let addr = line
+            .rsplit(' ')
+            .next()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        Engine {
+            child,
+            addr,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client of one cluster.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub host: String,
+    pub user: String,
+    pub pass: String,
+}
+
+impl Tenant {
+    /// A request with this tenant's Host and credentials.
+    pub fn req(&self, method: &str, target: &str) -> Req {
+        Req::new(method, target)
+            .host(&self.host)
+            .auth(&self.user, &self.pass)
+    }
+
+    /// A request with a JSON body.
+    pub fn json(&self, method: &str, target: &str, body: &Value) -> Req {
+        self.req(method, target)
+            .header("Content-Type", "application/json")
+            .body(serde_json::to_vec(body).unwrap())
+    }
+
+    /// A request with an NDJSON body (`_bulk`, `_msearch`): one line per value.
+    pub fn ndjson(&self, method: &str, target: &str, lines: &[Value]) -> Req {
+        self.req(method, target)
+            .header("Content-Type", "application/x-ndjson")
+            .body(ndjson(lines))
+    }
+}
+
+/// NDJSON text of `lines`, each ending with a newline.
+pub fn ndjson(lines: &[Value]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in lines {
+        out.extend(serde_json::to_vec(l).unwrap());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Sends `req` on `c` and reads the answer (HEAD answers have no body).
+pub fn exchange(c: &mut Conn, req: &Req) -> Response {
+    c.send(&req.bytes());
+    if req.method == "HEAD" {
+        c.head_response()
+    } else {
+        c.response()
+    }
+}
+
+/// A keep-alive client connection that opens a new connection only when the edge closed
+/// the previous one (it does after refusing a request whose body it did not read).
+pub struct Client {
+    addr: SocketAddr,
+    conn: Option<Conn>,
+    /// Connections opened so far.
+    pub opened: usize,
+}
+
+impl Client {
+    pub fn new(addr: SocketAddr) -> Client {
+        Client {
+            addr,
+            conn: None,
+            opened: 0,
+        }
+    }
+
+    /// Sends `req` and reads the answer.
+    pub fn send(&mut self, req: &Req) -> Response {
+        let addr = self.addr;
+        let opened = &mut self.opened;
+        let c = self.conn.get_or_insert_with(|| {
+            *opened += 1;
+            Conn::plain(addr)
+        });
+        let r = exchange(c, req);
+        if r.closes() {
+            self.conn = None;
+        }
+        r
+    }
+}
+
+/// A request straight to an engine (no edge, no credentials).
+pub fn direct(engine: SocketAddr, method: &str, target: &str, body: Option<&Value>) -> Response {
+    let mut req = Req::new(method, target).host("engine");
+    if let Some(b) = body {
+        req = req
+            .header("Content-Type", "application/json")
+            .body(serde_json::to_vec(b).unwrap());
+    }
+    let mut c = Conn::plain(engine);
+    exchange(&mut c, &req)
+}
+
+/// One index as an engine lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineIndex {
+    pub name: String,
+    pub docs: u64,
+    pub bytes: u64,
+    pub pri: u64,
+    pub rep: u64,
+}
+
+/// Every index of an engine, its real names (read directly, not through the edge).
+pub fn engine_indices(engine: SocketAddr) -> Vec<EngineIndex> {
+    let r = direct(engine, "GET", "/_cat/indices?format=json&bytes=b", None);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let num = |v: &Value| -> u64 {
+        v.as_str()
+            .and_then(|s| s.parse().ok())
+            .or_else(|| v.as_u64())
+            .unwrap_or_else(|| panic!("a number: {v}"))
+    };
+    let mut out: Vec<EngineIndex> = r
+        .json()
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|row| EngineIndex {
+            name: row["index"].as_str().expect("index").to_string(),
+            docs: num(&row["docs.count"]),
+            bytes: num(&row["store.size"]),
+            pri: num(&row["pri"]),
+            rep: num(&row["rep"]),
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The real prefix of the tenant that created an index named `name` on `engine` (the part
+/// of its real name before `name`).
+pub fn prefix_of(engine: SocketAddr, name: &str) -> String {
+    let found: Vec<String> = engine_indices(engine)
+        .into_iter()
+        .filter_map(|i| i.name.strip_suffix(name).map(str::to_string))
+        .filter(|p| !p.is_empty())
+        .collect();
+    assert_eq!(found.len(), 1, "one real index ends with {name}: {found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// Polls `f` until it returns `Some`, up to `timeout` (panics with `what` after).
+pub fn eventually<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The `error.type` and `error.reason` of an Elasticsearch-shaped error of `status`
+/// (spec 7), checked for shape first.
+pub fn es_error(r: &Response, status: u16) -> (String, String) {
+    let kind = r.assert_es_error(status);
+    let reason = r.json()["error"]["reason"].as_str().unwrap().to_string();
+    (kind, reason)
+}
