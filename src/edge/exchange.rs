@@ -213,10 +213,11 @@ impl Session {
         if !self.send_continue().await {
             return gone();
         }
-        if let (Some(t), false) = (adm.tenant, self.auto_create.is_empty()) {
+        if !self.auto_create.is_empty() {
             let name = std::mem::take(&mut self.auto_create);
+            let prefix = adm.tenant.map(|t| t.prefix);
             let made = self
-                .ensure_index(adm.cluster, &t.prefix, &name, deadline)
+                .ensure_index(adm.cluster, prefix.as_ref(), &name, deadline)
                 .await;
             self.auto_create = name;
             if let Err(fail) = made {

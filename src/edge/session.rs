@@ -323,12 +323,14 @@ impl Session {
                 )?;
                 let plan =
                     tenancy::plan_request(&prefix, &classified, h.query(b), &mut self.fwd_target)?;
-                if let Some(name) = tenancy::auto_create_target(h.method, &classified) {
-                    self.auto_create.extend_from_slice(name);
-                }
                 Some(TenantPlan { prefix, plan })
             }
         };
+        // A write that auto-creates a whitelisted index: the edge creates it first, after the
+        // plan's shard check (for either class).
+        if let Some(name) = tenancy::auto_create_target(h.method, &classified) {
+            self.auto_create.extend_from_slice(name);
+        }
         let last = classified
             .path
             .len()

@@ -32,12 +32,18 @@ impl Session {
     pub(super) async fn ensure_index(
         &mut self,
         cluster: &Cluster,
-        prefix: &Prefix,
+        prefix: Option<&Prefix>,
         name: &[u8],
         deadline: Instant,
     ) -> Result<(), SendFail> {
         let mut path = Vec::with_capacity(64);
-        tenancy::write_index_path(prefix, name, &mut path).map_err(SendFail::Refuse)?;
+        match prefix {
+            Some(p) => tenancy::write_index_path(p, name, &mut path).map_err(SendFail::Refuse)?,
+            None => {
+                path.push(b'/');
+                crate::policy::path::encode_segment(name, &mut path);
+            }
+        }
         if self.core.index_known(&path, Instant::now()) {
             return Ok(());
         }
@@ -86,7 +92,8 @@ impl Session {
         while self.candidates_done < bulk.auto_create_candidates().len() {
             let name = bulk.auto_create_candidates()[self.candidates_done].clone();
             self.candidates_done += 1;
-            self.ensure_index(cluster, prefix, &name, deadline).await?;
+            self.ensure_index(cluster, Some(prefix), &name, deadline)
+                .await?;
         }
         Ok(())
     }
