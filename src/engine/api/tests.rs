@@ -365,6 +365,69 @@ fn search_count_msearch() {
     assert_eq!(all["hits"]["total"], 5);
 }
 
+// spec 2.4: page dates are Unix seconds; a range on a field mapped `epoch_second` reads
+// numeric bounds in seconds and string bounds with the field's format (or the query's).
+#[test]
+fn date_ranges_follow_the_fields_epoch_unit() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    let mapping = json!({"mappings": {"properties": {
+        "secs": {"type": "date", "format": "epoch_second"},
+        "both": {"type": "date", "format": "epoch_second||strict_date_optional_time"},
+        "millis": {"type": "date"}}}});
+    assert_eq!(put(&e, "/dates", mapping).status, 200);
+    let doc = json!({"secs": 1_700_000_000, "both": 1_700_000_000, "millis": 1_700_000_000_000i64});
+    let r = call(
+        &e,
+        Method::Put,
+        "/dates/_doc/1?refresh=true",
+        &doc.to_string(),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    let hits = |field: &str, range: Value| -> Value {
+        let q = json!({"query": {"range": {field: range}}});
+        let r = call(&e, Method::Post, "/dates/_search", &q.to_string());
+        assert_eq!(r.status, 200, "{field}: {}", r.text());
+        r.json()["hits"]["total"].clone()
+    };
+    // At N and N+1 second, numbers and numeric strings alike.
+    assert_eq!(
+        hits("secs", json!({"gte": 1_700_000_000, "lte": 1_700_000_000})),
+        1
+    );
+    assert_eq!(hits("secs", json!({"gt": 1_700_000_000})), 0);
+    assert_eq!(hits("secs", json!({"gte": "1700000000"})), 1);
+    assert_eq!(hits("secs", json!({"gte": "1700000001"})), 0);
+    assert_eq!(
+        hits("both", json!({"gte": 1_699_999_999, "lt": 1_700_000_001})),
+        1
+    );
+    assert_eq!(
+        hits("both", json!({"gte": "2023-11-14", "lt": "2023-11-15"})),
+        1
+    );
+    assert_eq!(hits("both", json!({"gte": "2023-11-15"})), 0);
+    assert_eq!(hits("millis", json!({"gte": 1_700_000_000_000i64})), 1);
+    assert_eq!(hits("millis", json!({"gt": 1_700_000_000_000i64})), 0);
+    // The query's own format wins over the field's.
+    let iso = json!({"gte": "2023-11-14", "format": "strict_date_optional_time"});
+    assert_eq!(hits("secs", iso), 1);
+    // A string the field's format cannot read: 400 naming that format.
+    let q = json!({"query": {"range": {"secs": {"gte": "2023-11-14"}}}});
+    let r = call(&e, Method::Post, "/dates/_search", &q.to_string());
+    assert_eq!(r.status, 400);
+    assert!(
+        r.text().contains("with format [epoch_second]"),
+        "{}",
+        r.text()
+    );
+    // `_all` is every index, as `*`.
+    let all = call(&e, Method::Get, "/_all/_search", "").json();
+    assert_eq!(all["hits"]["total"], 1);
+    let m = call(&e, Method::Get, "/_all/_mapping", "").json();
+    assert!(m["dates"]["mappings"].is_object(), "{m}");
+}
+
 // spec 2.3: the nine columns
 #[test]
 fn cat_indices_columns() {

@@ -17,8 +17,8 @@ use super::patterns::{exists, regex_field, regex_on};
 use super::target::{self, as_bool, as_number, as_text, expand, Target};
 use super::{MatchOpts, MultiKind, Operator, Query, RangeBounds};
 use crate::engine::error::{EngineError, EngineResult};
-use crate::engine::mapping::date::parse_formats;
-use crate::engine::mapping::{LeafKind, Mapping};
+use crate::engine::mapping::date::{self, parse_formats};
+use crate::engine::mapping::{LeafKind, Mapping, Property};
 use crate::engine::names::wildcard_match;
 use crate::engine::store::schema::Fields;
 
@@ -432,6 +432,16 @@ fn bound_terms(
     Ok((lo, hi))
 }
 
+/// The `format` a date field was mapped with (the default when it names none).
+fn date_format_of(ctx: &Ctx<'_>, f: &str) -> String {
+    match ctx.mapping.property(f) {
+        Some(Property::Leaf(l)) => l.params.get("format").and_then(Value::as_str),
+        _ => None,
+    }
+    .unwrap_or(date::DEFAULT_FORMAT)
+    .to_string()
+}
+
 fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
     if b.gt.is_none() && b.gte.is_none() && b.lt.is_none() && b.lte.is_none() {
         return Ok(exists(ctx, f));
@@ -449,17 +459,18 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
                     .map(|i| i.formats.clone())
                     .unwrap_or_default(),
             };
+            // The format named in errors: the query's, else the field's as mapped.
+            let spec = b.format.clone().unwrap_or_else(|| date_format_of(ctx, f));
             bound_terms(b, &|v, up| {
                 let ms = match v {
-                    Value::Number(n) => n.as_f64().unwrap_or(0.0) as i64,
+                    // A number is read in the field's epoch unit (seconds for a field
+                    // mapped `epoch_second`), as Elasticsearch does.
+                    Value::Number(n) => date::number_to_millis(&formats, n.as_f64().unwrap_or(0.0)),
                     other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up).ok_or_else(
                         || {
                             EngineError::Parsing(format!(
-                                "failed to parse date field [{}] with format [{}]",
+                                "failed to parse date field [{}] with format [{spec}]",
                                 as_text(other),
-                                b.format
-                                    .as_deref()
-                                    .unwrap_or(crate::engine::mapping::date::DEFAULT_FORMAT)
                             ))
                         },
                     )?,
