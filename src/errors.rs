@@ -27,6 +27,9 @@ pub struct ErrorBody {
     pub index: Option<String>,
     /// Extra fields placed inside `error` (and each root cause), e.g. plan figures.
     pub extra: Map<String, Value>,
+    /// The root cause when it is not the error itself (`type`, `reason`), as a search that
+    /// failed on every shard reports the shards' cause.
+    pub root_cause: Option<(String, String)>,
 }
 
 impl ErrorBody {
@@ -40,12 +43,19 @@ impl ErrorBody {
             resource: None,
             index: None,
             extra: Map::new(),
+            root_cause: None,
         }
     }
 
     /// Adds `caused_by`.
     pub fn caused_by(mut self, kind: impl Into<String>, reason: impl Into<String>) -> Self {
         self.caused_by = Some((kind.into(), reason.into()));
+        self
+    }
+
+    /// Sets the root cause to another error than this one.
+    pub fn with_root_cause(mut self, kind: impl Into<String>, reason: impl Into<String>) -> Self {
+        self.root_cause = Some((kind.into(), reason.into()));
         self
     }
 
@@ -95,11 +105,12 @@ impl ErrorBody {
     /// The JSON value `{"error": {...}, "status": N}`.
     pub fn to_value(&self) -> Value {
         let root = self.cause_object();
+        let first = match &self.root_cause {
+            Some((kind, reason)) => json!({"type": kind, "reason": reason}),
+            None => Value::Object(root.clone()),
+        };
         let mut error = Map::new();
-        error.insert(
-            "root_cause".into(),
-            Value::Array(vec![Value::Object(root.clone())]),
-        );
+        error.insert("root_cause".into(), Value::Array(vec![first]));
         error.extend(root);
         if let Some((ctype, creason)) = &self.caused_by {
             error.insert(

@@ -62,6 +62,10 @@ pub enum EngineError {
     BodyTooLarge(u64),
     /// 408: a wait (cluster health) timed out; rendered by the handler, kept for completeness.
     Timeout(String),
+    /// 404: no open scroll context has this id (unknown, expired or cleared).
+    ScrollMissing(String),
+    /// 500: opening a scroll would exceed this many open shard contexts.
+    TooManyScrolls(usize),
     /// 500: an internal failure (I/O, tantivy).
     Internal(String),
 }
@@ -176,6 +180,14 @@ impl EngineError {
                 format!("Request Too Large: the body is over the engine's limit of {limit} bytes"),
             ),
             Timeout(reason) => ErrorBody::new(408, "timeout_exception", reason.clone()),
+            ScrollMissing(id) => {
+                let reason = format!("No search context found for id [{id}]");
+                search_phase(404, "search_context_missing_exception", reason)
+            }
+            TooManyScrolls(max) => {
+                let reason = format!("Trying to create too many scroll contexts. Must be less than or equal to: [{max}]. This limit can be set by changing the [search.max_open_scroll_context] setting.");
+                search_phase(500, "exception", reason)
+            }
             Internal(reason) => ErrorBody::new(500, "exception", reason.clone()),
         }
     }
@@ -217,6 +229,19 @@ impl EngineError {
     pub fn internal(what: impl std::fmt::Display) -> Self {
         EngineError::Internal(what.to_string())
     }
+}
+
+/// A search that failed on every shard with the same cause, as Elasticsearch reports it.
+fn search_phase(status: u16, kind: &str, reason: String) -> ErrorBody {
+    ErrorBody::new(
+        status,
+        "search_phase_execution_exception",
+        "all shards failed",
+    )
+    .caused_by(kind, reason.clone())
+    .with_root_cause(kind, reason)
+    .with_field("phase", json!("query"))
+    .with_field("grouped", json!(true))
 }
 
 fn preview(s: &str) -> String {

@@ -65,7 +65,7 @@
 //! store/    data dir, indices, shards, WAL, refresh, the write pipeline
 //! mapping/  mappings, dynamic mapping, value coercion, dates
 //! query/    query DSL -> AST -> tantivy queries, query_string, date math
-//! search/   search execution, sort, _source filtering
+//! search/   search execution, sort, _source filtering, scroll contexts
 //! aggs.rs   aggregations (tantivy's, with Elasticsearch field names and types)
 //! cat.rs    _cat tables
 //! ```
@@ -159,6 +159,7 @@ fn open(args: &EngineArgs) -> Result<(Arc<Engine>, TcpListener), String> {
             cluster_uuid: uuid,
         },
         max_body: args.max_body_mb << 20,
+        scrolls: Arc::new(search::Scrolls::default()),
     };
     Ok((Arc::new(engine), listener))
 }
@@ -201,6 +202,17 @@ pub fn run(args: EngineArgs) -> ExitCode {
         .spawn(move || store.run_refresher(&stop));
     if let Err(e) = refresher {
         eprintln!("searchgate engine: cannot start the refresher: {e}");
+        return ExitCode::FAILURE;
+    }
+    let scrolls = engine.scrolls.clone();
+    let reaper = std::thread::Builder::new()
+        .name("engine-scroll-reaper".into())
+        .spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            scrolls.sweep();
+        });
+    if let Err(e) = reaper {
+        eprintln!("searchgate engine: cannot start the scroll reaper: {e}");
         return ExitCode::FAILURE;
     }
     match listener.local_addr() {

@@ -4,7 +4,7 @@
 //! Owns: routing, media-type negotiation (`application/json`, `x-ndjson`,
 //! `vnd.elasticsearch+json; compatible-with=7|8|9`), `?pretty`, error rendering through
 //! `ErrorBody`, and the handlers per endpoint family (`indices`, `docs`, `bulk`, `search`,
-//! `cluster`).
+//! `scroll`, `cluster`).
 
 pub mod bulk;
 pub mod cluster;
@@ -13,6 +13,7 @@ pub mod indices;
 pub mod json;
 pub mod params;
 pub mod router;
+pub mod scroll;
 pub mod search;
 pub mod templates;
 
@@ -22,6 +23,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::error::EngineError;
+use super::search::Scrolls;
 use super::store::Store;
 use crate::proto::Method;
 use params::Params;
@@ -42,6 +44,8 @@ pub struct Engine {
     pub node: NodeInfo,
     /// Largest request body accepted (Elasticsearch's `http.max_content_length`: 100mb).
     pub max_body: u64,
+    /// Open scroll contexts.
+    pub scrolls: Arc<Scrolls>,
 }
 
 /// A request as the API sees it.
@@ -284,6 +288,7 @@ impl Engine {
                 bulk::bulk(self, req, index.as_deref(), type_name.as_deref())
             }
             Route::Search { index } => search::search(self, req, index.as_deref()),
+            Route::Scroll { id } => scroll::scroll(self, req, id.as_deref()),
             Route::Count { index } => search::count(self, req, index.as_deref()),
             Route::Msearch { index } => search::msearch(self, req, index.as_deref()),
             Route::Mget { index } => docs::mget(self, req, index.as_deref()),
@@ -300,6 +305,8 @@ impl Engine {
     }
 }
 
+#[cfg(test)]
+mod scroll_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

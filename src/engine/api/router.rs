@@ -18,6 +18,10 @@ pub enum Route {
     Search {
         index: Option<String>,
     },
+    /// `_search/scroll[/<id>]`: next page (GET, POST) or clear (DELETE).
+    Scroll {
+        id: Option<String>,
+    },
     Count {
         index: Option<String>,
     },
@@ -84,6 +88,7 @@ impl Route {
             | Route::Msearch { .. }
             | Route::Mget { .. } => &[Get, Post],
             Route::Refresh { .. } => &[Get, Post],
+            Route::Scroll { .. } => &[Get, Post, Delete],
             Route::Mapping { index: Some(_), .. } => &[Get, Head, Put, Post],
             Route::Mapping { .. } => &[Get, Head],
             Route::Settings { index: Some(_) } => &[Get, Put],
@@ -135,6 +140,8 @@ pub fn route(segs: &[String]) -> Option<Route> {
             type_name: None,
         },
         ["_search"] => Route::Search { index: None },
+        ["_search", "scroll"] => Route::Scroll { id: None },
+        ["_search", "scroll", id] => Route::Scroll { id: opt(id) },
         ["_count"] => Route::Count { index: None },
         ["_msearch"] => Route::Msearch { index: None },
         ["_mget"] => Route::Mget { index: None },
@@ -284,6 +291,14 @@ mod tests {
             })
         );
         assert_eq!(r("/_cat/indices"), Some(Route::CatIndices(None)));
+        assert_eq!(r("/_search/scroll"), Some(Route::Scroll { id: None }));
+        assert_eq!(
+            r("/_search/scroll/_all"),
+            Some(Route::Scroll {
+                id: Some("_all".into())
+            })
+        );
+        assert!(r("/_search/scroll").unwrap().methods().contains(&Delete));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Search endpoints: `GET|POST /[<indices>/]_search` (body and URI search), `_count`, and
+//! Search endpoints: `GET|POST /[<indices>/]_search` (body and URI search; `scroll=` opens a
+//! scroll context), `_count`, and
 //! `_msearch` (NDJSON header/body pairs, one response or error per search).
 
 use std::io::BufRead;
@@ -11,7 +12,7 @@ use super::params::Params;
 use super::{ApiResult, Engine, Request, Response};
 use crate::engine::error::EngineError;
 use crate::engine::query::parse_query;
-use crate::engine::search::{self as exec, SearchRequest};
+use crate::engine::search::{self as exec, ScrollParams, SearchRequest};
 use crate::engine::store::index::IndexHandle;
 use crate::engine::store::ResolveOptions;
 
@@ -38,23 +39,41 @@ fn body(engine: &Engine, req: &mut Request<'_>) -> Result<Option<Value>, EngineE
     json_body(req.body, engine.max_body)
 }
 
+/// The parsed request and its target indices.
+fn prepare(
+    engine: &Engine,
+    index: Option<&str>,
+    body: Option<&Value>,
+    params: &Params,
+) -> Result<(SearchRequest, Vec<std::sync::Arc<IndexHandle>>), EngineError> {
+    let mut sr = SearchRequest::from_body(body)?;
+    let get = params.lookup();
+    sr.apply_params(&get)?;
+    let targets = indices(engine, index, resolve_opts(&get))?;
+    Ok((sr, targets))
+}
+
 fn run_search(
     engine: &Engine,
     index: Option<&str>,
     body: Option<&Value>,
     params: &Params,
 ) -> Result<Value, EngineError> {
-    let mut sr = SearchRequest::from_body(body)?;
-    let get = params.lookup();
-    sr.apply_params(&get)?;
-    let targets = indices(engine, index, resolve_opts(&get))?;
+    let (sr, targets) = prepare(engine, index, body, params)?;
     exec::search(&targets, &sr)
 }
 
-/// `GET|POST /[<index>/]_search`.
+/// `GET|POST /[<index>/]_search`; with `scroll=<keep-alive>` it opens a scroll context.
 pub fn search(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiResult {
     let body = body(engine, req)?;
-    let v = run_search(engine, index, body.as_ref(), &req.params)?;
+    let v = match req.params.get("scroll") {
+        Some(keep_alive) => {
+            let params = ScrollParams::parse(keep_alive)?;
+            let (sr, targets) = prepare(engine, index, body.as_ref(), &req.params)?;
+            engine.scrolls.start(&targets, &sr, params)?
+        }
+        None => run_search(engine, index, body.as_ref(), &req.params)?,
+    };
     Ok(Response::json(200, &v))
 }
 

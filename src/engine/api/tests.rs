@@ -24,6 +24,7 @@ pub(crate) fn engine(dir: &std::path::Path) -> Engine {
             cluster_uuid: "u".into(),
         },
         max_body: 1 << 20,
+        scrolls: Arc::new(crate::engine::search::Scrolls::default()),
     }
 }
 

@@ -6,6 +6,8 @@
 //! Must not touch: HTTP, the write path.
 
 pub mod request;
+mod scroll;
+mod scroll_page;
 pub mod sort;
 pub mod source;
 
@@ -22,6 +24,7 @@ use tantivy::schema::Value as _;
 use tantivy::{DocAddress, Searcher, TantivyDocument};
 
 pub use request::SearchRequest;
+pub use scroll::{ScrollParams, Scrolls, MAX_OPEN_SCROLL_CONTEXT};
 use sort::{cmp_keys, is_score_order, Key, KeyKind, SortCollector, SortValue};
 
 use super::aggs;
@@ -90,14 +93,14 @@ struct SearchOut {
 }
 
 /// One index's compiled request.
-struct Plan<'a> {
-    handle: &'a Arc<IndexHandle>,
+struct Plan {
+    handle: Arc<IndexHandle>,
     hits_query: Box<dyn TQuery>,
     agg_query: Option<Box<dyn TQuery>>,
     keys: Vec<Key>,
 }
 
-fn plan<'a>(handle: &'a Arc<IndexHandle>, req: &SearchRequest, now: i64) -> EngineResult<Plan<'a>> {
+fn plan(handle: &Arc<IndexHandle>, req: &SearchRequest, now: i64) -> EngineResult<Plan> {
     let mapping = handle.mapping();
     let fields = &handle.shards[0].fields;
     let ctx = Ctx {
@@ -123,7 +126,7 @@ fn plan<'a>(handle: &'a Arc<IndexHandle>, req: &SearchRequest, now: i64) -> Engi
     };
     let keys = sort::resolve(&req.sort, &mapping, &handle.name)?;
     Ok(Plan {
-        handle,
+        handle: handle.clone(),
         hits_query,
         agg_query: Some(base),
         keys,
@@ -164,7 +167,7 @@ fn collect_with<C: Collector>(
 /// Total hits and top candidates of one shard. One weight serves the count and the top
 /// documents, so term statistics and dictionary lookups are done once.
 fn search_shard(
-    p: &Plan<'_>,
+    p: &Plan,
     searcher: &Searcher,
     limit: usize,
     score_order: bool,
@@ -216,7 +219,7 @@ struct Gathered {
     agg_parts: Vec<IntermediateAggregationResults>,
 }
 
-fn gather(plans: &[Plan<'_>], req: &SearchRequest, score_order: bool) -> EngineResult<Gathered> {
+fn gather(plans: &[Plan], req: &SearchRequest, score_order: bool) -> EngineResult<Gathered> {
     let limit = req.from + req.size;
     let mut g = Gathered::default();
     for (ii, p) in plans.iter().enumerate() {
@@ -249,7 +252,7 @@ fn gather(plans: &[Plan<'_>], req: &SearchRequest, score_order: bool) -> EngineR
 }
 
 /// The merge order of hits from all shards.
-fn merge_keys(plans: &[Plan<'_>], score_order: bool) -> Vec<Key> {
+fn merge_keys(plans: &[Plan], score_order: bool) -> Vec<Key> {
     if score_order {
         return vec![Key {
             kind: KeyKind::Score,
@@ -292,33 +295,61 @@ pub fn search(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult
         .map(|c| c.score)
         .reduce(f32::max)
         .filter(|_| track);
-    let hits = g
-        .cands
-        .iter()
-        .skip(req.from)
-        .take(req.size)
-        .map(|c| render_hit(c, &plans, req, track, &keys))
-        .collect::<EngineResult<Vec<_>>>()?;
     let aggregations = match (&agg_req, &req.aggs) {
         (Some(a), Some(raw)) => Some(aggs::finish(g.agg_parts, a, raw, &first_mapping)?),
         _ => None,
     };
+    let end = g.cands.len().min(req.from.saturating_add(req.size));
+    let page = Page {
+        started,
+        shards: g.shards,
+        total: g.total,
+        max_score,
+        hits: g.cands.get(req.from..end).unwrap_or_default(),
+        aggregations,
+    };
+    render_page(&plans, req, &keys, page)
+}
+
+/// One page of hits and what the response says about the whole search.
+struct Page<'a> {
+    started: Instant,
+    shards: usize,
+    total: u64,
+    max_score: Option<f32>,
+    hits: &'a [Candidate],
+    aggregations: Option<Value>,
+}
+
+/// The response body of a page (spec 4: integer `hits.total`).
+fn render_page(
+    plans: &[Plan],
+    req: &SearchRequest,
+    keys: &[Key],
+    page: Page<'_>,
+) -> EngineResult<Value> {
+    let track = is_score_order(&req.sort) || req.track_scores;
+    let hits = page
+        .hits
+        .iter()
+        .map(|c| render_hit(c, plans, req, track, keys))
+        .collect::<EngineResult<Vec<_>>>()?;
     let shards = Shards {
-        total: g.shards,
-        successful: g.shards,
+        total: page.shards,
+        successful: page.shards,
         skipped: 0,
         failed: 0,
     };
     let out = SearchOut {
-        took: started.elapsed().as_millis() as u64,
+        took: page.started.elapsed().as_millis() as u64,
         timed_out: false,
         _shards: shards,
         hits: HitsOut {
-            total: g.total,
-            max_score,
+            total: page.total,
+            max_score: page.max_score,
             hits,
         },
-        aggregations,
+        aggregations: page.aggregations,
     };
     serde_json::to_value(out).map_err(EngineError::internal)
 }
@@ -341,12 +372,12 @@ fn render_source(raw: &[u8], filter: &source::SourceFilter) -> EngineResult<Opti
 
 fn render_hit(
     c: &Candidate,
-    plans: &[Plan<'_>],
+    plans: &[Plan],
     req: &SearchRequest,
     track: bool,
     keys: &[Key],
 ) -> EngineResult<HitOut> {
-    let h = plans[c.index].handle;
+    let h = &plans[c.index].handle;
     let fields = &h.shards[c.shard].fields;
     let doc: TantivyDocument = c.searcher.doc(c.addr)?;
     let id = doc

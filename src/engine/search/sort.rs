@@ -335,12 +335,10 @@ impl SortSegmentCollector {
     }
 }
 
-impl SegmentCollector for SortSegmentCollector {
-    type Fruit = Vec<SortedHit>;
-
-    fn collect(&mut self, doc: DocId, score: Score) {
-        let values = self
-            .cols
+impl SortSegmentCollector {
+    /// The key values of `doc` (keyword keys as this segment's ordinals).
+    pub fn values(&self, doc: DocId, score: Score) -> Vec<SortValue> {
+        self.cols
             .iter()
             .map(|c| match c {
                 Col::Score => SortValue::Num(score as f64),
@@ -355,11 +353,24 @@ impl SegmentCollector for SortSegmentCollector {
                     .map_or(SortValue::Missing, |o| SortValue::Num(o as f64)),
                 Col::Num(None) | Col::Str(None) | Col::Missing => SortValue::Missing,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Keeps `doc` with its key values (from [`Self::values`]) as a candidate.
+    pub fn push(&mut self, values: Vec<SortValue>, doc: DocId, score: Score) {
         self.hits.push((values, doc, score));
         if self.hits.len() >= 2 * self.limit + 64 {
             self.compact();
         }
+    }
+}
+
+impl SegmentCollector for SortSegmentCollector {
+    type Fruit = Vec<SortedHit>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        let values = self.values(doc, score);
+        self.push(values, doc, score);
     }
 
     fn harvest(mut self) -> Vec<SortedHit> {
