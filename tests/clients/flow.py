@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """A real client flow against an Elasticsearch-compatible endpoint, with the official
 elasticsearch-py 8 client and/or opensearch-py: create index, index documents, bulk helper,
-refresh, search, count, mapping, get, delete, errors.
+refresh, search, count, scan (scroll), mapping, get, delete, errors.
 
 Usage: flow.py --url http[s]://[user:pass@]host:port [--ca FILE] [--client es|opensearch|both]
-               [--prefix NAME]
+               [--prefix NAME] [--no-scroll]
 
 The same script runs against the engine directly and through the edge (HTTPS, with the
-cluster's credentials in the URL and the edge's CA). Exits non-zero on the first failure.
+cluster's credentials in the URL and the edge's CA). With --no-scroll (multitenant clusters,
+where the edge does not expose scroll) the scan step instead checks that `_search/scroll`
+is the edge's Elasticsearch-shaped 501. Exits non-zero on the first failure.
 """
 
 import argparse
@@ -38,7 +40,45 @@ def docs(n):
     ]
 
 
-def flow(client, helpers, index, kind, not_found_error):
+def error_of(e):
+    """(status, body) of a client exception, for both clients."""
+    status = getattr(e, "status_code", None)
+    meta = getattr(e, "meta", None)
+    if meta is not None and hasattr(meta, "status"):
+        status = meta.status
+    body = getattr(e, "body", None) or getattr(e, "info", None)
+    return status, body
+
+
+def scan_step(client, helpers, index, kind, scroll):
+    if not scroll:
+        print(f"[{kind}] scroll is not exposed: the edge answers 501")
+        for call in (lambda: client.scroll(scroll_id="A" * 32, scroll="1m"),
+                     lambda: client.clear_scroll(scroll_id="A" * 32)):
+            try:
+                call()
+                raise AssertionError("scroll answered on a cluster where it is not exposed")
+            except AssertionError:
+                raise
+            except Exception as e:  # the client's error class for a 501
+                status, body = error_of(e)
+                check(status == 501, f"scroll status: {status} {body}")
+                check(body["status"] == 501 and body["error"]["type"] == "not_implemented_exception",
+                      f"501 body: {body}")
+                check("_search/scroll" in body["error"]["reason"], f"501 reason: {body}")
+        return
+    print(f"[{kind}] scan: every document once, in index order and by score")
+    ids = [h["_id"] for h in helpers.scan(client, index=index, query={"query": {"match_all": {}}},
+                                          size=120, scroll="1m")]
+    check(len(ids) == 500 and len(set(ids)) == 500, f"scan: {len(ids)} hits, {len(set(ids))} distinct")
+    hits = list(helpers.scan(client, index=index, query={"query": {"match": {"title": "fox"}}},
+                             size=90, scroll="1m", preserve_order=True))
+    check(len({h["_id"] for h in hits}) == 500, f"scan by score: {len(hits)} hits")
+    scores = [h["_score"] for h in hits]
+    check(all(a >= b for a, b in zip(scores, scores[1:])), "scores descend across pages")
+
+
+def flow(client, helpers, index, kind, not_found_error, scroll=True):
     print(f"[{kind}] info")
     info = client.info()
     check(info["version"]["number"].startswith("7.10"), f"version: {info['version']}")
@@ -100,6 +140,8 @@ def flow(client, helpers, index, kind, not_found_error):
         c = client.count(index=index, body={"query": {"range": {"n": {"gte": 100, "lt": 200}}}})
     check(c["count"] == 100, f"count: {c}")
 
+    scan_step(client, helpers, index, kind, scroll)
+
     print(f"[{kind}] mapping")
     m = client.indices.get_mapping(index=index)
     props = m[index]["mappings"]
@@ -130,7 +172,7 @@ def flow(client, helpers, index, kind, not_found_error):
     check(not client.indices.exists(index=index), "index still exists")
 
 
-def run_es(url, ca, index):
+def run_es(url, ca, index, scroll):
     import elasticsearch
     from elasticsearch import Elasticsearch, NotFoundError, helpers
 
@@ -142,10 +184,10 @@ def run_es(url, ca, index):
         kw["ca_certs"] = ca
     client = Elasticsearch(clean, **kw)
     print(f"elasticsearch-py {elasticsearch.__versionstr__}")
-    flow(client, helpers, index, "es", NotFoundError)
+    flow(client, helpers, index, "es", NotFoundError, scroll)
 
 
-def run_opensearch(url, ca, index):
+def run_opensearch(url, ca, index, scroll):
     import opensearchpy
     from opensearchpy import NotFoundError, OpenSearch, helpers
 
@@ -159,7 +201,7 @@ def run_opensearch(url, ca, index):
             kw["ca_certs"] = ca
     client = OpenSearch(**kw)
     print(f"opensearch-py {opensearchpy.__versionstr__}")
-    flow(client, helpers, index, "opensearch", NotFoundError)
+    flow(client, helpers, index, "opensearch", NotFoundError, scroll)
 
 
 def main():
@@ -168,11 +210,13 @@ def main():
     p.add_argument("--ca")
     p.add_argument("--client", choices=["es", "opensearch", "both"], default="both")
     p.add_argument("--prefix", default="clients-flow")
+    p.add_argument("--no-scroll", action="store_true",
+                   help="scroll is not exposed (multitenant cluster): expect the edge's 501")
     a = p.parse_args()
     if a.client in ("es", "both"):
-        run_es(a.url, a.ca, a.prefix + "-es")
+        run_es(a.url, a.ca, a.prefix + "-es", not a.no_scroll)
     if a.client in ("opensearch", "both"):
-        run_opensearch(a.url, a.ca, a.prefix + "-os")
+        run_opensearch(a.url, a.ca, a.prefix + "-os", not a.no_scroll)
     print("client flow: ok")
 
 
