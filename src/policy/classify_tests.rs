@@ -203,6 +203,7 @@ fn reads_with_any_method() {
     let single_only: &[&str] = &[
         "/_search/scroll",
         "/_search/scroll/abc",
+        "/_search/scroll/_all",
         "/idx/_pit",
         "/_mtermvectors",
     ];
