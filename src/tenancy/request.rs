@@ -147,7 +147,7 @@ struct QueryFacts {
 }
 
 impl QueryFacts {
-    /// Refuses a body sent in the query (`source`) and binary or YAML formats.
+    /// Refuses a body sent in the query (`source`), binary or YAML formats, and scrolls.
     fn check(query: Option<&[u8]>) -> Result<QueryFacts, EdgeError> {
         let mut facts = QueryFacts::default();
         for pair in query.unwrap_or_default().split(|&b| b == b'&') {
@@ -164,6 +164,10 @@ impl QueryFacts {
                 b"format" if !matches!(&*v, b"json" | b"JSON" | b"txt" | b"text" | b"") => {
                     return Err(EdgeError::BadRequest(BAD_FORMAT))
                 }
+                // A scroll opens a search context on the shared upstream that outlives
+                // the request (and counts against the upstream's limit of open contexts
+                // for every tenant); reading it back is 501 on this class too.
+                b"scroll" => return Err(EdgeError::NotImplemented("scroll".into())),
                 b"v" => facts.verbose = &*v != b"false",
                 b"help" => facts.help = &*v != b"false",
                 _ => {}

@@ -177,6 +177,9 @@ fn refusals() {
         (Get, "/_nodes", 501),
         (Post, "/_aliases", 501),
         (Get, "/_search/scroll", 501),
+        (Get, "/b/_search?scroll=1m", 501),
+        (Post, "/_search?size=10&scroll=1m", 501),
+        (Post, "/b/_search?%73croll=1m", 501),
         (Delete, "/_all", 501),
         (Delete, "/b*", 501),
     ];

@@ -53,8 +53,11 @@ def error_of(e):
 def scan_step(client, helpers, index, kind, scroll):
     if not scroll:
         print(f"[{kind}] scroll is not exposed: the edge answers 501")
-        for call in (lambda: client.scroll(scroll_id="A" * 32, scroll="1m"),
-                     lambda: client.clear_scroll(scroll_id="A" * 32)):
+        opening = lambda: list(helpers.scan(client, index=index, query={"query": {"match_all": {}}},
+                                            size=120, scroll="1m"))
+        for call, named in ((lambda: client.scroll(scroll_id="A" * 32, scroll="1m"), "_search/scroll"),
+                            (lambda: client.clear_scroll(scroll_id="A" * 32), "_search/scroll"),
+                            (opening, "scroll")):
             try:
                 call()
                 raise AssertionError("scroll answered on a cluster where it is not exposed")
@@ -65,7 +68,7 @@ def scan_step(client, helpers, index, kind, scroll):
                 check(status == 501, f"scroll status: {status} {body}")
                 check(body["status"] == 501 and body["error"]["type"] == "not_implemented_exception",
                       f"501 body: {body}")
-                check("_search/scroll" in body["error"]["reason"], f"501 reason: {body}")
+                check(f"[{named}]" in body["error"]["reason"], f"501 reason: {body}")
         return
     print(f"[{kind}] scan: every document once, in index order and by score")
     ids = [h["_id"] for h in helpers.scan(client, index=index, query={"query": {"match_all": {}}},
