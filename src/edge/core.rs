@@ -26,6 +26,10 @@ use crate::registry::{Registry, Snapshot};
 
 /// Client read buffer size (pooled; bodies stream through it).
 pub const CLIENT_BUF: usize = 64 * 1024;
+/// Largest buffer a large body grows the client buffer to (see `send::read_body_more`).
+pub const BODY_BUF: usize = 1024 * 1024;
+/// Buffers over 4 x `CLIENT_BUF` the pool keeps per core (the others at most 1024).
+const LARGE_POOLED: usize = 32;
 
 /// Limits and timeouts of the edge (from `[edge]`; fixed for the process's life).
 #[derive(Debug, Clone)]
@@ -97,7 +101,7 @@ pub struct Core {
     pub log: RefCell<AccessLog>,
     /// Client connections open on this core.
     pub connections: Cell<usize>,
-    buffers: RefCell<Vec<Vec<u8>>>,
+    buffers: BufferPool,
     round_robin: Cell<usize>,
     pub shutdown: Signal,
     /// Tenant indices this core created or found existing, and when (see `tenant`).
@@ -117,7 +121,7 @@ impl Core {
             metrics: RefCell::new(CoreMetrics::default()),
             log: RefCell::new(log),
             connections: Cell::new(0),
-            buffers: RefCell::new(Vec::new()),
+            buffers: BufferPool::default(),
             round_robin: Cell::new(0),
             shutdown: Signal::default(),
             known_indices: RefCell::new(HashMap::new()),
@@ -138,10 +142,7 @@ impl Core {
 
     /// A pooled buffer of at least `CLIENT_BUF` bytes, empty.
     pub fn take_buffer(&self) -> Vec<u8> {
-        self.buffers
-            .borrow_mut()
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(CLIENT_BUF))
+        self.buffers.take()
     }
 
     /// A pooled buffer for an upstream connection.
@@ -151,13 +152,9 @@ impl Core {
         b
     }
 
-    /// Returns a buffer to the pool (at most 1024 kept).
-    pub fn give_buffer(&self, mut b: Vec<u8>) {
-        let mut pool = self.buffers.borrow_mut();
-        if b.capacity() >= CLIENT_BUF && b.capacity() <= 4 * CLIENT_BUF && pool.len() < 1024 {
-            b.clear();
-            pool.push(b);
-        }
+    /// Returns a buffer to the core's pool.
+    pub fn give_buffer(&self, b: Vec<u8>) {
+        self.buffers.give(b)
     }
 
     /// Picks one of `n` upstreams, round robin per core.
@@ -281,5 +278,83 @@ impl Drop for SignalWait<'_> {
                 self.signal.free.borrow_mut().push(i);
             }
         }
+    }
+}
+
+/// The core's spare client buffers: at most 1024, of which at most `LARGE_POOLED` grown by
+/// a large body, so memory stays bounded and a large body on a new connection still finds
+/// a grown buffer.
+#[derive(Debug, Default)]
+struct BufferPool {
+    buffers: RefCell<Vec<Vec<u8>>>,
+    /// How many of `buffers` are over 4 x `CLIENT_BUF`.
+    large: Cell<usize>,
+}
+
+impl BufferPool {
+    fn take(&self) -> Vec<u8> {
+        match self.buffers.borrow_mut().pop() {
+            Some(b) => {
+                if is_large(&b) {
+                    self.large.set(self.large.get() - 1);
+                }
+                b
+            }
+            None => Vec::with_capacity(CLIENT_BUF),
+        }
+    }
+
+    fn give(&self, mut b: Vec<u8>) {
+        let mut pool = self.buffers.borrow_mut();
+        if b.capacity() < CLIENT_BUF || b.capacity() > BODY_BUF || pool.len() >= 1024 {
+            return;
+        }
+        if is_large(&b) {
+            if self.large.get() >= LARGE_POOLED {
+                return;
+            }
+            self.large.set(self.large.get() + 1);
+        }
+        b.clear();
+        pool.push(b);
+    }
+}
+
+fn is_large(b: &Vec<u8>) -> bool {
+    b.capacity() > 4 * CLIENT_BUF
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_buffer_pool_keeps_few_large_buffers_and_no_odd_sizes() {
+        let pool = BufferPool::default();
+        for _ in 0..LARGE_POOLED + 5 {
+            pool.give(Vec::with_capacity(BODY_BUF));
+        }
+        pool.give(Vec::with_capacity(BODY_BUF + 1));
+        pool.give(Vec::with_capacity(CLIENT_BUF - 1));
+        assert_eq!(pool.buffers.borrow().len(), LARGE_POOLED);
+        for _ in 0..1100 {
+            pool.give(Vec::with_capacity(CLIENT_BUF));
+        }
+        assert_eq!(pool.buffers.borrow().len(), 1024);
+        // Taking buffers frees places for large ones again.
+        let mut taken: Vec<Vec<u8>> = (0..1024).map(|_| pool.take()).collect();
+        assert_eq!(pool.large.get(), 0);
+        assert_eq!(taken.iter().filter(|b| is_large(b)).count(), LARGE_POOLED);
+        let mut grown = pool.take();
+        assert!(grown.capacity() >= CLIENT_BUF && grown.is_empty());
+        grown.extend_from_slice(b"old bytes");
+        grown.reserve_exact(BODY_BUF - grown.len());
+        pool.give(grown);
+        assert_eq!(pool.large.get(), 1);
+        assert!(
+            pool.take().is_empty(),
+            "a returned buffer comes back cleared"
+        );
+        taken.clear();
     }
 }
