@@ -106,3 +106,84 @@ fn counting_table_at_every_split() {
         }
     }
 }
+
+/// The count by a plain reading of the whole body: split on newlines, skip blank lines, an
+/// action line is followed by a source line unless its first key is `delete`.
+fn reference_count(body: &[u8]) -> u64 {
+    let mut actions = 0;
+    let mut expect_action = true;
+    for line in body.split(|&b| b == b'\n') {
+        if line.iter().all(|b| matches!(b, b'\r' | b' ' | b'\t')) {
+            continue;
+        }
+        if expect_action {
+            actions += 1;
+            let start = line.iter().position(|b| !matches!(b, b' ' | b'\t' | b'\r'));
+            let window = &line[start.unwrap_or(0)..];
+            let window = &window[..window.len().min(PREFIX)];
+            expect_action = action_is_delete(window) == Some(true);
+        } else {
+            expect_action = true;
+        }
+    }
+    actions
+}
+
+/// Bodies of random lines (actions of every kind, sources, blank lines, long lines that
+/// cross the 64-byte blocks), fed in random pieces: the streaming count equals the
+/// reference.
+#[test]
+fn random_bodies_in_random_pieces_match_the_reference() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for _ in 0..300 {
+        let mut body = Vec::new();
+        for _ in 0..rnd(40) {
+            match rnd(7) {
+                0 => body.extend_from_slice(b"{\"delete\":{\"_id\":\"1\"}}\n"),
+                1 => body.extend_from_slice(b" { \"index\" : {} }\r\n"),
+                2 => body.extend_from_slice(b"\n\r\n"),
+                3 => body.extend_from_slice(b"{\"\\u0064elete\":{}}\n"),
+                _ => {
+                    body.extend_from_slice(b"{\"f\":\"");
+                    body.extend(std::iter::repeat_n(b'x', rnd(300)));
+                    body.extend_from_slice(b"\"}\n");
+                }
+            }
+        }
+        let want = reference_count(&body);
+        let mut cuts: Vec<usize> = (0..rnd(6)).map(|_| rnd(body.len() + 1)).collect();
+        cuts.sort_unstable();
+        assert_eq!(count_in_pieces(&body, &cuts), want, "cuts {cuts:?}");
+    }
+}
+
+#[test]
+fn newline_masks_match_a_plain_scan() {
+    let mut data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 13) as u8).collect();
+    for (i, b) in data.iter_mut().enumerate() {
+        if i % 13 == 0 || i % 64 == 63 {
+            *b = b'\n';
+        }
+    }
+    for start in [0, 1, 17, 63, 64, 500, 999, 1000] {
+        let slice = &data[start..];
+        let plain: Vec<usize> = (0..slice.len()).filter(|&i| slice[i] == b'\n').collect();
+        assert_eq!(
+            Newlines::new(slice).collect::<Vec<_>>(),
+            plain,
+            "from {start}"
+        );
+        let mut far = Newlines::new(slice);
+        let mut got = Vec::new();
+        while let Some(i) = far.next_far() {
+            got.push(i);
+        }
+        assert_eq!(got, plain, "next_far from {start}");
+    }
+}
