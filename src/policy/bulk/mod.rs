@@ -218,15 +218,22 @@ impl<'a> Newlines<'a> {
 }
 
 impl Newlines<'_> {
+    /// Moves to the next block; false past the end.
+    #[inline]
+    fn advance(&mut self) -> bool {
+        self.base += 64;
+        if self.base >= self.data.len() {
+            return false;
+        }
+        self.mask = block_mask(&self.data[self.base..]);
+        true
+    }
+
     /// The next newline; past the current and the following block, found with one
     /// memchr call.
     fn next_far(&mut self) -> Option<usize> {
-        if self.mask == 0 {
-            self.base += 64;
-            if self.base >= self.data.len() {
-                return None;
-            }
-            self.mask = block_mask(&self.data[self.base..]);
+        if self.mask == 0 && !self.advance() {
+            return None;
         }
         if self.mask != 0 {
             return self.next();
@@ -256,11 +263,9 @@ impl Iterator for Newlines<'_> {
 
     fn next(&mut self) -> Option<usize> {
         while self.mask == 0 {
-            self.base += 64;
-            if self.base >= self.data.len() {
+            if !self.advance() {
                 return None;
             }
-            self.mask = block_mask(&self.data[self.base..]);
         }
         let bit = self.mask.trailing_zeros() as usize;
         self.mask &= self.mask - 1;
