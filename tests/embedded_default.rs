@@ -13,6 +13,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+#[path = "support/serve.rs"]
+mod serve;
+
 use base64::Engine as _;
 use searchgate::config::embedded;
 use serde_json::{json, Value};
@@ -106,25 +109,6 @@ fn credentials(file: &Path) -> (String, String) {
     )
 }
 
-/// A client that trusts only the edge's own CA.
-fn agent(ca: &Path) -> ureq::Agent {
-    let pem = std::fs::read(ca).expect("the CA the edge wrote");
-    let certs: Vec<_> = ureq::tls::parse_pem(&pem)
-        .filter_map(|i| match i.unwrap() {
-            ureq::tls::PemItem::Certificate(c) => Some(c),
-            _ => None,
-        })
-        .collect();
-    let tls = ureq::tls::TlsConfig::builder()
-        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-        .build();
-    ureq::Agent::config_builder()
-        .tls_config(tls)
-        .http_status_as_error(false)
-        .build()
-        .new_agent()
-}
-
 /// `METHOD url` with the userinfo of `url` sent as Basic credentials (as curl does).
 fn call(agent: &ureq::Agent, method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
     let (scheme, rest) = url.split_once("://").unwrap();
@@ -201,7 +185,7 @@ fn serve_without_config_prints_a_working_url_and_keeps_its_credentials() {
         "{try_line}"
     );
 
-    let a = agent(&ca);
+    let a = serve::ca_agent(&ca);
     let (status, root) = call(&a, "GET", &format!("{url}/"), None);
     assert_eq!(status, 200, "{root}");
     assert_eq!(root["version"]["number"], "7.10.2");

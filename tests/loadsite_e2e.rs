@@ -68,21 +68,7 @@ struct Cluster {
 
 impl Cluster {
     fn new(port: u16, ca: &Path) -> Self {
-        let pem = std::fs::read(ca).unwrap();
-        let certs: Vec<_> = ureq::tls::parse_pem(&pem)
-            .filter_map(|i| match i.unwrap() {
-                ureq::tls::PemItem::Certificate(c) => Some(c),
-                _ => None,
-            })
-            .collect();
-        let tls = ureq::tls::TlsConfig::builder()
-            .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-            .build();
-        let agent = ureq::Agent::config_builder()
-            .tls_config(tls)
-            .http_status_as_error(false)
-            .build()
-            .new_agent();
+        let agent = serve::ca_agent(ca);
         Self {
             agent,
             base: format!("https://localhost:{port}"),

@@ -1,6 +1,6 @@
 //! Runs `searchgate serve --config FILE` for `load-site` tests: waits for the banner, reads
 //! the HTTPS port it bound (the config asks for port 0), and kills the process (and with it
-//! any engine child) on drop.
+//! any engine child) on drop. Also a ureq client that trusts only the edge's own CA.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -93,4 +93,24 @@ impl Drop for Serve {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A ureq agent that trusts only the CA in `ca` (the edge writes `data/ca.pem`) and
+/// returns every status as a response.
+pub fn ca_agent(ca: &Path) -> ureq::Agent {
+    let pem = std::fs::read(ca).expect("the CA the edge wrote");
+    let certs: Vec<_> = ureq::tls::parse_pem(&pem)
+        .filter_map(|i| match i.unwrap() {
+            ureq::tls::PemItem::Certificate(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+        .build();
+    ureq::Agent::config_builder()
+        .tls_config(tls)
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
 }
