@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::date::{number_to_millis, parse_date, DEFAULT_FORMAT};
+use super::date::{number_to_millis, parse_date};
 use super::mapper::KwValue;
 use super::{LeafKind, LeafMapping};
 use crate::engine::error::{EngineError, EngineResult};
@@ -193,11 +193,7 @@ fn convert_bool(path: &str, val: &Value, id: &str) -> EngineResult<bool> {
 fn convert_date(l: &LeafMapping, path: &str, val: &Value, id: &str) -> EngineResult<i64> {
     let formats = &l.opts.formats;
     let fail = |s: &str| {
-        let spec = l
-            .params
-            .get("format")
-            .and_then(Value::as_str)
-            .unwrap_or(DEFAULT_FORMAT);
+        let spec = l.date_format();
         EngineError::bad_value(
             path,
             "date",

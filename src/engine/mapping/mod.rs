@@ -222,6 +222,17 @@ pub struct LeafMapping {
     pub opts: LeafOptions,
 }
 
+impl LeafMapping {
+    /// The `format` of a date field as mapped (the default when it names none), as errors
+    /// name it.
+    pub fn date_format(&self) -> &str {
+        self.params
+            .get("format")
+            .and_then(Value::as_str)
+            .unwrap_or(date::DEFAULT_FORMAT)
+    }
+}
+
 /// An object field (or the root).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ObjectMapping {

@@ -432,16 +432,6 @@ fn bound_terms(
     Ok((lo, hi))
 }
 
-/// The `format` a date field was mapped with (the default when it names none).
-fn date_format_of(ctx: &Ctx<'_>, f: &str) -> String {
-    match ctx.mapping.property(f) {
-        Some(Property::Leaf(l)) => l.params.get("format").and_then(Value::as_str),
-        _ => None,
-    }
-    .unwrap_or(date::DEFAULT_FORMAT)
-    .to_string()
-}
-
 fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
     if b.gt.is_none() && b.gte.is_none() && b.lt.is_none() && b.lte.is_none() {
         return Ok(exists(ctx, f));
@@ -459,8 +449,6 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
                     .map(|i| i.formats.clone())
                     .unwrap_or_default(),
             };
-            // The format named in errors: the query's, else the field's as mapped.
-            let spec = b.format.clone().unwrap_or_else(|| date_format_of(ctx, f));
             bound_terms(b, &|v, up| {
                 let ms = match v {
                     // A number is read in the field's epoch unit (seconds for a field
@@ -468,6 +456,12 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
                     Value::Number(n) => date::number_to_millis(&formats, n.as_f64().unwrap_or(0.0)),
                     other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up).ok_or_else(
                         || {
+                            // Named in the error: the query's format, else the field's.
+                            let spec = match (&b.format, ctx.mapping.property(f)) {
+                                (Some(q), _) => q.as_str(),
+                                (None, Some(Property::Leaf(l))) => l.date_format(),
+                                (None, _) => date::DEFAULT_FORMAT,
+                            };
                             EngineError::Parsing(format!(
                                 "failed to parse date field [{}] with format [{spec}]",
                                 as_text(other),

@@ -174,6 +174,7 @@ fn open(
         .collect();
     let mut total = 0u64;
     let mut agg_parts = Vec::new();
+    let mut first_prepared = None;
     for (p, shard_searchers) in plans.iter().zip(&searchers) {
         let prepared = match &req.aggs {
             Some(raw) => Some(aggs::prepare(raw, &p.handle.mapping())?),
@@ -190,13 +191,18 @@ fn open(
                 agg_parts.push(aggs::collect(s, &**q, a)?);
             }
         }
-    }
-    let aggregations = match (&req.aggs, plans.first()) {
-        (Some(raw), Some(p)) => {
-            let mapping = p.handle.mapping();
-            let prepared = aggs::prepare(raw, &mapping)?;
-            Some(aggs::finish(agg_parts, &prepared, raw, &mapping)?)
+        // The result is rendered with the first index's mapping, as `search` does.
+        if first_prepared.is_none() {
+            first_prepared = prepared;
         }
+    }
+    let aggregations = match (&req.aggs, first_prepared, plans.first()) {
+        (Some(raw), Some(prepared), Some(p)) => Some(aggs::finish(
+            agg_parts,
+            &prepared,
+            raw,
+            &p.handle.mapping(),
+        )?),
         _ => None,
     };
     let keys = merge_keys(&plans, is_score_order(&req.sort));
