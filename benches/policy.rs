@@ -175,7 +175,7 @@ fn bulk_body(size: usize, doc: usize) -> Vec<u8> {
 
 fn bulk_counting(c: &mut Criterion) {
     let mut group = c.benchmark_group("bulk_count_5mb");
-    for doc in [50usize, 300, 2000] {
+    for doc in [50usize, 300, 1000, 2000] {
         let body = bulk_body(5 << 20, doc);
         group.throughput(Throughput::Bytes(body.len() as u64));
         group.bench_with_input(BenchmarkId::new("doc_bytes", doc), &body, |b, body| {

@@ -304,7 +304,9 @@ impl Session {
         let may_retry = first && up.reused && replayable;
         self.pos = self.head.len;
         let mut filter = Self::body_filter(adm);
-        let body_bytes = match self.send_request(&mut up, &mut filter, adm, deadline).await {
+        let sent = self.send_request(&mut up, &mut filter, adm, deadline).await;
+        self.set_lowat(1); // the next request head is read as soon as any byte comes
+        let body_bytes = match sent {
             Err(SendFail::Upstream) if may_retry => return None,
             Err(SendFail::Upstream) => {
                 // The upstream may have answered before reading the whole body (a 413 of

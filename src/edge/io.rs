@@ -79,6 +79,11 @@ impl ClientIo {
         }
     }
 
+    /// Plain TCP (no TLS).
+    pub fn is_plain(&self) -> bool {
+        matches!(self, ClientIo::Plain(_))
+    }
+
     /// `"https"` or `"http"`.
     pub fn scheme(&self) -> &'static [u8] {
         match self {
@@ -92,6 +97,12 @@ impl ClientIo {
             ClientIo::Plain(tcp) => tcp,
             ClientIo::Tls(tls) => tls.tcp(),
         }
+    }
+
+    /// How many bytes must be queued before the socket reads as ready (see
+    /// [`super::sock::set_recv_lowat`]).
+    pub fn set_recv_lowat(&self, bytes: usize) -> io::Result<()> {
+        super::sock::set_recv_lowat(self.tcp(), bytes)
     }
 
     /// Whether the peer has closed its side (checked without consuming any byte).

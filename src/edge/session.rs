@@ -93,6 +93,8 @@ pub(super) struct Session {
     /// Scratch for rewritten bytes (multitenant bodies and responses).
     pub rewritten: Vec<u8>,
     pub method_text: Vec<u8>,
+    /// The client socket's SO_RCVLOWAT (1 but while a large body streams in).
+    pub recv_lowat: usize,
 }
 
 /// Serves one client connection to its end.
@@ -117,6 +119,7 @@ pub async fn serve(core: Rc<Core>, io: ClientIo, peer: SocketAddr) {
         candidates_done: 0,
         rewritten: Vec::new(),
         method_text: Vec::with_capacity(16),
+        recv_lowat: 1,
     };
     let next = s.run().await;
     let Session { io, buf, .. } = s;

@@ -32,6 +32,29 @@ pub fn reuseport_listeners(
     Ok((out, bound))
 }
 
+/// Sets SO_RCVLOWAT: the socket reads as ready once `bytes` are queued (or the peer ends,
+/// or its receive window is nearly shut: Linux wakes the reader then, so a sender can never
+/// stall on it). A read still returns whatever is there.
+pub fn set_recv_lowat(stream: &impl AsRawFd, bytes: usize) -> io::Result<()> {
+    let value = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    // SAFETY: the fd is an open socket the caller borrows for the call; the option value
+    // is a valid c_int that lives across the call, and its exact size is passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVLOWAT,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// The socket's readiness for `events` right now (`revents`), without blocking or
 /// consuming anything.
 fn poll_now(stream: &impl AsRawFd, events: libc::c_short) -> libc::c_short {
