@@ -75,7 +75,10 @@ impl Pool {
         let list = idle.get_mut(&addr)?;
         while let Some(mut c) = list.pop() {
             let fresh = now.saturating_duration_since(c.idle_since) < self.idle_timeout;
-            if fresh && !super::sock::idle_unusable(&c.tcp) {
+            // Under epoll the runtime already knows whether anything arrived since the
+            // last answer was read (`maybe_readable`, no syscall); only then, and always
+            // under io_uring, is the socket asked.
+            if fresh && !(c.tcp.maybe_readable() && super::sock::idle_unusable(&c.tcp)) {
                 c.reused = true;
                 return Some(c);
             }

@@ -52,6 +52,12 @@ impl ScheduledIo {
         }
     }
 
+    /// The cached readiness flags.
+    #[inline]
+    pub(crate) fn readiness(&self) -> Ready {
+        self.readiness
+    }
+
     #[inline]
     pub(crate) fn clear_readiness(&mut self, ready: Ready) {
         self.readiness = self.readiness - ready;

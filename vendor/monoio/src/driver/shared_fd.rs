@@ -404,6 +404,20 @@ impl SharedFd {
     }
 
     #[allow(unused)]
+    /// False only when the epoll driver knows nothing arrived since a read drained the
+    /// fd; true otherwise (always under io_uring). No syscall.
+    pub(crate) fn maybe_readable(&self) -> bool {
+        #[cfg(feature = "legacy")]
+        if let Some(index) = self.registered_index() {
+            return super::CURRENT.with(|inner| match inner {
+                super::Inner::Legacy(l) => super::legacy::LegacyInner::maybe_readable(l, index),
+                #[allow(unreachable_patterns)]
+                _ => true,
+            });
+        }
+        true
+    }
+
     pub(crate) fn registered_index(&self) -> Option<usize> {
         let state = unsafe { &*self.inner.state.get() };
         match state {

@@ -263,6 +263,19 @@ impl LegacyInner {
         ref_mut.wake(ready);
     }
 
+    /// Whether the fd registered at `index` may have bytes or an end to read: its cached
+    /// readiness has a read flag (or it is unknown). No syscall.
+    pub(crate) fn maybe_readable(this: &Rc<UnsafeCell<Self>>, index: usize) -> bool {
+        let inner = unsafe { &mut *this.get() };
+        match inner.io_dispatch.get(index) {
+            Some(mut io) => {
+                let ready = io.as_mut().readiness();
+                ready.is_readable() || ready.is_read_closed()
+            }
+            None => true,
+        }
+    }
+
     pub(crate) fn poll_op<T: OpAble>(
         this: &Rc<UnsafeCell<Self>>,
         data: &mut T,

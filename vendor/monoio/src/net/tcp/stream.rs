@@ -195,6 +195,12 @@ impl TcpStream {
         self.meta.no_delay()
     }
 
+    /// Under the epoll driver: false when nothing has arrived on the socket since a read
+    /// drained it (known without a syscall). True otherwise, and always under io_uring.
+    pub fn maybe_readable(&self) -> bool {
+        self.fd.maybe_readable()
+    }
+
     /// Set the value of the `TCP_NODELAY` option on this socket.
     #[inline]
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
