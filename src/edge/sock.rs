@@ -169,4 +169,56 @@ mod tests {
         drop(upstream);
         assert!(soon(|| idle_unusable(&edge)), "closed");
     }
+
+    // The vendored monoio's epoll driver (vendor/PATCHES.md): a read that drains the socket
+    // leaves it "not readable" without a syscall; bytes or an end arriving later make it
+    // readable again, and a read then gets them (no wake-up is lost). Under io_uring the
+    // answer is always "maybe".
+    #[test]
+    fn epoll_readiness_knows_when_an_idle_socket_got_something() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (ours, _) = l.accept().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let settle = || monoio::time::sleep(std::time::Duration::from_millis(30));
+        monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+            .enable_timer()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let mut s = monoio::net::TcpStream::from_std(ours).unwrap();
+                for byte in [b'a', b'b'] {
+                    peer.write_all(&[byte]).unwrap();
+                    let (res, buf) =
+                        super::super::io::read_tcp(&mut s, Vec::with_capacity(16)).await;
+                    assert_eq!((res.unwrap(), buf[0]), (1, byte));
+                    assert!(!s.maybe_readable(), "drained: nothing can be there");
+                    settle().await;
+                    assert!(!s.maybe_readable(), "still nothing");
+                }
+                peer.write_all(b"c").unwrap();
+                settle().await;
+                assert!(s.maybe_readable(), "a byte arrived");
+                let (res, buf) = super::super::io::read_tcp(&mut s, Vec::with_capacity(16)).await;
+                assert_eq!((res.unwrap(), buf[0]), (1, b'c'));
+                drop(peer);
+                settle().await;
+                assert!(s.maybe_readable(), "the peer ended");
+                let (res, _) = super::super::io::read_tcp(&mut s, Vec::with_capacity(16)).await;
+                assert_eq!(res.unwrap(), 0);
+                assert!(s.maybe_readable(), "the end stays readable");
+            });
+        let (a, _b) = pair();
+        a.set_nonblocking(true).unwrap();
+        monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+            .build()
+            .expect("io_uring runtime (this test needs io_uring)")
+            .block_on(async {
+                let s = monoio::net::TcpStream::from_std(a).unwrap();
+                assert!(
+                    s.maybe_readable(),
+                    "io_uring keeps no readiness: always maybe"
+                );
+            });
+    }
 }
