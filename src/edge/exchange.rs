@@ -305,7 +305,7 @@ impl Session {
         self.pos = self.head.len;
         let mut filter = Self::body_filter(adm);
         let sent = self.send_request(&mut up, &mut filter, adm, deadline).await;
-        self.set_lowat(1); // the next request head is read as soon as any byte comes
+        self.end_body_reads(); // the next request head is read as soon as any byte comes
         let body_bytes = match sent {
             Err(SendFail::Upstream) if may_retry => return None,
             Err(SendFail::Upstream) => {

@@ -7,7 +7,7 @@
 //! Must not touch: admission, the response (see `relay`), policy decisions.
 
 use std::io::Write as _;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::core::BODY_BUF;
 use super::exchange::{until, SendFail};
@@ -24,6 +24,8 @@ use crate::tenancy::BodyRewriter;
 
 /// Small bodies are sent in the same write as the head.
 const COALESCE: usize = 16 * 1024;
+/// How long a body read waits for a whole buffer (SO_RCVLOWAT) before taking what comes.
+const LOWAT_PATIENCE: Duration = Duration::from_millis(50);
 /// Chunked bodies are re-framed into writes of about this size.
 const CHUNKED_FLUSH: usize = 64 * 1024;
 /// Request headers never forwarded for the multitenant class (responses must come back
@@ -130,14 +132,19 @@ impl Session {
             self.buf.reserve_exact(want - self.buf.len());
         }
         // Wake for this read only once the buffer can be filled (or the body is all
-        // there): fewer, larger reads and fewer wake-ups per MB. Plain TCP only: a TLS
-        // read takes one record at a time.
+        // there): fewer, larger reads and fewer wake-ups per MB. Plain TCP only (a TLS
+        // read takes one record at a time), and not for a client found too slow for it.
         let room = self.buf.capacity() - self.buf.len();
         let lowat = match dec.remaining() {
-            Some(left) if self.io.is_plain() => (left as usize).min(room).max(1),
+            Some(left) if self.io.is_plain() && !self.slow_body && self.buf.is_empty() => {
+                (left as usize).min(room).max(1)
+            }
             _ => 1,
         };
         self.set_lowat(lowat);
+        if self.recv_lowat > 1 && self.read_batched(deadline).await? {
+            return Ok(());
+        }
         self.read_more_keep(deadline).await
     }
 
@@ -146,6 +153,38 @@ impl Session {
     pub(super) fn set_lowat(&mut self, bytes: usize) {
         if bytes != self.recv_lowat && self.io.set_recv_lowat(bytes).is_ok() {
             self.recv_lowat = bytes;
+        }
+    }
+
+    /// Back to reading whatever comes, for the next request.
+    pub(super) fn end_body_reads(&mut self) {
+        self.set_lowat(1);
+        self.slow_body = false;
+    }
+
+    /// A read into the empty `buf` that waits for `recv_lowat` bytes, for at most
+    /// `LOWAT_PATIENCE`. A client slower than that is read as it comes for the rest of its
+    /// body (false), so the body timeout keeps meaning "the client stalled", never "the
+    /// client has not sent a whole buffer yet".
+    async fn read_batched(&mut self, deadline: Instant) -> Result<bool, SendFail> {
+        let patience = (Instant::now() + LOWAT_PATIENCE).min(deadline);
+        let buf = std::mem::take(&mut self.buf);
+        match until(patience, self.io.read(buf)).await {
+            Some((Ok(n), buf)) if n > 0 => {
+                self.buf = buf;
+                Ok(true)
+            }
+            Some((_, buf)) => {
+                self.buf = buf;
+                Err(SendFail::Client)
+            }
+            None => {
+                // The read was empty when it began, so nothing is lost with its buffer.
+                self.buf = self.core.take_buffer();
+                self.slow_body = true;
+                self.set_lowat(1);
+                Ok(false)
+            }
         }
     }
 

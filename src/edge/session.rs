@@ -95,6 +95,8 @@ pub(super) struct Session {
     pub method_text: Vec<u8>,
     /// The client socket's SO_RCVLOWAT (1 but while a large body streams in).
     pub recv_lowat: usize,
+    /// This request's body came too slowly to wait for whole buffers (see `send`).
+    pub slow_body: bool,
 }
 
 /// Serves one client connection to its end.
@@ -120,6 +122,7 @@ pub async fn serve(core: Rc<Core>, io: ClientIo, peer: SocketAddr) {
         rewritten: Vec::new(),
         method_text: Vec::with_capacity(16),
         recv_lowat: 1,
+        slow_body: false,
     };
     let next = s.run().await;
     let Session { io, buf, .. } = s;
