@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use monoio::buf::{IoBuf, IoBufMut};
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
+use monoio::io::{AsyncReadRent, AsyncWriteRentExt, CancelableAsyncReadRent};
 use monoio::net::TcpStream;
 
 use super::tls::TlsStream;
@@ -29,6 +29,23 @@ pub async fn read_tcp(tcp: &mut TcpStream, mut buf: Vec<u8>) -> (io::Result<usiz
     let len = buf.len();
     let cap = buf.capacity();
     let (res, slice) = tcp.read(buf.slice_mut(len..cap)).await;
+    (res, slice.into_inner())
+}
+
+/// As [`read_tcp`], but cancelable through `cancel`: a canceled read ends with an error and
+/// gives the buffer back, and a read that completed before the cancel took effect keeps its
+/// bytes (dropping a pending io_uring read instead could lose them).
+pub async fn read_tcp_cancelable(
+    tcp: &mut TcpStream,
+    mut buf: Vec<u8>,
+    cancel: monoio::io::CancelHandle,
+) -> (io::Result<usize>, Vec<u8>) {
+    if buf.len() == buf.capacity() {
+        buf.reserve(16 * 1024);
+    }
+    let len = buf.len();
+    let cap = buf.capacity();
+    let (res, slice) = tcp.cancelable_read(buf.slice_mut(len..cap), cancel).await;
     (res, slice.into_inner())
 }
 

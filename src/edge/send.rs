@@ -6,12 +6,14 @@
 //!
 //! Must not touch: admission, the response (see `relay`), policy decisions.
 
+use std::future::Future as _;
 use std::io::Write as _;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use super::core::BODY_BUF;
 use super::exchange::{until, SendFail};
-use super::io::write_tcp;
+use super::io::{read_tcp_cancelable, write_tcp, ClientIo};
 use super::session::{Admitted, Session};
 use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
@@ -31,6 +33,11 @@ const CHUNKED_FLUSH: usize = 64 * 1024;
 /// Request headers never forwarded for the multitenant class (responses must come back
 /// uncompressed to be rewritten).
 const TENANT_DROPPED: &[&[u8]] = &[b"accept-encoding"];
+
+/// The error a read canceled for want of patience ends with (ECANCELED).
+fn first_was_patience(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ECANCELED)
+}
 
 /// What happens to the body's bytes on their way upstream.
 #[derive(Debug)]
@@ -165,26 +172,44 @@ impl Session {
     /// A read into the empty `buf` that waits for `recv_lowat` bytes, for at most
     /// `LOWAT_PATIENCE`. A client slower than that is read as it comes for the rest of its
     /// body (false), so the body timeout keeps meaning "the client stalled", never "the
-    /// client has not sent a whole buffer yet".
+    /// client has not sent a whole buffer yet". The read is canceled, not dropped, so bytes
+    /// it took just before the cancel are kept.
     async fn read_batched(&mut self, deadline: Instant) -> Result<bool, SendFail> {
-        let patience = (Instant::now() + LOWAT_PATIENCE).min(deadline);
-        let buf = std::mem::take(&mut self.buf);
-        match until(patience, self.io.read(buf)).await {
-            Some((Ok(n), buf)) if n > 0 => {
-                self.buf = buf;
-                Ok(true)
+        let (res, buf) = {
+            let ClientIo::Plain(tcp) = &mut self.io else {
+                return Ok(false);
+            };
+            let patience = (Instant::now() + LOWAT_PATIENCE).min(deadline);
+            let canceller = monoio::io::Canceller::new();
+            let buf = std::mem::take(&mut self.buf);
+            let mut read = std::pin::pin!(read_tcp_cancelable(tcp, buf, canceller.handle()));
+            let mut wait = std::pin::pin!(monoio::time::sleep_until(
+                monoio::time::Instant::from_std(patience)
+            ));
+            let first = std::future::poll_fn(|cx| {
+                if let Poll::Ready(done) = read.as_mut().poll(cx) {
+                    return Poll::Ready(Some(done));
+                }
+                wait.as_mut().poll(cx).map(|_| None)
+            })
+            .await;
+            match first {
+                Some(done) => done,
+                None => {
+                    canceller.cancel();
+                    read.await
+                }
             }
-            Some((_, buf)) => {
-                self.buf = buf;
-                Err(SendFail::Client)
-            }
-            None => {
-                // The read was empty when it began, so nothing is lost with its buffer.
-                self.buf = self.core.take_buffer();
+        };
+        self.buf = buf;
+        match res {
+            Ok(n) if n > 0 => Ok(true),
+            Err(e) if first_was_patience(&e) => {
                 self.slow_body = true;
                 self.set_lowat(1);
                 Ok(false)
             }
+            _ => Err(SendFail::Client),
         }
     }
 
