@@ -272,7 +272,7 @@ fn large_bodies_in_pieces_arrive_whole_and_the_next_request_is_not_held() {
     let (mock, server) = start_with(|s| s.edge("body_timeout", "\"10s\""));
     let big: Vec<u8> = (0..3_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     let cases = [
-        server.req("PUT", "/idx/_doc/1").body(big.clone()),
+        server.req("PUT", "/idx/_doc/1").body(big),
         bulk(&server, bulk_body(2_000, 0, 1_400), None),
     ];
     for req in cases {

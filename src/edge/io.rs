@@ -8,7 +8,7 @@ use std::io;
 use std::ops::Range;
 use std::time::Duration;
 
-use monoio::buf::{IoBuf, IoBufMut};
+use monoio::buf::{IoBuf, IoBufMut, SliceMut};
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt, CancelableAsyncReadRent};
 use monoio::net::TcpStream;
 
@@ -22,14 +22,19 @@ pub enum ClientIo {
 }
 
 /// Reads into the spare capacity of `buf` (after its current length) from `tcp`.
-pub async fn read_tcp(tcp: &mut TcpStream, mut buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+pub async fn read_tcp(tcp: &mut TcpStream, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
+    let (res, slice) = tcp.read(spare(buf)).await;
+    (res, slice.into_inner())
+}
+
+/// `buf`'s spare capacity (after its length), made room for when there is none.
+fn spare(mut buf: Vec<u8>) -> SliceMut<Vec<u8>> {
     if buf.len() == buf.capacity() {
         buf.reserve(16 * 1024);
     }
     let len = buf.len();
     let cap = buf.capacity();
-    let (res, slice) = tcp.read(buf.slice_mut(len..cap)).await;
-    (res, slice.into_inner())
+    buf.slice_mut(len..cap)
 }
 
 /// As [`read_tcp`], but cancelable through `cancel`: a canceled read ends with an error and
@@ -37,15 +42,10 @@ pub async fn read_tcp(tcp: &mut TcpStream, mut buf: Vec<u8>) -> (io::Result<usiz
 /// bytes (dropping a pending io_uring read instead could lose them).
 pub async fn read_tcp_cancelable(
     tcp: &mut TcpStream,
-    mut buf: Vec<u8>,
+    buf: Vec<u8>,
     cancel: monoio::io::CancelHandle,
 ) -> (io::Result<usize>, Vec<u8>) {
-    if buf.len() == buf.capacity() {
-        buf.reserve(16 * 1024);
-    }
-    let len = buf.len();
-    let cap = buf.capacity();
-    let (res, slice) = tcp.cancelable_read(buf.slice_mut(len..cap), cancel).await;
+    let (res, slice) = tcp.cancelable_read(spare(buf), cancel).await;
     (res, slice.into_inner())
 }
 

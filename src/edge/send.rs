@@ -34,11 +34,6 @@ const CHUNKED_FLUSH: usize = 64 * 1024;
 /// uncompressed to be rewritten).
 const TENANT_DROPPED: &[&[u8]] = &[b"accept-encoding"];
 
-/// The error a read canceled for want of patience ends with (ECANCELED).
-fn first_was_patience(e: &std::io::Error) -> bool {
-    e.raw_os_error() == Some(libc::ECANCELED)
-}
-
 /// What happens to the body's bytes on their way upstream.
 #[derive(Debug)]
 pub(super) enum BodyFilter {
@@ -204,7 +199,8 @@ impl Session {
         self.buf = buf;
         match res {
             Ok(n) if n > 0 => Ok(true),
-            Err(e) if first_was_patience(&e) => {
+            // Canceled: the patience ran out before any byte came.
+            Err(e) if e.raw_os_error() == Some(libc::ECANCELED) => {
                 self.slow_body = true;
                 self.set_lowat(1);
                 Ok(false)

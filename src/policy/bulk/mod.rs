@@ -110,12 +110,7 @@ impl BulkCounter {
         if self.prefix_len == 0 {
             // Most action lines are decided right here, without copying them.
             if let Some(is_delete) = action_is_delete(&bytes[..bytes.len().min(PREFIX)]) {
-                self.recognised = true;
-                self.after = if is_delete {
-                    Expect::Action
-                } else {
-                    Expect::Source
-                };
+                self.recognised_as(is_delete);
                 return;
             }
         }
@@ -138,13 +133,18 @@ impl BulkCounter {
 
     fn recognise(&mut self) {
         if let Some(is_delete) = action_is_delete(&self.prefix[..self.prefix_len]) {
-            self.recognised = true;
-            self.after = if is_delete {
-                Expect::Action
-            } else {
-                Expect::Source
-            };
+            self.recognised_as(is_delete);
         }
+    }
+
+    /// The current action line's key is known: a `delete` has no source line.
+    fn recognised_as(&mut self, is_delete: bool) {
+        self.recognised = true;
+        self.after = if is_delete {
+            Expect::Action
+        } else {
+            Expect::Source
+        };
     }
 
     fn end_line(&mut self) {
@@ -215,9 +215,7 @@ impl<'a> Newlines<'a> {
             mask: block_mask(data),
         }
     }
-}
 
-impl Newlines<'_> {
     /// Moves to the next block; false past the end.
     #[inline]
     fn advance(&mut self) -> bool {

@@ -403,7 +403,6 @@ impl SharedFd {
         }
     }
 
-    #[allow(unused)]
     /// False only when the epoll driver knows nothing arrived since a read drained the
     /// fd; true otherwise (always under io_uring). No syscall.
     pub(crate) fn maybe_readable(&self) -> bool {
@@ -418,6 +417,7 @@ impl SharedFd {
         true
     }
 
+    #[allow(unused)]
     pub(crate) fn registered_index(&self) -> Option<usize> {
         let state = unsafe { &*self.inner.state.get() };
         match state {

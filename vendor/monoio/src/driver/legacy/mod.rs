@@ -266,6 +266,8 @@ impl LegacyInner {
     /// Whether the fd registered at `index` may have bytes or an end to read: its cached
     /// readiness has a read flag (or it is unknown). No syscall.
     pub(crate) fn maybe_readable(this: &Rc<UnsafeCell<Self>>, index: usize) -> bool {
+        // SAFETY: as everywhere in this driver, the inner state is only touched from its
+        // own thread and no other borrow of it is alive during this short call.
         let inner = unsafe { &mut *this.get() };
         match inner.io_dispatch.get(index) {
             Some(mut io) => {
