@@ -158,8 +158,10 @@ impl Session {
                 };
             }
         };
+        let granted = Instant::now();
         let mut outcome = self.forward(adm, deadline, permit).await;
         outcome.queue_us = queue_us;
+        outcome.upstream_us = Some(granted.elapsed().as_micros() as u64);
         outcome
     }
 
@@ -431,6 +433,7 @@ pub(super) fn gone() -> Outcome {
         bytes_in: 0,
         bytes_out: 0,
         queue_us: None,
+        upstream_us: None,
         next: Next::Close,
     }
 }

@@ -43,6 +43,8 @@ pub(super) struct Outcome {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub queue_us: Option<u64>,
+    /// Time the request held its allowance slot (µs), when it got one.
+    pub upstream_us: Option<u64>,
     pub next: Next,
 }
 
@@ -387,6 +389,7 @@ impl Session {
             bytes_in: 0,
             bytes_out: len,
             queue_us: None,
+            upstream_us: None,
             next,
         }
     }
@@ -401,9 +404,12 @@ impl Session {
                 bytes_in,
                 bytes_out: o.bytes_out,
                 queued_us: o.queue_us,
+                upstream_us: o.upstream_us,
                 total_us,
             };
             self.core.metrics.borrow_mut().record(cluster, &sample);
+        } else {
+            self.core.metrics.borrow_mut().record_unrouted();
         }
         let entry = Entry {
             cluster,
