@@ -53,8 +53,28 @@ function M.headers(extra)
   return h
 end
 
+-- When SG_LATENCY_FILE is set, writes wrk's latency histogram there as `value_us count`
+-- lines (wrk keeps one count per microsecond up to its timeout); the runner turns them
+-- into HdrHistogram's percentile distribution and an SVG plot (`searchgate latency`).
+function M.write_latency(latency)
+  local path = os.getenv("SG_LATENCY_FILE")
+  if path == nil or path == "" then
+    return
+  end
+  local f = assert(io.open(path, "w"))
+  f:write("# wrk latency counts: value_us count\n")
+  for v = latency.min, latency.max do
+    local n = latency[v + 1]
+    if n > 0 then
+      f:write(string.format("%d %d\n", v, n))
+    end
+  end
+  f:close()
+end
+
 -- One line for the runner: counts, errors and latency percentiles in microseconds.
 function M.report(summary, latency)
+  M.write_latency(latency)
   local e = summary.errors
   io.write(string.format(
     "RESULT requests=%d duration_us=%d bytes_read=%d connect_errors=%d read_errors=%d "

@@ -75,7 +75,11 @@ fn cluster_label(id: &str) -> String {
 
 fn cluster_counters(out: &mut Out, hub: &HubSnapshot) {
     let name = "searchgate_requests_total";
-    out.family(name, "counter", "Requests answered, by cluster and status class.");
+    out.family(
+        name,
+        "counter",
+        "Requests answered, by cluster and status class.",
+    );
     for (id, t) in &hub.clusters {
         let c = cluster_label(id);
         for (i, class) in CLASSES {
@@ -86,11 +90,31 @@ fn cluster_counters(out: &mut Out, hub: &HubSnapshot) {
     }
     type Field = fn(&ClusterTotals) -> u64;
     let counters: [(&str, &str, Field); 5] = [
-        ("searchgate_request_bytes_total", "Bytes received from clients (heads and bodies).", |t| t.bytes_in),
-        ("searchgate_response_bytes_total", "Bytes sent to clients.", |t| t.bytes_out),
-        ("searchgate_request_too_large_total", "Requests answered 413 Request Too Large.", |t| t.too_large),
-        ("searchgate_too_many_requests_total", "Requests answered 429 Too Many Requests.", |t| t.too_many),
-        ("searchgate_gateway_timeouts_total", "Requests answered 504 Gateway Timeout.", |t| t.timeouts),
+        (
+            "searchgate_request_bytes_total",
+            "Bytes received from clients (heads and bodies).",
+            |t| t.bytes_in,
+        ),
+        (
+            "searchgate_response_bytes_total",
+            "Bytes sent to clients.",
+            |t| t.bytes_out,
+        ),
+        (
+            "searchgate_request_too_large_total",
+            "Requests answered 413 Request Too Large.",
+            |t| t.too_large,
+        ),
+        (
+            "searchgate_too_many_requests_total",
+            "Requests answered 429 Too Many Requests.",
+            |t| t.too_many,
+        ),
+        (
+            "searchgate_gateway_timeouts_total",
+            "Requests answered 504 Gateway Timeout.",
+            |t| t.timeouts,
+        ),
     ];
     for (name, help, field) in counters {
         out.family(name, "counter", help);
@@ -141,9 +165,21 @@ fn cluster_histograms(out: &mut Out, hub: &HubSnapshot) {
 fn allowance_gauges(out: &mut Out, registry: &Snapshot) {
     type Field = fn(&crate::policy::admit::Allowance) -> u32;
     let gauges: [(&str, &str, Field); 3] = [
-        ("searchgate_in_flight", "Requests holding a concurrency slot now.", |a| a.in_flight()),
-        ("searchgate_queue_depth", "Requests waiting for a concurrency slot now.", |a| a.queued()),
-        ("searchgate_concurrency_limit", "The plan's concurrency allowance.", |a| a.limit()),
+        (
+            "searchgate_in_flight",
+            "Requests holding a concurrency slot now.",
+            |a| a.in_flight(),
+        ),
+        (
+            "searchgate_queue_depth",
+            "Requests waiting for a concurrency slot now.",
+            |a| a.queued(),
+        ),
+        (
+            "searchgate_concurrency_limit",
+            "The plan's concurrency allowance.",
+            |a| a.limit(),
+        ),
     ];
     for (name, help, field) in gauges {
         out.family(name, "gauge", help);
@@ -156,10 +192,30 @@ fn allowance_gauges(out: &mut Out, registry: &Snapshot) {
 fn core_figures(out: &mut Out, hub: &HubSnapshot) {
     type Field = fn(&super::hub::CoreTotals) -> u64;
     let figures: [(&str, &str, &str, Field); 4] = [
-        ("searchgate_core_requests_total", "counter", "Requests answered by each worker core.", |c| c.requests),
-        ("searchgate_core_unrouted_requests_total", "counter", "Requests refused before a cluster was known.", |c| c.unrouted),
-        ("searchgate_core_connections", "gauge", "Open client connections per worker core.", |c| c.connections),
-        ("searchgate_core_dropped_samples_total", "counter", "Metric samples lost to a full buffer.", |c| c.dropped),
+        (
+            "searchgate_core_requests_total",
+            "counter",
+            "Requests answered by each worker core.",
+            |c| c.requests,
+        ),
+        (
+            "searchgate_core_unrouted_requests_total",
+            "counter",
+            "Requests refused before a cluster was known.",
+            |c| c.unrouted,
+        ),
+        (
+            "searchgate_core_connections",
+            "gauge",
+            "Open client connections per worker core.",
+            |c| c.connections,
+        ),
+        (
+            "searchgate_core_dropped_samples_total",
+            "counter",
+            "Metric samples lost to a full buffer.",
+            |c| c.dropped,
+        ),
     ];
     for (name, kind, help, field) in figures {
         out.family(name, kind, help);
@@ -171,12 +227,24 @@ fn core_figures(out: &mut Out, hub: &HubSnapshot) {
 
 fn process_figures(out: &mut Out, hub: &HubSnapshot, p: &ProcessFigures) {
     let connections: u64 = hub.cores.iter().map(|c| c.connections).sum();
-    out.family("searchgate_connections", "gauge", "Open client connections.");
+    out.family(
+        "searchgate_connections",
+        "gauge",
+        "Open client connections.",
+    );
     out.sample("searchgate_connections", "", connections);
     let figures = [
         ("process_open_fds", "Open file descriptors.", p.open_fds),
-        ("process_max_fds", "Limit of open file descriptors.", p.max_fds),
-        ("process_resident_memory_bytes", "Resident memory.", p.resident_bytes),
+        (
+            "process_max_fds",
+            "Limit of open file descriptors.",
+            p.max_fds,
+        ),
+        (
+            "process_resident_memory_bytes",
+            "Resident memory.",
+            p.resident_bytes,
+        ),
     ];
     for (name, help, value) in figures {
         if let Some(v) = value {
@@ -185,9 +253,24 @@ fn process_figures(out: &mut Out, hub: &HubSnapshot, p: &ProcessFigures) {
         }
     }
     let window = [
-        ("searchgate_latency_window_bytes", "gauge", "Memory held by the latency window.", hub.window_bytes),
-        ("searchgate_latency_window_covered_seconds", "gauge", "Span the latency window covers.", hub.window_covered_secs),
-        ("searchgate_latency_window_evicted_total", "counter", "Window minutes dropped to stay within its budget.", hub.window_evicted),
+        (
+            "searchgate_latency_window_bytes",
+            "gauge",
+            "Memory held by the latency window.",
+            hub.window_bytes,
+        ),
+        (
+            "searchgate_latency_window_covered_seconds",
+            "gauge",
+            "Span the latency window covers.",
+            hub.window_covered_secs,
+        ),
+        (
+            "searchgate_latency_window_evicted_total",
+            "counter",
+            "Window minutes dropped to stay within its budget.",
+            hub.window_evicted,
+        ),
     ];
     for (name, kind, help, value) in window {
         out.family(name, kind, help);

@@ -361,7 +361,14 @@ mod tests {
             ..Sample::default()
         };
         b.record("acme", &queued);
-        b.record("beta", &Sample { status: 504, total_us: 60_000_000, ..Sample::default() });
+        b.record(
+            "beta",
+            &Sample {
+                status: 504,
+                total_us: 60_000_000,
+                ..Sample::default()
+            },
+        );
         b.record_unrouted();
         b.set_connections(3);
         let t = at(1_700_000_000);
@@ -381,7 +388,15 @@ mod tests {
         assert_eq!(snap.clusters.len(), 2);
         assert_eq!(snap.cores.len(), 2);
         assert_eq!(snap.cores[0].requests, 100);
-        assert_eq!(snap.cores[1], CoreTotals { requests: 3, unrouted: 1, connections: 3, dropped: 0 });
+        assert_eq!(
+            snap.cores[1],
+            CoreTotals {
+                requests: 3,
+                unrouted: 1,
+                connections: 3,
+                dropped: 0
+            }
+        );
         let beta = &snap.clusters.iter().find(|c| c.0 == "beta").unwrap().1;
         assert_eq!(beta.timeouts, 1);
         let w = hub.latency("acme", Duration::from_secs(300), t).unwrap();
@@ -396,7 +411,14 @@ mod tests {
     fn a_busy_store_leaves_samples_pending_and_readers_count_them() {
         let hub = MetricsHub::default();
         let mut core = CoreMetrics::default();
-        core.record("acme", &Sample { status: 200, total_us: 10, ..Sample::default() });
+        core.record(
+            "acme",
+            &Sample {
+                status: 200,
+                total_us: 10,
+                ..Sample::default()
+            },
+        );
         {
             let _busy = lock(&hub.store);
             hub.absorb_at(&mut core, at(1_700_000_000));
@@ -415,7 +437,10 @@ mod tests {
         }
         hub.absorb_at(&mut core, at(1_700_000_000));
         hub.absorb_at(&mut core, at(1_700_000_000));
-        assert!(core.samples.capacity() >= 1000, "the grown buffer came back");
+        assert!(
+            core.samples.capacity() >= 1000,
+            "the grown buffer came back"
+        );
     }
 
     #[test]
@@ -425,12 +450,21 @@ mod tests {
         let t0 = 1_700_000_040; // a minute boundary
         for minute in 0..10u64 {
             for _ in 0..10 {
-                core.record("acme", &Sample { status: 200, total_us: 1000 * (minute + 1), ..Sample::default() });
+                core.record(
+                    "acme",
+                    &Sample {
+                        status: 200,
+                        total_us: 1000 * (minute + 1),
+                        ..Sample::default()
+                    },
+                );
             }
             hub.absorb_at(&mut core, at(t0 + minute * 60 + 30));
         }
         let now = at(t0 + 9 * 60 + 40);
-        let last5 = hub.latency("acme", Duration::from_secs(5 * 60), now).unwrap();
+        let last5 = hub
+            .latency("acme", Duration::from_secs(5 * 60), now)
+            .unwrap();
         // At least the five minutes asked: minutes 4..=9, as minute 4 ends after now - 5m.
         assert_eq!(last5.histograms[0].len(), 60);
         assert!(last5.histograms[0].equivalent(last5.histograms[0].min(), 5000));

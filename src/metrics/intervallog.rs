@@ -36,7 +36,13 @@ const LEGEND: &str =
 pub fn log_path(dir: &Path, cluster: &str) -> PathBuf {
     let safe: String = cluster
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     dir.join(format!("{safe}.hlog"))
 }
@@ -114,7 +120,9 @@ fn append(path: &Path, cluster: &str, lines: &[u8]) -> io::Result<()> {
         let mut ser = V2DeflateSerializer::new();
         let now = SystemTime::now();
         let _ = IntervalLogWriterBuilder::new()
-            .add_comment(&format!("searchgate latency of cluster {cluster}, values in microseconds"))
+            .add_comment(&format!(
+                "searchgate latency of cluster {cluster}, values in microseconds"
+            ))
             .add_comment("[Histogram log format version 1.3]")
             .with_start_time(now)
             .begin_log_with(&mut out, &mut ser)?;
@@ -163,7 +171,9 @@ pub fn read_log(bytes: &[u8]) -> Result<Vec<LoggedInterval>, String> {
     let mut de = Deserializer::new();
     for entry in IntervalLogIterator::new(bytes) {
         let entry = entry.map_err(|e| format!("interval log: cannot parse: {e:?}"))?;
-        let LogEntry::Interval(iv) = entry else { continue };
+        let LogEntry::Interval(iv) = entry else {
+            continue;
+        };
         let raw = base64::engine::general_purpose::STANDARD
             .decode(iv.encoded_histogram())
             .map_err(|e| format!("interval log: bad base64: {e}"))?;
@@ -195,16 +205,43 @@ mod tests {
         let mut exact = new_histogram();
         for i in 1..=500u64 {
             let total = 200 + i * 37 % 5000;
-            core.record("acme", &Sample { status: 200, total_us: total, upstream_us: Some(total / 2), ..Sample::default() });
+            core.record(
+                "acme",
+                &Sample {
+                    status: 200,
+                    total_us: total,
+                    upstream_us: Some(total / 2),
+                    ..Sample::default()
+                },
+            );
             exact.record(total).unwrap();
         }
-        core.record("beta", &Sample { status: 429, total_us: 7000, queued_us: Some(6000), ..Sample::default() });
+        core.record(
+            "beta",
+            &Sample {
+                status: 429,
+                total_us: 7000,
+                queued_us: Some(6000),
+                ..Sample::default()
+            },
+        );
         hub.absorb_at(&mut core, UNIX_EPOCH + Duration::from_secs(t0 + 5));
         let mut w = LogWriter::new(dir.path()).unwrap();
         let at = |s: u64| UNIX_EPOCH + Duration::from_secs(s);
-        assert_eq!(w.write_new(&hub, at(t0 + 30)).unwrap(), 0, "the minute is still open");
+        assert_eq!(
+            w.write_new(&hub, at(t0 + 30)).unwrap(),
+            0,
+            "the minute is still open"
+        );
         // The next hand-over (in the next minute) closes it.
-        core.record("acme", &Sample { status: 200, total_us: 1, ..Sample::default() });
+        core.record(
+            "acme",
+            &Sample {
+                status: 200,
+                total_us: 1,
+                ..Sample::default()
+            },
+        );
         hub.absorb_at(&mut core, at(t0 + 61));
         assert_eq!(w.write_new(&hub, at(t0 + 61)).unwrap(), 4);
         assert_eq!(w.write_new(&hub, at(t0 + 62)).unwrap(), 0, "written once");
@@ -223,7 +260,10 @@ mod tests {
         let h = &read[0].histogram;
         assert_eq!(h.len(), 500);
         for q in [0.5, 0.99, 0.999, 1.0] {
-            assert!(h.equivalent(h.value_at_quantile(q), exact.value_at_quantile(q)), "q {q}");
+            assert!(
+                h.equivalent(h.value_at_quantile(q), exact.value_at_quantile(q)),
+                "q {q}"
+            );
         }
         let beta = read_log(&std::fs::read(log_path(dir.path(), "beta")).unwrap()).unwrap();
         let tags: Vec<_> = beta.iter().map(|r| r.tag.as_deref().unwrap()).collect();
@@ -231,7 +271,14 @@ mod tests {
 
         // A second minute is appended without a second header.
         hub.absorb_at(&mut core, at(t0 + 121));
-        core.record("acme", &Sample { status: 200, total_us: 5, ..Sample::default() });
+        core.record(
+            "acme",
+            &Sample {
+                status: 200,
+                total_us: 5,
+                ..Sample::default()
+            },
+        );
         hub.absorb_at(&mut core, at(t0 + 125));
         w.write_new(&hub, at(t0 + 125)).unwrap();
         let text = std::fs::read_to_string(log_path(dir.path(), "acme")).unwrap();
@@ -249,7 +296,9 @@ mod tests {
     #[test]
     fn garbage_is_refused_with_a_reason() {
         assert!(read_log(b"not a log\n").is_err());
-        assert!(read_log(b"0.000,60.000,5.0,!!!!\n").unwrap_err().contains("base64"));
+        assert!(read_log(b"0.000,60.000,5.0,!!!!\n")
+            .unwrap_err()
+            .contains("base64"));
         assert!(read_log(b"#just a comment\n").unwrap().is_empty());
     }
 }

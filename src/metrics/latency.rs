@@ -48,10 +48,20 @@ pub struct Percentiles {
 impl Percentiles {
     /// The percentiles of `h` (µs), shown in ms; all zero when `h` is empty.
     pub fn of(h: &Histogram<u64>) -> Percentiles {
-        let q = |q: f64| if h.is_empty() { 0.0 } else { h.value_at_quantile(q) as f64 / MS };
+        let q = |q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                h.value_at_quantile(q) as f64 / MS
+            }
+        };
         Percentiles {
             count: h.len(),
-            min_ms: if h.is_empty() { 0.0 } else { h.min() as f64 / MS },
+            min_ms: if h.is_empty() {
+                0.0
+            } else {
+                h.min() as f64 / MS
+            },
             mean_ms: if h.is_empty() { 0.0 } else { h.mean() / MS },
             p50: q(0.5),
             p75: q(0.75),
@@ -60,7 +70,11 @@ impl Percentiles {
             p99_9: q(0.999),
             p99_99: q(0.9999),
             p99_999: q(0.99999),
-            max_ms: if h.is_empty() { 0.0 } else { h.max() as f64 / MS },
+            max_ms: if h.is_empty() {
+                0.0
+            } else {
+                h.max() as f64 / MS
+            },
         }
     }
 }
@@ -124,7 +138,11 @@ impl LatencyReport {
             "{:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
             "ms", "count", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max"
         );
-        for (name, p) in [("total", &self.total), ("queue", &self.queue), ("upstream", &self.upstream)] {
+        for (name, p) in [
+            ("total", &self.total),
+            ("queue", &self.queue),
+            ("upstream", &self.upstream),
+        ] {
             let _ = writeln!(
                 s,
                 "{name:<10} {:>9} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
@@ -173,7 +191,11 @@ pub fn percentile_distribution(h: &Histogram<u64>, scale: f64) -> String {
             let value = v.value_iterated_to() as f64 / scale;
             let q = v.quantile_iterated_to();
             if q < 1.0 {
-                let _ = writeln!(s, "{value:12.3} {q:2.12} {total:10} {:14.2}", 1.0 / (1.0 - q));
+                let _ = writeln!(
+                    s,
+                    "{value:12.3} {q:2.12} {total:10} {:14.2}",
+                    1.0 / (1.0 - q)
+                );
             } else {
                 let _ = writeln!(s, "{value:12.3} {q:2.12} {total:10}");
             }
@@ -242,30 +264,55 @@ mod tests {
         }
         let text = percentile_distribution(&h, MS);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "       Value     Percentile TotalCount 1/(1-Percentile)");
+        assert_eq!(
+            lines[0],
+            "       Value     Percentile TotalCount 1/(1-Percentile)"
+        );
         assert_eq!(lines[1], "");
         // First row: the smallest value at percentile 0.
-        assert_eq!(lines[2], "       0.100 0.000000000000          1           1.00");
+        assert_eq!(
+            lines[2],
+            "       0.100 0.000000000000          1           1.00"
+        );
         let rows = parse_distribution(&text).unwrap();
         assert!(rows.len() > 50);
         let last = rows.last().unwrap();
         assert_eq!(last.quantile, 1.0);
         assert_eq!(last.total_count, 10_000);
         let last_line = lines.iter().rev().find(|l| !l.starts_with('#')).unwrap();
-        assert_eq!(last_line.split_whitespace().count(), 3, "no 1/(1-p) at 100%");
-        assert!(rows.windows(2).all(|w| w[0].quantile <= w[1].quantile && w[0].total_count <= w[1].total_count));
+        assert_eq!(
+            last_line.split_whitespace().count(),
+            3,
+            "no 1/(1-p) at 100%"
+        );
+        assert!(rows
+            .windows(2)
+            .all(|w| w[0].quantile <= w[1].quantile && w[0].total_count <= w[1].total_count));
         for r in &rows {
             let expect = h.value_at_quantile(r.quantile) as f64 / MS;
             assert!((r.value - expect).abs() < 0.0015, "{r:?} vs {expect}");
         }
         // 50% is reached at 500 ms (within 1%) after 5,000 values.
         let p50 = rows.iter().find(|r| r.quantile == 0.5).unwrap();
-        assert!((p50.value - 500.0).abs() <= 5.0 && p50.total_count >= 5_000, "{p50:?}");
-        let footer: Vec<&str> = lines.iter().filter(|l| l.starts_with("#[")).copied().collect();
+        assert!(
+            (p50.value - 500.0).abs() <= 5.0 && p50.total_count >= 5_000,
+            "{p50:?}"
+        );
+        let footer: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("#["))
+            .copied()
+            .collect();
         assert_eq!(footer.len(), 3);
         assert!(footer[0].starts_with("#[Mean    = ") && footer[0].contains(", StdDeviation   = "));
-        assert!(footer[1].starts_with("#[Max     = ") && footer[1].ends_with(", Total count    =        10000]"));
-        assert!(footer[2].starts_with("#[Buckets = ") && footer[2].ends_with(", SubBuckets     =          256]"));
+        assert!(
+            footer[1].starts_with("#[Max     = ")
+                && footer[1].ends_with(", Total count    =        10000]")
+        );
+        assert!(
+            footer[2].starts_with("#[Buckets = ")
+                && footer[2].ends_with(", SubBuckets     =          256]")
+        );
         let mean: f64 = footer[0][12..24].trim().parse().unwrap();
         assert!((mean - 500.05).abs() < 5.0, "{mean}");
     }
@@ -284,24 +331,47 @@ mod tests {
         let mut exact: Vec<u64> = Vec::new();
         let mut x = 12345u64;
         for _ in 0..20_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let us = 200 + (x >> 33) % 50_000; // 0.2 .. 50 ms
             exact.push(us);
-            core.record("acme", &Sample { status: 200, total_us: us, upstream_us: Some(us / 2), ..Sample::default() });
+            core.record(
+                "acme",
+                &Sample {
+                    status: 200,
+                    total_us: us,
+                    upstream_us: Some(us / 2),
+                    ..Sample::default()
+                },
+            );
         }
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         hub.absorb_at(&mut core, now);
         let r = report(&hub, "acme", Duration::from_secs(300), now);
         exact.sort_unstable();
-        let at = |q: f64| exact[((q * exact.len() as f64).ceil() as usize).clamp(1, exact.len()) - 1] as f64 / MS;
-        for (q, got) in [(0.5, r.total.p50), (0.9, r.total.p90), (0.99, r.total.p99), (0.999, r.total.p99_9), (0.99999, r.total.p99_999)] {
+        let at = |q: f64| {
+            exact[((q * exact.len() as f64).ceil() as usize).clamp(1, exact.len()) - 1] as f64 / MS
+        };
+        for (q, got) in [
+            (0.5, r.total.p50),
+            (0.9, r.total.p90),
+            (0.99, r.total.p99),
+            (0.999, r.total.p99_9),
+            (0.99999, r.total.p99_999),
+        ] {
             let want = at(q);
-            assert!((got - want).abs() <= want * 0.01 + 0.001, "q {q}: {got} vs {want}");
+            assert!(
+                (got - want).abs() <= want * 0.01 + 0.001,
+                "q {q}: {got} vs {want}"
+            );
         }
         assert_eq!(r.total.count, 20_000);
         assert_eq!(r.upstream.count, 20_000);
         assert_eq!(r.queue.count, 0);
-        assert!((r.total.max_ms - *exact.last().unwrap() as f64 / MS).abs() <= r.total.max_ms * 0.01);
+        assert!(
+            (r.total.max_ms - *exact.last().unwrap() as f64 / MS).abs() <= r.total.max_ms * 0.01
+        );
         assert_eq!(r.histogram(Metric::Total).len(), 20_000);
 
         let json = serde_json::to_value(&r).unwrap();
@@ -310,7 +380,10 @@ mod tests {
         }
         assert_eq!(json["window_secs"], 300);
         assert_eq!(json["cluster"], "acme");
-        assert!(json["distribution"].as_str().unwrap().starts_with("       Value"));
+        assert!(json["distribution"]
+            .as_str()
+            .unwrap()
+            .starts_with("       Value"));
         assert!(r.summary_table().lines().count() == 4);
 
         let none = report(&hub, "nobody", Duration::from_secs(60), now);
@@ -329,7 +402,8 @@ mod tests {
 
     #[test]
     fn a_row_that_is_not_a_row_is_named() {
-        let e = parse_distribution("Value Percentile\n\n1.0 0.5 3 2.0\nbogus line here now x\n").unwrap_err();
+        let e = parse_distribution("Value Percentile\n\n1.0 0.5 3 2.0\nbogus line here now x\n")
+            .unwrap_err();
         assert!(e.starts_with("line 4"), "{e}");
     }
 }

@@ -22,7 +22,9 @@ const LEFT: f64 = 80.0;
 const RIGHT: f64 = 160.0;
 const TOP: f64 = 50.0;
 const BOTTOM: f64 = 60.0;
-const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"];
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+];
 
 /// One line of the plot: `(percentile as a quantile, value in ms)` points.
 #[derive(Debug, Clone)]
@@ -38,7 +40,12 @@ impl Series {
             Vec::new()
         } else {
             h.iter_quantiles(TICKS_PER_HALF_DISTANCE)
-                .map(|v| (v.quantile_iterated_to(), v.value_iterated_to() as f64 / 1000.0))
+                .map(|v| {
+                    (
+                        v.quantile_iterated_to(),
+                        v.value_iterated_to() as f64 / 1000.0,
+                    )
+                })
                 .collect()
         };
         Series {
@@ -108,7 +115,10 @@ pub fn svg(title: &str, series: &[Series]) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
     );
     let _ = writeln!(s, "<title>{}</title>", escape(title));
-    let _ = writeln!(s, r#"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#
+    );
     let _ = writeln!(
         s,
         r#"<text x="{}" y="28" text-anchor="middle" font-size="15">{}</text>"#,
@@ -218,12 +228,18 @@ mod tests {
         let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
         let root = doc.root_element();
         assert_eq!(root.tag_name().name(), "svg");
-        assert_eq!(root.tag_name().namespace(), Some("http://www.w3.org/2000/svg"));
+        assert_eq!(
+            root.tag_name().namespace(),
+            Some("http://www.w3.org/2000/svg")
+        );
         let lines: Vec<_> = doc
             .descendants()
             .filter(|n| n.has_tag_name("polyline"))
             .collect();
-        let names: Vec<&str> = lines.iter().map(|n| n.attribute("data-series").unwrap()).collect();
+        let names: Vec<&str> = lines
+            .iter()
+            .map(|n| n.attribute("data-series").unwrap())
+            .collect();
         assert_eq!(names, ["total", "upstream <&\"odd\">", "queue"]);
         for line in &lines[..2] {
             let pts: Vec<(f64, f64)> = line
@@ -236,9 +252,17 @@ mod tests {
                 })
                 .collect();
             assert!(pts.len() > 20, "a distribution has many points");
-            assert!(pts.iter().all(|&(x, y)| (0.0..=WIDTH).contains(&x) && (0.0..=HEIGHT).contains(&y)));
-            assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0), "percentiles ascend");
-            assert!(pts.windows(2).all(|w| w[0].1 >= w[1].1), "latency rises (y falls)");
+            assert!(pts
+                .iter()
+                .all(|&(x, y)| (0.0..=WIDTH).contains(&x) && (0.0..=HEIGHT).contains(&y)));
+            assert!(
+                pts.windows(2).all(|w| w[0].0 <= w[1].0),
+                "percentiles ascend"
+            );
+            assert!(
+                pts.windows(2).all(|w| w[0].1 >= w[1].1),
+                "latency rises (y falls)"
+            );
         }
         let title = doc.descendants().find(|n| n.has_tag_name("title")).unwrap();
         assert_eq!(title.text(), Some("cluster acme & co, last 5m"));

@@ -61,7 +61,11 @@ fn key(cluster: u32, metric: Metric, class: u64) -> u64 {
 }
 
 fn split(key: u64) -> (u32, usize, u64) {
-    ((key >> 32) as u32, ((key >> 30) & 3) as usize, key & MAX_VALUE)
+    (
+        (key >> 32) as u32,
+        ((key >> 30) & 3) as usize,
+        key & MAX_VALUE,
+    )
 }
 
 /// Adds `n` counts of `value` to `h`, growing it as needed (clamped only past its limits).
@@ -88,8 +92,12 @@ pub struct SealedInterval {
 impl SealedInterval {
     /// Adds `cluster`'s counts of this interval to `into` (one histogram per metric).
     pub fn add_to(&self, cluster: u32, into: &mut [Histogram<u64>; 3]) {
-        let lo = self.keys.partition_point(|&k| k < key(cluster, Metric::Total, 0));
-        let hi = self.keys.partition_point(|&k| k < key(cluster + 1, Metric::Total, 0));
+        let lo = self
+            .keys
+            .partition_point(|&k| k < key(cluster, Metric::Total, 0));
+        let hi = self
+            .keys
+            .partition_point(|&k| k < key(cluster + 1, Metric::Total, 0));
         for i in lo..hi {
             let (_, m, class) = split(self.keys[i]);
             record_n(&mut into[m], class.max(1), u64::from(self.counts[i]));
@@ -169,7 +177,8 @@ impl Window {
     /// then drops intervals older than an hour and, oldest first, what exceeds the budget.
     pub fn roll(&mut self, now_ms: u64) {
         let over = self.open.as_ref().is_some_and(|o| {
-            now_ms >= o.start_ms + INTERVAL_MS || o.entries.capacity() * OPEN_ENTRY_BYTES > self.budget
+            now_ms >= o.start_ms + INTERVAL_MS
+                || o.entries.capacity() * OPEN_ENTRY_BYTES > self.budget
         });
         if over {
             self.seal(now_ms);
@@ -198,7 +207,9 @@ impl Window {
         pairs.sort_unstable_by_key(|p| p.0);
         let sealed = SealedInterval {
             start_ms: open.start_ms,
-            end_ms: now_ms.min(open.start_ms + INTERVAL_MS).max(open.start_ms + 1),
+            end_ms: now_ms
+                .min(open.start_ms + INTERVAL_MS)
+                .max(open.start_ms + 1),
             keys: pairs.iter().map(|p| p.0).collect(),
             counts: pairs.iter().map(|p| p.1).collect(),
         };

@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use crate::metrics::intervallog::read_log;
 use crate::metrics::latency::{parse_window, LatencyReport};
 use crate::metrics::plot::{svg, Series};
 use crate::metrics::window::{new_histogram, record_n, Metric};
-use crate::metrics::intervallog::read_log;
 
 /// `searchgate latency` options.
 #[derive(Debug, clap::Args)]
@@ -70,11 +70,16 @@ pub fn latency(args: &LatencyArgs) -> Result<String, String> {
             if window.is_some() {
                 return Err("--window applies to --from-log only".into());
             }
-            let h = read_counts(&std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?)?;
+            let h = read_counts(
+                &std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            )?;
             let name = args.name.clone().unwrap_or_else(|| file_name(p));
             let empty = [new_histogram(), new_histogram()];
             let [q, u] = empty;
-            (p, LatencyReport::from_histograms(&name, Duration::ZERO, None, [h, q, u]))
+            (
+                p,
+                LatencyReport::from_histograms(&name, Duration::ZERO, None, [h, q, u]),
+            )
         }
         (None, None) => return Err("give --from-log FILE or --from-wrk FILE".into()),
     };
@@ -84,21 +89,33 @@ pub fn latency(args: &LatencyArgs) -> Result<String, String> {
             .filter(|m| !report.histogram(**m).is_empty())
             .map(|m| Series::of_histogram(m.name(), report.histogram(*m)))
             .collect();
-        let title = format!("{}: latency by percentile ({} requests)", report.cluster, report.total.count);
+        let title = format!(
+            "{}: latency by percentile ({} requests)",
+            report.cluster, report.total.count
+        );
         write(out, &svg(&title, &series))?;
     }
     if let Some(out) = &args.hgrm {
         write(out, report.percentile_table())?;
     }
     if args.json {
-        return serde_json::to_string_pretty(&report).map(|s| s + "\n").map_err(|e| e.to_string());
+        return serde_json::to_string_pretty(&report)
+            .map(|s| s + "\n")
+            .map_err(|e| e.to_string());
     }
     let _ = path;
-    Ok(format!("{}\n{}", report.summary_table(), report.percentile_table()))
+    Ok(format!(
+        "{}\n{}",
+        report.summary_table(),
+        report.percentile_table()
+    ))
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_stem().map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned())
+    p.file_stem().map_or_else(
+        || p.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
@@ -106,10 +123,18 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 }
 
 /// The report of an interval log's intervals (all, or those of `window` before its end).
-fn from_log(path: &Path, window: Option<Duration>, name: Option<&str>) -> Result<LatencyReport, String> {
+fn from_log(
+    path: &Path,
+    window: Option<Duration>,
+    name: Option<&str>,
+) -> Result<LatencyReport, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let intervals = read_log(&bytes)?;
-    let end = intervals.iter().map(|i| i.start + i.length).max().unwrap_or_default();
+    let end = intervals
+        .iter()
+        .map(|i| i.start + i.length)
+        .max()
+        .unwrap_or_default();
     let since = window.map_or(Duration::ZERO, |w| end.saturating_sub(w));
     let mut h = [new_histogram(), new_histogram(), new_histogram()];
     let mut span: Option<(u64, u64)> = None;
@@ -120,11 +145,19 @@ fn from_log(path: &Path, window: Option<Duration>, name: Option<&str>) -> Result
             _ => Metric::Total,
         };
         add(&mut h[m as usize], &iv.histogram);
-        let (a, b) = (iv.start.as_millis() as u64, (iv.start + iv.length).as_millis() as u64);
+        let (a, b) = (
+            iv.start.as_millis() as u64,
+            (iv.start + iv.length).as_millis() as u64,
+        );
         span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
     }
     let name = name.map_or_else(|| file_name(path), str::to_string);
-    Ok(LatencyReport::from_histograms(&name, window.unwrap_or_default(), span, h))
+    Ok(LatencyReport::from_histograms(
+        &name,
+        window.unwrap_or_default(),
+        span,
+        h,
+    ))
 }
 
 fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {

@@ -55,7 +55,13 @@ impl Catalog {
     /// A catalog of `plans` from `source`.
     pub fn from_plans(mut plans: Vec<CatalogPlan>, source: &str) -> Catalog {
         plans.sort_by_key(|p| {
-            (p.monthly_price_cents, p.memory_bytes, p.disk_bytes, p.shards, p.concurrency)
+            (
+                p.monthly_price_cents,
+                p.memory_bytes,
+                p.disk_bytes,
+                p.shards,
+                p.concurrency,
+            )
         });
         Catalog {
             plans,
@@ -156,7 +162,14 @@ mod tests {
 
     const GB: u64 = 1 << 30;
 
-    fn plan(name: &str, shards: u64, disk_gb: u64, mem_gb: u64, conc: u64, price: u64) -> CatalogPlan {
+    fn plan(
+        name: &str,
+        shards: u64,
+        disk_gb: u64,
+        mem_gb: u64,
+        conc: u64,
+        price: u64,
+    ) -> CatalogPlan {
         CatalogPlan {
             name: name.into(),
             shards,
@@ -222,7 +235,10 @@ mod tests {
         let f = figures(&inputs(12_000_000, 10.0));
         let c = catalog().choose(&f);
         assert_eq!(c.plan.unwrap().name, "medium");
-        assert!(c.rejected[0].why.iter().any(|w| w.starts_with("memory 2147483648 B < the 2400000000 B")));
+        assert!(c.rejected[0]
+            .why
+            .iter()
+            .any(|w| w.starts_with("memory 2147483648 B < the 2400000000 B")));
     }
 
     #[test]

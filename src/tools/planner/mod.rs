@@ -30,13 +30,20 @@ use rules::{Figures, Inputs, FEATURES};
 
 /// `searchgate plan` options (names as issue 13 gives them).
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 a plan fits; 1 no plan of the catalog fits; 2 bad input or a failed measurement.")]
+#[command(
+    after_help = "Exit status: 0 a plan fits; 1 no plan of the catalog fits; 2 bad input or a failed measurement."
+)]
 pub struct PlanArgs {
     /// Documents the cluster will hold (for time series: over the whole retention).
     #[arg(long, value_name = "N")]
     pub documents: u64,
     /// Primary bytes per document (or measure it with --sample and --url).
-    #[arg(long, value_name = "B", required_unless_present = "sample", conflicts_with = "sample")]
+    #[arg(
+        long,
+        value_name = "B",
+        required_unless_present = "sample",
+        conflicts_with = "sample"
+    )]
     pub bytes_per_doc: Option<f64>,
     /// File of sample documents, one JSON object per line, indexed into --url to measure bytes per document.
     #[arg(long, value_name = "FILE", requires = "url")]
@@ -60,10 +67,20 @@ pub struct PlanArgs {
     #[arg(long, value_name = "K", requires = "indices_per_day")]
     pub retention_days: Option<u64>,
     /// Peak requests per second (size for peak, not average).
-    #[arg(long, value_name = "X", required_unless_present = "from_cluster", requires = "p99_ms")]
+    #[arg(
+        long,
+        value_name = "X",
+        required_unless_present = "from_cluster",
+        requires = "p99_ms"
+    )]
     pub peak_rps: Option<f64>,
     /// p99 latency in ms at that peak.
-    #[arg(long, value_name = "Y", required_unless_present = "from_cluster", requires = "peak_rps")]
+    #[arg(
+        long,
+        value_name = "Y",
+        required_unless_present = "from_cluster",
+        requires = "peak_rps"
+    )]
     pub p99_ms: Option<f64>,
     /// Read peak req/s and p99 from a cluster's measured histogram (needs the admin API).
     #[arg(long, value_name = "ID", conflicts_with_all = ["peak_rps", "p99_ms"])]
@@ -129,7 +146,10 @@ fn inputs(args: &PlanArgs) -> Result<Inputs, String> {
     for f in &args.features {
         let f = f.trim().to_ascii_lowercase();
         if !FEATURES.contains(&f.as_str()) {
-            return Err(format!("--features: unknown feature `{f}` (known: {})", FEATURES.join(", ")));
+            return Err(format!(
+                "--features: unknown feature `{f}` (known: {})",
+                FEATURES.join(", ")
+            ));
         }
         if !features.contains(&f) {
             features.push(f);
@@ -252,16 +272,27 @@ fn human(bytes: u64) -> String {
 }
 
 fn table(f: &Figures, choice: &Choice, catalog: &Catalog) -> String {
-    let plan = choice.plan.as_ref().map_or("(none)".to_string(), |p| p.name.clone());
+    let plan = choice
+        .plan
+        .as_ref()
+        .map_or("(none)".to_string(), |p| p.name.clone());
     let rows = [
         ("shards", f.shards.to_string(), f.reasons.shards.clone()),
         ("disk", human(f.disk_bytes), f.reasons.disk_bytes.clone()),
         (
             "memory",
-            format!("{} .. {}", human(f.memory_bytes_min), human(f.memory_bytes_max)),
+            format!(
+                "{} .. {}",
+                human(f.memory_bytes_min),
+                human(f.memory_bytes_max)
+            ),
             f.reasons.memory.clone(),
         ),
-        ("connections", f.connections.to_string(), f.reasons.connections.clone()),
+        (
+            "connections",
+            f.connections.to_string(),
+            f.reasons.connections.clone(),
+        ),
         ("plan", plan, plan_reason(choice, catalog, f)),
     ];
     let width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);

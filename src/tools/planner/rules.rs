@@ -211,13 +211,20 @@ mod tests {
         assert_eq!(f.data_bytes, 20_000_000_000);
         assert_eq!(f.disk_bytes, 24_000_000_000);
         // memory 10-30% of 20 GB = 2,000,000,000 .. 6,000,000,000; 50% = 10,000,000,000
-        assert_eq!((f.memory_bytes_min, f.memory_bytes_max), (2_000_000_000, 6_000_000_000));
+        assert_eq!(
+            (f.memory_bytes_min, f.memory_bytes_max),
+            (2_000_000_000, 6_000_000_000)
+        );
         assert_eq!(f.memory_bytes_99, 10_000_000_000);
         // connections = 250 / (1000 / 120) = 250 / 8.333... = 30 exactly
         assert_eq!(f.connections, 30);
         assert!(f.warnings.is_empty());
         assert_eq!(f.reasons.shards, "p*(1+r) = 5*(1+1) for one index");
-        assert!(f.reasons.connections.contains("= 30"), "{}", f.reasons.connections);
+        assert!(
+            f.reasons.connections.contains("= 30"),
+            "{}",
+            f.reasons.connections
+        );
     }
 
     #[test]
@@ -257,7 +264,10 @@ mod tests {
         };
         let f = figures(&i);
         // 30-60% of 20,000,000,000
-        assert_eq!((f.memory_bytes_min, f.memory_bytes_max), (6_000_000_000, 12_000_000_000));
+        assert_eq!(
+            (f.memory_bytes_min, f.memory_bytes_max),
+            (6_000_000_000, 12_000_000_000)
+        );
         assert!(f.reasons.memory.contains("highlighting, aggregations"));
     }
 
@@ -273,11 +283,23 @@ mod tests {
     #[test]
     fn the_open_file_warning_starts_at_75_percent_of_the_budget() {
         // 983 shards x 50 = 49,150 = 74.99% of 65,535: no warning; 984 x 50 = 49,200: warning.
-        let below = Inputs { primaries: 983, replicas: 0, ..inputs() };
+        let below = Inputs {
+            primaries: 983,
+            replicas: 0,
+            ..inputs()
+        };
         assert!(figures(&below).warnings.is_empty());
-        let at = Inputs { primaries: 984, replicas: 0, ..inputs() };
+        let at = Inputs {
+            primaries: 984,
+            replicas: 0,
+            ..inputs()
+        };
         let w = figures(&at).warnings;
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("984 shards x ~50 open files each = 49200, 75% of the 65535"), "{}", w[0]);
+        assert!(
+            w[0].contains("984 shards x ~50 open files each = 49200, 75% of the 65535"),
+            "{}",
+            w[0]
+        );
     }
 }

@@ -31,8 +31,8 @@ pub struct Measured {
 
 /// The sample's documents: one JSON object per line (blank lines skipped).
 pub fn read_sample(path: &Path) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("sample {}: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("sample {}: {e}", path.display()))?;
     let mut docs = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -64,11 +64,19 @@ pub fn measure(url: &str, tls: &TlsOptions, docs: &[String]) -> Result<Measured,
         base: Duration::from_millis(200),
         cap: Duration::from_secs(5),
     };
-    let client = Client::new(url, tls, policy, Duration::from_secs(120)).map_err(|e| e.to_string())?;
-    let suffix = Alphanumeric.sample_string(&mut rand::rng(), 10).to_ascii_lowercase();
+    let client =
+        Client::new(url, tls, policy, Duration::from_secs(120)).map_err(|e| e.to_string())?;
+    let suffix = Alphanumeric
+        .sample_string(&mut rand::rng(), 10)
+        .to_ascii_lowercase();
     let index = format!("searchgate-plan-sample-{suffix}");
     let settings = br#"{"settings":{"number_of_shards":1,"number_of_replicas":0}}"#;
-    expect_ok(&client, "PUT", &format!("/{index}"), Some(("application/json", settings)))?;
+    expect_ok(
+        &client,
+        "PUT",
+        &format!("/{index}"),
+        Some(("application/json", settings)),
+    )?;
     let measured = load_and_read(&client, &index, docs);
     let deleted = expect_ok(&client, "DELETE", &format!("/{index}"), None);
     let m = measured?;
@@ -84,11 +92,20 @@ fn load_and_read(client: &Client, index: &str, docs: &[String]) -> Result<Measur
         body.extend_from_slice(doc.as_bytes());
         body.push(b'\n');
         if body.len() >= BATCH_BYTES || i + 1 == docs.len() {
-            let reply = expect_ok(client, "POST", "/_bulk", Some(("application/x-ndjson", &body)))?;
+            let reply = expect_ok(
+                client,
+                "POST",
+                "/_bulk",
+                Some(("application/x-ndjson", &body)),
+            )?;
             if reply["errors"] == Value::Bool(true) {
                 let first = reply["items"]
                     .as_array()
-                    .and_then(|items| items.iter().find_map(|it| it["index"]["error"]["reason"].as_str()))
+                    .and_then(|items| {
+                        items
+                            .iter()
+                            .find_map(|it| it["index"]["error"]["reason"].as_str())
+                    })
                     .unwrap_or("unknown");
                 return Err(format!("the sample was not indexed: {first}"));
             }
@@ -96,7 +113,12 @@ fn load_and_read(client: &Client, index: &str, docs: &[String]) -> Result<Measur
         }
     }
     expect_ok(client, "POST", &format!("/{index}/_refresh"), None)?;
-    let rows = expect_ok(client, "GET", &format!("/_cat/indices/{index}?bytes=b&format=json"), None)?;
+    let rows = expect_ok(
+        client,
+        "GET",
+        &format!("/_cat/indices/{index}?bytes=b&format=json"),
+        None,
+    )?;
     let row = rows
         .as_array()
         .and_then(|r| r.iter().find(|row| row["index"] == index))
@@ -128,7 +150,11 @@ fn expect_ok(
 ) -> Result<Value, String> {
     let reply = client.send(method, path, body).map_err(|e| e.to_string())?;
     if !reply.ok() {
-        return Err(format!("{method} {path}: {} {}", reply.status, reply.error_summary()));
+        return Err(format!(
+            "{method} {path}: {} {}",
+            reply.status,
+            reply.error_summary()
+        ));
     }
     Ok(reply.json())
 }
