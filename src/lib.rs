@@ -8,10 +8,10 @@
 //! policy/    pure decisions: route, auth, classify, mode, admit; the clock is passed in
 //! tenancy/   index-name namespacing for the multitenant class (requests in, responses out)
 //! errors     the one place that renders Elasticsearch-shaped error JSON for the edge
-//! metrics/   per-core latency histograms and counters, merged on read
+//! metrics/   per-core recording, the hub (counters, buckets, latency window), renderers
 //! edge/      thread-per-core runtime, listeners, TLS, sessions, upstream pools (all edge I/O)
 //! engine/    embedded Elasticsearch-compatible server on tantivy (reached over HTTP only)
-//! tools/     operator tools that are clients of the public HTTP API (bulk loader)
+//! tools/     operator tools, clients of public APIs (bulk loader, planner, latency viewer)
 //! ```
 //!
 //! # Dependency rules

@@ -98,9 +98,9 @@ impl SealedInterval {
         let hi = self
             .keys
             .partition_point(|&k| k < key(cluster + 1, Metric::Total, 0));
-        for i in lo..hi {
-            let (_, m, class) = split(self.keys[i]);
-            record_n(&mut into[m], class.max(1), u64::from(self.counts[i]));
+        for (&k, &n) in self.keys[lo..hi].iter().zip(&self.counts[lo..hi]) {
+            let (_, m, class) = split(k);
+            record_n(&mut into[m], class.max(1), u64::from(n));
         }
     }
 

@@ -64,22 +64,16 @@ pub fn run(args: LatencyArgs) -> ExitCode {
 /// The report of the files given, written where asked; returns what goes to stdout.
 pub fn latency(args: &LatencyArgs) -> Result<String, String> {
     let window = args.window.as_deref().map(parse_window).transpose()?;
-    let (path, report) = match (&args.from_log, &args.from_wrk) {
-        (Some(p), _) => (p, from_log(p, window, args.name.as_deref())?),
+    let report = match (&args.from_log, &args.from_wrk) {
+        (Some(p), _) => from_log(p, window, args.name.as_deref())?,
         (None, Some(p)) => {
             if window.is_some() {
                 return Err("--window applies to --from-log only".into());
             }
-            let h = read_counts(
-                &std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
-            )?;
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
             let name = args.name.clone().unwrap_or_else(|| file_name(p));
-            let empty = [new_histogram(), new_histogram()];
-            let [q, u] = empty;
-            (
-                p,
-                LatencyReport::from_histograms(&name, Duration::ZERO, None, [h, q, u]),
-            )
+            let histograms = [read_counts(&text)?, new_histogram(), new_histogram()];
+            LatencyReport::from_histograms(&name, Duration::ZERO, None, histograms)
         }
         (None, None) => return Err("give --from-log FILE or --from-wrk FILE".into()),
     };
@@ -103,7 +97,6 @@ pub fn latency(args: &LatencyArgs) -> Result<String, String> {
             .map(|s| s + "\n")
             .map_err(|e| e.to_string());
     }
-    let _ = path;
     Ok(format!(
         "{}\n{}",
         report.summary_table(),
