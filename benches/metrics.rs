@@ -9,36 +9,11 @@ use std::hint::black_box;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use searchgate::config::Config;
 use searchgate::metrics::expose::prometheus;
 use searchgate::metrics::process::ProcessFigures;
 use searchgate::metrics::{CoreMetrics, MetricsHub, Sample};
-use searchgate::registry::Snapshot;
-use searchgate::tenancy::TenancyKey;
-
-fn snapshot(n: usize) -> Snapshot {
-    let mut text = String::from(
-        "[edge]\ndomain = \"search.example\"\nhttp = \"127.0.0.1:9200\"\n\
-         [[plans]]\nname = \"p\"\nconcurrency = 4\nqueue_size = 20\nqueue_timeout = \"5s\"\n\
-         shards = 10\ndisk = \"1gb\"\nmemory = \"256mb\"\nmax_bulk_actions = 10000\n",
-    );
-    for i in 0..n {
-        text.push_str(&format!(
-            "[[clusters]]\nid = \"c{i}\"\nhostname = \"c{i}-x7f3\"\nregion = \"us-east-1\"\n\
-             class = \"single-tenant\"\nplan = \"p\"\nusername = \"user{i}\"\n\
-             password = \"pass{i}x0123456789\"\nupstream = [\"127.0.0.1:9201\"]\n"
-        ));
-    }
-    let config = Config::parse(&text, "bench").expect("valid");
-    Snapshot::build(
-        &config,
-        None,
-        1,
-        Instant::now(),
-        &TenancyKey::from_bytes([7; 32]),
-    )
-    .expect("snapshot")
-}
+mod support;
+use support::snapshot;
 
 /// A small search's sample with a latency that varies like a real one (0.3-3 ms).
 fn sample(i: u64) -> Sample {
