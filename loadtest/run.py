@@ -199,8 +199,8 @@ def histogram_files(args, counts, label):
 
 
 def searchgate_bin():
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
-    return os.path.join(target, "release", "searchgate")
+    # Where build() puts it and start_all() starts it from.
+    return os.path.join(ROOT, "target", "release", "searchgate")
 
 
 def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), perf_out=None,
