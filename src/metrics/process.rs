@@ -32,7 +32,7 @@ fn max_fds() -> Option<u64> {
     };
     // SAFETY: getrlimit writes into the struct we pass and reads nothing else.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
+    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 fn resident_bytes() -> Option<u64> {
