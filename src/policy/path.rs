@@ -384,7 +384,10 @@ mod tests {
             (b"c!e`B0 hTTP://*=? HTTP/1.0\r\n\r\n", "/?"),
             (b"GET http://h?q=1 HTTP/1.1\r\nHost: x\r\n\r\n", "/?q=1"),
             (b"GET http://h HTTP/1.1\r\nHost: x\r\n\r\n", "/"),
-            (b"GET http://h/a//b/?x HTTP/1.1\r\nHost: x\r\n\r\n", "/a/b?x"),
+            (
+                b"GET http://h/a//b/?x HTTP/1.1\r\nHost: x\r\n\r\n",
+                "/a/b?x",
+            ),
         ];
         for (raw, want) in cases {
             let (target, out) = forwarded(raw);
@@ -394,7 +397,9 @@ mod tests {
                 Ok(true) => assert_eq!(again.target.of(&out), target.as_slice()),
                 // HTTP/1.0 without Host is forwarded without one (the harness allows it);
                 // the target itself parsed, or the error would have been about it.
-                Err(ProtoError::Malformed("missing Host")) => assert!(raw.ends_with(b"HTTP/1.0\r\n\r\n")),
+                Err(ProtoError::Malformed("missing Host")) => {
+                    assert!(raw.ends_with(b"HTTP/1.0\r\n\r\n"))
+                }
                 other => panic!("{:?}: {other:?}", String::from_utf8_lossy(raw)),
             }
         }
