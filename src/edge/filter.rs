@@ -120,7 +120,10 @@ pub(super) fn whole_body(
 }
 
 /// What the response body's bytes go through on their way back to the client.
+/// (It lives on the stack of one exchange; boxing the large variant would allocate once
+/// per multitenant response.)
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(super) enum ResponseFilter {
     /// Relayed as they are (Content-Length and chunked framing kept).
     Pass,

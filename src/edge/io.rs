@@ -1,8 +1,6 @@
 //! Client transports: the [`Transport`] trait the request path is written against, and
-//! [`ClientIo`], the real one over plain TCP and TLS, with owned-buffer I/O in the style
-//! monoio needs: reads append into a `Vec`'s spare capacity, writes take a `Vec` and a
-//! range of it and give the `Vec` back. (Tests run a whole exchange over an in-memory
-//! duplex that implements the same trait: `duplex.rs`.)
+//! [`ClientIo`], the real one over plain TCP and TLS. (Tests run whole exchanges over an
+//! in-memory duplex that implements the same trait: `duplex.rs`.)
 //!
 //! Must not touch: HTTP, policy. Only bytes in and out.
 
@@ -12,10 +10,9 @@ use std::ops::Range;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use monoio::buf::{IoBuf, IoBufMut, SliceMut};
-use monoio::io::{AsyncReadRent, AsyncWriteRentExt, CancelableAsyncReadRent};
 use monoio::net::TcpStream;
 
+use super::tcp::{read_tcp, read_tcp_cancelable, write_tcp};
 use super::tls::TlsStream;
 
 /// How a read that waits for a whole buffer ([`Transport::read_patiently`]) ended.
@@ -76,47 +73,6 @@ pub(crate) trait Transport {
 pub enum ClientIo {
     Plain(TcpStream),
     Tls(Box<TlsStream>),
-}
-
-/// Reads into the spare capacity of `buf` (after its current length) from `tcp`.
-pub async fn read_tcp(tcp: &mut TcpStream, buf: Vec<u8>) -> (io::Result<usize>, Vec<u8>) {
-    let (res, slice) = tcp.read(spare(buf)).await;
-    (res, slice.into_inner())
-}
-
-/// `buf`'s spare capacity (after its length), made room for when there is none.
-fn spare(mut buf: Vec<u8>) -> SliceMut<Vec<u8>> {
-    if buf.len() == buf.capacity() {
-        buf.reserve(16 * 1024);
-    }
-    let len = buf.len();
-    let cap = buf.capacity();
-    buf.slice_mut(len..cap)
-}
-
-/// As [`read_tcp`], but cancelable through `cancel`: a canceled read ends with an error and
-/// gives the buffer back, and a read that completed before the cancel took effect keeps its
-/// bytes (dropping a pending io_uring read instead could lose them).
-pub async fn read_tcp_cancelable(
-    tcp: &mut TcpStream,
-    buf: Vec<u8>,
-    cancel: monoio::io::CancelHandle,
-) -> (io::Result<usize>, Vec<u8>) {
-    let (res, slice) = tcp.cancelable_read(spare(buf), cancel).await;
-    (res, slice.into_inner())
-}
-
-/// Writes `buf[range]` fully to `tcp`.
-pub async fn write_tcp(
-    tcp: &mut TcpStream,
-    buf: Vec<u8>,
-    range: Range<usize>,
-) -> (io::Result<()>, Vec<u8>) {
-    if range.is_empty() {
-        return (Ok(()), buf);
-    }
-    let (res, slice) = tcp.write_all(buf.slice(range)).await;
-    (res.map(|_| ()), slice.into_inner())
 }
 
 impl Transport for ClientIo {

@@ -5,13 +5,14 @@
 //! `engine_child` (the embedded engine as a supervised process), `certs`, `keyfile`.
 //!
 //! A request's way (docs/request-path.md walks it file by file): `io` (the client
-//! transport) -> `session` (the connection's request loop: read a head, `policy::decide`,
-//! record) -> `exchange` (carry the decision out: admit, upstream, relay) with its stages
-//! `buffered` (bodies read whole), `precreate` (indices created first), `send` (the request
-//! upstream, the body through a `filter`), `upstream` (pools, response heads) and `relay`
-//! (the response back, through a `filter`); `client` is the client side every stage
-//! writes through, `outcome` the leaf types they hand back. No module of this list imports
-//! one before it (checked by `tests/layout.rs`).
+//! transport, over `tcp` or `tls`) -> `session` (the connection's request loop: read a
+//! head, `policy::decide`, record) -> `exchange` (carry the decision out: admit, upstream,
+//! relay) with its stages `buffered` (bodies read whole), `precreate` (indices created
+//! first), `send` (the request upstream, the body through a `filter`), `upstream` (pools,
+//! response heads) and `relay` (the response back, through a `filter`); `client` is the
+//! client side every stage writes through, `outcome` the leaf types they hand back. No
+//! stage imports the one that runs it, and there is no import cycle among these modules
+//! (checked by `tests/layout.rs`).
 //!
 //! Must not import `engine`: every upstream, the embedded engine included, is reached over
 //! HTTP, so real Elasticsearch/OpenSearch nodes can take its place.
@@ -22,18 +23,23 @@ pub mod certs;
 mod client;
 mod control;
 mod core;
+#[cfg(test)]
+mod duplex;
 mod engine_child;
 mod exchange;
 mod filter;
 mod io;
 mod keyfile;
 mod outcome;
+#[cfg(test)]
+mod pipeline_tests;
 mod precreate;
 mod relay;
 mod send;
 mod session;
 mod sock;
 mod start;
+mod tcp;
 mod tls;
 mod upstream;
 pub mod workers;

@@ -16,8 +16,8 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use super::core::Core;
-use super::io::write_tcp;
 use super::outcome::SendFail;
+use super::tcp::write_tcp;
 use crate::errors::EdgeError;
 use crate::policy::path::encode_segment;
 use crate::policy::shards::ShardDefaults;

@@ -14,9 +14,10 @@ use std::time::Instant;
 
 use super::client::{until, Client};
 use super::filter::{Fed, RequestFilter};
-use super::io::{write_tcp, Transport};
+use super::io::Transport;
 use super::outcome::SendFail;
 use super::precreate;
+use super::tcp::write_tcp;
 use super::upstream::UpstreamConn;
 use crate::policy::decide::Decision;
 use crate::proto::{

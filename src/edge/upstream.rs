@@ -37,7 +37,7 @@ impl UpstreamConn {
     pub async fn read_more(&mut self, deadline: Instant) -> io::Result<usize> {
         let buf = std::mem::take(&mut self.buf);
         let left = deadline.saturating_duration_since(Instant::now());
-        match monoio::time::timeout(left, super::io::read_tcp(&mut self.tcp, buf)).await {
+        match monoio::time::timeout(left, super::tcp::read_tcp(&mut self.tcp, buf)).await {
             Ok((res, buf)) => {
                 self.buf = buf;
                 res
