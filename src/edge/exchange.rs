@@ -247,39 +247,9 @@ impl<T: Transport> Exchange<'_, '_, T> {
         self.client.pos = self.client.head.len;
         let sent = self.send(&mut up).await;
         self.client.end_body_reads(); // the next request head is read as soon as any byte comes
-        let body_bytes = match sent {
-            Err(SendFail::Upstream) if may_retry => return None,
-            Err(SendFail::Upstream) => {
-                // The upstream may have answered before reading the whole body (a 413 of
-                // its own) and stopped reading: relay that answer rather than a 502.
-                let early = (Instant::now() + EARLY_ANSWER_WAIT).min(self.deadline);
-                let method = self.client.method;
-                if up
-                    .read_head(&mut self.scratch.rhead, method, early)
-                    .await
-                    .is_err()
-                {
-                    return Some(self.client.answer_send_failure(SendFail::Upstream).await);
-                }
-                self.client.keep_alive = false; // the rest of the client's body was never read
-                let c = &*self.client;
-                (c.pos - c.head.len.min(c.pos)) as u64
-            }
-            Err(fail) => return Some(self.client.answer_send_failure(fail).await),
-            Ok(n) => {
-                let method = self.client.method;
-                match up
-                    .read_head(&mut self.scratch.rhead, method, self.deadline)
-                    .await
-                {
-                    Err(HeadFail::NoBytes) if may_retry => return None,
-                    Err(f) => {
-                        let e = f.error(core.shared.limits.deadline.as_secs());
-                        return Some(self.client.answer_before_response(&e).await);
-                    }
-                    Ok(()) => n,
-                }
-            }
+        let body_bytes = match self.response_head(&mut up, sent, may_retry).await {
+            Ok(n) => n,
+            Err(answered) => return answered,
         };
         let (o, reusable) = self.relay(&mut up).await;
         if reusable {
@@ -289,6 +259,43 @@ impl<T: Transport> Exchange<'_, '_, T> {
             bytes_in: body_bytes,
             ..o
         })
+    }
+
+    /// After sending (`sent`): the response head into `scratch.rhead`, and the body bytes
+    /// the client sent. `Err(None)`: retry; `Err(Some(_))`: answered already.
+    async fn response_head(
+        &mut self,
+        up: &mut UpstreamConn,
+        sent: Result<u64, SendFail>,
+        may_retry: bool,
+    ) -> Result<u64, Option<Outcome>> {
+        let method = self.client.method;
+        let rhead = &mut self.scratch.rhead;
+        match sent {
+            Err(SendFail::Upstream) if may_retry => Err(None),
+            Err(SendFail::Upstream) => {
+                // The upstream may have answered before reading the whole body (a 413 of
+                // its own) and stopped reading: relay that answer rather than a 502.
+                let early = (Instant::now() + EARLY_ANSWER_WAIT).min(self.deadline);
+                if up.read_head(rhead, method, early).await.is_err() {
+                    return Err(Some(
+                        self.client.answer_send_failure(SendFail::Upstream).await,
+                    ));
+                }
+                self.client.keep_alive = false; // the rest of the client's body was never read
+                let c = &*self.client;
+                Ok((c.pos - c.head.len.min(c.pos)) as u64)
+            }
+            Err(fail) => Err(Some(self.client.answer_send_failure(fail).await)),
+            Ok(n) => match up.read_head(rhead, method, self.deadline).await {
+                Ok(()) => Ok(n),
+                Err(HeadFail::NoBytes) if may_retry => Err(None),
+                Err(f) => {
+                    let e = f.error(self.client.core.shared.limits.deadline.as_secs());
+                    Err(Some(self.client.answer_before_response(&e).await))
+                }
+            },
+        }
     }
 
     /// The request, head and body, through the decision's request filter.

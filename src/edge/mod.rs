@@ -2,7 +2,8 @@
 //!
 //! Process: `start` (start, signals, reload), `workers` (one pinned monoio runtime per
 //! core, accept loops), `core` (what each core holds), `control` (readiness and metering),
-//! `engine_child` (the embedded engine as a supervised process), `certs`, `keyfile`.
+//! `metrics_http` (the metrics listener), `engine_child` (the embedded engine as a
+//! supervised process), `certs`, `keyfile`.
 //!
 //! A request's way (docs/request-path.md walks it file by file): `io` (the client
 //! transport, over `tcp` or `tls`) -> `session` (the connection's request loop: read a
@@ -30,6 +31,7 @@ mod exchange;
 mod filter;
 mod io;
 mod keyfile;
+mod metrics_http;
 mod outcome;
 #[cfg(test)]
 mod pipeline_tests;
