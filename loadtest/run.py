@@ -400,7 +400,7 @@ def main():
                          "or a map of Host+Authorization (no file read per request)")
     ap.add_argument("--nginx-body-buffer", default="256k",
                     help="nginx's client_body_buffer_size; default 256k, the size searchgate "
-                         "reads large bodies in (edge/send.rs BODY_BUF)")
+                         "reads large bodies in (edge/core.rs BODY_BUF)")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true",
