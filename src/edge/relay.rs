@@ -19,7 +19,7 @@ use super::io::Transport;
 use super::outcome::{Cut, Next, Outcome};
 use super::upstream::UpstreamConn;
 use crate::proto::{
-    chunk_size_line, write_forward_response, BodyDecoder, Framing, Method, ResponseHead, Version,
+    push_chunk, write_forward_response, BodyDecoder, Framing, Method, ResponseHead, Version,
     LAST_CHUNK,
 };
 use crate::tenancy::ResponseRewriter;
@@ -322,16 +322,4 @@ fn client_framing(upstream: Framing, version: Version, filter: &ResponseFilter) 
         (ResponseFilter::Pass, Framing::UntilClose, Version::Http11) => Framing::Chunked,
         (ResponseFilter::Pass, f, _) => f,
     }
-}
-
-/// Appends `data` to `out` as one chunk (nothing for no data: an empty chunk would end
-/// the body).
-fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
-    if data.is_empty() {
-        return;
-    }
-    let mut line = [0u8; 18];
-    out.extend_from_slice(chunk_size_line(data.len(), &mut line));
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
 }

@@ -21,7 +21,7 @@ use super::tcp::write_tcp;
 use super::upstream::UpstreamConn;
 use crate::policy::decide::Decision;
 use crate::proto::{
-    chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, LAST_CHUNK,
+    push_chunk, write_forward_request, BodyDecoder, ForwardRequest, Framing, LAST_CHUNK,
 };
 use crate::registry::Cluster;
 
@@ -201,16 +201,4 @@ impl<T: Transport> Sending<'_, T> {
     fn push_rewritten(&mut self) {
         push_chunk(self.out, self.rewritten);
     }
-}
-
-/// Appends `data` to `out` as one chunk (nothing for no data: an empty chunk would end
-/// the body).
-fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
-    if data.is_empty() {
-        return;
-    }
-    let mut line = [0u8; 18];
-    out.extend_from_slice(chunk_size_line(data.len(), &mut line));
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
 }

@@ -387,13 +387,8 @@ impl Edge {
             .split_whitespace()
             .find_map(|w| w.strip_prefix("http="));
         edge.http = http.expect("http=").parse().expect("http address");
-        if let Some(l) = edge.out.wait_for("searchgate: metrics ", Duration::ZERO) {
-            let url = l.rsplit(' ').next().unwrap();
-            let addr = url
-                .trim_start_matches("http://")
-                .trim_end_matches("/metrics");
-            edge.metrics = Some(addr.parse().expect("metrics address"));
-        }
+        let metrics = edge.out.wait_for("searchgate: metrics ", Duration::ZERO);
+        edge.metrics = metrics.map(|l| metrics::address_in(&l));
         if edge.config.engine {
             let line = edge
                 .out

@@ -6,6 +6,15 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+/// The listener's address in the edge's `searchgate: metrics http://ADDR/metrics` line.
+pub fn address_in(line: &str) -> SocketAddr {
+    let url = line.rsplit(' ').next().unwrap();
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics");
+    addr.parse().expect("the metrics listener's address")
+}
+
 /// The exposition text now.
 pub fn scrape(addr: SocketAddr) -> String {
     let mut s = TcpStream::connect(addr).expect("connect to the metrics listener");

@@ -225,13 +225,8 @@ impl Setup {
                     server.err.text()
                 )
             });
-        if let Some(l) = server.out.wait_for("searchgate: metrics ", Duration::ZERO) {
-            let url = l.rsplit(' ').next().unwrap();
-            let addr = url
-                .trim_start_matches("http://")
-                .trim_end_matches("/metrics");
-            server.metrics = Some(addr.parse().expect("metrics address"));
-        }
+        let metrics = server.out.wait_for("searchgate: metrics ", Duration::ZERO);
+        server.metrics = metrics.map(|l| super::metrics::address_in(&l));
         for word in line.split_whitespace() {
             if let Some(a) = word.strip_prefix("http=") {
                 server.http = a.parse().expect("http address");
