@@ -34,7 +34,7 @@ use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
 use crate::policy::shards::{create_index_shards, ShardDefaults};
-use crate::proto::ResponseHead;
+use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
 
 /// How long the edge looks for an upstream's early answer after it stopped reading a body.
@@ -115,7 +115,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
             return Ok(0);
         }
         let len = match self.client.head.framing {
-            crate::proto::Framing::Length(n) => n as usize,
+            Framing::Length(n) => n as usize,
             _ => 0,
         };
         let asked =
@@ -317,9 +317,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
     /// filter.
     async fn relay(&mut self, up: &mut UpstreamConn) -> (Outcome, bool) {
         let rh = &self.scratch.rhead;
-        let content_type = rh.header(&up.buf, b"content-type");
-        let mut filter =
-            ResponseFilter::for_response(self.d.tenant.as_ref(), rh.status, content_type);
+        let mut filter = ResponseFilter::for_response(self.d.tenant.as_ref(), rh, &up.buf);
         let mut relaying = Relaying {
             client: self.client,
             up,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use crate::errors::EdgeError;
 use crate::policy::bulk::BulkCounter;
 use crate::policy::decide::{BodyPlan, Decision, TenantPlan};
+use crate::proto::ResponseHead;
 use crate::registry::Cluster;
 use crate::tenancy::{self, BodyRewriter, Prefix, ResponseRewriter};
 
@@ -137,18 +138,17 @@ pub(super) enum ResponseFilter {
 }
 
 impl ResponseFilter {
-    /// The filter for a response of `status` with `content_type` to a request planned with
-    /// `tenant`.
-    pub fn for_response(
-        tenant: Option<&TenantPlan>,
-        status: u16,
-        content_type: Option<&[u8]>,
-    ) -> ResponseFilter {
+    /// The filter for the response whose head `rh` was parsed from `buf`, to a request
+    /// planned with `tenant`.
+    pub fn for_response(tenant: Option<&TenantPlan>, rh: &ResponseHead, buf: &[u8]) -> Self {
         match tenant {
-            Some(t) => ResponseFilter::Rewrite {
-                prefix: t.prefix,
-                un: t.plan.response_rewriter(t.prefix, status, content_type),
-            },
+            Some(t) => {
+                let content_type = rh.header(buf, b"content-type");
+                ResponseFilter::Rewrite {
+                    prefix: t.prefix,
+                    un: t.plan.response_rewriter(t.prefix, rh.status, content_type),
+                }
+            }
             None => ResponseFilter::Pass,
         }
     }
