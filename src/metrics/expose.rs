@@ -2,7 +2,7 @@
 //! allowance gauges and the process figures: a pure function of its inputs, mounted by the
 //! admin API at `GET /metrics`.
 //!
-//! Labels are bounded: `cluster` (the registry's cluster id), `class` (status class) and
+//! Labels are bounded: `cluster` (the registry's cluster id), `code` (status class) and
 //! `core` (worker number); never index names, paths or anything a client chooses. The
 //! three latency histograms share one bucket set from 1 ms to 60 s (`buckets`).
 //!
@@ -83,8 +83,8 @@ fn cluster_counters(out: &mut Out, hub: &HubSnapshot) {
     for (id, t) in &hub.clusters {
         let c = cluster_label(id);
         for (i, class) in CLASSES {
-            if i != 0 || t.classes[0] > 0 {
-                out.sample(name, &format!("{c},class=\"{class}\""), t.classes[i]);
+            if i != 0 || t.status_classes[0] > 0 {
+                out.sample(name, &format!("{c},code=\"{class}\""), t.status_classes[i]);
             }
         }
     }
@@ -166,7 +166,7 @@ fn allowance_gauges(out: &mut Out, registry: &Snapshot) {
     type Field = fn(&crate::policy::admit::Allowance) -> u32;
     let gauges: [(&str, &str, Field); 3] = [
         (
-            "searchgate_in_flight",
+            "searchgate_requests_in_flight",
             "Requests holding a concurrency slot now.",
             |a| a.in_flight(),
         ),
@@ -176,7 +176,7 @@ fn allowance_gauges(out: &mut Out, registry: &Snapshot) {
             |a| a.queued(),
         ),
         (
-            "searchgate_concurrency_limit",
+            "searchgate_allowance",
             "The plan's concurrency allowance.",
             |a| a.limit(),
         ),

@@ -113,7 +113,7 @@ fn parse(text: &str) -> Parsed {
         for pair in labels.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap();
             assert!(
-                ["cluster", "class", "le", "core"].contains(&k),
+                ["cluster", "code", "le", "core"].contains(&k),
                 "unbounded label {k}: {line}"
             );
             let v = v
@@ -214,28 +214,28 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
     assert_eq!(
         p.get(
             "searchgate_requests_total",
-            &[("cluster", "acme"), ("class", "2xx")]
+            &[("cluster", "acme"), ("code", "2xx")]
         ),
         Some(100.0)
     );
     assert_eq!(
         p.get(
             "searchgate_requests_total",
-            &[("cluster", "acme"), ("class", "4xx")]
+            &[("cluster", "acme"), ("code", "4xx")]
         ),
         Some(2.0)
     );
     assert_eq!(
         p.get(
             "searchgate_requests_total",
-            &[("cluster", "acme"), ("class", "5xx")]
+            &[("cluster", "acme"), ("code", "5xx")]
         ),
         Some(1.0)
     );
     assert_eq!(
         p.get(
             "searchgate_requests_total",
-            &[("cluster", "acme"), ("class", "other")]
+            &[("cluster", "acme"), ("code", "other")]
         ),
         None
     );
@@ -253,13 +253,13 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
         Some(1.0)
     );
     assert_eq!(p.get("searchgate_gateway_timeouts_total", &acme), Some(1.0));
-    assert_eq!(p.get("searchgate_in_flight", &acme), Some(1.0));
+    assert_eq!(p.get("searchgate_requests_in_flight", &acme), Some(1.0));
     assert_eq!(
-        p.get("searchgate_in_flight", &[("cluster", "idle")]),
+        p.get("searchgate_requests_in_flight", &[("cluster", "idle")]),
         Some(0.0)
     );
     assert_eq!(p.get("searchgate_queue_depth", &acme), Some(0.0));
-    assert_eq!(p.get("searchgate_concurrency_limit", &acme), Some(3.0));
+    assert_eq!(p.get("searchgate_allowance", &acme), Some(3.0));
     assert_eq!(
         p.get("searchgate_core_connections", &[("core", "0")]),
         Some(7.0)
@@ -279,7 +279,7 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
     assert_eq!(
         p.get(
             "searchgate_requests_total",
-            &[("cluster", "gone\\\"odd"), ("class", "4xx")]
+            &[("cluster", "gone\\\"odd"), ("code", "4xx")]
         ),
         Some(1.0)
     );
@@ -329,7 +329,7 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
     assert_eq!(
         p.get(
             "searchgate_requests_total",
-            &[("cluster", "idle"), ("class", "2xx")]
+            &[("cluster", "idle"), ("code", "2xx")]
         ),
         None
     );

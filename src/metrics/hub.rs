@@ -29,7 +29,7 @@ pub struct ClusterTotals {
     pub bytes_out: u64,
     /// Responses by status class: index 1..=5 for 1xx..5xx, 0 for anything else (499:
     /// the client went away counts as 4xx).
-    pub classes: [u64; 6],
+    pub status_classes: [u64; 6],
     /// 413 Request Too Large.
     pub too_large: u64,
     /// 429 Too Many Requests.
@@ -47,7 +47,7 @@ impl ClusterTotals {
         self.bytes_in += r.bytes_in;
         self.bytes_out += r.bytes_out;
         let class = usize::from(r.status / 100);
-        self.classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
+        self.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
         match r.status {
             413 => self.too_large += 1,
             429 => self.too_many += 1,
@@ -256,6 +256,15 @@ impl MetricsHub {
         Some(store.totals[n as usize].clone())
     }
 
+    /// The cumulative figures of every cluster with a request, by id (what the `[edge]
+    /// metrics` listener's `exposition` renders).
+    pub fn all(&self) -> HashMap<String, ClusterTotals> {
+        self.snapshot(SystemTime::now())
+            .clusters
+            .into_iter()
+            .collect()
+    }
+
     /// `cluster`'s histograms over the `window` before `now` (`None`: no request seen).
     pub fn latency(&self, cluster: &str, window: Duration, now: SystemTime) -> Option<WindowData> {
         let store = self.store_at(now);
@@ -377,8 +386,8 @@ mod tests {
         hub.absorb_at(&mut a, t); // nothing new
         let acme = hub.cluster("acme", t).unwrap();
         assert_eq!(acme.requests, 101);
-        assert_eq!(acme.classes[2], 100);
-        assert_eq!(acme.classes[4], 1);
+        assert_eq!(acme.status_classes[2], 100);
+        assert_eq!(acme.status_classes[4], 1);
         assert_eq!((acme.too_many, acme.too_large, acme.timeouts), (1, 0, 0));
         assert_eq!(acme.bytes_in, 100);
         assert_eq!(acme.queue.count(), 1);

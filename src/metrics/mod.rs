@@ -14,6 +14,7 @@
 
 pub mod buckets;
 pub mod expose;
+pub mod exposition;
 pub mod hub;
 pub mod intervallog;
 pub mod latency;
