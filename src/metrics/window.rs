@@ -157,7 +157,7 @@ impl Window {
     #[inline]
     pub fn record(&mut self, now_ms: u64, cluster: u32, metric: Metric, value_us: u64) {
         let class = self
-            .status_classes
+            .classes
             .lowest_equivalent(value_us.clamp(1, MAX_VALUE));
         let open = match &mut self.open {
             Some(o) if now_ms < o.start_ms + INTERVAL_MS => o,
