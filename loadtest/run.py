@@ -200,7 +200,7 @@ def histogram_files(args, counts, label):
 
 def searchgate_bin():
     # Where build() puts it and start_all() starts it from.
-    return os.path.join(ROOT, "target", "release", "searchgate")
+    return os.path.join(release_dir(), "searchgate")
 
 
 def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), perf_out=None,
