@@ -24,6 +24,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod config;
+pub mod control;
 pub mod edge;
 pub mod engine;
 pub mod errors;
