@@ -3,7 +3,10 @@
 //! # Layout
 //! ```text
 //! config/    TOML file format -> validated `Config`; secrets masked in Debug
-//! registry/  clusters, plans, credentials, modes as an immutable `Snapshot`, swapped atomically
+//! registry/  plans and clusters as pure data (`apply`, `diff`), runtime state beside it,
+//!            the edge's immutable `Snapshot`, swapped atomically
+//! control/   the control plane: durable store (SQLite), the one writer of snapshots, the
+//!            file's seed, the admin API on its own listener
 //! proto/     sans-IO HTTP/1.1: heads (httparse), body framing (length, chunked), limits, writers
 //! policy/    pure decisions: route, auth, classify, mode, admit; the clock is passed in
 //! tenancy/   index-name namespacing for the multitenant class (requests in, responses out)
@@ -11,7 +14,7 @@
 //! metrics/   per-core latency histograms and counters, merged on read
 //! edge/      thread-per-core runtime, listeners, TLS, sessions, upstream pools (all edge I/O)
 //! engine/    embedded Elasticsearch-compatible server on tantivy (reached over HTTP only)
-//! tools/     operator tools that are clients of the public HTTP API (bulk loader)
+//! tools/     operator tools that are clients of the public HTTP APIs (bulk loader, admin CLI)
 //! ```
 //!
 //! # Dependency rules
@@ -19,7 +22,8 @@
 //!   sockets, monoio or tantivy.
 //! - `edge` uses them; `edge` never imports `engine` (it reaches every upstream over HTTP,
 //!   so real Elasticsearch/OpenSearch nodes can replace the embedded engine).
-//! - `engine` and `tools` never import `edge`, `registry` or `policy`.
+//! - `engine` and `tools` never import `edge`, `control`, `registry` or `policy`.
+//! - `control` never imports `edge` or `engine`; `edge::start` opens it.
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
 

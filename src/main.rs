@@ -25,6 +25,8 @@ enum Command {
     Engine(searchgate::engine::EngineArgs),
     /// Bulk-load a Hugo site (or its generated JSON) into any cluster URL.
     LoadSite(Box<searchgate::tools::loadsite::LoadSiteArgs>),
+    /// The admin API from the command line: clusters, plans, modes, rotation, audit.
+    Admin(searchgate::tools::admin::AdminArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,5 +36,6 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => searchgate::edge::serve(args),
         Some(Command::Engine(args)) => searchgate::engine::run(args),
         Some(Command::LoadSite(args)) => searchgate::tools::loadsite::run(*args),
+        Some(Command::Admin(args)) => searchgate::tools::admin::run(args),
     }
 }

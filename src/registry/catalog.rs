@@ -554,4 +554,4 @@ fn check_downgrade(c: &ClusterRecord, plan: &PlanRecord, used: Usage) -> Result<
 
 #[cfg(test)]
 #[path = "catalog_tests.rs"]
-mod tests;
+pub(crate) mod tests;

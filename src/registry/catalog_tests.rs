@@ -171,7 +171,9 @@ fn a_downgrade_that_usage_exceeds_is_refused_with_the_numbers() {
     };
     let mut tight = plan("tight", 1);
     tight.shards = 10;
-    let cat = apply(&cat, &Command::PutPlan(tight), &c).unwrap();
+    let mut roomy = plan("big", 8);
+    roomy.shards = 20;
+    let cat = apply_all(&cat, &[Command::PutPlan(tight), Command::PutPlan(roomy)], &c).unwrap();
     let e = apply(
         &cat,
         &Command::ChangePlan {

@@ -1,4 +1,5 @@
 //! Operator tools that are clients of the public HTTP API only (never import `edge` or
-//! `engine`): the static-site bulk loader; later the capacity planner.
+//! `engine`): the static-site bulk loader and the admin CLI; later the capacity planner.
 
+pub mod admin;
 pub mod loadsite;

@@ -9,6 +9,7 @@
 //! Include with `#[path = "support/e2e/mod.rs"] mod e2e;`.
 #![allow(dead_code)]
 
+pub mod admin;
 #[path = "../edge/client.rs"]
 pub mod client;
 #[path = "../edge/mock.rs"]
@@ -164,6 +165,8 @@ pub struct Config {
     pub edge: Vec<(String, String)>,
     /// Run the embedded engine (`[engine]` on 127.0.0.1:0, a temp data dir).
     pub engine: bool,
+    /// Serve the admin API (`[admin]` on 127.0.0.1:0, the token generated in the data dir).
+    pub admin: bool,
     pub plans: Vec<PlanSpec>,
     pub clusters: Vec<ClusterSpec>,
 }
@@ -174,6 +177,7 @@ impl Config {
         Config {
             edge: Vec::new(),
             engine: true,
+            admin: false,
             plans: vec![PlanSpec::new("p")],
             clusters: Vec::new(),
         }
@@ -183,6 +187,12 @@ impl Config {
     pub fn edge(mut self, key: &str, toml_value: &str) -> Config {
         self.edge.retain(|(k, _)| k != key);
         self.edge.push((key.into(), toml_value.into()));
+        self
+    }
+
+    /// With the admin API.
+    pub fn with_admin(mut self) -> Config {
+        self.admin = true;
         self
     }
 
@@ -251,6 +261,9 @@ impl Config {
                 "\n[engine]\nlisten = \"127.0.0.1:0\"\ndata_dir = {:?}\n",
                 dir.join("engine")
             ));
+        }
+        if self.admin {
+            out.push_str("\n[admin]\nlisten = \"127.0.0.1:0\"\n");
         }
         out.push('\n');
         for p in &self.plans {
@@ -338,16 +351,24 @@ pub struct Edge {
     pub config: Config,
     pub out: Arc<Lines>,
     generation: u64,
+    /// The admin API, when the config has `[admin]`.
+    pub admin: Option<admin::Admin>,
 }
 
 impl Edge {
     /// Writes `config` and starts the edge; returns once it listens (and has metered each
     /// cluster once, as it does at start).
     pub fn start(config: Config) -> Edge {
-        let dir = tempfile::tempdir().expect("temp dir");
+        Edge::start_in(tempfile::tempdir().expect("temp dir"), config, &[])
+    }
+
+    /// Starts the edge in `dir` (a restart when an edge ran there before: same data dir,
+    /// same store) with extra environment variables.
+    pub fn start_in(dir: tempfile::TempDir, config: Config, env: &[(&str, &str)]) -> Edge {
         let path = dir.path().join("searchgate.toml");
         std::fs::write(&path, config.toml(dir.path())).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+            .envs(env.iter().copied())
             .arg("serve")
             .arg("--config")
             .arg(&path)
@@ -371,6 +392,7 @@ impl Edge {
             config,
             out,
             generation: 1,
+            admin: None,
         };
         let line = edge
             .out
@@ -387,7 +409,52 @@ impl Edge {
                 .expect("the engine's address");
             edge.engine = Some(line.rsplit(' ').next().unwrap().parse().unwrap());
         }
+        if edge.config.admin {
+            let line = edge
+                .out
+                .wait_for("searchgate: admin API on ", Duration::from_secs(10))
+                .expect("the admin API's address");
+            let url = line.split_whitespace().nth(4).expect("a URL").to_string();
+            let file = line
+                .split("token in ")
+                .nth(1)
+                .expect("the token file")
+                .trim_end_matches(')');
+            let token = std::fs::read_to_string(file).expect("the token file");
+            edge.admin = Some(admin::Admin {
+                url,
+                token: token.trim().to_string(),
+            });
+        }
         edge
+    }
+
+    /// The admin API (panics when the config has none).
+    pub fn admin(&self) -> &admin::Admin {
+        self.admin.as_ref().expect("an edge with [admin]")
+    }
+
+    /// Kills the edge with SIGKILL (no cleanup at all) and hands back its directory, to
+    /// start again in it.
+    pub fn kill9(mut self) -> tempfile::TempDir {
+        self.signal(libc::SIGKILL);
+        let _ = self.child.wait();
+        // The engine child gets SIGTERM from the kernel (PR_SET_PDEATHSIG): wait until it
+        // is gone, so a restart's engine finds its data directory free.
+        if let Some(engine) = self.engine {
+            eventually("the engine child to exit", Duration::from_secs(20), || {
+                std::net::TcpStream::connect(engine).is_err().then_some(())
+            });
+        }
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// Stops the edge with SIGTERM, waits for it, and hands back its directory.
+    pub fn stop(mut self) -> tempfile::TempDir {
+        self.signal(libc::SIGTERM);
+        let status = self.child.wait().expect("the edge exits");
+        assert!(status.success(), "SIGTERM: exit {status:?}\n{}", self.out.text());
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
     }
 
     /// The embedded engine's address.
