@@ -132,11 +132,7 @@ fn basic_auth(c: &mut Criterion) {
     });
     group.bench_function("hashed_check_only", |b| {
         b.iter(|| {
-            black_box(cluster.accepts(
-                black_box(b"user0"),
-                black_box(b"pass0x0123456789"),
-                now,
-            ))
+            black_box(cluster.accepts(black_box(b"user0"), black_box(b"pass0x0123456789"), now))
         })
     });
     group.finish();

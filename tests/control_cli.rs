@@ -26,7 +26,11 @@ fn cli(edge: &Edge, args: &[&str]) -> Output {
 
 fn ok(o: &Output) -> String {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     out
 }
 
@@ -40,13 +44,21 @@ fn the_cli_drives_every_command() {
 
     let created: Value = serde_json::from_str(&ok(&cli(
         &edge,
-        &["clusters", "create", "--plan", "small", "--name", "docs", "--json"],
+        &[
+            "clusters", "create", "--plan", "small", "--name", "docs", "--json",
+        ],
     )))
     .unwrap();
     let id = created["id"].as_str().unwrap().to_string();
     let url = created["url"].as_str().unwrap();
-    let (user, pass) = (created["username"].as_str().unwrap(), created["password"].as_str().unwrap());
-    assert!(url.starts_with(&format!("http://{user}:{pass}@docs-")), "{url}");
+    let (user, pass) = (
+        created["username"].as_str().unwrap(),
+        created["password"].as_str().unwrap(),
+    );
+    assert!(
+        url.starts_with(&format!("http://{user}:{pass}@docs-")),
+        "{url}"
+    );
     let t = Tenant {
         host: format!("{}.local.localhost", created["hostname"].as_str().unwrap()),
         user: user.into(),
@@ -56,20 +68,45 @@ fn the_cli_drives_every_command() {
 
     let table = ok(&cli(&edge, &["clusters", "list"]));
     let header = table.lines().next().unwrap();
-    assert!(header.starts_with("ID") && header.contains("STATE") && header.contains("PLAN"), "{table}");
+    assert!(
+        header.starts_with("ID") && header.contains("STATE") && header.contains("PLAN"),
+        "{table}"
+    );
     assert!(table.contains(&id) && table.contains("running"), "{table}");
     let shown = ok(&cli(&edge, &["clusters", "show", &id]));
     assert!(shown.contains("plan            small"), "{shown}");
     assert!(!shown.contains(pass), "no password after the create");
 
     ok(&cli(&edge, &["plan", &id, "big"]));
-    let out = ok(&cli(&edge, &["mode", &id, "maintenance", "--reason", "reindexing", "--until", "10m"]));
-    assert!(out.contains("maintenance") && out.contains("reindexing"), "{out}");
+    let out = ok(&cli(
+        &edge,
+        &[
+            "mode",
+            &id,
+            "maintenance",
+            "--reason",
+            "reindexing",
+            "--until",
+            "10m",
+        ],
+    ));
+    assert!(
+        out.contains("maintenance") && out.contains("reindexing"),
+        "{out}"
+    );
     let rotated = ok(&cli(&edge, &["rotate", &id, "--grace", "1m"]));
-    assert!(rotated.contains("password") && rotated.contains("shown once"), "{rotated}");
+    assert!(
+        rotated.contains("password") && rotated.contains("shown once"),
+        "{rotated}"
+    );
     assert!(ok(&cli(&edge, &["plans"])).contains("big"));
     let audit = ok(&cli(&edge, &["audit"]));
-    for action in ["cluster.create", "cluster.plan", "cluster.mode", "cluster.credentials"] {
+    for action in [
+        "cluster.create",
+        "cluster.plan",
+        "cluster.mode",
+        "cluster.credentials",
+    ] {
         assert!(audit.contains(action), "{audit}");
     }
 

@@ -10,21 +10,9 @@ mod e2e;
 
 use std::time::Duration;
 
-use e2e::admin::Admin;
-use e2e::{es_error, Config, Edge, PlanSpec, Tenant};
+use e2e::admin::{tenant_of as tenant, Admin};
+use e2e::{es_error, Config, Edge, PlanSpec};
 use serde_json::{json, Value};
-
-fn tenant(c: &Value) -> Tenant {
-    Tenant {
-        host: format!(
-            "{}.{}.localhost",
-            c["hostname"].as_str().unwrap(),
-            c["region"].as_str().unwrap()
-        ),
-        user: c["username"].as_str().unwrap().into(),
-        pass: c["password"].as_str().unwrap().into(),
-    }
-}
 
 fn config() -> Config {
     Config::new()
@@ -51,12 +39,22 @@ fn a_restart_keeps_everything() {
     let created = admin.create(json!({"plan": "small", "name": "keep"}));
     let id = created["id"].as_str().unwrap().to_string();
     let rotated = admin
-        .call("POST", &format!("/v1/clusters/{id}/credentials/rotate"), Some(&json!({})))
+        .call(
+            "POST",
+            &format!("/v1/clusters/{id}/credentials/rotate"),
+            Some(&json!({})),
+        )
         .expect(200);
     let mode = json!({"mode": "read-only", "reason": "kept across restarts"});
-    admin.call("PUT", &format!("/v1/clusters/{id}/mode"), Some(&mode)).expect(200);
     admin
-        .call("PUT", &format!("/v1/clusters/{id}/plan"), Some(&json!({"plan": "big"})))
+        .call("PUT", &format!("/v1/clusters/{id}/mode"), Some(&mode))
+        .expect(200);
+    admin
+        .call(
+            "PUT",
+            &format!("/v1/clusters/{id}/plan"),
+            Some(&json!({"plan": "big"})),
+        )
         .expect(200);
     let t = tenant(&rotated);
     assert_eq!(edge.send(&t.req("GET", "/")).status, 200);
@@ -66,15 +64,25 @@ fn a_restart_keeps_everything() {
     let admin = edge.admin();
     let shown = admin.show(&id);
     assert_eq!(
-        (shown["plan"].as_str(), shown["mode"].as_str(), shown["version"].as_u64()),
+        (
+            shown["plan"].as_str(),
+            shown["mode"].as_str(),
+            shown["version"].as_u64()
+        ),
         (Some("big"), Some("read-only"), Some(4))
     );
     assert_eq!(shown["username"], rotated["username"]);
-    assert_eq!(edge.send(&t.req("GET", "/")).status, 200, "the rotated pair still works");
+    assert_eq!(
+        edge.send(&t.req("GET", "/")).status,
+        200,
+        "the rotated pair still works"
+    );
     es_error(&edge.send(&tenant(&created).req("GET", "/")), 401);
     let (_, reason) = es_error(&edge.send(&t.req("PUT", "/books")), 403);
     assert!(reason.contains("kept across restarts"), "{reason}");
-    let audit = admin.call("GET", &format!("/v1/audit?cluster={id}"), None).expect(200);
+    let audit = admin
+        .call("GET", &format!("/v1/audit?cluster={id}"), None)
+        .expect(200);
     assert_eq!(audit["entries"].as_array().unwrap().len(), 4);
 }
 
@@ -89,8 +97,16 @@ fn kill_9_after_the_commit_loses_nothing() {
     );
     let admin = edge.admin().clone();
     let body = json!({"plan": "small", "name": "crash"});
-    in_background(&admin, "POST", "/v1/clusters".into(), body.clone(), "k-after");
-    let held = edge.out.wait_for("failpoint after-commit", Duration::from_secs(20));
+    in_background(
+        &admin,
+        "POST",
+        "/v1/clusters".into(),
+        body.clone(),
+        "k-after",
+    );
+    let held = edge
+        .out
+        .wait_for("failpoint after-commit", Duration::from_secs(20));
     assert!(held.is_some(), "{}", edge.out.text());
     let dir = edge.kill9();
 
@@ -100,16 +116,29 @@ fn kill_9_after_the_commit_loses_nothing() {
     let clusters = list["clusters"].as_array().unwrap();
     assert_eq!(clusters.len(), 1, "committed, so kept: {list}");
     assert_eq!(clusters[0]["name"], "crash");
-    let retry = admin.call_with("POST", "/v1/clusters", Some(&body), &[("Idempotency-Key", "k-after")]);
+    let retry = admin.call_with(
+        "POST",
+        "/v1/clusters",
+        Some(&body),
+        &[("Idempotency-Key", "k-after")],
+    );
     assert_eq!(retry.status, 201, "{}", retry.body);
     assert_eq!(retry.body["id"], clusters[0]["id"]);
     assert_eq!(retry.body["password"], "");
     let again = admin.call("GET", "/v1/clusters", None).expect(200);
-    assert_eq!(again["clusters"].as_array().unwrap().len(), 1, "no second cluster");
+    assert_eq!(
+        again["clusters"].as_array().unwrap().len(),
+        1,
+        "no second cluster"
+    );
     // The edge serves it: new credentials, then a request through the edge.
     let id = clusters[0]["id"].as_str().unwrap();
     let rotated = admin
-        .call("POST", &format!("/v1/clusters/{id}/credentials/rotate"), Some(&json!({})))
+        .call(
+            "POST",
+            &format!("/v1/clusters/{id}/credentials/rotate"),
+            Some(&json!({})),
+        )
         .expect(200);
     assert_eq!(edge.send(&tenant(&rotated).req("GET", "/")).status, 200);
 }
@@ -128,18 +157,40 @@ fn kill_9_before_the_commit_applies_nothing() {
     let edge = Edge::start_in(dir, config(), &[("SEARCHGATE_FAILPOINT", "before-commit")]);
     let admin = edge.admin().clone();
     let mode = json!({"mode": "disabled", "reason": "never committed"});
-    in_background(&admin, "PUT", format!("/v1/clusters/{id}/mode"), mode, "k-before");
-    let held = edge.out.wait_for("failpoint before-commit", Duration::from_secs(20));
+    in_background(
+        &admin,
+        "PUT",
+        format!("/v1/clusters/{id}/mode"),
+        mode,
+        "k-before",
+    );
+    let held = edge
+        .out
+        .wait_for("failpoint before-commit", Duration::from_secs(20));
     assert!(held.is_some(), "{}", edge.out.text());
     let r = edge.send(&t.req("PUT", "/books"));
-    assert_eq!(r.status, 200, "not applied before it is committed: {}", r.text());
+    assert_eq!(
+        r.status,
+        200,
+        "not applied before it is committed: {}",
+        r.text()
+    );
     let dir = edge.kill9();
 
     let edge = Edge::start_in(dir, config(), &[]);
     let admin = edge.admin();
     let shown = admin.show(&id);
-    assert_eq!((shown["mode"].as_str(), shown["version"].as_u64()), (Some("normal"), Some(1)));
+    assert_eq!(
+        (shown["mode"].as_str(), shown["version"].as_u64()),
+        (Some("normal"), Some(1))
+    );
     assert_eq!(edge.send(&t.req("PUT", "/books2")).status, 200);
-    let audit = admin.call("GET", &format!("/v1/audit?cluster={id}"), None).expect(200);
-    assert_eq!(audit["entries"].as_array().unwrap().len(), 1, "only the create");
+    let audit = admin
+        .call("GET", &format!("/v1/audit?cluster={id}"), None)
+        .expect(200);
+    assert_eq!(
+        audit["entries"].as_array().unwrap().len(),
+        1,
+        "only the create"
+    );
 }

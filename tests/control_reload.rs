@@ -10,15 +10,8 @@ mod e2e;
 use std::time::Duration;
 
 use e2e::mock::Mock;
-use e2e::{es_error, ClusterSpec, Config, Edge, PlanSpec, Response, Tenant};
+use e2e::{es_error, held, ClusterSpec, Config, Edge, PlanSpec};
 use serde_json::json;
-
-/// Sends a request the mock holds until released, on its own thread.
-fn held(edge: &Edge, t: &Tenant, path: &str) -> std::thread::JoinHandle<Response> {
-    let mut c = edge.client();
-    let req = t.req("GET", path).mock("hold");
-    std::thread::spawn(move || c.send(&req))
-}
 
 // issue 11: "a reload that is refused can still resize live allowances and mark live
 // clusters not ready": no more. The refused file raises the plan's allowance and moves the
@@ -33,7 +26,9 @@ fn a_refused_reload_changes_nothing() {
         .cluster(ClusterSpec::single("solo", "one", a.addr));
     let mut edge = Edge::start(config.clone());
     let t = edge.tenant("solo");
-    let up = edge.out.wait_for("cluster solo is up", Duration::from_secs(20));
+    let up = edge
+        .out
+        .wait_for("cluster solo is up", Duration::from_secs(20));
     assert!(up.is_some(), "{}", edge.out.text());
     assert_eq!(edge.send(&t.req("GET", "/ready")).status, 200);
 
@@ -45,9 +40,11 @@ fn a_refused_reload_changes_nothing() {
     refused.get_mut("bad").multitenant = false;
     let skip = edge.out.len();
     std::fs::write(&edge.path, refused.toml(edge.dir.path())).unwrap(); // the watcher sees it
-    let said = edge
-        .out
-        .wait_for_after(skip, "refused, keeping the running config", Duration::from_secs(15));
+    let said = edge.out.wait_for_after(
+        skip,
+        "refused, keeping the running config",
+        Duration::from_secs(15),
+    );
     let said = said.unwrap_or_else(|| panic!("{}", edge.out.text()));
     assert!(said.contains("cannot share its upstream"), "{said}");
 
@@ -56,16 +53,21 @@ fn a_refused_reload_changes_nothing() {
     a.wait_in_flight(1);
     let second = held(&edge, &t, "/two/_search");
     let admin = edge.admin().clone();
-    e2e::eventually("the second request to queue", Duration::from_secs(10), || {
-        (admin.show("solo")["usage"]["requests_queued"] == 1).then_some(())
-    });
+    e2e::eventually(
+        "the second request to queue",
+        Duration::from_secs(10),
+        || (admin.show("solo")["usage"]["requests_queued"] == 1).then_some(()),
+    );
     assert_eq!(a.in_flight(), 1, "the allowance was not resized");
     assert_eq!(admin.show("solo")["state"], "running", "still ready");
     a.release();
     for h in [first, second] {
         assert_eq!(h.join().unwrap().status, 200);
     }
-    assert!(b.requests().is_empty(), "never moved to the refused upstream");
+    assert!(
+        b.requests().is_empty(),
+        "never moved to the refused upstream"
+    );
     assert_eq!(a.max_in_flight(), 1);
 
     // The same change without the refused part applies.
@@ -85,28 +87,46 @@ fn file_and_api_never_disagree_silently() {
     let admin = edge.admin().clone();
     let t = edge.tenant("filed");
     let maint = json!({"mode": "maintenance", "reason": "set through the API"});
-    admin.call("PUT", "/v1/clusters/filed/mode", Some(&maint)).expect(200);
+    admin
+        .call("PUT", "/v1/clusters/filed/mode", Some(&maint))
+        .expect(200);
     let shown = admin.show("filed");
     assert_eq!(shown["source"], "file");
     assert_eq!(shown["differs_from_file"], json!(["mode"]));
 
     let skip = edge.out.len();
     edge.reload_by_sighup(config.clone());
-    let note = edge.out.wait_for_after(skip, "mode was changed through the admin API", Duration::ZERO);
+    let note = edge.out.wait_for_after(
+        skip,
+        "mode was changed through the admin API",
+        Duration::ZERO,
+    );
     assert!(note.is_some(), "{}", edge.out.text());
     let (_, reason) = es_error(&edge.send(&t.req("PUT", "/books")), 403);
-    assert!(reason.starts_with("Maintenance: set through the API"), "{reason}");
+    assert!(
+        reason.starts_with("Maintenance: set through the API"),
+        "{reason}"
+    );
 
     let mut changed = config;
     changed.get_mut("filed").mode = "read-only".into();
     let skip = edge.out.len();
     edge.reload(changed);
-    let note = edge.out.wait_for_after(skip, "replaces the value set through the admin API", Duration::ZERO);
+    let note = edge.out.wait_for_after(
+        skip,
+        "replaces the value set through the admin API",
+        Duration::ZERO,
+    );
     assert!(note.is_some(), "{}", edge.out.text());
     assert_eq!(admin.show("filed")["mode"], "read-only");
-    let audit = admin.call("GET", "/v1/audit?cluster=filed", None).expect(200);
+    let audit = admin
+        .call("GET", "/v1/audit?cluster=filed", None)
+        .expect(200);
     let entry = &audit["entries"][0];
-    assert_eq!((entry["actor"].as_str(), entry["action"].as_str()), (Some("file"), Some("cluster.mode")));
+    assert_eq!(
+        (entry["actor"].as_str(), entry["action"].as_str()),
+        (Some("file"), Some("cluster.mode"))
+    );
     assert_eq!(entry["before"]["mode"], "maintenance");
     assert_eq!(entry["after"]["mode"], "read-only");
 }

@@ -141,7 +141,11 @@ fn admin(dir: &Path, args: &[&str]) -> String {
         .output()
         .expect("run searchgate admin");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     text
 }
 
@@ -222,19 +226,34 @@ fn serve_without_config_prints_a_working_url_and_keeps_its_credentials() {
     // README: a second cluster with the CLI (no flags: it finds ./data/admin.url and
     // ./data/admin.token), then used with its credentials like the demo.
     let admin_line = server.wait_for("searchgate: admin API on http://127.0.0.1:");
-    assert!(admin_line.contains("token in ./data/admin.token"), "{admin_line}");
+    assert!(
+        admin_line.contains("token in ./data/admin.token"),
+        "{admin_line}"
+    );
     let listed = admin(dir.path(), &["clusters", "list"]);
-    assert!(listed.contains("demo") && listed.contains("running"), "{listed}");
-    let second: Value =
-        serde_json::from_str(&admin(dir.path(), &["clusters", "create", "--plan", "sandbox", "--json"]))
-            .unwrap();
-    let (u2, p2) = (second["username"].as_str().unwrap(), second["password"].as_str().unwrap());
+    assert!(
+        listed.contains("demo") && listed.contains("running"),
+        "{listed}"
+    );
+    let second: Value = serde_json::from_str(&admin(
+        dir.path(),
+        &["clusters", "create", "--plan", "sandbox", "--json"],
+    ))
+    .unwrap();
+    let (u2, p2) = (
+        second["username"].as_str().unwrap(),
+        second["password"].as_str().unwrap(),
+    );
     let port = url.rsplit(':').next().unwrap();
     let url2 = format!("https://{u2}:{p2}@localhost:{port}");
     let (status, v) = call(&a, "PUT", &format!("{url2}/books"), Some(json!({})));
     assert_eq!(status, 200, "{v}");
     let (status, v) = call(&a, "GET", &format!("{url2}/books/_search"), None);
-    assert_eq!((status, &v["hits"]["hits"]), (200, &json!([])), "its own, empty books: {v}");
+    assert_eq!(
+        (status, &v["hits"]["hits"]),
+        (200, &json!([])),
+        "its own, empty books: {v}"
+    );
     assert_eq!(server.stop(), Some(0), "SIGTERM: a clean exit");
 
     // A restart keeps the file, the credentials and the data.

@@ -84,8 +84,9 @@ mode = "normal"
     )
 }
 
-/// Writes a file readable by its owner only (it holds credentials).
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Creates a file readable by its owner only (mode 0600; it holds a secret), refusing to
+/// overwrite one, and syncs it to disk.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]

@@ -5,11 +5,12 @@
 //!
 //! Must not touch: anything but that file.
 
-use std::io::Write;
 use std::path::Path;
 
 use rand::distr::{Alphanumeric, SampleString};
 use subtle::ConstantTimeEq;
+
+use crate::config::embedded::write_private;
 
 /// File name inside the data directory.
 pub const TOKEN_FILE: &str = "admin.token";
@@ -72,18 +73,7 @@ impl AdminToken {
             )),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let token = Alphanumeric.sample_string(&mut rand::rng(), 40);
-                let mut opts = std::fs::OpenOptions::new();
-                opts.write(true).create_new(true);
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::OpenOptionsExt;
-                    opts.mode(0o600);
-                }
-                let mut f = opts
-                    .open(&path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                writeln!(f, "{token}")
-                    .and_then(|_| f.sync_all())
+                write_private(&path, format!("{token}\n").as_bytes())
                     .map_err(|e| format!("{}: {e}", path.display()))?;
                 Ok(AdminToken::new(&token))
             }

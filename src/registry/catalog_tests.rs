@@ -173,7 +173,12 @@ fn a_downgrade_that_usage_exceeds_is_refused_with_the_numbers() {
     tight.shards = 10;
     let mut roomy = plan("big", 8);
     roomy.shards = 20;
-    let cat = apply_all(&cat, &[Command::PutPlan(tight), Command::PutPlan(roomy)], &c).unwrap();
+    let cat = apply_all(
+        &cat,
+        &[Command::PutPlan(tight), Command::PutPlan(roomy)],
+        &c,
+    )
+    .unwrap();
     let e = apply(
         &cat,
         &Command::ChangePlan {

@@ -4,6 +4,21 @@
 
 use serde_json::Value;
 
+use super::Tenant;
+
+/// A client of a cluster the API created (its answer to a create or a rotation).
+pub fn tenant_of(c: &Value) -> Tenant {
+    Tenant {
+        host: format!(
+            "{}.{}.localhost",
+            c["hostname"].as_str().unwrap(),
+            c["region"].as_str().unwrap()
+        ),
+        user: c["username"].as_str().unwrap().into(),
+        pass: c["password"].as_str().unwrap().into(),
+    }
+}
+
 /// The admin API of a running edge.
 #[derive(Debug, Clone)]
 pub struct Admin {
@@ -29,7 +44,10 @@ impl Answer {
 
     /// The error's reason.
     pub fn reason(&self) -> String {
-        self.body["error"]["reason"].as_str().unwrap_or_default().to_string()
+        self.body["error"]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     }
 }
 
@@ -55,7 +73,9 @@ impl Admin {
             req = req.header(*k, *v);
         }
         let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-        let mut resp = agent.run(req.body(bytes).unwrap()).expect("the admin API answers");
+        let mut resp = agent
+            .run(req.body(bytes).unwrap())
+            .expect("the admin API answers");
         let header = |name: &str| {
             resp.headers()
                 .get(name)
@@ -84,6 +104,7 @@ impl Admin {
 
     /// `GET /v1/clusters/{id}`.
     pub fn show(&self, id: &str) -> Value {
-        self.call("GET", &format!("/v1/clusters/{id}"), None).expect(200)
+        self.call("GET", &format!("/v1/clusters/{id}"), None)
+            .expect(200)
     }
 }

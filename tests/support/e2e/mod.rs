@@ -350,7 +350,6 @@ pub struct Edge {
     pub path: PathBuf,
     pub config: Config,
     pub out: Arc<Lines>,
-    generation: u64,
     /// The admin API, when the config has `[admin]`.
     pub admin: Option<admin::Admin>,
 }
@@ -391,7 +390,6 @@ impl Edge {
             path,
             config,
             out,
-            generation: 1,
             admin: None,
         };
         let line = edge
@@ -453,7 +451,11 @@ impl Edge {
     pub fn stop(mut self) -> tempfile::TempDir {
         self.signal(libc::SIGTERM);
         let status = self.child.wait().expect("the edge exits");
-        assert!(status.success(), "SIGTERM: exit {status:?}\n{}", self.out.text());
+        assert!(
+            status.success(),
+            "SIGTERM: exit {status:?}\n{}",
+            self.out.text()
+        );
         std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
     }
 
@@ -486,26 +488,29 @@ impl Edge {
     /// Rewrites the config file (atomically) and waits until the edge applied it (it
     /// watches the file).
     pub fn reload(&mut self, config: Config) {
+        let skip = self.out.len();
         self.write(&config, None);
         self.config = config;
-        self.wait_reloaded("file change");
+        self.wait_reloaded(skip, "file change");
     }
 
     /// Rewrites the config file keeping its modification time (the file watcher cannot see
     /// the change), then sends SIGHUP and waits until the edge applied it.
     pub fn reload_by_sighup(&mut self, config: Config) {
         let before = std::fs::metadata(&self.path).unwrap().modified().unwrap();
+        let skip = self.out.len();
         self.write(&config, Some(before));
         self.config = config;
         // Give the watcher a few rounds to (not) notice: a reload now would be a bug.
         std::thread::sleep(Duration::from_millis(600));
-        let marker = format!("generation {}", self.generation + 1);
         assert!(
-            self.out.wait_for(&marker, Duration::ZERO).is_none(),
+            self.out
+                .wait_for_after(skip, "reloaded (", Duration::ZERO)
+                .is_none(),
             "the edge reloaded a file whose modification time did not change"
         );
         self.signal(libc::SIGHUP);
-        self.wait_reloaded("SIGHUP");
+        self.wait_reloaded(skip, "SIGHUP");
     }
 
     fn write(&self, config: &Config, mtime: Option<SystemTime>) {
@@ -518,12 +523,12 @@ impl Edge {
         std::fs::rename(&tmp, &self.path).unwrap();
     }
 
-    fn wait_reloaded(&mut self, why: &str) {
-        self.generation += 1;
-        let marker = format!("generation {}", self.generation);
+    /// Waits for the first reload line printed after line `skip` (the control plane's own
+    /// changes publish generations too, so the line, not a generation number, is awaited).
+    fn wait_reloaded(&mut self, skip: usize, why: &str) {
         let line = self
             .out
-            .wait_for(&marker, Duration::from_secs(15))
+            .wait_for_after(skip, "searchgate: reloaded (", Duration::from_secs(15))
             .unwrap_or_else(|| panic!("no reload ({why}):\n{}", self.out.text()));
         assert!(line.contains(&format!("reloaded ({why})")), "{line}");
     }
@@ -691,6 +696,14 @@ impl Client {
         }
         r
     }
+}
+
+/// Sends a request the mock upstream holds until released (`.mock("hold")`), on a
+/// connection and thread of its own.
+pub fn held(edge: &Edge, t: &Tenant, path: &str) -> std::thread::JoinHandle<Response> {
+    let mut c = edge.client();
+    let req = t.req("GET", path).mock("hold");
+    std::thread::spawn(move || c.send(&req))
 }
 
 /// A request straight to an engine (no edge, no credentials).
