@@ -11,7 +11,7 @@ use std::time::Duration;
 use e2e::admin::tenant_of as tenant;
 use e2e::mock::Mock;
 use e2e::{engine_indices, es_error, eventually, held, Config, Edge, PlanSpec, Response};
-use serde_json::{json, Value};
+use serde_json::json;
 
 fn not_found(r: &Response, what: &str) {
     let (kind, reason) = es_error(r, 404);

@@ -91,6 +91,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     };
     let control = control::spawn(plane.clone(), settings, stop_control.clone())
         .map_err(|e| format!("control thread: {e}"))?;
+    if let Some(addr) = config.edge.metrics {
+        let bound = super::metrics_http::spawn(addr, shared.clone())
+            .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
+        println!("searchgate: metrics http://{bound}/metrics");
+    }
     let workers = spawn_workers(driver, threads, &shared, per_worker)?;
     let admin = match &config.admin {
         Some(a) => {

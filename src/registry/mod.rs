@@ -28,6 +28,7 @@ use crate::tenancy::{Prefix, TenancyKey};
 
 pub mod catalog;
 pub mod diff;
+mod directory;
 pub mod runtime;
 pub mod seed;
 pub mod state;
