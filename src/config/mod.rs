@@ -396,7 +396,8 @@ impl Config {
             if a.tls_cert.is_some() != a.tls_key.is_some() {
                 return Err("admin: `tls_cert` and `tls_key` go together".into());
             }
-            if Some(a.listen) == e.http || Some(a.listen) == e.https {
+            let taken = [e.http, e.https].into_iter().flatten();
+            if a.listen.port() != 0 && taken.into_iter().any(|l| l == a.listen) {
                 return Err("admin.listen: must not be a customer listener".into());
             }
             if !valid_label(&a.default_region) {
