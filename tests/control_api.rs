@@ -152,8 +152,10 @@ fn modes_with_reasons_until_and_if_match() {
         },
     );
     assert_eq!(done.status, 200);
-    let shown = admin.show(&id);
-    assert_eq!(shown["mode"], "normal");
+    // Requests see the end at `until`; the control loop records it in the store right after.
+    eventually("the end to be recorded", Duration::from_secs(10), || {
+        (admin.show(&id)["mode"] == "normal").then_some(())
+    });
     assert_eq!(c.opened, 1);
     let audit = admin
         .call("GET", &format!("/v1/audit?cluster={id}"), None)
