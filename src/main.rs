@@ -29,6 +29,8 @@ enum Command {
     Plan(Box<searchgate::tools::planner::PlanArgs>),
     /// Latency distribution of an interval log or a load test: percentiles, table, SVG plot.
     Latency(Box<searchgate::tools::latency::LatencyArgs>),
+    /// The admin API from the command line: clusters, plans, modes, rotation, audit.
+    Admin(searchgate::tools::admin::AdminArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,5 +42,6 @@ fn main() -> ExitCode {
         Some(Command::LoadSite(args)) => searchgate::tools::loadsite::run(*args),
         Some(Command::Plan(args)) => searchgate::tools::planner::run(*args),
         Some(Command::Latency(args)) => searchgate::tools::latency::run(*args),
+        Some(Command::Admin(args)) => searchgate::tools::admin::run(args),
     }
 }
