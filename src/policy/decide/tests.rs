@@ -187,7 +187,7 @@ fn run(dir: &Clusters, raw: &[u8], sni: Option<&str>, max_body: u64) -> Want {
     let listener = Listener { sni, max_body };
     let mut out = Targets::default();
     match decide(dir, &h, raw, &listener, Instant::now(), &mut out) {
-        Err(e) => Want::Refuse(e),
+        Err(r) => Want::Refuse(r.error),
         Ok(d) => Want::Forward {
             cluster: d.cluster.id,
             class: d.class,
@@ -548,4 +548,50 @@ fn the_bulk_limit_and_the_created_index() {
     assert_eq!(created_index(b"/books"), b"books");
     assert_eq!(created_index(b"/a%2Fb?wait_for_active_shards=1"), b"a%2Fb");
     assert_eq!(created_index(b"/"), b"");
+}
+
+// issue 13: a refusal counts for the cluster once its credentials opened one (413 on the
+// Content-Length, a blocked endpoint, a mode refusal), never before (a wrong password, an
+// unknown host): a client without credentials must not move a cluster's figures.
+#[test]
+fn refusals_name_the_cluster_only_after_authentication() {
+    let refused = |dir: &Clusters, raw: Vec<u8>| -> (EdgeError, Option<&'static str>) {
+        let mut h = RequestHead::new();
+        assert_eq!(h.parse(&raw, &HeadLimits::default()), Ok(true));
+        let listener = Listener {
+            sni: None,
+            max_body: 1000,
+        };
+        let mut out = Targets::default();
+        let r = decide(dir, &h, &raw, &listener, Instant::now(), &mut out).unwrap_err();
+        (r.error, r.cluster.map(|c| c.id))
+    };
+    let dir = clusters();
+    let big = head(
+        "POST /books/_doc HTTP/1.1",
+        ACME,
+        "acme",
+        &["Content-Length: 1001"],
+    );
+    assert_eq!(refused(&dir, big), (E::BodyTooLarge(1000), Some("acme")));
+    let blocked = head("GET /_snapshot HTTP/1.1", ACME, "acme", &[]);
+    assert_eq!(
+        refused(&dir, blocked),
+        (E::NotImplemented("_snapshot".into()), Some("acme"))
+    );
+    let wrong = head("GET / HTTP/1.1", ACME, "wrong", &[]);
+    assert_eq!(refused(&dir, wrong), (E::AuthRequired, None));
+    let nowhere = head(
+        "GET / HTTP/1.1",
+        "nobody.us-east-1.example.test",
+        "acme",
+        &[],
+    );
+    assert_eq!(refused(&dir, nowhere).1, None);
+    let read_only = Clusters(vec![cluster("acme", Mode::ReadOnly(SetBy::Operator))]);
+    let update = head("PUT /books HTTP/1.1", ACME, "acme", &[]);
+    assert_eq!(
+        refused(&read_only, update),
+        (E::ReadOnly(None), Some("acme"))
+    );
 }
