@@ -127,7 +127,7 @@ fn agent() -> ureq::Agent {
     config.build().new_agent()
 }
 
-/// A path segment, percent-encoded.
+/// A path segment or query value, percent-encoded (all but the unreserved characters).
 pub fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| {
