@@ -31,6 +31,12 @@ fn traffic(a: &Api, id: &str, n: u64) {
     a.observe.hub.absorb_at(&mut core, SystemTime::now());
 }
 
+/// A new cluster's id.
+fn new_cluster(a: &Api) -> String {
+    let r = create(a, json!({"plan": "small"}));
+    r.body["id"].as_str().expect("an id").to_string()
+}
+
 fn reason(r: &Response) -> String {
     r.body["error"]["reason"]
         .as_str()
@@ -43,10 +49,7 @@ fn reason(r: &Response) -> String {
 fn metrics_need_the_token_and_render_the_hub_and_the_allowances() {
     let dir = tempfile::tempdir().unwrap();
     let a = api(dir.path());
-    let id = create(&a, json!({"plan": "small"})).body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = new_cluster(&a);
     traffic(&a, &id, 100);
     let mut anonymous = req(Method::Get, "/metrics", None);
     anonymous.authorization = None;
@@ -94,10 +97,7 @@ fn metrics_refuse_parameters_and_other_methods() {
 fn the_latency_report_of_a_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let a = api(dir.path());
-    let id = create(&a, json!({"plan": "small"})).body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = new_cluster(&a);
     traffic(&a, &id, 1000);
     let r = get(&a, &format!("/v1/clusters/{id}/latency?window=5m"));
     assert_eq!(r.status, 200, "{}", r.body);
@@ -128,10 +128,7 @@ fn the_latency_report_of_a_cluster() {
     // No window: five minutes. A cluster without traffic: an empty report.
     let r = get(&a, &format!("/v1/clusters/{id}/latency"));
     assert_eq!(r.body["window_secs"], 300);
-    let quiet = create(&a, json!({"plan": "small"})).body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let quiet = new_cluster(&a);
     let r = get(&a, &format!("/v1/clusters/{quiet}/latency?window=1h"));
     assert_eq!(r.status, 200);
     assert_eq!(r.body["total"]["count"], 0);
@@ -142,10 +139,7 @@ fn the_latency_report_of_a_cluster() {
 fn latency_refusals_are_clear() {
     let dir = tempfile::tempdir().unwrap();
     let a = api(dir.path());
-    let id = create(&a, json!({"plan": "small"})).body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = new_cluster(&a);
     let r = get(&a, "/v1/clusters/nosuch/latency?window=5m");
     assert_eq!(r.status, 404);
     assert_eq!(r.body["error"]["type"], "not_found");
