@@ -61,6 +61,9 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
         Query::Match { .. } | Query::MatchPhrase { .. } | Query::MultiMatch { .. } => {
             full_text(q, ctx)?
         }
+        Query::MatchBoolPrefix { .. } | Query::CombinedFields { .. } | Query::TermsSet { .. } => {
+            super::more::compile_more(q, ctx)?
+        }
         Query::Bool {
             must,
             should,
@@ -172,6 +175,21 @@ fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             let per = |f: &str| regex_field(ctx, f, &re, value, false);
             boosted(over_fields(ctx, field, true, &per)?, *boost)
         }
+        Query::Regexp {
+            field,
+            value,
+            case_insensitive,
+            boost,
+        } => {
+            let re = super::patterns::lucene_regex(value)?;
+            let re = if *case_insensitive {
+                format!("(?i){re}")
+            } else {
+                re
+            };
+            let per = |f: &str| super::patterns::regexp_field(ctx, f, &re);
+            boosted(over_fields(ctx, field, true, &per)?, *boost)
+        }
         Query::Ids { values, boost } => {
             let ts: Vec<Term> = values
                 .iter()
@@ -184,7 +202,7 @@ fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
 }
 
 /// Runs `per` on a field or on each field a pattern expands to (best score wins).
-fn over_fields(
+pub(super) fn over_fields(
     ctx: &Ctx<'_>,
     field: &str,
     lenient: bool,
@@ -239,7 +257,7 @@ fn exact_kw(ctx: &Ctx<'_>, path: &str, kind: LeafKind, v: &Value) -> EngineResul
     })
 }
 
-fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpts) -> EngineResult<Q> {
+pub(super) fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpts) -> EngineResult<Q> {
     match target::target(ctx, f) {
         Target::Text {
             field,
@@ -266,7 +284,7 @@ fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpts) -> Engin
     }
 }
 
-fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
+pub(super) fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
     match terms.len() {
         0 if opts.zero_terms_all => Box::new(AllQuery),
         0 => empty(),
@@ -361,7 +379,7 @@ fn multi_match(
     })
 }
 
-fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<Q> {
+pub(super) fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<Q> {
     Ok(match target::target(ctx, f) {
         Target::Text { field, path, .. } => {
             term_q(target::text_term(field, path.as_deref(), &as_text(value)))
@@ -432,7 +450,7 @@ fn bound_terms(
     Ok((lo, hi))
 }
 
-fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
+pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
     if b.gt.is_none() && b.gte.is_none() && b.lt.is_none() && b.lte.is_none() {
         return Ok(exists(ctx, f));
     }

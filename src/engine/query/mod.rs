@@ -8,6 +8,7 @@
 pub mod automaton;
 pub mod compile;
 pub mod datemath;
+mod more;
 pub mod parse;
 mod patterns;
 pub mod query_string;
@@ -146,6 +147,34 @@ pub enum Query {
     },
     Ids {
         values: Vec<String>,
+        boost: f32,
+    },
+    /// `regexp` (Lucene syntax, translated; `case_insensitive`).
+    Regexp {
+        field: String,
+        value: String,
+        case_insensitive: bool,
+        boost: f32,
+    },
+    /// `match_bool_prefix`: analyzed terms, the last one as a prefix.
+    MatchBoolPrefix {
+        field: String,
+        query: String,
+        opts: MatchOpts,
+        boost: f32,
+    },
+    /// `combined_fields`: the terms looked up over several text fields as one.
+    CombinedFields {
+        fields: Vec<BoostedField>,
+        query: String,
+        opts: MatchOpts,
+        boost: f32,
+    },
+    /// `terms_set` with `minimum_should_match_field`.
+    TermsSet {
+        field: String,
+        values: Vec<Value>,
+        msm_field: String,
         boost: f32,
     },
     Bool {

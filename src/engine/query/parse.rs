@@ -56,6 +56,10 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
             boost,
         }),
         "ids" => parse_ids(body),
+        "regexp" => parse_regexp(body),
+        "match_bool_prefix" => parse_bool_prefix(body),
+        "combined_fields" => parse_combined(body),
+        "terms_set" => parse_terms_set(body),
         "bool" => parse_bool(body),
         "query_string" | "simple_query_string" => parse_qs(body, name),
         "constant_score" => parse_constant_score(body),
@@ -431,6 +435,137 @@ fn parse_ids(body: &Value) -> EngineResult<Query> {
     }
     Ok(Query::Ids {
         values: values.ok_or_else(|| err("[ids] query, no ids values provided"))?,
+        boost,
+    })
+}
+
+fn parse_regexp(body: &Value) -> EngineResult<Query> {
+    let (field, v, mut boost) = single_field(body, "regexp")?;
+    let mut case_insensitive = false;
+    let value = match v {
+        Value::Object(o) => {
+            let mut value = None;
+            for (k, val) in o {
+                match k.as_str() {
+                    "value" => value = Some(value_text(val)),
+                    "boost" => boost = parse_boost(val, "regexp")?,
+                    "case_insensitive" => case_insensitive = val.as_bool().unwrap_or(false),
+                    "flags" => check_regexp_flags(val)?,
+                    "flags_value" | "max_determinized_states" | "rewrite" | "_name" => {}
+                    other => return Err(err(format!("[regexp] query does not support [{other}]"))),
+                }
+            }
+            value.ok_or_else(|| err("[regexp] query requires a [value]"))?
+        }
+        other => value_text(other),
+    };
+    Ok(Query::Regexp {
+        field: field.clone(),
+        value,
+        case_insensitive,
+        boost,
+    })
+}
+
+/// `flags` of `regexp`: `ALL` (the default) and `NONE` and the named operators are known;
+/// the translation supports the default operator set.
+fn check_regexp_flags(v: &Value) -> EngineResult<()> {
+    let s = v.as_str().unwrap_or("");
+    for f in s.split('|').map(str::trim).filter(|f| !f.is_empty()) {
+        match f.to_ascii_uppercase().as_str() {
+            "ALL" | "NONE" | "ANYSTRING" | "EMPTY" | "INTERVAL" | "INTERSECTION"
+            | "COMPLEMENT" => {}
+            other => return Err(err(format!("Unknown regexp flag [{other}]"))),
+        }
+    }
+    Ok(())
+}
+
+fn parse_bool_prefix(body: &Value) -> EngineResult<Query> {
+    let name = "match_bool_prefix";
+    let (field, v, mut boost) = single_field(body, name)?;
+    let mut opts = MatchOpts::default();
+    let query = match v {
+        Value::Object(o) => {
+            let mut q = None;
+            for (k, val) in o {
+                match k.as_str() {
+                    "query" => q = Some(value_text(val)),
+                    "boost" => boost = parse_boost(val, name)?,
+                    _ if match_opt(&mut opts, k, val, name)? => {}
+                    other => return Err(err(format!("[{name}] query does not support [{other}]"))),
+                }
+            }
+            q.ok_or_else(|| err("No text specified for text query"))?
+        }
+        other => value_text(other),
+    };
+    Ok(Query::MatchBoolPrefix {
+        field: field.clone(),
+        query,
+        opts,
+        boost,
+    })
+}
+
+fn parse_combined(body: &Value) -> EngineResult<Query> {
+    let name = "combined_fields";
+    let (mut query, mut fields, mut boost) = (None, vec![], 1.0);
+    let mut opts = MatchOpts::default();
+    for (k, v) in as_obj(body, name)? {
+        match k.as_str() {
+            "query" => query = Some(value_text(v)),
+            "fields" => fields = parse_fields(v, name)?,
+            "boost" => boost = parse_boost(v, name)?,
+            "operator" => opts.operator = parse_operator(v, name)?,
+            "minimum_should_match" => opts.msm = Some(parse_msm(v)?),
+            "zero_terms_query" => opts.zero_terms_all = v.as_str() == Some("all"),
+            "auto_generate_synonyms_phrase_query" | "_name" => {}
+            other => return Err(err(format!("[{name}] query does not support [{other}]"))),
+        }
+    }
+    if fields.is_empty() {
+        return Err(err("[combined_fields] requires 'fields' to be provided"));
+    }
+    Ok(Query::CombinedFields {
+        fields,
+        query: query.ok_or_else(|| err("[combined_fields] requires 'query' to be provided"))?,
+        opts,
+        boost,
+    })
+}
+
+fn parse_terms_set(body: &Value) -> EngineResult<Query> {
+    let name = "terms_set";
+    let (field, v, mut boost) = single_field(body, name)?;
+    let o = as_obj(v, name)?;
+    let (mut values, mut msm_field) = (None, None);
+    for (k, val) in o {
+        match k.as_str() {
+            "terms" => values = val.as_array().cloned(),
+            "minimum_should_match_field" => msm_field = val.as_str().map(String::from),
+            "minimum_should_match_script" => {
+                return Err(EngineError::IllegalArgument(
+                    "[terms_set] [minimum_should_match_script] is not supported by this engine; use [minimum_should_match_field]".into(),
+                ))
+            }
+            "boost" => boost = parse_boost(val, name)?,
+            "_name" => {}
+            other => return Err(err(format!("[{name}] query does not support [{other}]"))),
+        }
+    }
+    let values = values.ok_or_else(|| err("[terms_set] requires [terms]"))?;
+    if values.len() > 64 {
+        return Err(EngineError::IllegalArgument(
+            "[terms_set] with more than 64 terms is not supported by this engine".into(),
+        ));
+    }
+    Ok(Query::TermsSet {
+        field: field.clone(),
+        values,
+        msm_field: msm_field.ok_or_else(|| {
+            err("No minimum should match has been specified")
+        })?,
         boost,
     })
 }

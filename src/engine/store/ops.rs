@@ -48,6 +48,8 @@ pub struct Outcome {
 pub enum Update {
     Noop,
     Write { source: Vec<u8>, doc: IndexedDoc },
+    /// A script set `ctx.op = 'delete'`.
+    Delete,
 }
 
 /// The update function: current source (None: missing) -> decision.
