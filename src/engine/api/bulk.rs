@@ -119,8 +119,20 @@ fn apply_meta(
             "if_primary_term" => item.cond.if_primary_term = v.as_u64(),
             "version" | "_version" => version = v.as_u64(),
             "version_type" | "_version_type" => version_type = meta_str(v).unwrap_or_default(),
-            "retry_on_conflict" | "_retry_on_conflict" | "pipeline" | "require_alias"
-            | "_source" => {}
+            // updates run under the shard's lock: they never conflict with themselves
+            "retry_on_conflict" | "_retry_on_conflict" => {}
+            "require_alias" | "_source" if v == &Value::Bool(false) => {}
+            "pipeline" => {
+                return Err(EngineError::IllegalArgument(format!(
+                    "pipeline with id [{}] does not exist (this engine has no ingest pipelines)",
+                    meta_str(v).unwrap_or_default()
+                )))
+            }
+            "require_alias" | "_source" => {
+                return Err(EngineError::IllegalArgument(format!(
+                    "Action/metadata line [{n}]: [{k}] is not supported by this engine"
+                )))
+            }
             other => {
                 return Err(EngineError::IllegalArgument(format!(
                     "Action/metadata line [{n}] contains an unknown parameter [{other}]"
@@ -219,6 +231,10 @@ pub fn bulk(
     type_name: Option<&str>,
 ) -> ApiResult {
     let started = Instant::now();
+    req.params.check(
+        &req.path,
+        &["refresh", "routing", "timeout", "wait_for_active_shards", "type"],
+    )?;
     let refresh = req.params.refresh()?;
     let routing = req.params.get("routing").map(String::from);
     let d = Defaults {

@@ -19,7 +19,7 @@ use super::{ApiResult, Engine, Request, Response};
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::query::parse_query;
 use crate::engine::script::{parse_script, Op, Script};
-use crate::engine::search::snapshot::{snapshot, SnapDoc};
+use crate::engine::search::snapshot::{snapshot, SnapDoc, Snapshot};
 use crate::engine::search::SearchRequest;
 use crate::engine::store::index::IndexHandle;
 use crate::engine::store::shard::{Cond, DocResult};
@@ -265,6 +265,38 @@ fn targets(engine: &Engine, index: &str, params: &Params) -> EngineResult<Vec<Ar
     engine.store.resolve(index, opts)
 }
 
+/// Goes through the matches of `snap` in batches of `size`: `make` turns a match into a
+/// write (None: a no-op, counted); each batch is written and counted; the run stops after
+/// a batch with failures.
+fn run_batches(
+    engine: &Engine,
+    snap: &Snapshot,
+    size: usize,
+    abort: bool,
+    make: &mut dyn FnMut(&SnapDoc) -> EngineResult<Option<WriteItem>>,
+) -> EngineResult<Tally> {
+    let mut t = Tally {
+        total: snap.docs.len() as u64,
+        ..Tally::default()
+    };
+    let mut n = 0;
+    while n < snap.docs.len() {
+        let end = (n + size).min(snap.docs.len());
+        let mut items = Vec::new();
+        for i in n..end {
+            match make(&snap.doc(i)?)? {
+                Some(item) => items.push(item),
+                None => t.noops += 1,
+            }
+        }
+        n = end;
+        if !write_batch(engine, items, &mut t, abort)? {
+            break;
+        }
+    }
+    Ok(t)
+}
+
 /// `POST /<indices>/_delete_by_query`.
 pub fn delete_by_query(engine: &Engine, req: &mut Request<'_>, index: &str) -> ApiResult {
     let started = Instant::now();
@@ -276,25 +308,9 @@ pub fn delete_by_query(engine: &Engine, req: &mut Request<'_>, index: &str) -> A
     let q = parse_by_query(body.as_ref(), &req.params, false)?;
     let indices = targets(engine, index, &req.params)?;
     let snap = snapshot(&indices, &q.sr, q.max_docs)?;
-    let mut t = Tally {
-        total: snap.docs.len() as u64,
-        ..Tally::default()
-    };
-    let size = batch_size(&req.params)?;
-    let mut n = 0;
-    while n < snap.docs.len() {
-        let end = (n + size).min(snap.docs.len());
-        let items = (n..end)
-            .map(|i| {
-                let d = snap.doc(i)?;
-                Ok(item(Action::Delete, &d, &d.index.name, vec![], same_version(&d)))
-            })
-            .collect::<EngineResult<Vec<_>>>()?;
-        n = end;
-        if !write_batch(engine, items, &mut t, q.abort)? {
-            break;
-        }
-    }
+    let t = run_batches(engine, &snap, batch_size(&req.params)?, q.abort, &mut |d| {
+        Ok(Some(item(Action::Delete, d, &d.index.name, vec![], same_version(d))))
+    })?;
     refresh_all(engine, req, &indices)?;
     Ok(t.render(started, "delete"))
 }
@@ -323,27 +339,10 @@ pub fn update_by_query(engine: &Engine, req: &mut Request<'_>, index: &str) -> A
     let q = parse_by_query(body.as_ref(), &req.params, true)?;
     let indices = targets(engine, index, &req.params)?;
     let snap = snapshot(&indices, &q.sr, q.max_docs)?;
-    let mut t = Tally {
-        total: snap.docs.len() as u64,
-        ..Tally::default()
-    };
-    let size = batch_size(&req.params)?;
-    let mut n = 0;
-    while n < snap.docs.len() {
-        let end = (n + size).min(snap.docs.len());
-        let mut items = Vec::new();
-        for i in n..end {
-            let d = snap.doc(i)?;
-            match scripted(q.script.as_ref(), &d, &d.index.name)? {
-                Some((a, src)) => items.push(item(a, &d, &d.index.name, src, same_version(&d))),
-                None => t.noops += 1,
-            }
-        }
-        n = end;
-        if !write_batch(engine, items, &mut t, q.abort)? {
-            break;
-        }
-    }
+    let t = run_batches(engine, &snap, batch_size(&req.params)?, q.abort, &mut |d| {
+        Ok(scripted(q.script.as_ref(), d, &d.index.name)?
+            .map(|(a, src)| item(a, d, &d.index.name, src, same_version(d))))
+    })?;
     refresh_all(engine, req, &indices)?;
     Ok(t.render(started, "update"))
 }
@@ -460,35 +459,20 @@ pub fn reindex(engine: &Engine, req: &mut Request<'_>) -> ApiResult {
         )]));
     }
     let snap = snapshot(&indices, &r.query, r.max_docs)?;
-    let mut t = Tally {
-        total: snap.docs.len() as u64,
-        ..Tally::default()
-    };
-    let mut n = 0;
-    while n < snap.docs.len() {
-        let end = (n + r.batch).min(snap.docs.len());
-        let mut items = Vec::new();
-        for i in n..end {
-            let d = snap.doc(i)?;
-            let Some((action, src)) = scripted(r.script.as_ref(), &d, &r.dest)? else {
-                t.noops += 1;
-                continue;
-            };
-            let action = match action {
-                Action::Index if r.create => Action::Create,
-                a => a,
-            };
-            let cond = Cond {
-                external: r.external.then_some((d.version, false)),
-                ..Cond::default()
-            };
-            items.push(item(action, &d, &r.dest, src, cond));
-        }
-        n = end;
-        if !write_batch(engine, items, &mut t, r.abort)? {
-            break;
-        }
-    }
+    let t = run_batches(engine, &snap, r.batch, r.abort, &mut |d| {
+        let Some((action, src)) = scripted(r.script.as_ref(), d, &r.dest)? else {
+            return Ok(None);
+        };
+        let action = match action {
+            Action::Index if r.create => Action::Create,
+            a => a,
+        };
+        let cond = Cond {
+            external: r.external.then_some((d.version, false)),
+            ..Cond::default()
+        };
+        Ok(Some(item(action, d, &r.dest, src, cond)))
+    })?;
     if req.params.refresh()? != RefreshPolicy::None {
         if let Some(h) = engine.store.get(&r.dest) {
             h.refresh(&engine.store.wal)?;

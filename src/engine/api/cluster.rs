@@ -131,6 +131,15 @@ pub fn health(engine: &Engine, index: Option<&str>, params: &Params) -> ApiResul
 
 /// A `_cat` answer: JSON or the text table.
 pub(super) fn cat_response(cols: &[cat::Column], rows: Vec<Vec<Cell>>, params: &Params) -> ApiResult {
+    params.check(
+        "/_cat",
+        &["v", "h", "s", "format", "bytes", "help", "health", "local", "master_timeout", "time", "expand_wildcards", "include_unloaded_segments", "pri"],
+    )?;
+    if params.flag("pri") {
+        return Err(EngineError::IllegalArgument(
+            "[pri] columns are not supported by this engine: every size shown is of primaries".into(),
+        ));
+    }
     if params.flag("help") {
         let mut out = String::new();
         for c in cols {

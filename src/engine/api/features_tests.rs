@@ -48,34 +48,7 @@ fn books(e: &Engine) {
 }
 
 fn with_headers(e: &Engine, method: Method, target: &str, body: &str, ct: Option<&str>, accept: Option<&str>) -> Reply {
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let mut reader: &[u8] = body.as_bytes();
-    let mut req = Request {
-        method,
-        path: path.to_string(),
-        segments: params::segments(path.as_bytes()),
-        params: Params::parse(Some(query.as_bytes())),
-        content_type: ct.map(String::from),
-        accept: accept.map(String::from),
-        has_body: !body.is_empty(),
-        body: &mut reader,
-    };
-    let resp = e.handle(&mut req);
-    let body = match resp.body {
-        Body::Bytes(b) => b,
-        Body::Empty => vec![],
-        Body::Stream(f) => {
-            let mut out = Vec::new();
-            f(&mut out).unwrap();
-            out
-        }
-    };
-    Reply {
-        status: resp.status,
-        content_type: resp.content_type,
-        headers: resp.headers,
-        body,
-    }
+    super::tests::call_full(e, method, target, body, ct, accept)
 }
 
 // Issue 14: the Node.js client 9 sends a compatible-with list in Accept.

@@ -329,6 +329,8 @@ impl Engine {
 #[cfg(test)]
 mod features_tests;
 #[cfg(test)]
+mod more_tests;
+#[cfg(test)]
 mod scroll_tests;
 #[cfg(test)]
 mod tests;

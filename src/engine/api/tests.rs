@@ -53,6 +53,18 @@ pub(super) fn call_ct(
     body: &str,
     ct: Option<&str>,
 ) -> Reply {
+    call_full(e, method, target, body, ct, None)
+}
+
+/// A request with its Content-Type and Accept headers.
+pub(super) fn call_full(
+    e: &Engine,
+    method: Method,
+    target: &str,
+    body: &str,
+    ct: Option<&str>,
+    accept: Option<&str>,
+) -> Reply {
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p, Some(q)),
         None => (target, None),
@@ -64,7 +76,7 @@ pub(super) fn call_ct(
         segments: segments(path.as_bytes()),
         params: Params::parse(query.map(str::as_bytes)),
         content_type: ct.map(String::from),
-        accept: None,
+        accept: accept.map(String::from),
         has_body: !body.is_empty(),
         body: &mut reader,
     };

@@ -195,27 +195,51 @@ fn value_text(v: &Value) -> String {
     }
 }
 
-fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
+/// `{field: text}` or `{field: {<key>: text, boost, _name, ...}}`: the field, the text and
+/// the boost; other options go to `opt`, which says whether it knew them.
+fn text_query(
+    body: &Value,
+    name: &str,
+    key: &str,
+    opt: &mut dyn FnMut(&str, &Value) -> EngineResult<bool>,
+) -> EngineResult<(String, String, f32)> {
     let (field, v, mut boost) = single_field(body, name)?;
-    let mut slop = 0;
-    let query = match v {
+    let text = match v {
         Value::Object(o) => {
             let mut q = None;
             for (k, val) in o {
                 match k.as_str() {
-                    "query" => q = Some(value_text(val)),
-                    "slop" => slop = val.as_u64().unwrap_or(0) as u32,
+                    k if k == key => q = Some(value_text(val)),
                     "boost" => boost = parse_boost(val, name)?,
-                    "analyzer" | "max_expansions" | "zero_terms_query" | "_name" => {}
+                    "_name" => {}
+                    other if opt(other, val)? => {}
                     other => return Err(err(format!("[{name}] query does not support [{other}]"))),
                 }
             }
-            q.ok_or_else(|| err("No text specified for text query"))?
+            q.ok_or_else(|| match key {
+                "query" => err("No text specified for text query"),
+                _ => err(format!("[{name}] query requires a [{key}]")),
+            })?
         }
         other => value_text(other),
     };
+    Ok((field.clone(), text, boost))
+}
+
+fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
+    let mut slop = 0;
+    let (field, query, boost) = text_query(body, name, "query", &mut |k, v| {
+        Ok(match k {
+            "slop" => {
+                slop = v.as_u64().unwrap_or(0) as u32;
+                true
+            }
+            "analyzer" | "max_expansions" | "zero_terms_query" => true,
+            _ => false,
+        })
+    })?;
     Ok(Query::MatchPhrase {
-        field: field.clone(),
+        field,
         query,
         slop,
         prefix,
@@ -440,27 +464,23 @@ fn parse_ids(body: &Value) -> EngineResult<Query> {
 }
 
 fn parse_regexp(body: &Value) -> EngineResult<Query> {
-    let (field, v, mut boost) = single_field(body, "regexp")?;
     let mut case_insensitive = false;
-    let value = match v {
-        Value::Object(o) => {
-            let mut value = None;
-            for (k, val) in o {
-                match k.as_str() {
-                    "value" => value = Some(value_text(val)),
-                    "boost" => boost = parse_boost(val, "regexp")?,
-                    "case_insensitive" => case_insensitive = val.as_bool().unwrap_or(false),
-                    "flags" => check_regexp_flags(val)?,
-                    "flags_value" | "max_determinized_states" | "rewrite" | "_name" => {}
-                    other => return Err(err(format!("[regexp] query does not support [{other}]"))),
-                }
+    let (field, value, boost) = text_query(body, "regexp", "value", &mut |k, v| {
+        Ok(match k {
+            "case_insensitive" => {
+                case_insensitive = v.as_bool().unwrap_or(false);
+                true
             }
-            value.ok_or_else(|| err("[regexp] query requires a [value]"))?
-        }
-        other => value_text(other),
-    };
+            "flags" => {
+                check_regexp_flags(v)?;
+                true
+            }
+            "flags_value" | "max_determinized_states" | "rewrite" => true,
+            _ => false,
+        })
+    })?;
     Ok(Query::Regexp {
-        field: field.clone(),
+        field,
         value,
         case_insensitive,
         boost,
@@ -483,25 +503,11 @@ fn check_regexp_flags(v: &Value) -> EngineResult<()> {
 
 fn parse_bool_prefix(body: &Value) -> EngineResult<Query> {
     let name = "match_bool_prefix";
-    let (field, v, mut boost) = single_field(body, name)?;
     let mut opts = MatchOpts::default();
-    let query = match v {
-        Value::Object(o) => {
-            let mut q = None;
-            for (k, val) in o {
-                match k.as_str() {
-                    "query" => q = Some(value_text(val)),
-                    "boost" => boost = parse_boost(val, name)?,
-                    _ if match_opt(&mut opts, k, val, name)? => {}
-                    other => return Err(err(format!("[{name}] query does not support [{other}]"))),
-                }
-            }
-            q.ok_or_else(|| err("No text specified for text query"))?
-        }
-        other => value_text(other),
-    };
+    let (field, query, boost) =
+        text_query(body, name, "query", &mut |k, v| match_opt(&mut opts, k, v, name))?;
     Ok(Query::MatchBoolPrefix {
-        field: field.clone(),
+        field,
         query,
         opts,
         boost,

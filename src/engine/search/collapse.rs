@@ -11,7 +11,6 @@ use std::collections::HashMap;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::StrColumn;
-use tantivy::query::EnableScoring;
 use tantivy::{DocAddress, DocId, Score, Searcher, SegmentOrdinal, SegmentReader};
 
 use super::sort::{cmp_keys, Key, KeyKind, SortCollector, SortSegmentCollector, SortValue};
@@ -141,16 +140,7 @@ pub(super) fn search_shard(
     }];
     let keys: &[Key] = if job.score_order { &score_key } else { job.keys };
     let scoring = keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
-    let enable = if scoring {
-        EnableScoring::enabled_from_searcher(searcher)
-    } else {
-        EnableScoring::disabled_from_searcher(searcher)
-    };
-    let weight = p.hits_query.weight(enable)?;
-    let mut total = 0u64;
-    for seg in searcher.segment_readers() {
-        total += weight.count(seg)? as u64;
-    }
+    let (weight, total) = super::weight_and_total(p, searcher, scoring)?;
     let collector = GroupCollector {
         inner: SortCollector::new(keys.to_vec(), job.limit, searcher, at.pos),
         column: format!("{F_KW}.{field}"),

@@ -164,15 +164,12 @@ struct ShardJob<'a> {
     keys: &'a [Key],
 }
 
-/// Total hits and top candidates of one shard. One weight serves the count and the top
-/// documents, so term statistics and dictionary lookups are done once.
-fn search_shard(
+/// The weight of a plan's query on one shard (scoring when asked) and its match count.
+fn weight_and_total(
     p: &Plan,
     searcher: &Searcher,
-    at: ShardAt,
-    job: &ShardJob<'_>,
-) -> EngineResult<(u64, ShardHits)> {
-    let scoring = job.score_order || job.keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
+    scoring: bool,
+) -> EngineResult<(Box<dyn Weight>, u64)> {
     let enable = if scoring {
         EnableScoring::enabled_from_searcher(searcher)
     } else {
@@ -183,6 +180,19 @@ fn search_shard(
     for seg in searcher.segment_readers() {
         total += weight.count(seg)? as u64;
     }
+    Ok((weight, total))
+}
+
+/// Total hits and top candidates of one shard. One weight serves the count and the top
+/// documents, so term statistics and dictionary lookups are done once.
+fn search_shard(
+    p: &Plan,
+    searcher: &Searcher,
+    at: ShardAt,
+    job: &ShardJob<'_>,
+) -> EngineResult<(u64, ShardHits)> {
+    let scoring = job.score_order || job.keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
+    let (weight, total) = weight_and_total(p, searcher, scoring)?;
     if job.limit == 0 || total == 0 {
         return Ok((total, vec![]));
     }

@@ -190,34 +190,31 @@ pub(super) struct AfterSegment {
     after: Option<SegmentAfter>,
 }
 
-/// `s` as a number comparable with the ordinals of `col`: its ordinal when the segment has
-/// it, else halfway below the first larger term.
-fn virtual_ord(col: &StrColumn, s: &str) -> std::io::Result<f64> {
-    let dict = col.dictionary();
-    let mut stream = dict.range().ge(s.as_bytes()).into_stream()?;
-    if !stream.advance() {
-        return Ok(dict.num_terms() as f64 - 0.5);
-    }
-    let ord = stream.term_ord() as f64;
-    Ok(if stream.key() == s.as_bytes() {
-        ord
-    } else {
-        ord - 0.5
-    })
+/// `s` as a number comparable with the ordinals of a term dictionary: its ordinal when the
+/// dictionary has it, else halfway below the first larger term. (A macro: the fast-field
+/// and inverted-index dictionaries are different types with the same streaming methods.)
+macro_rules! virtual_ord {
+    ($dict:expr, $s:expr) => {{
+        let dict = $dict;
+        let mut stream = dict.range().ge($s.as_bytes()).into_stream()?;
+        if !stream.advance() {
+            dict.num_terms() as f64 - 0.5
+        } else if stream.key() == $s.as_bytes() {
+            stream.term_ord() as f64
+        } else {
+            stream.term_ord() as f64 - 0.5
+        }
+    }};
 }
 
-/// [`virtual_ord`] in an inverted index's term dictionary.
+/// [`virtual_ord!`] in a keyword column's dictionary.
+fn virtual_ord(col: &StrColumn, s: &str) -> std::io::Result<f64> {
+    Ok(virtual_ord!(col.dictionary(), s))
+}
+
+/// [`virtual_ord!`] in an inverted index's term dictionary.
 fn virtual_ord_in(dict: &tantivy::termdict::TermDictionary, s: &str) -> std::io::Result<f64> {
-    let mut stream = dict.range().ge(s.as_bytes()).into_stream()?;
-    if !stream.advance() {
-        return Ok(dict.num_terms() as f64 - 0.5);
-    }
-    let ord = stream.term_ord() as f64;
-    Ok(if stream.key() == s.as_bytes() {
-        ord
-    } else {
-        ord - 0.5
-    })
+    Ok(virtual_ord!(dict, s))
 }
 
 impl AfterCollector {
