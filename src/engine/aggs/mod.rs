@@ -160,6 +160,13 @@ pub fn finish(
     Ok(v)
 }
 
+/// The offset of `tz` (an offset, `UTC` or an IANA name) at `ms`, in milliseconds.
+pub fn zone_offset_ms(tz: &str, ms: i64) -> Option<i64> {
+    let z = dates::zone(tz).ok()?;
+    let t = jiff::Timestamp::from_millisecond(ms).ok()?;
+    Some(z.to_offset(t).seconds() as i64 * 1000)
+}
+
 /// Refuses a text field for aggregations, as Elasticsearch does without fielddata.
 pub(crate) fn check_not_text(mapping: &Mapping, field: &str) -> EngineResult<()> {
     if mapping.field(field).is_some_and(|i| i.kind == LeafKind::Text) {

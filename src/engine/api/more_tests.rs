@@ -192,3 +192,28 @@ fn unknown_parameters_and_filter_path() {
     assert_eq!(v["hits"], json!({"total": {"value": 12, "relation": "eq"}}));
     assert!(v.get("_shards").is_none());
 }
+
+#[test]
+fn fuzziness_analyzer_and_range_time_zones() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    events(&e);
+    let total = |q: Value| post(&e, "/ev/_search", json!({"query": q})).json()["hits"]["total"]["value"].clone();
+    assert_eq!(total(json!({"match": {"text": "evnt"}})), 0);
+    assert_eq!(total(json!({"match": {"text": {"query": "evnt", "fuzziness": "AUTO"}}})), 12);
+    assert_eq!(total(json!({"match": {"text": {"query": "evnt", "fuzziness": 0}}})), 0);
+    assert_eq!(total(json!({"query_string": {"query": "text:evnt~1"}})), 12);
+    assert_eq!(post(&e, "/ev/_search", json!({"query": {"match": {"text": {"query": "x", "fuzziness": "lots"}}}})).status, 400);
+    assert_eq!(total(json!({"match": {"text": {"query": "Event", "analyzer": "whitespace"}}})), 0, "whitespace keeps the capital");
+    assert_eq!(post(&e, "/ev/_search", json!({"query": {"match": {"text": {"query": "x", "analyzer": "my_custom"}}}})).status, 400);
+    // 2021-01-15T10:00Z is 11:00 in Paris: a local bound of 10:30 there excludes it
+    let q = |tz: Option<&str>| {
+        let mut r = json!({"gte": "2021-01-15T10:30:00", "lt": "2021-01-16"});
+        if let Some(t) = tz {
+            r["time_zone"] = json!(t);
+        }
+        total(json!({"range": {"when": r}}))
+    };
+    assert_eq!(q(None), 0);
+    assert_eq!(q(Some("Europe/Paris")), 1);
+}

@@ -264,10 +264,16 @@ pub(super) fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpt
             path,
             analyzer,
         } => {
-            let toks = target::tokens(analyzer, &as_text(query));
+            let toks = target::tokens(opts.analyzer.unwrap_or(analyzer), &as_text(query));
             let terms: Vec<Q> = toks
                 .iter()
-                .map(|(_, t)| term_q(target::text_term(field, path.as_deref(), t)))
+                .map(|(_, t)| {
+                    let term = target::text_term(field, path.as_deref(), t);
+                    match opts.fuzziness.map(|f| f.distance(t)) {
+                        Some(d) if d > 0 => Box::new(tantivy::query::FuzzyTermQuery::new(term, d, true)) as Q,
+                        _ => term_q(term),
+                    }
+                })
                 .collect();
             Ok(combine_terms(terms, opts))
         }
@@ -472,7 +478,9 @@ pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> 
                     // A number is read in the field's epoch unit (seconds for a field
                     // mapped `epoch_second`), as Elasticsearch does.
                     Value::Number(n) => date::number_to_millis(&formats, n.as_f64().unwrap_or(0.0)),
-                    other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up).ok_or_else(
+                    other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up)
+                        .map(|ms| in_zone(ms, &as_text(other), b.time_zone.as_deref()))
+                        .ok_or_else(
                         || {
                             // Named in the error: the query's format, else the field's.
                             let spec = match (&b.format, ctx.mapping.property(f)) {
@@ -510,6 +518,21 @@ pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> 
         _ => return Ok(empty()),
     };
     Ok(Box::new(RangeQuery::new(lo, hi)))
+}
+
+/// A date string without its own zone, read in `tz`: the instant it names there.
+fn in_zone(ms: i64, text: &str, tz: Option<&str>) -> i64 {
+    let Some(tz) = tz else { return ms };
+    let date = text.split("||").next().unwrap_or(text).trim();
+    let zoned = date.starts_with("now")
+        || date.ends_with('Z')
+        || date.ends_with('z')
+        || date.rfind(['+', '-']).is_some_and(|i| i > 10 && date[i..].contains(':'))
+        || date.bytes().all(|b| b.is_ascii_digit());
+    match (zoned, crate::engine::aggs::zone_offset_ms(tz, ms)) {
+        (false, Some(off)) => ms - off,
+        _ => ms,
+    }
 }
 
 fn bool_query(

@@ -146,9 +146,13 @@ fn match_opt(opts: &mut MatchOpts, k: &str, v: &Value, name: &str) -> EngineResu
         "minimum_should_match" => opts.msm = Some(parse_msm(v)?),
         "zero_terms_query" => opts.zero_terms_all = v.as_str() == Some("all"),
         "lenient" => opts.lenient = v.as_bool().unwrap_or(false),
-        "analyzer"
-        | "fuzziness"
-        | "prefix_length"
+        "fuzziness" => {
+            opts.fuzziness = Some(super::Fuzziness::parse(v).ok_or_else(|| {
+                err(format!("[{name}] failed to parse [fuzziness] value [{v}]"))
+            })?)
+        }
+        "analyzer" => opts.analyzer = Some(analyzer_named(v, name)?),
+        "prefix_length"
         | "max_expansions"
         | "fuzzy_transpositions"
         | "auto_generate_synonyms_phrase_query"
@@ -157,6 +161,21 @@ fn match_opt(opts: &mut MatchOpts, k: &str, v: &Value, name: &str) -> EngineResu
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// A search `analyzer` the engine has (custom analyzers are not).
+fn analyzer_named(v: &Value, name: &str) -> EngineResult<crate::engine::mapping::Analyzer> {
+    use crate::engine::mapping::Analyzer;
+    match v.as_str() {
+        Some("standard" | "simple" | "default") => Ok(Analyzer::Standard),
+        Some("whitespace") => Ok(Analyzer::Whitespace),
+        Some("keyword") => Ok(Analyzer::Keyword),
+        Some("english") => Ok(Analyzer::English),
+        _ => Err(EngineError::IllegalArgument(format!(
+            "[{name}] analyzer [{}] is not supported by this engine (standard, whitespace, keyword, english)",
+            v.as_str().unwrap_or_default()
+        ))),
+    }
 }
 
 fn parse_match(body: &Value) -> EngineResult<Query> {
@@ -381,7 +400,8 @@ fn parse_range(body: &Value) -> EngineResult<Query> {
             "include_upper" => incl_hi = val.and_then(|v| v.as_bool()).unwrap_or(true),
             "format" => b.format = val.and_then(|v| v.as_str().map(String::from)),
             "boost" => boost = val.map_or(Ok(1.0), |v| parse_boost(&v, "range"))?,
-            "time_zone" | "relation" | "_name" => {}
+            "time_zone" => b.time_zone = val.and_then(|v| v.as_str().map(String::from)),
+            "relation" | "_name" => {}
             other => return Err(err(format!("[range] query does not support [{other}]"))),
         }
     }
