@@ -2,7 +2,7 @@
 //! scripts: statements separated by `;`, `if (...) ... else ...` with blocks, assignment
 //! (`=`, `+=`, `-=`) to `ctx._source` fields (dotted or `['name']`) and to `ctx.op`,
 //! `ctx._source.remove('f')`, `list.add(x)`, values from `params`, literals (numbers,
-//! strings in `'` or `"`, `true`, `false`, `null`), `+ - * / %`, comparisons, `&& || !`,
+//! strings in `'` or `"`, `true`, `false`, `null`, lists `[a, b]`), `+ - * / %`, comparisons, `&& || !`,
 //! `.size()`, `.contains(x)`, `.containsKey(x)`. Anything else is refused when the script
 //! is compiled, naming what is not supported (400 `illegal_argument_exception` "failed to
 //! execute script" caused by `script_exception`, as Elasticsearch reports script errors).
@@ -40,6 +40,8 @@ enum Expr {
     /// `ctx` or `params` followed by keys.
     Path(String, Vec<Expr>),
     Method(Box<Expr>, String, Vec<Expr>),
+    /// A list literal `[a, b]`.
+    List(Vec<Expr>),
     Bin(Box<Expr>, String, Box<Expr>),
     Not(Box<Expr>),
     Neg(Box<Expr>),
@@ -310,6 +312,16 @@ impl Parser {
                 self.expect(")")?;
                 e
             }
+            Tok::Op(o) if o == "[" => {
+                let mut items = Vec::new();
+                while !self.eat("]") {
+                    items.push(self.expr()?);
+                    if !self.eat(",") && !self.is_op("]") {
+                        return Err(script_error("compile error: expected [,] or []] in a list"));
+                    }
+                }
+                Expr::List(items)
+            }
             Tok::Op(o) => return Err(unsupported(&o)),
         })
     }
@@ -454,6 +466,7 @@ impl Run<'_> {
                 binary(&l, op, &r)?
             }
             Expr::Method(target, name, args) => self.call(target, name, args)?,
+            Expr::List(items) => Value::Array(items.iter().map(|x| self.eval(x)).collect::<EngineResult<_>>()?),
         })
     }
 

@@ -114,7 +114,7 @@ fn ranges_filters_composite_metrics_and_top_hits() {
         keys.extend(b.iter().map(|x| x["key"].clone()));
         after = Some(v["c"]["after_key"].clone());
     }
-    assert_eq!(keys.len(), 6, "{keys:?}");
+    assert_eq!(keys.len(), 7, "{keys:?}");
 }
 
 #[test]
