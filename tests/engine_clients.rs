@@ -25,12 +25,19 @@ use engine_support::Engine;
 /// Python clients: a virtualenv each, with these pinned packages.
 const PYTHON_CLIENTS: &[(&str, &[&str], &str)] = &[
     ("es7", &["elasticsearch==7.17.13"], "es"),
-    ("es8", &["elasticsearch==8.19.3", "opensearch-py==3.2.0"], "both"),
+    (
+        "es8",
+        &["elasticsearch==8.19.3", "opensearch-py==3.2.0"],
+        "both",
+    ),
     ("es9", &["elasticsearch==9.5.1"], "es"),
 ];
 
 /// Node.js clients, pinned.
-const NODE_PACKAGES: &[&str] = &["@elastic/elasticsearch@9.5.1", "@opensearch-project/opensearch@3.9.0"];
+const NODE_PACKAGES: &[&str] = &[
+    "@elastic/elasticsearch@9.5.1",
+    "@opensearch-project/opensearch@3.9.0",
+];
 
 /// Features the edge answers 501 on multitenant clusters today. The tenancy work (issue
 /// 10) is enabling them: shrink this list as they land.
@@ -83,12 +90,20 @@ fn venv(name: &str, packages: &[&str]) -> PathBuf {
     let ready = python.exists() && std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted);
     if !ready {
         run(
-            Command::new("python3").args(["-m", "venv", "--clear"]).arg(&dir),
+            Command::new("python3")
+                .args(["-m", "venv", "--clear"])
+                .arg(&dir),
             "python3 -m venv (apt-get install python3-venv)",
         );
         run(
             Command::new(&python)
-                .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                ])
                 .args(packages),
             &format!("pip install {wanted}"),
         );
@@ -111,7 +126,13 @@ fn node_modules() -> PathBuf {
             run(
                 Command::new("npm")
                     .current_dir(&dir)
-                    .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--save-exact"])
+                    .args([
+                        "install",
+                        "--no-audit",
+                        "--no-fund",
+                        "--loglevel=error",
+                        "--save-exact",
+                    ])
                     .args(NODE_PACKAGES),
                 &format!("npm install {wanted} (apt-get install nodejs npm)"),
             );
@@ -123,7 +144,9 @@ fn node_modules() -> PathBuf {
 }
 
 fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(name)
 }
 
 /// Checks a flow's log: it finished, and exactly the `skip` features were refused.
@@ -147,10 +170,25 @@ fn kinds(client: &str) -> &'static [&'static str] {
     }
 }
 
-fn python_flow(python: &Path, url: &str, client: &str, ca: Option<&str>, skip: &[&str], prefix: &str) {
+fn python_flow(
+    python: &Path,
+    url: &str,
+    client: &str,
+    ca: Option<&str>,
+    skip: &[&str],
+    prefix: &str,
+) {
     let mut cmd = Command::new(python);
-    cmd.arg(script("flow.py"))
-        .args(["--url", url, "--client", client, "--prefix", prefix, "--skip", &skip.join(",")]);
+    cmd.arg(script("flow.py")).args([
+        "--url",
+        url,
+        "--client",
+        client,
+        "--prefix",
+        prefix,
+        "--skip",
+        &skip.join(","),
+    ]);
     if let Some(ca) = ca {
         cmd.args(["--ca", ca]);
     }
@@ -162,7 +200,16 @@ fn node_flow(url: &str, ca: Option<&str>, skip: &[&str], prefix: &str) {
     let mut cmd = Command::new("node");
     cmd.env("CLIENTS_NODE_MODULES", node_modules())
         .arg(script("flow.mjs"))
-        .args(["--url", url, "--client", "both", "--prefix", prefix, "--skip", &skip.join(",")]);
+        .args([
+            "--url",
+            url,
+            "--client",
+            "both",
+            "--prefix",
+            prefix,
+            "--skip",
+            &skip.join(","),
+        ]);
     if let Some(ca) = ca {
         cmd.args(["--ca", ca]);
     }
@@ -202,7 +249,11 @@ fn edge_config(dir: &Path, single: std::net::SocketAddr) -> PathBuf {
     );
     for (id, class, upstream) in [
         ("mt", "multitenant", String::new()),
-        ("st", "single-tenant", format!("upstream = [\"{single}\"]\n")),
+        (
+            "st",
+            "single-tenant",
+            format!("upstream = [\"{single}\"]\n"),
+        ),
     ] {
         text.push_str(&format!(
             "\n[[clusters]]\nid = \"{id}\"\nhostname = \"{id}\"\nregion = \"local\"\n\
@@ -234,9 +285,21 @@ fn every_client_through_the_edge() {
         if id == "mt" {
             skip.extend(MULTITENANT_SKIP.iter().filter(|f| !EDGE_SKIP.contains(f)));
         }
-        skip.sort_by_key(|f| MULTITENANT_SKIP.iter().chain(EDGE_SKIP).position(|x| x == f));
+        skip.sort_by_key(|f| {
+            MULTITENANT_SKIP
+                .iter()
+                .chain(EDGE_SKIP)
+                .position(|x| x == f)
+        });
         for (name, python, client) in &pythons {
-            python_flow(python, &url, client, Some(ca), &skip, &format!("{id}-{name}"));
+            python_flow(
+                python,
+                &url,
+                client,
+                Some(ca),
+                &skip,
+                &format!("{id}-{name}"),
+            );
         }
         node_flow(&url, Some(ca), &skip, &format!("{id}-js"));
     }

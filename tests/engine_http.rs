@@ -215,7 +215,9 @@ fn node_client_accept_list_over_the_wire() {
         Some("application/vnd.elasticsearch+json;compatible-with=9")
     );
     assert_eq!(r.header("X-Elastic-Product"), Some("Elasticsearch"));
-    c.send_raw(format!("GET /_cat/indices HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n").as_bytes());
+    c.send_raw(
+        format!("GET /_cat/indices HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n").as_bytes(),
+    );
     let r = c.read_response(Method::Get);
     assert_eq!(r.json()[0]["index"], "nodeidx", "{}", r.text());
     c.send_raw(b"GET /_search HTTP/1.1\r\nHost: x\r\nAccept: application/vnd.elasticsearch+json; compatible-with=6\r\n\r\n");

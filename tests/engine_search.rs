@@ -68,7 +68,10 @@ fn all_indices_lists_and_wildcards() {
     let e = Engine::start();
     let mut c = setup(&e);
     assert_eq!(c.get("/_search").json()["hits"]["total"]["value"], 5);
-    assert_eq!(c.get("/lib,mag/_search?q=dune").json()["hits"]["total"]["value"], 3);
+    assert_eq!(
+        c.get("/lib,mag/_search?q=dune").json()["hits"]["total"]["value"],
+        3
+    );
     assert_eq!(c.get("/m*/_search").json()["hits"]["total"]["value"], 1);
     assert_eq!(c.get("/_all/_search?size=0").json()["_shards"]["total"], 3);
     assert_eq!(c.get("/zz*/_search").json()["hits"]["total"]["value"], 0);

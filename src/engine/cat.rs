@@ -213,7 +213,9 @@ fn pick_columns(cols: &[Column], opts: &CatOpts) -> Vec<Pick> {
         if n.contains('*') {
             for (i, c) in cols.iter().enumerate() {
                 let hit = crate::engine::names::wildcard_match(n, c.name)
-                    || c.short.iter().any(|s| crate::engine::names::wildcard_match(n, s));
+                    || c.short
+                        .iter()
+                        .any(|s| crate::engine::names::wildcard_match(n, s));
                 if hit {
                     out.push((i, c.name.to_string()));
                 }

@@ -64,11 +64,17 @@ impl<'de> serde::Deserialize<'de> for FirstKey {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<FirstKey, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<FirstKey, A::Error> {
                 let first: Option<String> = m.next_key()?;
                 if first.is_some() {
                     m.next_value::<serde::de::IgnoredAny>()?;
-                    while m.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                    while m
+                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                        .is_some()
+                    {}
                 }
                 Ok(FirstKey(first))
             }
@@ -250,15 +256,19 @@ impl MsearchLines {
     }
 
     /// The next (header, body) pair, or None at the end.
-    pub fn next_pair(&mut self, body: &mut dyn BufRead) -> EngineResult<Option<(Vec<u8>, Vec<u8>)>> {
+    pub fn next_pair(
+        &mut self,
+        body: &mut dyn BufRead,
+    ) -> EngineResult<Option<(Vec<u8>, Vec<u8>)>> {
         let mut header = Vec::new();
         if !read_line(body, &mut header, "msearch", self.limit, &mut self.total)? {
             return Ok(None);
         }
-        if std::mem::take(&mut self.first) && header.is_empty() {
-            if !read_line(body, &mut header, "msearch", self.limit, &mut self.total)? {
-                return Ok(None);
-            }
+        if std::mem::take(&mut self.first)
+            && header.is_empty()
+            && !read_line(body, &mut header, "msearch", self.limit, &mut self.total)?
+        {
+            return Ok(None);
         }
         let mut b = Vec::new();
         if !read_line(body, &mut b, "msearch", self.limit, &mut self.total)? {
@@ -272,7 +282,7 @@ impl MsearchLines {
 mod tests {
     use super::*;
 
-    fn bulk_streamed(body: &[u8]) -> EngineResult<Vec<(usize, Vec<u8>, Option<Vec<u8>>)>> {
+    fn bulk_streamed(body: &[u8]) -> EngineResult<Vec<BulkItemLines>> {
         let mut r = BulkLines::new(u64::MAX);
         let mut rd: &[u8] = body;
         let mut out = Vec::new();
@@ -299,13 +309,22 @@ mod tests {
     #[test]
     fn bulk_table() {
         let ok = |v: &[(&str, Option<&str>)]| -> Result<Vec<(String, Option<String>)>, ()> {
-            Ok(v.iter().map(|(a, s)| (a.to_string(), s.map(String::from))).collect())
+            Ok(v.iter()
+                .map(|(a, s)| (a.to_string(), s.map(String::from)))
+                .collect())
         };
-        let table: Vec<(String, Result<Vec<(String, Option<String>)>, ()>)> = vec![
+        type Framed = Result<Vec<(String, Option<String>)>, ()>;
+        let table: Vec<(String, Framed)> = vec![
             (format!("{I}\n{{}}\n"), ok(&[(I, Some("{}"))])),
             (format!("\n  \n{I}\n{{}}\n"), ok(&[(I, Some("{}"))])),
-            (format!("{I}\r\n{{\"a\":1}}\r\n"), ok(&[(&format!("{I}\r"), Some("{\"a\":1}"))])),
-            (format!("{D}\n{I}\n{{}}\n"), ok(&[(D, None), (I, Some("{}"))])),
+            (
+                format!("{I}\r\n{{\"a\":1}}\r\n"),
+                ok(&[(&format!("{I}\r"), Some("{\"a\":1}"))]),
+            ),
+            (
+                format!("{D}\n{I}\n{{}}\n"),
+                ok(&[(D, None), (I, Some("{}"))]),
+            ),
             (format!("{I}\n{{}}"), Err(())),
             (format!("{I}\n{{}}\n  "), Err(())),
             (format!("{I}\n"), ok(&[])),
@@ -316,16 +335,25 @@ mod tests {
             let framed = bulk_frames(body.as_bytes()).map(|v| {
                 v.into_iter()
                     .map(|f| {
-                        let t = |r: Range<usize>| String::from_utf8(body.as_bytes()[r].to_vec()).unwrap();
+                        let t = |r: Range<usize>| {
+                            String::from_utf8(body.as_bytes()[r].to_vec()).unwrap()
+                        };
                         (t(f.action), f.source.map(t))
                     })
                     .collect::<Vec<_>>()
             });
-            assert_eq!(framed.as_ref().map_err(|_| ()), want.as_ref().map_err(|_| ()), "{body:?}");
+            assert_eq!(
+                framed.as_ref().map_err(|_| ()),
+                want.as_ref().map_err(|_| ()),
+                "{body:?}"
+            );
             let streamed = bulk_streamed(body.as_bytes()).map(|v| {
                 v.into_iter()
                     .map(|(_, a, s)| {
-                        (String::from_utf8(a).unwrap(), s.map(|s| String::from_utf8(s).unwrap()))
+                        (
+                            String::from_utf8(a).unwrap(),
+                            s.map(|s| String::from_utf8(s).unwrap()),
+                        )
                     })
                     .collect::<Vec<_>>()
             });
@@ -335,11 +363,15 @@ mod tests {
 
     #[test]
     fn msearch_table() {
-        let table: Vec<(&str, Result<Vec<(&str, &str)>, ()>)> = vec![
+        type Pairs<'a> = Result<Vec<(&'a str, &'a str)>, ()>;
+        let table: Vec<(&str, Pairs<'_>)> = vec![
             ("{}\n{}\n", Ok(vec![("{}", "{}")])),
             ("\n{}\n{}\n", Ok(vec![("{}", "{}")])),
             // a whitespace-only line is an (empty) header: the pairing does not shift
-            ("  \n{\"query\":{}}\n{\"index\":\"b\"}\n{}\n", Ok(vec![("  ", "{\"query\":{}}"), ("{\"index\":\"b\"}", "{}")])),
+            (
+                "  \n{\"query\":{}}\n{\"index\":\"b\"}\n{}\n",
+                Ok(vec![("  ", "{\"query\":{}}"), ("{\"index\":\"b\"}", "{}")]),
+            ),
             ("\n\n{}\n", Ok(vec![("", "{}")])),
             ("{}\n{}", Err(())),
             ("{}\n{}\n ", Err(())),
@@ -369,7 +401,10 @@ mod tests {
 
     #[test]
     fn first_value_ignores_what_follows() {
-        assert_eq!(first_value(b" {\"a\":1} trailing").unwrap(), Some(serde_json::json!({"a":1})));
+        assert_eq!(
+            first_value(b" {\"a\":1} trailing").unwrap(),
+            Some(serde_json::json!({"a":1}))
+        );
         assert_eq!(first_value(b"   ").unwrap(), None);
         assert!(first_value(b"{nope").is_err());
     }

@@ -211,7 +211,11 @@ mod tests {
 
     fn universe() -> Vec<IndexEntry> {
         vec![
-            idx("logs-1", true, json!({"logs": {}, "errors": {"filter": {"term": {"level": "error"}}}})),
+            idx(
+                "logs-1",
+                true,
+                json!({"logs": {}, "errors": {"filter": {"term": {"level": "error"}}}}),
+            ),
             idx("logs-2", true, json!({"logs": {"is_write_index": true}})),
             idx("books", true, json!({})),
             idx("old", false, json!({"logs": {}})),
@@ -244,14 +248,19 @@ mod tests {
             ("books,,logs-1", Err("index_not_found_exception")),
         ];
         for (expr, want) in table {
-            let want = want.clone().map(|v| v.into_iter().map(String::from).collect());
+            let want = want
+                .clone()
+                .map(|v| v.into_iter().map(String::from).collect());
             assert_eq!(names(expr, o), want.map_err(String::from), "{expr}");
         }
         let lenient = Options {
             ignore_unavailable: true,
             ..o
         };
-        assert_eq!(names("books,missing,old", lenient), Ok(vec!["books".into()]));
+        assert_eq!(
+            names("books,missing,old", lenient),
+            Ok(vec!["books".into()])
+        );
         let strict = Options {
             allow_no_indices: false,
             ..o
@@ -263,7 +272,10 @@ mod tests {
     fn alias_filters_apply_only_without_direct_access() {
         let u = universe();
         let r = resolve_expression("errors", &u, Options::default()).unwrap();
-        assert_eq!(r[0].filters, Some(vec![json!({"term": {"level": "error"}})]));
+        assert_eq!(
+            r[0].filters,
+            Some(vec![json!({"term": {"level": "error"}})])
+        );
         let r = resolve_expression("errors,logs-1", &u, Options::default()).unwrap();
         assert_eq!(r[0].filters, None);
     }
@@ -275,7 +287,10 @@ mod tests {
         assert_eq!(write_target(&u, "logs").unwrap(), Some("logs-2".into()));
         assert_eq!(write_target(&u, "errors").unwrap(), Some("logs-1".into()));
         assert_eq!(write_target(&u, "nope").unwrap(), None);
-        let two = vec![idx("a", true, json!({"x": {}})), idx("b", true, json!({"x": {}}))];
+        let two = vec![
+            idx("a", true, json!({"x": {}})),
+            idx("b", true, json!({"x": {}})),
+        ];
         assert_eq!(write_target(&two, "x").unwrap_err().status(), 400);
     }
 }

@@ -74,7 +74,9 @@ fn tokenize(src: &str) -> EngineResult<Vec<Tok>> {
             }
             let s: String = c[start..i].iter().collect();
             let float = s.contains('.');
-            let n = s.parse().map_err(|_| script_error(format!("compile error: bad number [{s}]")))?;
+            let n = s
+                .parse()
+                .map_err(|_| script_error(format!("compile error: bad number [{s}]")))?;
             out.push(Tok::Num(n, float));
         } else if ch == '\'' || ch == '"' {
             let q = ch;
@@ -106,9 +108,31 @@ fn tokenize(src: &str) -> EngineResult<Vec<Tok>> {
             };
             if !matches!(
                 op.as_str(),
-                "+=" | "-=" | "==" | "!=" | "<=" | ">=" | "&&" | "||" | "=" | "+" | "-" | "*"
-                    | "/" | "%" | "<" | ">" | "!" | "(" | ")" | "{" | "}" | "[" | "]" | "."
-                    | ";" | ","
+                "+=" | "-="
+                    | "=="
+                    | "!="
+                    | "<="
+                    | ">="
+                    | "&&"
+                    | "||"
+                    | "="
+                    | "+"
+                    | "-"
+                    | "*"
+                    | "/"
+                    | "%"
+                    | "<"
+                    | ">"
+                    | "!"
+                    | "("
+                    | ")"
+                    | "{"
+                    | "}"
+                    | "["
+                    | "]"
+                    | "."
+                    | ";"
+                    | ","
             ) {
                 return Err(unsupported(&op));
             }
@@ -196,8 +220,10 @@ impl Parser {
                     };
                     return Ok(Stmt::If(cond, then, otherwise));
                 }
-                "for" | "while" | "do" | "def" | "int" | "long" | "double" | "String" | "return"
-                | "new" | "List" | "Map" | "float" | "boolean" => return Err(unsupported(w)),
+                "for" | "while" | "do" | "def" | "int" | "long" | "double" | "String"
+                | "return" | "new" | "List" | "Map" | "float" | "boolean" => {
+                    return Err(unsupported(w))
+                }
                 _ => {}
             }
         }
@@ -209,14 +235,20 @@ impl Parser {
             _ => {
                 return match lhs {
                     Expr::Method(..) => Ok(Stmt::Call(lhs)),
-                    _ => Err(unsupported("an expression that is not an assignment or a call")),
+                    _ => Err(unsupported(
+                        "an expression that is not an assignment or a call",
+                    )),
                 }
             }
         };
         self.pos += 1;
         let target = match lhs {
             Expr::Path(root, keys) if root == "ctx" && !keys.is_empty() => keys,
-            _ => return Err(unsupported("assignment to anything but ctx._source or ctx.op")),
+            _ => {
+                return Err(unsupported(
+                    "assignment to anything but ctx._source or ctx.op",
+                ))
+            }
         };
         let rhs = self.expr()?;
         Ok(Stmt::Assign(target, op, rhs))
@@ -270,7 +302,10 @@ impl Parser {
                         args.push(self.expr()?);
                         self.eat(",");
                     }
-                    if !matches!(name.as_str(), "remove" | "add" | "size" | "contains" | "containsKey") {
+                    if !matches!(
+                        name.as_str(),
+                        "remove" | "add" | "size" | "contains" | "containsKey"
+                    ) {
                         return Err(unsupported(&format!("{name}()")));
                     }
                     e = Expr::Method(Box::new(e), name, args);
@@ -356,15 +391,25 @@ pub fn parse_script(v: &Value) -> EngineResult<Script> {
                     }
                     ("params", Value::Object(p)) => params = p.clone(),
                     ("options", _) => {}
-                    ("id", _) => return Err(EngineError::IllegalArgument("stored scripts ([id]) are not supported by this engine".into())),
+                    ("id", _) => {
+                        return Err(EngineError::IllegalArgument(
+                            "stored scripts ([id]) are not supported by this engine".into(),
+                        ))
+                    }
                     (other, _) => {
-                        return Err(EngineError::Parsing(format!("[script] unknown field [{other}]")))
+                        return Err(EngineError::Parsing(format!(
+                            "[script] unknown field [{other}]"
+                        )))
                     }
                 }
             }
             (src.ok_or_else(|| EngineError::Parsing("must specify either [source] for an inline script or [id] for a stored script".into()))?, params)
         }
-        _ => return Err(EngineError::Parsing("[script] must be a string or an object".into())),
+        _ => {
+            return Err(EngineError::Parsing(
+                "[script] must be a string or an object".into(),
+            ))
+        }
     };
     let mut p = Parser {
         toks: tokenize(&src)?,
@@ -406,17 +451,23 @@ impl Run<'_> {
 
     fn read(&mut self, root: &str, keys: &[Expr]) -> EngineResult<Value> {
         let ks = self.keys(keys)?;
-        let mut cur = if root == "ctx" { &*self.ctx } else { self.params };
+        let mut cur = if root == "ctx" {
+            &*self.ctx
+        } else {
+            self.params
+        };
         for k in &ks {
             cur = match (cur, k) {
                 (Value::Object(o), k) => match o.get(&key_str(k)?) {
                     Some(v) => v,
                     None => return Ok(Value::Null),
                 },
-                (Value::Array(a), Value::Number(n)) => match a.get(n.as_u64().unwrap_or(u64::MAX) as usize) {
-                    Some(v) => v,
-                    None => return Err(runtime("index out of bounds")),
-                },
+                (Value::Array(a), Value::Number(n)) => {
+                    match a.get(n.as_u64().unwrap_or(u64::MAX) as usize) {
+                        Some(v) => v,
+                        None => return Err(runtime("index out of bounds")),
+                    }
+                }
                 (Value::Null, _) => return Err(runtime("cannot access a field of null")),
                 _ => return Err(runtime("cannot access a field of a value")),
             };
@@ -439,7 +490,10 @@ impl Run<'_> {
                     o.entry(name).or_insert(Value::Null)
                 }
                 Value::Array(a) => {
-                    let n = k.as_u64().ok_or_else(|| runtime("list index must be a number"))? as usize;
+                    let n = k
+                        .as_u64()
+                        .ok_or_else(|| runtime("list index must be a number"))?
+                        as usize;
                     a.get_mut(n).ok_or_else(|| runtime("index out of bounds"))?
                 }
                 _ => return Err(runtime("cannot set a field of a value that is not a map")),
@@ -466,12 +520,20 @@ impl Run<'_> {
                 binary(&l, op, &r)?
             }
             Expr::Method(target, name, args) => self.call(target, name, args)?,
-            Expr::List(items) => Value::Array(items.iter().map(|x| self.eval(x)).collect::<EngineResult<_>>()?),
+            Expr::List(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|x| self.eval(x))
+                    .collect::<EngineResult<_>>()?,
+            ),
         })
     }
 
     fn call(&mut self, target: &Expr, name: &str, args: &[Expr]) -> EngineResult<Value> {
-        let args: Vec<Value> = args.iter().map(|a| self.eval(a)).collect::<EngineResult<_>>()?;
+        let args: Vec<Value> = args
+            .iter()
+            .map(|a| self.eval(a))
+            .collect::<EngineResult<_>>()?;
         let Expr::Path(root, keys) = target else {
             return Err(unsupported("a method on an expression"));
         };
@@ -482,13 +544,18 @@ impl Run<'_> {
             let ks = self.keys(keys)?;
             let arg = args.first().cloned().unwrap_or(Value::Null);
             return match (self.slot(&ks)?, name) {
-                (Value::Object(o), "remove") => Ok(o.remove(&key_str(&arg)?).unwrap_or(Value::Null)),
+                (Value::Object(o), "remove") => {
+                    Ok(o.remove(&key_str(&arg)?).unwrap_or(Value::Null))
+                }
                 (Value::Array(a), "add") => {
                     a.push(arg);
                     Ok(Value::Bool(true))
                 }
                 (Value::Array(a), "remove") => {
-                    let i = arg.as_u64().ok_or_else(|| runtime("list index must be a number"))? as usize;
+                    let i = arg
+                        .as_u64()
+                        .ok_or_else(|| runtime("list index must be a number"))?
+                        as usize;
                     if i >= a.len() {
                         return Err(runtime("index out of bounds"));
                     }
@@ -505,8 +572,12 @@ impl Run<'_> {
             ("size", Value::Object(o)) => Value::from(o.len()),
             ("size", Value::String(s)) => Value::from(s.chars().count()),
             ("contains", Value::Array(a)) => Value::Bool(arg.is_some_and(|x| a.contains(x))),
-            ("contains", Value::String(s)) => Value::Bool(arg.and_then(Value::as_str).is_some_and(|x| s.contains(x))),
-            ("containsKey", Value::Object(o)) => Value::Bool(arg.is_some_and(|x| key_str(x).is_ok_and(|k| o.contains_key(&k)))),
+            ("contains", Value::String(s)) => {
+                Value::Bool(arg.and_then(Value::as_str).is_some_and(|x| s.contains(x)))
+            }
+            ("containsKey", Value::Object(o)) => {
+                Value::Bool(arg.is_some_and(|x| key_str(x).is_ok_and(|k| o.contains_key(&k))))
+            }
             (_, Value::Null) => return Err(runtime(format!("cannot invoke [{name}] on null"))),
             _ => return Err(runtime(format!("cannot invoke [{name}] on this value"))),
         })
@@ -604,7 +675,13 @@ fn binary(l: &Value, op: &str, r: &Value) -> EngineResult<Value> {
 impl Script {
     /// Runs the script on a document's source; `op` is the starting `ctx.op` (`index`, or
     /// `create` for a scripted upsert). Returns the decision and the new source.
-    pub fn run(&self, source: Map<String, Value>, id: &str, index: &str, op: &str) -> EngineResult<(Op, Map<String, Value>)> {
+    pub fn run(
+        &self,
+        source: Map<String, Value>,
+        id: &str,
+        index: &str,
+        op: &str,
+    ) -> EngineResult<(Op, Map<String, Value>)> {
         let mut ctx = serde_json::json!({"_source": source, "op": op, "_id": id, "_index": index});
         let params = Value::Object(self.params.clone());
         Run {
@@ -647,8 +724,16 @@ mod tests {
         let d = json!({"n": 1, "tags": ["a"], "o": {"x": 1}, "gone": true});
         let (op, v) = run("ctx._source.n += params.k; ctx._source.tags.add(params.t); ctx._source.remove('gone'); ctx._source['o'].x -= 1; ctx._source.s = 'a' + 'b'", json!({"k": 2, "t": "b"}), d.clone()).unwrap();
         assert_eq!(op, Op::Index);
-        assert_eq!(v, json!({"n": 3, "tags": ["a", "b"], "o": {"x": 0}, "s": "ab"}));
-        let (op, _) = run("if (ctx._source.n > 5) { ctx.op = 'delete' } else { ctx.op = 'none' }", json!({}), d.clone()).unwrap();
+        assert_eq!(
+            v,
+            json!({"n": 3, "tags": ["a", "b"], "o": {"x": 0}, "s": "ab"})
+        );
+        let (op, _) = run(
+            "if (ctx._source.n > 5) { ctx.op = 'delete' } else { ctx.op = 'none' }",
+            json!({}),
+            d.clone(),
+        )
+        .unwrap();
         assert_eq!(op, Op::Noop);
         let (op, _) = run("if (ctx._source.tags.contains('a') && !ctx._source.containsKey('zz')) ctx.op = 'delete'", json!({}), d.clone()).unwrap();
         assert_eq!(op, Op::Delete);

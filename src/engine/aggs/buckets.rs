@@ -27,7 +27,9 @@ fn range(field: &str, from: Option<Value>, to: Option<Value>, millis: bool) -> Q
 }
 
 fn unsupported(kind: &str) -> EngineError {
-    EngineError::IllegalArgument(format!("[top_hits] under a [{kind}] aggregation is not supported by this engine"))
+    EngineError::IllegalArgument(format!(
+        "[top_hits] under a [{kind}] aggregation is not supported by this engine"
+    ))
 }
 
 /// The query of bucket `b` (rendered) of the aggregation defined by `def`.
@@ -37,10 +39,17 @@ pub fn bucket_query(def: &Value, at: BucketRef<'_>, b: &Value) -> EngineResult<Q
         .iter()
         .find(|(k, _)| !matches!(k.as_str(), "aggs" | "aggregations" | "meta"))
         .ok_or_else(|| unsupported("?"))?;
-    let field = body.get("field").and_then(Value::as_str).unwrap_or_default();
+    let field = body
+        .get("field")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let key = b.get("key").cloned().unwrap_or(Value::Null);
     Ok(match kind.as_str() {
-        "terms" => Query::Term { field: field.into(), value: key, boost: 1.0 },
+        "terms" => Query::Term {
+            field: field.into(),
+            value: key,
+            boost: 1.0,
+        },
         "histogram" => {
             let k = key.as_f64().unwrap_or(0.0);
             let w = body.get("interval").and_then(Value::as_f64).unwrap_or(1.0);

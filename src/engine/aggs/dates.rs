@@ -34,7 +34,9 @@ pub enum Interval {
 }
 
 fn bad(kind: &str, v: &str) -> EngineError {
-    EngineError::IllegalArgument(format!("The supplied interval [{v}] could not be parsed as a {kind} interval."))
+    EngineError::IllegalArgument(format!(
+        "The supplied interval [{v}] could not be parsed as a {kind} interval."
+    ))
 }
 
 /// A `calendar_interval`.
@@ -83,9 +85,7 @@ pub fn zone(v: &str) -> EngineResult<TimeZone> {
     if let Some(off) = parse_offset(v) {
         return Ok(TimeZone::fixed(off));
     }
-    TimeZone::get(v).map_err(|_| {
-        EngineError::IllegalArgument(format!("Unknown time-zone ID: {v}"))
-    })
+    TimeZone::get(v).map_err(|_| EngineError::IllegalArgument(format!("Unknown time-zone ID: {v}")))
 }
 
 fn parse_offset(v: &str) -> Option<Offset> {
@@ -117,7 +117,10 @@ pub fn floor(ms: i64, iv: Interval, tz: &TimeZone, offset_ms: i64) -> EngineResu
     let ms = ms - offset_ms;
     let start = match iv {
         Interval::Fixed(w) => {
-            let off = tz.to_offset(Timestamp::from_millisecond(ms).map_err(err)?).seconds() as i64 * 1000;
+            let off = tz
+                .to_offset(Timestamp::from_millisecond(ms).map_err(err)?)
+                .seconds() as i64
+                * 1000;
             let local = ms + off;
             local.div_euclid(w) * w - off
         }
@@ -126,21 +129,44 @@ pub fn floor(ms: i64, iv: Interval, tz: &TimeZone, offset_ms: i64) -> EngineResu
             let d = z.date();
             let t = z.time();
             let civil = match u {
-                Unit::Minute => d.to_datetime(t.with().second(0).subsec_nanosecond(0).build().map_err(err)?),
-                Unit::Hour => d.to_datetime(t.with().minute(0).second(0).subsec_nanosecond(0).build().map_err(err)?),
+                Unit::Minute => d.to_datetime(
+                    t.with()
+                        .second(0)
+                        .subsec_nanosecond(0)
+                        .build()
+                        .map_err(err)?,
+                ),
+                Unit::Hour => d.to_datetime(
+                    t.with()
+                        .minute(0)
+                        .second(0)
+                        .subsec_nanosecond(0)
+                        .build()
+                        .map_err(err)?,
+                ),
                 Unit::Day => d.to_datetime(jiff::civil::Time::midnight()),
                 Unit::Week => {
                     let back = d.weekday().since(Weekday::Monday) as i64;
-                    d.checked_sub(back.days()).map_err(err)?.to_datetime(jiff::civil::Time::midnight())
+                    d.checked_sub(back.days())
+                        .map_err(err)?
+                        .to_datetime(jiff::civil::Time::midnight())
                 }
-                Unit::Month => d.first_of_month().to_datetime(jiff::civil::Time::midnight()),
+                Unit::Month => d
+                    .first_of_month()
+                    .to_datetime(jiff::civil::Time::midnight()),
                 Unit::Quarter => {
                     let m = (d.month() - 1) / 3 * 3 + 1;
                     jiff::civil::date(d.year(), m, 1).to_datetime(jiff::civil::Time::midnight())
                 }
-                Unit::Year => jiff::civil::date(d.year(), 1, 1).to_datetime(jiff::civil::Time::midnight()),
+                Unit::Year => {
+                    jiff::civil::date(d.year(), 1, 1).to_datetime(jiff::civil::Time::midnight())
+                }
             };
-            civil.to_zoned(tz.clone()).map_err(err)?.timestamp().as_millisecond()
+            civil
+                .to_zoned(tz.clone())
+                .map_err(err)?
+                .timestamp()
+                .as_millisecond()
         }
     };
     Ok(start + offset_ms)
@@ -162,7 +188,10 @@ pub fn next(start: i64, iv: Interval, tz: &TimeZone, offset_ms: i64) -> EngineRe
                 Unit::Quarter => 3.months(),
                 Unit::Year => 1.year(),
             };
-            z.checked_add(span).map_err(err)?.timestamp().as_millisecond()
+            z.checked_add(span)
+                .map_err(err)?
+                .timestamp()
+                .as_millisecond()
         }
     };
     Ok(n + offset_ms)
@@ -172,7 +201,13 @@ pub fn next(start: i64, iv: Interval, tz: &TimeZone, offset_ms: i64) -> EngineRe
 pub const MAX_BUCKETS: usize = 65_535;
 
 /// Bucket starts from the bucket of `min` to the one of `max`, plus the end of the last.
-pub fn boundaries(min: i64, max: i64, iv: Interval, tz: &TimeZone, offset_ms: i64) -> EngineResult<Vec<i64>> {
+pub fn boundaries(
+    min: i64,
+    max: i64,
+    iv: Interval,
+    tz: &TimeZone,
+    offset_ms: i64,
+) -> EngineResult<Vec<i64>> {
     let mut out = vec![floor(min, iv, tz, offset_ms)?];
     loop {
         let last = *out.last().expect("one");
@@ -193,7 +228,10 @@ pub fn format(ms: i64, pattern: Option<&str>, tz: &TimeZone) -> EngineResult<Str
     let pat = match first.unwrap_or("strict_date_optional_time") {
         "epoch_millis" => return Ok(ms.to_string()),
         "epoch_second" => return Ok(ms.div_euclid(1000).to_string()),
-        "strict_date_optional_time" | "date_optional_time" | "strict_date_time" | "date_time"
+        "strict_date_optional_time"
+        | "date_optional_time"
+        | "strict_date_time"
+        | "date_time"
         | "strict_date_optional_time_nanos" => "yyyy-MM-dd'T'HH:mm:ss.SSSXXX",
         "strict_date" | "date" => "yyyy-MM-dd",
         "basic_date" => "yyyyMMdd",
@@ -216,7 +254,10 @@ fn java_format(z: &Zoned, pat: &str) -> String {
     while i < c.len() {
         let ch = c[i];
         if ch == '\'' {
-            let end = c[i + 1..].iter().position(|&x| x == '\'').map_or(c.len(), |p| i + 1 + p);
+            let end = c[i + 1..]
+                .iter()
+                .position(|&x| x == '\'')
+                .map_or(c.len(), |p| i + 1 + p);
             out.extend(&c[i + 1..end]);
             i = end + 1;
             continue;
@@ -227,7 +268,11 @@ fn java_format(z: &Zoned, pat: &str) -> String {
         }
         let pad = |v: i64, w: usize| format!("{v:0w$}");
         match ch {
-            'y' | 'u' | 'Y' => out.push_str(&if n == 2 { pad(z.year() as i64 % 100, 2) } else { pad(z.year() as i64, n.max(4)) }),
+            'y' | 'u' | 'Y' => out.push_str(&if n == 2 {
+                pad(z.year() as i64 % 100, 2)
+            } else {
+                pad(z.year() as i64, n.max(4))
+            }),
             'M' => out.push_str(&pad(z.month() as i64, n.min(2))),
             'd' => out.push_str(&pad(z.day() as i64, n.min(2))),
             'H' => out.push_str(&pad(z.hour() as i64, n.min(2))),
@@ -277,15 +322,34 @@ mod tests {
         let paris = zone("Europe/Paris").unwrap();
         let month = calendar("month").unwrap();
         // 2020-03-15 in Paris falls in the month starting 2020-03-01T00:00+01:00
-        assert_eq!(floor(ms("2020-03-15T12:00:00Z"), month, &paris, 0).unwrap(), ms("2020-02-29T23:00:00Z"));
+        assert_eq!(
+            floor(ms("2020-03-15T12:00:00Z"), month, &paris, 0).unwrap(),
+            ms("2020-02-29T23:00:00Z")
+        );
         // April starts after the DST change: +02:00
-        assert_eq!(next(ms("2020-02-29T23:00:00Z"), month, &paris, 0).unwrap(), ms("2020-03-31T22:00:00Z"));
+        assert_eq!(
+            next(ms("2020-02-29T23:00:00Z"), month, &paris, 0).unwrap(),
+            ms("2020-03-31T22:00:00Z")
+        );
         let week = calendar("1w").unwrap();
         // 2021-01-07 (a Thursday) is in the week of Monday 2021-01-04
-        assert_eq!(floor(ms("2021-01-07T10:00:00Z"), week, &TimeZone::UTC, 0).unwrap(), ms("2021-01-04T00:00:00Z"));
+        assert_eq!(
+            floor(ms("2021-01-07T10:00:00Z"), week, &TimeZone::UTC, 0).unwrap(),
+            ms("2021-01-04T00:00:00Z")
+        );
         let q = calendar("quarter").unwrap();
-        assert_eq!(floor(ms("2021-05-07T10:00:00Z"), q, &TimeZone::UTC, 0).unwrap(), ms("2021-04-01T00:00:00Z"));
-        let b = boundaries(ms("2021-01-10T00:00:00Z"), ms("2021-03-02T00:00:00Z"), month, &TimeZone::UTC, 0).unwrap();
+        assert_eq!(
+            floor(ms("2021-05-07T10:00:00Z"), q, &TimeZone::UTC, 0).unwrap(),
+            ms("2021-04-01T00:00:00Z")
+        );
+        let b = boundaries(
+            ms("2021-01-10T00:00:00Z"),
+            ms("2021-03-02T00:00:00Z"),
+            month,
+            &TimeZone::UTC,
+            0,
+        )
+        .unwrap();
         assert_eq!(b.len(), 4);
         assert!(calendar("2d").is_err());
         assert!(zone("Mars/Base").is_err());
@@ -298,8 +362,20 @@ mod tests {
         let plus1 = zone("+01:00").unwrap();
         let day = fixed("1d").unwrap();
         // local midnight at +01:00
-        assert_eq!(floor(ms("2020-01-01T00:30:00Z"), day, &plus1, 0).unwrap(), ms("2019-12-31T23:00:00Z"));
-        assert_eq!(floor(ms("2020-01-01T05:00:00Z"), day, &TimeZone::UTC, 6 * 3_600_000).unwrap(), ms("2019-12-31T06:00:00Z"));
+        assert_eq!(
+            floor(ms("2020-01-01T00:30:00Z"), day, &plus1, 0).unwrap(),
+            ms("2019-12-31T23:00:00Z")
+        );
+        assert_eq!(
+            floor(
+                ms("2020-01-01T05:00:00Z"),
+                day,
+                &TimeZone::UTC,
+                6 * 3_600_000
+            )
+            .unwrap(),
+            ms("2019-12-31T06:00:00Z")
+        );
         assert!(fixed("1M").is_err());
         assert_eq!(legacy("month").unwrap(), Interval::Calendar(Unit::Month));
         assert_eq!(legacy("2h").unwrap(), Interval::Fixed(7_200_000));
@@ -308,10 +384,25 @@ mod tests {
     #[test]
     fn key_formats() {
         let t = ms("2020-03-01T05:06:07.089Z");
-        assert_eq!(format(t, None, &TimeZone::UTC).unwrap(), "2020-03-01T05:06:07.089Z");
-        assert_eq!(format(t, None, &zone("+01:00").unwrap()).unwrap(), "2020-03-01T06:06:07.089+01:00");
-        assert_eq!(format(t, Some("yyyy-MM-dd"), &TimeZone::UTC).unwrap(), "2020-03-01");
-        assert_eq!(format(t, Some("yyyy/MM'T'HH"), &TimeZone::UTC).unwrap(), "2020/03T05");
-        assert_eq!(format(t, Some("epoch_millis"), &TimeZone::UTC).unwrap(), t.to_string());
+        assert_eq!(
+            format(t, None, &TimeZone::UTC).unwrap(),
+            "2020-03-01T05:06:07.089Z"
+        );
+        assert_eq!(
+            format(t, None, &zone("+01:00").unwrap()).unwrap(),
+            "2020-03-01T06:06:07.089+01:00"
+        );
+        assert_eq!(
+            format(t, Some("yyyy-MM-dd"), &TimeZone::UTC).unwrap(),
+            "2020-03-01"
+        );
+        assert_eq!(
+            format(t, Some("yyyy/MM'T'HH"), &TimeZone::UTC).unwrap(),
+            "2020/03T05"
+        );
+        assert_eq!(
+            format(t, Some("epoch_millis"), &TimeZone::UTC).unwrap(),
+            t.to_string()
+        );
     }
 }

@@ -86,20 +86,35 @@ pub fn date_fields(raw: &Value, out: &mut Vec<String>) {
 pub fn bounds_request(fields: &[String]) -> EngineResult<Aggregations> {
     let mut m = Map::new();
     for f in fields {
-        m.insert(format!("min\u{1}{f}"), json!({"min": {"field": format!("{F_KW}.{f}")}}));
-        m.insert(format!("max\u{1}{f}"), json!({"max": {"field": format!("{F_KW}.{f}")}}));
+        m.insert(
+            format!("min\u{1}{f}"),
+            json!({"min": {"field": format!("{F_KW}.{f}")}}),
+        );
+        m.insert(
+            format!("max\u{1}{f}"),
+            json!({"max": {"field": format!("{F_KW}.{f}")}}),
+        );
     }
-    serde_json::from_value(Value::Object(m)).map_err(|e| perr(format!("failed to parse aggregations: {e}")))
+    serde_json::from_value(Value::Object(m))
+        .map_err(|e| perr(format!("failed to parse aggregations: {e}")))
 }
 
 /// The bounds found by [`bounds_request`] (fields without values are left out).
-pub fn bounds_of(parts: Vec<IntermediateAggregationResults>, req: &Aggregations) -> EngineResult<BTreeMap<String, (i64, i64)>> {
+pub fn bounds_of(
+    parts: Vec<IntermediateAggregationResults>,
+    req: &Aggregations,
+) -> EngineResult<BTreeMap<String, (i64, i64)>> {
     let v = merge_final(parts, req)?;
     let mut out = BTreeMap::new();
     for (k, x) in v.as_object().into_iter().flatten() {
-        let Some(f) = k.strip_prefix("min\u{1}") else { continue };
+        let Some(f) = k.strip_prefix("min\u{1}") else {
+            continue;
+        };
         let lo = x.get("value").and_then(Value::as_f64);
-        let hi = v.get(format!("max\u{1}{f}")).and_then(|m| m.get("value")).and_then(Value::as_f64);
+        let hi = v
+            .get(format!("max\u{1}{f}"))
+            .and_then(|m| m.get("value"))
+            .and_then(Value::as_f64);
         if let (Some(lo), Some(hi)) = (lo, hi) {
             out.insert(f.to_string(), (lo as i64, hi as i64));
         }
@@ -136,7 +151,10 @@ pub fn collect(
     })
 }
 
-fn merge_final(parts: Vec<IntermediateAggregationResults>, aggs: &Aggregations) -> EngineResult<Value> {
+fn merge_final(
+    parts: Vec<IntermediateAggregationResults>,
+    aggs: &Aggregations,
+) -> EngineResult<Value> {
     let mut it = parts.into_iter();
     let mut merged = it.next().unwrap_or_default();
     for p in it {
@@ -169,7 +187,10 @@ pub fn zone_offset_ms(tz: &str, ms: i64) -> Option<i64> {
 
 /// Refuses a text field for aggregations, as Elasticsearch does without fielddata.
 pub(crate) fn check_not_text(mapping: &Mapping, field: &str) -> EngineResult<()> {
-    if mapping.field(field).is_some_and(|i| i.kind == LeafKind::Text) {
+    if mapping
+        .field(field)
+        .is_some_and(|i| i.kind == LeafKind::Text)
+    {
         return Err(EngineError::SearchPhase {
             kind: "illegal_argument_exception".into(),
             reason: format!("Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{field}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."),

@@ -31,7 +31,13 @@ fn kind_of(def: &Map<String, Value>) -> String {
 }
 
 /// Renders every aggregation of `req` found in `res` (an object of results by name).
-pub fn render(res: &mut Value, req: &Value, mapping: &Mapping, notes: &BTreeMap<String, Note>, path: &str) -> EngineResult<()> {
+pub fn render(
+    res: &mut Value,
+    req: &Value,
+    mapping: &Mapping,
+    notes: &BTreeMap<String, Note>,
+    path: &str,
+) -> EngineResult<()> {
     let (Some(reqs), true) = (req.as_object(), res.is_object()) else {
         return Ok(());
     };
@@ -42,27 +48,62 @@ pub fn render(res: &mut Value, req: &Value, mapping: &Mapping, notes: &BTreeMap<
         let sub = def.get("aggs").or_else(|| def.get("aggregations"));
         let gathered = gather(res, name);
         let mut out = match notes.get(&here) {
-            Some(Note::Filters { names, keyed }) => filters(gathered, names, *keyed, sub, mapping, notes, &here)?,
-            Some(Note::IndexTerms { names, size, min_doc_count, by_key, desc }) => {
-                index_terms(gathered, names, *size, *min_doc_count, (*by_key, *desc), sub, mapping, notes, &here)?
+            Some(Note::Filters { names, keyed }) => {
+                filters(gathered, names, *keyed, sub, mapping, notes, &here)?
             }
+            Some(Note::IndexTerms {
+                names,
+                size,
+                min_doc_count,
+                by_key,
+                desc,
+            }) => index_terms(
+                gathered,
+                names,
+                *size,
+                *min_doc_count,
+                (*by_key, *desc),
+                sub,
+                mapping,
+                notes,
+                &here,
+            )?,
             _ => match res.get_mut(name).map(Value::take) {
                 Some(v) => v,
                 None => continue,
             },
         };
         match notes.get(&here) {
-            Some(Note::DateHistogram { tz, format, min_doc_count, extended, keyed, key_desc }) => {
-                date_histogram(&mut out, tz, format.as_deref(), *min_doc_count, *extended, *keyed, *key_desc)?
-            }
-            Some(Note::DateRange { tz, format, keyed, keys }) => {
-                date_range(&mut out, tz, format.as_deref(), *keyed, keys)?
-            }
+            Some(Note::DateHistogram {
+                tz,
+                format,
+                min_doc_count,
+                extended,
+                keyed,
+                key_desc,
+            }) => date_histogram(
+                &mut out,
+                tz,
+                format.as_deref(),
+                *min_doc_count,
+                *extended,
+                *keyed,
+                *key_desc,
+            )?,
+            Some(Note::DateRange {
+                tz,
+                format,
+                keyed,
+                keys,
+            }) => date_range(&mut out, tz, format.as_deref(), *keyed, keys)?,
             Some(Note::Composite { dates }) => composite(&mut out, dates),
             _ => {}
         }
         fix_types(&mut out, &kind, def, mapping);
-        if !matches!(notes.get(&here), Some(Note::Filters { .. } | Note::IndexTerms { .. })) {
+        if !matches!(
+            notes.get(&here),
+            Some(Note::Filters { .. } | Note::IndexTerms { .. })
+        ) {
             if let Some(sub) = sub {
                 for_each_bucket(&mut out, &mut |b| render(b, sub, mapping, notes, &here))?;
             }
@@ -77,15 +118,24 @@ pub fn render(res: &mut Value, req: &Value, mapping: &Mapping, notes: &BTreeMap<
 
 /// Removes and returns the sibling results `<name>\u{1}<key>`, in request order.
 fn gather(res: &mut Value, name: &str) -> Vec<(String, Value)> {
-    let Some(obj) = res.as_object_mut() else { return vec![] };
+    let Some(obj) = res.as_object_mut() else {
+        return vec![];
+    };
     let prefix = format!("{name}\u{1}");
-    let keys: Vec<String> = obj.keys().filter(|k| k.starts_with(&prefix)).cloned().collect();
+    let keys: Vec<String> = obj
+        .keys()
+        .filter(|k| k.starts_with(&prefix))
+        .cloned()
+        .collect();
     keys.into_iter()
         .filter_map(|k| obj.remove(&k).map(|v| (k[prefix.len()..].to_string(), v)))
         .collect()
 }
 
-fn for_each_bucket(out: &mut Value, f: &mut dyn FnMut(&mut Value) -> EngineResult<()>) -> EngineResult<()> {
+fn for_each_bucket(
+    out: &mut Value,
+    f: &mut dyn FnMut(&mut Value) -> EngineResult<()>,
+) -> EngineResult<()> {
     match out.get_mut("buckets") {
         Some(Value::Array(a)) => a.iter_mut().try_for_each(f),
         Some(Value::Object(o)) => o.values_mut().try_for_each(f),
@@ -109,7 +159,12 @@ fn filters(
         if let Some(s) = sub {
             render(&mut b, s, mapping, notes, here)?;
         }
-        let n = i.parse::<usize>().ok().and_then(|i| names.get(i)).cloned().unwrap_or(i);
+        let n = i
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| names.get(i))
+            .cloned()
+            .unwrap_or(i);
         buckets.push((n, b));
     }
     Ok(if keyed {
@@ -151,28 +206,57 @@ fn index_terms(
     let key = |v: &Value| v["key"].as_str().unwrap_or_default().to_string();
     let count = |v: &Value| v["doc_count"].as_u64().unwrap_or(0);
     buckets.sort_by(|a, b| {
-        let o = if by_key { key(a).cmp(&key(b)) } else { count(a).cmp(&count(b)).then(key(b).cmp(&key(a))) };
-        if desc { o.reverse() } else { o }
+        let o = if by_key {
+            key(a).cmp(&key(b))
+        } else {
+            count(a).cmp(&count(b)).then(key(b).cmp(&key(a)))
+        };
+        if desc {
+            o.reverse()
+        } else {
+            o
+        }
     });
     let other: u64 = buckets.iter().skip(size).map(count).sum();
     buckets.truncate(size);
     Ok(json!({"doc_count_error_upper_bound": 0, "sum_other_doc_count": other, "buckets": buckets}))
 }
 
-fn date_histogram(out: &mut Value, tz: &TimeZone, format: Option<&str>, min_doc_count: u64, extended: bool, keyed: bool, desc: bool) -> EngineResult<()> {
+fn date_histogram(
+    out: &mut Value,
+    tz: &TimeZone,
+    format: Option<&str>,
+    min_doc_count: u64,
+    extended: bool,
+    keyed: bool,
+    desc: bool,
+) -> EngineResult<()> {
     let ranges = match out.get_mut("buckets").map(Value::take) {
         Some(Value::Array(a)) => a,
         _ => vec![],
     };
     let mut buckets = Vec::new();
     for r in ranges {
-        let Some(from) = r.get("from").and_then(Value::as_f64) else { continue };
+        let Some(from) = r.get("from").and_then(Value::as_f64) else {
+            continue;
+        };
         let mut b = Map::new();
-        b.insert("key_as_string".into(), json!(dates::format(from as i64, format, tz)?));
+        b.insert(
+            "key_as_string".into(),
+            json!(dates::format(from as i64, format, tz)?),
+        );
         b.insert("key".into(), json!(from as i64));
-        b.insert("doc_count".into(), r.get("doc_count").cloned().unwrap_or(json!(0)));
+        b.insert(
+            "doc_count".into(),
+            r.get("doc_count").cloned().unwrap_or(json!(0)),
+        );
         if let Value::Object(o) = r {
-            b.extend(o.into_iter().filter(|(k, _)| !matches!(k.as_str(), "key" | "from" | "to" | "doc_count" | "from_as_string" | "to_as_string")));
+            b.extend(o.into_iter().filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "key" | "from" | "to" | "doc_count" | "from_as_string" | "to_as_string"
+                )
+            }));
         }
         buckets.push(Value::Object(b));
     }
@@ -191,7 +275,17 @@ fn date_histogram(out: &mut Value, tz: &TimeZone, format: Option<&str>, min_doc_
         buckets.reverse();
     }
     out["buckets"] = if keyed {
-        Value::Object(buckets.into_iter().map(|b| (b["key_as_string"].as_str().unwrap_or_default().to_string(), b)).collect())
+        Value::Object(
+            buckets
+                .into_iter()
+                .map(|b| {
+                    (
+                        b["key_as_string"].as_str().unwrap_or_default().to_string(),
+                        b,
+                    )
+                })
+                .collect(),
+        )
     } else {
         Value::Array(buckets)
     };
@@ -201,7 +295,13 @@ fn date_histogram(out: &mut Value, tz: &TimeZone, format: Option<&str>, min_doc_
 /// A date range as requested: from, to (epoch ms) and the key given.
 pub type DateRangeKey = (Option<i64>, Option<i64>, Option<String>);
 
-fn date_range(out: &mut Value, tz: &TimeZone, format: Option<&str>, keyed: bool, keys: &[DateRangeKey]) -> EngineResult<()> {
+fn date_range(
+    out: &mut Value,
+    tz: &TimeZone,
+    format: Option<&str>,
+    keyed: bool,
+    keys: &[DateRangeKey],
+) -> EngineResult<()> {
     let ranges = match out.get_mut("buckets").map(Value::take) {
         Some(Value::Array(a)) => a,
         _ => vec![],
@@ -212,7 +312,11 @@ fn date_range(out: &mut Value, tz: &TimeZone, format: Option<&str>, keyed: bool,
         let to = r.get("to").and_then(Value::as_f64).map(|f| f as i64);
         let fs = from.map(|f| dates::format(f, format, tz)).transpose()?;
         let ts = to.map(|t| dates::format(t, format, tz)).transpose()?;
-        let key = format!("{}-{}", fs.as_deref().unwrap_or("*"), ts.as_deref().unwrap_or("*"));
+        let key = format!(
+            "{}-{}",
+            fs.as_deref().unwrap_or("*"),
+            ts.as_deref().unwrap_or("*")
+        );
         let given = keys
             .iter()
             .find(|(f, t, _)| *f == from && *t == to)
@@ -227,10 +331,16 @@ fn date_range(out: &mut Value, tz: &TimeZone, format: Option<&str>, keyed: bool,
             b.insert("to".into(), json!(t as f64));
             b.insert("to_as_string".into(), json!(s));
         }
-        b.insert("doc_count".into(), r.get("doc_count").cloned().unwrap_or(json!(0)));
+        b.insert(
+            "doc_count".into(),
+            r.get("doc_count").cloned().unwrap_or(json!(0)),
+        );
         if let Some(o) = r.as_object_mut() {
             for (k, v) in std::mem::take(o) {
-                if !matches!(k.as_str(), "key" | "from" | "to" | "doc_count" | "from_as_string" | "to_as_string") {
+                if !matches!(
+                    k.as_str(),
+                    "key" | "from" | "to" | "doc_count" | "from_as_string" | "to_as_string"
+                ) {
                     b.insert(k, v);
                 }
             }
@@ -238,7 +348,12 @@ fn date_range(out: &mut Value, tz: &TimeZone, format: Option<&str>, keyed: bool,
         buckets.push(Value::Object(b));
     }
     out["buckets"] = if keyed {
-        Value::Object(buckets.into_iter().map(|b| (b["key"].as_str().unwrap_or_default().to_string(), b)).collect())
+        Value::Object(
+            buckets
+                .into_iter()
+                .map(|b| (b["key"].as_str().unwrap_or_default().to_string(), b))
+                .collect(),
+        )
     } else {
         Value::Array(buckets)
     };
@@ -283,7 +398,11 @@ fn fix_types(out: &mut Value, kind: &str, def: &Map<String, Value>, mapping: &Ma
         "percentiles" => {
             if let Some(Value::Object(vals)) = out.get_mut("values") {
                 let mut v: Vec<(String, Value)> = std::mem::take(vals).into_iter().collect();
-                v.sort_by(|a, b| a.0.parse::<f64>().unwrap_or(0.0).total_cmp(&b.0.parse::<f64>().unwrap_or(0.0)));
+                v.sort_by(|a, b| {
+                    a.0.parse::<f64>()
+                        .unwrap_or(0.0)
+                        .total_cmp(&b.0.parse::<f64>().unwrap_or(0.0))
+                });
                 *vals = v.into_iter().collect();
             }
         }

@@ -36,10 +36,7 @@ pub enum Note {
         keys: Vec<super::render::DateRangeKey>,
     },
     /// Rewritten as sibling filters named `<name>\u{1}<i>`.
-    Filters {
-        names: Vec<String>,
-        keyed: bool,
-    },
+    Filters { names: Vec<String>, keyed: bool },
     /// `terms` on `_index`: sibling filters named `<name>\u{1}<index>`.
     IndexTerms {
         names: Vec<String>,
@@ -80,8 +77,26 @@ fn join(path: &str, name: &str) -> String {
 /// Keys each aggregation type passes to tantivy.
 fn allowed(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
-        "terms" => &["field", "size", "shard_size", "min_doc_count", "order", "missing", "show_term_doc_count_error", "include", "exclude"],
-        "histogram" => &["field", "interval", "offset", "min_doc_count", "extended_bounds", "hard_bounds", "keyed"],
+        "terms" => &[
+            "field",
+            "size",
+            "shard_size",
+            "min_doc_count",
+            "order",
+            "missing",
+            "show_term_doc_count_error",
+            "include",
+            "exclude",
+        ],
+        "histogram" => &[
+            "field",
+            "interval",
+            "offset",
+            "min_doc_count",
+            "extended_bounds",
+            "hard_bounds",
+            "keyed",
+        ],
         "range" => &["field", "ranges", "keyed"],
         "avg" | "sum" | "min" | "max" | "stats" | "value_count" => &["field", "missing"],
         "extended_stats" => &["field", "missing", "sigma"],
@@ -92,7 +107,9 @@ fn allowed(kind: &str) -> Option<&'static [&'static str]> {
 }
 
 fn unsupported(kind: &str) -> EngineError {
-    EngineError::IllegalArgument(format!("[{kind}] aggregations are not supported by this engine"))
+    EngineError::IllegalArgument(format!(
+        "[{kind}] aggregations are not supported by this engine"
+    ))
 }
 
 impl<'a> Rewriter<'a> {
@@ -129,9 +146,11 @@ impl<'a> Rewriter<'a> {
     }
 
     fn one(&mut self, name: &str, def: &Value, path: &str) -> EngineResult<Vec<(String, Value)>> {
-        let obj = def
-            .as_object()
-            .ok_or_else(|| perr(format!("Expected [START_OBJECT] under [{name}], but got a value")))?;
+        let obj = def.as_object().ok_or_else(|| {
+            perr(format!(
+                "Expected [START_OBJECT] under [{name}], but got a value"
+            ))
+        })?;
         let here = join(path, name);
         let mut sub = None;
         let mut kinds = Vec::new();
@@ -143,10 +162,14 @@ impl<'a> Rewriter<'a> {
             }
         }
         let [(kind, body)] = kinds.as_slice() else {
-            return Err(perr(format!("Expected exactly one aggregation type under [{name}]")));
+            return Err(perr(format!(
+                "Expected exactly one aggregation type under [{name}]"
+            )));
         };
         if body.get("script").is_some() {
-            return Err(EngineError::IllegalArgument(format!("scripts in aggregations ([{name}]) are not supported by this engine")));
+            return Err(EngineError::IllegalArgument(format!(
+                "scripts in aggregations ([{name}]) are not supported by this engine"
+            )));
         }
         let with_sub = |mut v: Value| {
             if let Some(s) = &sub {
@@ -166,18 +189,26 @@ impl<'a> Rewriter<'a> {
                 });
                 vec![]
             }
-            "terms" if body.get("field").and_then(Value::as_str) == Some("_index") => self.index_terms(name, body, &here, &sub)?,
+            "terms" if body.get("field").and_then(Value::as_str) == Some("_index") => {
+                self.index_terms(name, body, &here, &sub)?
+            }
             "filter" => {
                 let q = self.compiled(body)?;
                 vec![(name.to_string(), with_sub(json!({ "filter": q })))]
             }
             "filters" => self.filters(name, body, &here, &sub)?,
-            "date_histogram" => vec![(name.to_string(), with_sub(self.date_histogram(body, &here)?))],
+            "date_histogram" => vec![(
+                name.to_string(),
+                with_sub(self.date_histogram(body, &here)?),
+            )],
             "date_range" => vec![(name.to_string(), with_sub(self.date_range(body, &here)?))],
             "composite" => vec![(name.to_string(), with_sub(self.composite(body, &here)?))],
             k => {
                 let keys = allowed(k).ok_or_else(|| unsupported(k))?;
-                vec![(name.to_string(), with_sub(json!({ k: self.fielded(k, body, keys)? })))]
+                vec![(
+                    name.to_string(),
+                    with_sub(json!({ k: self.fielded(k, body, keys)? })),
+                )]
             }
         })
     }
@@ -191,7 +222,9 @@ impl<'a> Rewriter<'a> {
         for (k, v) in obj {
             match k.as_str() {
                 "field" => {
-                    let f = v.as_str().ok_or_else(|| perr(format!("[{kind}] [field] must be a string")))?;
+                    let f = v
+                        .as_str()
+                        .ok_or_else(|| perr(format!("[{kind}] [field] must be a string")))?;
                     out.insert("field".into(), Value::String(self.column(f)?));
                 }
                 "precision_threshold" | "tdigest" => {}
@@ -205,7 +238,9 @@ impl<'a> Rewriter<'a> {
             }
         }
         if !out.contains_key("field") {
-            return Err(perr(format!("Required one of fields [field, script], but none were specified. [{kind}]")));
+            return Err(perr(format!(
+                "Required one of fields [field, script], but none were specified. [{kind}]"
+            )));
         }
         Ok(Value::Object(out))
     }
@@ -225,15 +260,30 @@ impl<'a> Rewriter<'a> {
         Ok(self.query(q))
     }
 
-    fn filters(&mut self, name: &str, body: &Value, here: &str, sub: &Option<Value>) -> EngineResult<Vec<(String, Value)>> {
+    fn filters(
+        &mut self,
+        name: &str,
+        body: &Value,
+        here: &str,
+        sub: &Option<Value>,
+    ) -> EngineResult<Vec<(String, Value)>> {
         let (mut list, mut keyed) = (Vec::new(), true);
         let mut other: Option<String> = None;
-        for (k, v) in body.as_object().ok_or_else(|| perr("[filters] must be an object".into()))? {
+        for (k, v) in body
+            .as_object()
+            .ok_or_else(|| perr("[filters] must be an object".into()))?
+        {
             match (k.as_str(), v) {
-                ("filters", Value::Object(m)) => list = m.iter().map(|(n, q)| (n.clone(), q.clone())).collect(),
+                ("filters", Value::Object(m)) => {
+                    list = m.iter().map(|(n, q)| (n.clone(), q.clone())).collect()
+                }
                 ("filters", Value::Array(a)) => {
                     keyed = false;
-                    list = a.iter().enumerate().map(|(i, q)| (i.to_string(), q.clone())).collect();
+                    list = a
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| (i.to_string(), q.clone()))
+                        .collect();
                 }
                 ("other_bucket", Value::Bool(true)) => other = other.or(Some("_other_".into())),
                 ("other_bucket", Value::Bool(false)) => {}
@@ -251,12 +301,14 @@ impl<'a> Rewriter<'a> {
             out.push((n.clone(), self.query(c)));
         }
         if let Some(o) = other {
-            let mut clauses: Vec<(Occur, Box<dyn TQuery>)> = vec![(Occur::Must, Box::new(AllQuery))];
+            let mut clauses: Vec<(Occur, Box<dyn TQuery>)> =
+                vec![(Occur::Must, Box::new(AllQuery))];
             clauses.extend(compiled.into_iter().map(|c| (Occur::MustNot, c)));
             names.push(o.clone());
             out.push((o, self.query(Box::new(BooleanQuery::new(clauses)))));
         }
-        self.notes.insert(here.to_string(), Note::Filters { names, keyed });
+        self.notes
+            .insert(here.to_string(), Note::Filters { names, keyed });
         Ok(out
             .into_iter()
             .enumerate()
@@ -270,12 +322,23 @@ impl<'a> Rewriter<'a> {
             .collect())
     }
 
-    fn index_terms(&mut self, name: &str, body: &Value, here: &str, sub: &Option<Value>) -> EngineResult<Vec<(String, Value)>> {
+    fn index_terms(
+        &mut self,
+        name: &str,
+        body: &Value,
+        here: &str,
+        sub: &Option<Value>,
+    ) -> EngineResult<Vec<(String, Value)>> {
         let (mut size, mut min_doc_count, mut by_key, mut desc) = (10usize, 1u64, false, true);
         for (k, v) in body.as_object().into_iter().flatten() {
             match k.as_str() {
                 "field" => {}
-                "size" => size = v.as_u64().ok_or_else(|| perr("[size] must be a number".into()))? as usize,
+                "size" => {
+                    size = v
+                        .as_u64()
+                        .ok_or_else(|| perr("[size] must be a number".into()))?
+                        as usize
+                }
                 "min_doc_count" => min_doc_count = v.as_u64().unwrap_or(1),
                 "order" => {
                     let (key, dir) = v
@@ -285,18 +348,37 @@ impl<'a> Rewriter<'a> {
                     by_key = match key.as_str() {
                         "_key" | "_term" => true,
                         "_count" => false,
-                        other => return Err(EngineError::IllegalArgument(format!("ordering [_index] terms by [{other}] is not supported by this engine"))),
+                        other => return Err(EngineError::IllegalArgument(format!(
+                            "ordering [_index] terms by [{other}] is not supported by this engine"
+                        ))),
                     };
                     desc = dir.as_str() == Some("desc");
                 }
-                other => return Err(EngineError::IllegalArgument(format!("[terms] option [{other}] on [_index] is not supported by this engine"))),
+                other => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "[terms] option [{other}] on [_index] is not supported by this engine"
+                    )))
+                }
             }
         }
         let names: Vec<String> = self.env.indices.to_vec();
-        self.notes.insert(here.to_string(), Note::IndexTerms { names: names.clone(), size, min_doc_count, by_key, desc });
+        self.notes.insert(
+            here.to_string(),
+            Note::IndexTerms {
+                names: names.clone(),
+                size,
+                min_doc_count,
+                by_key,
+                desc,
+            },
+        );
         let mut out = Vec::new();
         for n in names {
-            let q: Box<dyn TQuery> = if n == self.env.ctx.index_name { Box::new(AllQuery) } else { Box::new(EmptyQuery) };
+            let q: Box<dyn TQuery> = if n == self.env.ctx.index_name {
+                Box::new(AllQuery)
+            } else {
+                Box::new(EmptyQuery)
+            };
             let mut v = json!({ "filter": self.query(q) });
             if let Some(s) = sub {
                 v["aggs"] = s.clone();
@@ -307,10 +389,11 @@ impl<'a> Rewriter<'a> {
     }
 
     fn date_field(&self, body: &Value, kind: &str) -> EngineResult<String> {
-        let f = body
-            .get("field")
-            .and_then(Value::as_str)
-            .ok_or_else(|| perr(format!("Required one of fields [field, script], but none were specified. [{kind}]")))?;
+        let f = body.get("field").and_then(Value::as_str).ok_or_else(|| {
+            perr(format!(
+                "Required one of fields [field, script], but none were specified. [{kind}]"
+            ))
+        })?;
         match self.env.ctx.mapping.field(f).map(|i| i.kind) {
             Some(LeafKind::Date) | None => Ok(f.to_string()),
             Some(k) if k.is_numeric() => Ok(f.to_string()),
@@ -348,7 +431,9 @@ impl<'a> Rewriter<'a> {
             let get = |k: &str| e.get(k).map(|x| self.date_value(x, &field, k == "max"));
             let (lo, hi) = (get("min").transpose()?, get("max").transpose()?);
             bounds = match (bounds, lo, hi) {
-                (Some((a, b)), lo, hi) => Some((lo.map_or(a, |l| l.min(a)), hi.map_or(b, |h| h.max(b)))),
+                (Some((a, b)), lo, hi) => {
+                    Some((lo.map_or(a, |l| l.min(a)), hi.map_or(b, |h| h.max(b))))
+                }
                 (None, Some(l), Some(h)) => Some((l, h)),
                 _ => None,
             };
@@ -356,11 +441,23 @@ impl<'a> Rewriter<'a> {
         let ranges: Vec<Value> = match bounds {
             Some((lo, hi)) => {
                 let b = dates::boundaries(lo, hi, iv, &tz, offset)?;
-                b.windows(2).map(|w| json!({"from": w[0] as f64, "to": w[1] as f64})).collect()
+                b.windows(2)
+                    .map(|w| json!({"from": w[0] as f64, "to": w[1] as f64}))
+                    .collect()
             }
             None => vec![json!({"to": f64::MIN})],
         };
-        self.notes.insert(here.to_string(), Note::DateHistogram { tz, format, min_doc_count, extended: ext.is_some(), keyed, key_desc });
+        self.notes.insert(
+            here.to_string(),
+            Note::DateHistogram {
+                tz,
+                format,
+                min_doc_count,
+                extended: ext.is_some(),
+                keyed,
+                key_desc,
+            },
+        );
         Ok(json!({"range": {"field": self.column(&field)?, "ranges": ranges}}))
     }
 
@@ -368,7 +465,13 @@ impl<'a> Rewriter<'a> {
         if let Some(n) = v.as_i64() {
             return Ok(n);
         }
-        let formats = self.env.ctx.mapping.field(field).map(|i| i.formats.clone()).unwrap_or_default();
+        let formats = self
+            .env
+            .ctx
+            .mapping
+            .field(field)
+            .map(|i| i.formats.clone())
+            .unwrap_or_default();
         let s = v.as_str().unwrap_or_default();
         datemath::eval(s, &formats, self.env.ctx.now_ms, up)
             .ok_or_else(|| EngineError::Parsing(format!("failed to parse date field [{s}]")))
@@ -385,7 +488,10 @@ impl<'a> Rewriter<'a> {
                 "format" => format = v.as_str().map(String::from),
                 "keyed" => keyed = v.as_bool().unwrap_or(false),
                 "ranges" => {
-                    for r in v.as_array().ok_or_else(|| perr("[ranges] must be an array".into()))? {
+                    for r in v
+                        .as_array()
+                        .ok_or_else(|| perr("[ranges] must be an array".into()))?
+                    {
                         let mut out = Map::new();
                         let mut key: super::render::DateRangeKey = (None, None, None);
                         for (rk, rv) in r.as_object().into_iter().flatten() {
@@ -401,7 +507,11 @@ impl<'a> Rewriter<'a> {
                                     }
                                 }
                                 "key" => key.2 = rv.as_str().map(String::from),
-                                other => return Err(perr(format!("[date_range] unknown range field [{other}]"))),
+                                other => {
+                                    return Err(perr(format!(
+                                        "[date_range] unknown range field [{other}]"
+                                    )))
+                                }
                             }
                         }
                         ranges.push(Value::Object(out));
@@ -411,41 +521,63 @@ impl<'a> Rewriter<'a> {
                 other => return Err(perr(format!("[date_range] unknown field [{other}]"))),
             }
         }
-        self.notes.insert(here.to_string(), Note::DateRange { tz, format, keyed, keys });
+        self.notes.insert(
+            here.to_string(),
+            Note::DateRange {
+                tz,
+                format,
+                keyed,
+                keys,
+            },
+        );
         Ok(json!({"range": {"field": self.column(&field)?, "ranges": ranges}}))
     }
 
     fn composite(&mut self, body: &Value, here: &str) -> EngineResult<Value> {
         let mut out = Map::new();
         let mut dates_seen = Vec::new();
-        for (k, v) in body.as_object().ok_or_else(|| perr("[composite] must be an object".into()))? {
+        for (k, v) in body
+            .as_object()
+            .ok_or_else(|| perr("[composite] must be an object".into()))?
+        {
             match k.as_str() {
                 "size" | "after" => {
                     out.insert(k.clone(), v.clone());
                 }
                 "sources" => {
                     let mut sources = Vec::new();
-                    for s in v.as_array().ok_or_else(|| perr("[sources] must be an array".into()))? {
-                        let (name, spec) = s
-                            .as_object()
-                            .and_then(|o| o.iter().next())
-                            .ok_or_else(|| perr("[composite] source must be an object of one source".into()))?;
+                    for s in v
+                        .as_array()
+                        .ok_or_else(|| perr("[sources] must be an array".into()))?
+                    {
+                        let (name, spec) =
+                            s.as_object().and_then(|o| o.iter().next()).ok_or_else(|| {
+                                perr("[composite] source must be an object of one source".into())
+                            })?;
                         let (kind, b) = spec
                             .as_object()
                             .and_then(|o| o.iter().next())
                             .ok_or_else(|| perr("[composite] source must name its type".into()))?;
                         let src = match kind.as_str() {
-                            "terms" => json!({"terms": self.source_fields(b, &["field", "order", "missing_bucket"])?}),
-                            "histogram" => json!({"histogram": self.source_fields(b, &["field", "interval", "order", "missing_bucket"])?}),
+                            "terms" => {
+                                json!({"terms": self.source_fields(b, &["field", "order", "missing_bucket"])?})
+                            }
+                            "histogram" => {
+                                json!({"histogram": self.source_fields(b, &["field", "interval", "order", "missing_bucket"])?})
+                            }
                             "date_histogram" => {
                                 let iv = match (b.get("fixed_interval"), b.get("interval")) {
                                     (Some(f), _) | (None, Some(f)) => dates::fixed(f.as_str().unwrap_or_default()),
                                     _ => Err(EngineError::IllegalArgument("[composite] date_histogram sources with [calendar_interval] are not supported by this engine; use [fixed_interval]".into())),
                                 }?;
-                                let Interval::Fixed(ms) = iv else { unreachable!("fixed") };
+                                let Interval::Fixed(ms) = iv else {
+                                    unreachable!("fixed")
+                                };
                                 dates_seen.push(name.clone());
-                                let field = b.get("field").and_then(Value::as_str).unwrap_or_default();
-                                let mut h = json!({"field": self.column(field)?, "interval": ms as f64});
+                                let field =
+                                    b.get("field").and_then(Value::as_str).unwrap_or_default();
+                                let mut h =
+                                    json!({"field": self.column(field)?, "interval": ms as f64});
                                 if let Some(o) = b.get("order") {
                                     h["order"] = o.clone();
                                 }
@@ -461,7 +593,8 @@ impl<'a> Rewriter<'a> {
             }
         }
         out.entry("size").or_insert(json!(10));
-        self.notes.insert(here.to_string(), Note::Composite { dates: dates_seen });
+        self.notes
+            .insert(here.to_string(), Note::Composite { dates: dates_seen });
         Ok(json!({ "composite": out }))
     }
 
@@ -470,12 +603,19 @@ impl<'a> Rewriter<'a> {
         for (k, v) in b.as_object().into_iter().flatten() {
             match k.as_str() {
                 "field" => {
-                    out.insert("field".into(), Value::String(self.column(v.as_str().unwrap_or_default())?));
+                    out.insert(
+                        "field".into(),
+                        Value::String(self.column(v.as_str().unwrap_or_default())?),
+                    );
                 }
                 k if keys.contains(&k) => {
                     out.insert(k.to_string(), v.clone());
                 }
-                other => return Err(perr(format!("[composite] source option [{other}] is not supported"))),
+                other => {
+                    return Err(perr(format!(
+                        "[composite] source option [{other}] is not supported"
+                    )))
+                }
             }
         }
         Ok(Value::Object(out))
@@ -498,7 +638,9 @@ fn order_desc(v: &Value) -> EngineResult<bool> {
         .and_then(|o| o.iter().next())
         .ok_or_else(|| perr("[order] must be an object".into()))?;
     if k != "_key" {
-        return Err(EngineError::IllegalArgument(format!("[date_histogram] ordering by [{k}] is not supported by this engine")));
+        return Err(EngineError::IllegalArgument(format!(
+            "[date_histogram] ordering by [{k}] is not supported by this engine"
+        )));
     }
     Ok(dir.as_str() == Some("desc"))
 }

@@ -44,7 +44,12 @@ fn fields_are_rewritten_and_text_refused() {
         assert!(prepare(&aggs, env).is_ok());
         let e = prepare(&json!({"x": {"terms": {"field": "t"}}}), env).unwrap_err();
         assert_eq!(e.status(), 400);
-        assert!(e.body().caused_by.unwrap().1.contains("Text fields are not optimised"));
+        assert!(e
+            .body()
+            .caused_by
+            .unwrap()
+            .1
+            .contains("Text fields are not optimised"));
         for bad in [
             json!({"x": {"bogus": {"field": "n"}}}),
             json!({"x": {"avg": {}}}),
@@ -88,7 +93,12 @@ fn filters_and_index_terms_are_sibling_filters() {
         let p = prepare(&req, env).unwrap();
         let mut names: Vec<&String> = p.aggs.keys().collect();
         names.sort();
-        assert_eq!(names, vec!["f\u{1}0", "f\u{1}1", "f\u{1}2", "i\u{1}idx", "i\u{1}other"]);
-        assert!(matches!(p.notes.get("f"), Some(Note::Filters { names, keyed: true }) if names.len() == 3));
+        assert_eq!(
+            names,
+            vec!["f\u{1}0", "f\u{1}1", "f\u{1}2", "i\u{1}idx", "i\u{1}other"]
+        );
+        assert!(
+            matches!(p.notes.get("f"), Some(Note::Filters { names, keyed: true }) if names.len() == 3)
+        );
     });
 }

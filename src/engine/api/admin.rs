@@ -95,7 +95,9 @@ pub fn stats(
             req.path
         )));
     }
-    let targets = engine.store.resolve(index.unwrap_or("_all"), Default::default())?;
+    let targets = engine
+        .store
+        .resolve(index.unwrap_or("_all"), Default::default())?;
     let (mut all, mut indices, mut shards) = (json!({}), Map::new(), 0usize);
     for h in &targets {
         let s = index_stats(h, &metrics);
@@ -137,9 +139,12 @@ pub fn resolve_index(engine: &Engine, _req: &mut Request<'_>, expr: &str) -> Api
             aliases.entry(a.clone()).or_default().push(h.name.clone());
         }
     }
-    let missing = parts
-        .iter()
-        .find(|p| !p.contains('*') && *p != &"_all" && !all.iter().any(|h| h.name == **p) && !aliases.contains_key(**p));
+    let missing = parts.iter().find(|p| {
+        !p.contains('*')
+            && *p != &"_all"
+            && !all.iter().any(|h| h.name == **p)
+            && !aliases.contains_key(**p)
+    });
     if let Some(m) = missing {
         return Err(EngineError::IndexNotFound(m.to_string()));
     }
@@ -174,7 +179,12 @@ pub fn field_caps(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -
     let fields: Vec<String> = req
         .params
         .get("fields")
-        .map(|f| f.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+        .map(|f| {
+            f.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     if fields.is_empty() {
         return Err(EngineError::Validation(vec![
@@ -191,7 +201,10 @@ pub fn field_caps(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -
     Ok(Response::json(200, &out))
 }
 
-fn field_caps_of(targets: &[std::sync::Arc<IndexHandle>], fields: &[String]) -> EngineResult<Value> {
+fn field_caps_of(
+    targets: &[std::sync::Arc<IndexHandle>],
+    fields: &[String],
+) -> EngineResult<Value> {
     // field -> type -> (searchable, aggregatable, indices)
     type ByType = std::collections::BTreeMap<String, (bool, bool, Vec<String>)>;
     let mut by_field: std::collections::BTreeMap<String, ByType> = Default::default();
@@ -209,11 +222,19 @@ fn field_caps_of(targets: &[std::sync::Arc<IndexHandle>], fields: &[String]) -> 
         for p in object_paths(&m.root, "") {
             entries.push((p, ("object".into(), false, false)));
         }
-        for (meta, t, s, a) in [("_id", "_id", true, true), ("_index", "_index", true, true), ("_source", "_source", false, false)] {
+        for (meta, t, s, a) in [
+            ("_id", "_id", true, true),
+            ("_index", "_index", true, true),
+            ("_source", "_source", false, false),
+        ] {
             entries.push((meta.into(), (t.into(), s, a)));
         }
         for (path, (t, s, a)) in entries.into_iter().filter(|(p, _)| wanted(p)) {
-            let e = by_field.entry(path).or_default().entry(t).or_insert((s, a, vec![]));
+            let e = by_field
+                .entry(path)
+                .or_default()
+                .entry(t)
+                .or_insert((s, a, vec![]));
             e.2.push(h.name.clone());
         }
     }

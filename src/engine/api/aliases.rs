@@ -49,9 +49,9 @@ fn definition(body: &Map<String, Value>, skip: &[&str]) -> EngineResult<Map<Stri
                 def.insert("filter".into(), v.clone());
             }
             "is_write_index" | "is_hidden" => {
-                let b = v.as_bool().ok_or_else(|| {
-                    EngineError::Parsing(format!("[{k}] must be a boolean"))
-                })?;
+                let b = v
+                    .as_bool()
+                    .ok_or_else(|| EngineError::Parsing(format!("[{k}] must be a boolean")))?;
                 def.insert(k.into(), Value::Bool(b));
             }
             "routing" | "index_routing" | "search_routing" => {
@@ -72,7 +72,11 @@ fn definition(body: &Map<String, Value>, skip: &[&str]) -> EngineResult<Map<Stri
 fn strings(v: Option<&Value>) -> Vec<String> {
     match v {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).map(String::from).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect(),
         _ => vec![],
     }
 }
@@ -110,7 +114,9 @@ fn parse_actions(engine: &Engine, body: &Value) -> EngineResult<Vec<Change>> {
             .as_object()
             .filter(|o| o.len() == 1)
             .and_then(|o| o.iter().next())
-            .ok_or_else(|| EngineError::Parsing("[aliases] action must be an object of one action".into()))?;
+            .ok_or_else(|| {
+                EngineError::Parsing("[aliases] action must be an object of one action".into())
+            })?;
         let spec = spec
             .as_object()
             .ok_or_else(|| EngineError::Parsing(format!("[{kind}] must be an object")))?;
@@ -175,7 +181,10 @@ fn apply(engine: &Engine, changes: Vec<Change>) -> EngineResult<()> {
         match c {
             Change::Add { index, alias, def } => {
                 if alias.contains('*') {
-                    return Err(invalid_alias(alias, "must not contain the following characters [*]"));
+                    return Err(invalid_alias(
+                        alias,
+                        "must not contain the following characters [*]",
+                    ));
                 }
                 validate_index_name(alias).map_err(|e| invalid_alias(alias, &e.body().reason))?;
                 if maps.contains_key(alias) && !removed.contains(alias) {
@@ -186,8 +195,14 @@ fn apply(engine: &Engine, changes: Vec<Change>) -> EngineResult<()> {
                 }
             }
             Change::Remove { index, alias } => {
-                let m = maps.get_mut(index).ok_or_else(|| EngineError::IndexNotFound(index.clone()))?;
-                let hit: Vec<String> = m.keys().filter(|k| wildcard_match(alias, k)).cloned().collect();
+                let m = maps
+                    .get_mut(index)
+                    .ok_or_else(|| EngineError::IndexNotFound(index.clone()))?;
+                let hit: Vec<String> = m
+                    .keys()
+                    .filter(|k| wildcard_match(alias, k))
+                    .cloned()
+                    .collect();
                 if hit.is_empty() {
                     return Err(EngineError::AliasesMissing(vec![alias.clone()]));
                 }
@@ -215,7 +230,9 @@ fn apply(engine: &Engine, changes: Vec<Change>) -> EngineResult<()> {
     Ok(())
 }
 
-fn check_write_indices(maps: &std::collections::BTreeMap<String, Map<String, Value>>) -> EngineResult<()> {
+fn check_write_indices(
+    maps: &std::collections::BTreeMap<String, Map<String, Value>>,
+) -> EngineResult<()> {
     let mut writers: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
     for (index, aliases) in maps {
         for (alias, def) in aliases {
@@ -261,9 +278,7 @@ pub fn alias(
             let def = definition(obj, &[])?;
             let changes = indices_of(engine, &[i.to_string()])?
                 .into_iter()
-                .flat_map(|index| {
-                    n.split(',').map(move |a| (index.clone(), a.to_string()))
-                })
+                .flat_map(|index| n.split(',').map(move |a| (index.clone(), a.to_string())))
                 .map(|(index, alias)| Change::Add {
                     index,
                     alias,
@@ -279,11 +294,15 @@ pub fn alias(
             let names: Vec<&str> = n.split(',').collect();
             let any = indices.iter().any(|index| {
                 engine.store.get(index).is_some_and(|h| {
-                    h.aliases().keys().any(|k| names.iter().any(|p| *p == "_all" || wildcard_match(p, k)))
+                    h.aliases()
+                        .keys()
+                        .any(|k| names.iter().any(|p| *p == "_all" || wildcard_match(p, k)))
                 })
             });
             if !any {
-                return Err(EngineError::AliasesMissing(names.iter().map(|s| s.to_string()).collect()));
+                return Err(EngineError::AliasesMissing(
+                    names.iter().map(|s| s.to_string()).collect(),
+                ));
             }
             for index in indices {
                 let h = engine.store.require(&index)?;
@@ -327,11 +346,8 @@ fn get(engine: &Engine, index: Option<&str>, name: Option<&str>) -> ApiResult {
     let mut out = Map::new();
     let mut found: Vec<String> = Vec::new();
     for (h, _) in indices {
-        let aliases: Map<String, Value> = h
-            .aliases()
-            .into_iter()
-            .filter(|(k, _)| wanted(k))
-            .collect();
+        let aliases: Map<String, Value> =
+            h.aliases().into_iter().filter(|(k, _)| wanted(k)).collect();
         found.extend(aliases.keys().cloned());
         if names.is_none() || !aliases.is_empty() {
             out.insert(h.name.clone(), json!({ "aliases": aliases }));
@@ -344,7 +360,11 @@ fn get(engine: &Engine, index: Option<&str>, name: Option<&str>) -> ApiResult {
         .collect();
     if !missing.is_empty() {
         let mut v = Value::Object(out);
-        let what = if missing.len() == 1 { "alias" } else { "aliases" };
+        let what = if missing.len() == 1 {
+            "alias"
+        } else {
+            "aliases"
+        };
         v["error"] = json!(format!("{what} [{}] missing", missing.join(",")));
         v["status"] = json!(404);
         return Ok(Response::json(404, &v));
@@ -373,7 +393,11 @@ pub fn cat_aliases(engine: &Engine, name: Option<&str>, params: &Params) -> ApiR
             if !names.is_empty() && !names.iter().any(|p| wildcard_match(p, &alias)) {
                 continue;
             }
-            let filter = if def.get("filter").is_some() { "*" } else { "-" };
+            let filter = if def.get("filter").is_some() {
+                "*"
+            } else {
+                "-"
+            };
             let write = match def.get("is_write_index").and_then(Value::as_bool) {
                 Some(b) => b.to_string(),
                 None => "-".into(),

@@ -233,7 +233,13 @@ pub fn bulk(
     let started = Instant::now();
     req.params.check(
         &req.path,
-        &["refresh", "routing", "timeout", "wait_for_active_shards", "type"],
+        &[
+            "refresh",
+            "routing",
+            "timeout",
+            "wait_for_active_shards",
+            "type",
+        ],
     )?;
     let refresh = req.params.refresh()?;
     let routing = req.params.get("routing").map(String::from);

@@ -106,7 +106,8 @@ impl Tally {
                 }
                 let b = e.body();
                 self.status = self.status.max(b.status);
-                self.failures.push(json!({"index": r.index, "type": r.type_name, "id": r.id,
+                self.failures
+                    .push(json!({"index": r.index, "type": r.type_name, "id": r.id,
                     "cause": b.to_value()["error"], "status": b.status}));
             }
         }
@@ -132,7 +133,11 @@ impl Tally {
         v.insert("requests_per_second".into(), json!(-1.0));
         v.insert("throttled_until_millis".into(), json!(0));
         v.insert("failures".into(), json!(self.failures));
-        let status = if self.failures.is_empty() { 200 } else { self.status.max(400) };
+        let status = if self.failures.is_empty() {
+            200
+        } else {
+            self.status.max(400)
+        };
         Response::json(status, &Value::Object(v))
     }
 }
@@ -167,7 +172,11 @@ fn max_docs_of(v: &Value) -> EngineResult<usize> {
         })
 }
 
-fn parse_by_query(body: Option<&Value>, params: &Params, with_script: bool) -> EngineResult<ByQuery> {
+fn parse_by_query(
+    body: Option<&Value>,
+    params: &Params,
+    with_script: bool,
+) -> EngineResult<ByQuery> {
     let mut q = ByQuery {
         sr: SearchRequest::default(),
         max_docs: None,
@@ -187,7 +196,11 @@ fn parse_by_query(body: Option<&Value>, params: &Params, with_script: bool) -> E
                 other => {
                     return Err(EngineError::Parsing(format!(
                         "[{}] unknown field [{other}]",
-                        if with_script { "update_by_query" } else { "delete_by_query" }
+                        if with_script {
+                            "update_by_query"
+                        } else {
+                            "delete_by_query"
+                        }
                     )))
                 }
             }
@@ -209,11 +222,19 @@ fn parse_by_query(body: Option<&Value>, params: &Params, with_script: bool) -> E
 }
 
 fn batch_size(params: &Params) -> EngineResult<usize> {
-    Ok(params.number("scroll_size")?.unwrap_or(1000).clamp(1, 10_000) as usize)
+    Ok(params
+        .number("scroll_size")?
+        .unwrap_or(1000)
+        .clamp(1, 10_000) as usize)
 }
 
 /// Writes `items` as one batch and counts the outcomes; false when the run must stop.
-fn write_batch(engine: &Engine, items: Vec<WriteItem>, pre: &mut Tally, abort: bool) -> EngineResult<bool> {
+fn write_batch(
+    engine: &Engine,
+    items: Vec<WriteItem>,
+    pre: &mut Tally,
+    abort: bool,
+) -> EngineResult<bool> {
     if items.is_empty() {
         return Ok(true);
     }
@@ -227,7 +248,11 @@ fn write_batch(engine: &Engine, items: Vec<WriteItem>, pre: &mut Tally, abort: b
     Ok(pre.failures.len() == before)
 }
 
-fn refresh_all(engine: &Engine, req: &Request<'_>, indices: &[Arc<IndexHandle>]) -> EngineResult<()> {
+fn refresh_all(
+    engine: &Engine,
+    req: &Request<'_>,
+    indices: &[Arc<IndexHandle>],
+) -> EngineResult<()> {
     if req.params.refresh()? != RefreshPolicy::None {
         for h in indices {
             h.refresh(&engine.store.wal)?;
@@ -309,14 +334,24 @@ pub fn delete_by_query(engine: &Engine, req: &mut Request<'_>, index: &str) -> A
     let indices = targets(engine, index, &req.params)?;
     let snap = snapshot(&indices, &q.sr, q.max_docs)?;
     let t = run_batches(engine, &snap, batch_size(&req.params)?, q.abort, &mut |d| {
-        Ok(Some(item(Action::Delete, d, &d.index.name, vec![], same_version(d))))
+        Ok(Some(item(
+            Action::Delete,
+            d,
+            &d.index.name,
+            vec![],
+            same_version(d),
+        )))
     })?;
     refresh_all(engine, req, &indices)?;
     Ok(t.render(started, "delete"))
 }
 
 /// The write a script (or none) makes of one document: None when it is a no-op.
-fn scripted(script: Option<&Script>, d: &SnapDoc, dest: &str) -> EngineResult<Option<(Action, Vec<u8>)>> {
+fn scripted(
+    script: Option<&Script>,
+    d: &SnapDoc,
+    dest: &str,
+) -> EngineResult<Option<(Action, Vec<u8>)>> {
     let Some(s) = script else {
         return Ok(Some((Action::Index, d.source.clone())));
     };
@@ -361,11 +396,15 @@ struct Reindex {
 }
 
 fn refuse(what: &str) -> EngineError {
-    EngineError::IllegalArgument(format!("[{what}] is not supported by this engine's reindex"))
+    EngineError::IllegalArgument(format!(
+        "[{what}] is not supported by this engine's reindex"
+    ))
 }
 
 fn parse_source(v: &Value, r: &mut Reindex) -> EngineResult<()> {
-    let o = v.as_object().ok_or_else(|| EngineError::Parsing("[source] must be an object".into()))?;
+    let o = v
+        .as_object()
+        .ok_or_else(|| EngineError::Parsing("[source] must be an object".into()))?;
     for (k, x) in o {
         match k.as_str() {
             "index" => {
@@ -388,7 +427,9 @@ fn parse_source(v: &Value, r: &mut Reindex) -> EngineResult<()> {
 }
 
 fn parse_dest(v: &Value, r: &mut Reindex) -> EngineResult<()> {
-    let o = v.as_object().ok_or_else(|| EngineError::Parsing("[dest] must be an object".into()))?;
+    let o = v
+        .as_object()
+        .ok_or_else(|| EngineError::Parsing("[dest] must be an object".into()))?;
     for (k, x) in o {
         match (k.as_str(), x.as_str()) {
             ("index", Some(s)) => r.dest = s.to_string(),
@@ -403,7 +444,9 @@ fn parse_dest(v: &Value, r: &mut Reindex) -> EngineResult<()> {
 }
 
 fn parse_reindex(body: &Value, params: &Params) -> EngineResult<Reindex> {
-    let o = body.as_object().ok_or_else(|| EngineError::Parsing("request body must be an object".into()))?;
+    let o = body
+        .as_object()
+        .ok_or_else(|| EngineError::Parsing("request body must be an object".into()))?;
     let mut r = Reindex {
         source_index: String::new(),
         query: SearchRequest::default(),
@@ -422,7 +465,11 @@ fn parse_reindex(body: &Value, params: &Params) -> EngineResult<Reindex> {
             "script" => r.script = Some(parse_script(v)?),
             "max_docs" | "size" => r.max_docs = Some(max_docs_of(v)?),
             "conflicts" => r.abort = conflicts_of(v.as_str().unwrap_or_default())?,
-            other => return Err(EngineError::Parsing(format!("[reindex] unknown field [{other}]"))),
+            other => {
+                return Err(EngineError::Parsing(format!(
+                    "[reindex] unknown field [{other}]"
+                )))
+            }
         }
     }
     let mut errors = Vec::new();

@@ -10,9 +10,9 @@ use super::params::Params;
 use super::{ApiResult, Engine, Response};
 use crate::engine::cat::{self, format_bytes, ByteUnit, CatOpts, Cell};
 use crate::engine::error::EngineError;
-use crate::engine::store::settings::parse_time_ms;
 use crate::engine::resolve::Options;
 use crate::engine::store::index::IndexHandle;
+use crate::engine::store::settings::parse_time_ms;
 use crate::engine::store::ResolveOptions;
 use crate::proto::Method;
 
@@ -130,14 +130,33 @@ pub fn health(engine: &Engine, index: Option<&str>, params: &Params) -> ApiResul
 }
 
 /// A `_cat` answer: JSON or the text table.
-pub(super) fn cat_response(cols: &[cat::Column], rows: Vec<Vec<Cell>>, params: &Params) -> ApiResult {
+pub(super) fn cat_response(
+    cols: &[cat::Column],
+    rows: Vec<Vec<Cell>>,
+    params: &Params,
+) -> ApiResult {
     params.check(
         "/_cat",
-        &["v", "h", "s", "format", "bytes", "help", "health", "local", "master_timeout", "time", "expand_wildcards", "include_unloaded_segments", "pri"],
+        &[
+            "v",
+            "h",
+            "s",
+            "format",
+            "bytes",
+            "help",
+            "health",
+            "local",
+            "master_timeout",
+            "time",
+            "expand_wildcards",
+            "include_unloaded_segments",
+            "pri",
+        ],
     )?;
     if params.flag("pri") {
         return Err(EngineError::IllegalArgument(
-            "[pri] columns are not supported by this engine: every size shown is of primaries".into(),
+            "[pri] columns are not supported by this engine: every size shown is of primaries"
+                .into(),
         ));
     }
     if params.flag("help") {
@@ -264,7 +283,11 @@ pub fn cat_health(engine: &Engine, params: &Params) -> ApiResult {
         col("node.total", true, &["nt", "nodeTotal"]),
         col("shards", true, &["t", "sh", "shards.total", "shardsTotal"]),
         col("pri", true, &["p", "shards.primary", "shardsPrimary"]),
-        col("unassign", true, &["u", "shards.unassigned", "shardsUnassigned"]),
+        col(
+            "unassign",
+            true,
+            &["u", "shards.unassigned", "shardsUnassigned"],
+        ),
     ];
     let h = measure(engine, None)?;
     let (epoch, ts) = epoch_cells();

@@ -255,7 +255,7 @@ pub fn parse_update(body: &Value) -> Result<UpdateBody, EngineError> {
     }
     if u.doc.is_some() && u.script.is_some() {
         return Err(EngineError::Validation(vec![
-            "can't provide both script and doc".into()
+            "can't provide both script and doc".into(),
         ]));
     }
     Ok(u)

@@ -105,11 +105,23 @@ mod tests {
     fn paths_wildcards_and_exclusions() {
         let v = json!({"took": 1, "hits": {"total": {"value": 2}, "hits": [{"_id": "a", "_source": {"x": 1}}, {"_id": "b"}]}});
         assert_eq!(filter(&v, "took"), json!({"took": 1}));
-        assert_eq!(filter(&v, "hits.hits._id"), json!({"hits": {"hits": [{"_id": "a"}, {"_id": "b"}]}}));
-        assert_eq!(filter(&v, "**._id,took"), json!({"took": 1, "hits": {"hits": [{"_id": "a"}, {"_id": "b"}]}}));
-        assert_eq!(filter(&v, "hits.t*.value"), json!({"hits": {"total": {"value": 2}}}));
+        assert_eq!(
+            filter(&v, "hits.hits._id"),
+            json!({"hits": {"hits": [{"_id": "a"}, {"_id": "b"}]}})
+        );
+        assert_eq!(
+            filter(&v, "**._id,took"),
+            json!({"took": 1, "hits": {"hits": [{"_id": "a"}, {"_id": "b"}]}})
+        );
+        assert_eq!(
+            filter(&v, "hits.t*.value"),
+            json!({"hits": {"total": {"value": 2}}})
+        );
         assert_eq!(filter(&v, "nothing"), json!({}));
         assert_eq!(filter(&v, "-hits"), json!({"took": 1}));
-        assert_eq!(filter(&v, "hits,-hits.hits._source"), json!({"hits": {"total": {"value": 2}, "hits": [{"_id": "a"}, {"_id": "b"}]}}));
+        assert_eq!(
+            filter(&v, "hits,-hits.hits._source"),
+            json!({"hits": {"total": {"value": 2}, "hits": [{"_id": "a"}, {"_id": "b"}]}})
+        );
     }
 }

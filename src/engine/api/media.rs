@@ -186,8 +186,8 @@ mod tests {
 
     #[test]
     fn lists_and_parameters() {
-        let l = parse_list("application/vnd.elasticsearch+json; compatible-with=9,text/plain")
-            .unwrap();
+        let l =
+            parse_list("application/vnd.elasticsearch+json; compatible-with=9,text/plain").unwrap();
         assert_eq!(l.len(), 2);
         assert_eq!(l[0].essence, "application/vnd.elasticsearch+json");
         assert_eq!(l[0].param("compatible-with"), Some("9"));
@@ -250,7 +250,11 @@ mod tests {
     fn body_types() {
         assert!(negotiate(Some("application/json; charset=UTF-8"), None, true).is_ok());
         assert!(negotiate(Some("application/x-ndjson"), None, true).is_ok());
-        for bad in ["text/plain", "application/x-www-form-urlencoded", "nonsense"] {
+        for bad in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "nonsense",
+        ] {
             let e = negotiate(Some(bad), None, true).unwrap_err();
             assert_eq!(e.status(), 406, "{bad}");
             assert_eq!(e.body().kind, "content_type_exception");

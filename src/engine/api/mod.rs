@@ -30,8 +30,8 @@ use serde_json::Value;
 use super::error::EngineError;
 use super::search::{Pits, Scrolls};
 use super::store::Store;
-use crate::proto::Method;
 use crate::engine::store::templates::Kind;
+use crate::proto::Method;
 use params::Params;
 use router::{method_name, route, Route};
 
@@ -301,7 +301,9 @@ impl Engine {
                 aliases::alias(self, req, index.as_deref(), name.as_deref())
             }
             Route::Aliases => aliases::aliases(self, req),
-            Route::CatAliases(n) => aliases::cat_aliases(self, n.as_deref(), &cat_params(req, media)),
+            Route::CatAliases(n) => {
+                aliases::cat_aliases(self, n.as_deref(), &cat_params(req, media))
+            }
             Route::OpenClose { index, open } => admin::open_close(self, req, &index, open),
             Route::Stats { index, metric } => {
                 admin::stats(self, req, index.as_deref(), metric.as_deref())

@@ -498,10 +498,21 @@ mod tests {
         );
         assert!(r("/books/_alias/b").unwrap().methods().contains(&Put));
         assert_eq!(r("/_aliases"), Some(Route::Aliases));
-        assert_eq!(r("/b/_pit"), Some(Route::Pit { index: Some("b".into()) }));
+        assert_eq!(
+            r("/b/_pit"),
+            Some(Route::Pit {
+                index: Some("b".into())
+            })
+        );
         assert_eq!(r("/_pit"), Some(Route::Pit { index: None }));
-        assert_eq!(r("/_resolve/index/a*"), Some(Route::ResolveIndex("a*".into())));
-        assert_eq!(r("/b/_delete_by_query"), Some(Route::DeleteByQuery("b".into())));
+        assert_eq!(
+            r("/_resolve/index/a*"),
+            Some(Route::ResolveIndex("a*".into()))
+        );
+        assert_eq!(
+            r("/b/_delete_by_query"),
+            Some(Route::DeleteByQuery("b".into()))
+        );
     }
 
     #[test]

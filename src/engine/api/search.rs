@@ -86,11 +86,19 @@ fn alias_filter(filters: &[Value]) -> Result<Query, EngineError> {
 }
 
 /// Runs a prepared search: over a point in time when it names one.
-fn execute(engine: &Engine, mut sr: SearchRequest, targets: &[Arc<IndexHandle>]) -> Result<Value, EngineError> {
+fn execute(
+    engine: &Engine,
+    mut sr: SearchRequest,
+    targets: &[Arc<IndexHandle>],
+) -> Result<Value, EngineError> {
     let Some(pit) = sr.pit.clone() else {
         return exec::search(targets, &sr);
     };
-    let keep = pit.keep_alive.as_deref().map(ScrollParams::parse).transpose()?;
+    let keep = pit
+        .keep_alive
+        .as_deref()
+        .map(ScrollParams::parse)
+        .transpose()?;
     let p = engine.pits.get(&pit.id, keep)?;
     if !sr.sort.is_empty() && !sr.sort.iter().any(|s| s.field == "_shard_doc") {
         sr.sort.push(SortSpec {
@@ -123,15 +131,50 @@ fn run_search(
 /// URL parameters of `_search`, `_count` and `_msearch` (the ones without effect on one
 /// node included: `preference`, `request_cache`, `search_type`, shard-request tuning).
 const SEARCH_PARAMS: &[&str] = &[
-    "q", "df", "default_operator", "analyzer", "analyze_wildcard", "lenient", "from", "size",
-    "sort", "_source", "_source_includes", "_source_include", "_source_excludes",
-    "_source_exclude", "version", "seq_no_primary_term", "track_scores", "track_total_hits",
-    "rest_total_hits_as_int", "stored_fields", "ignore_unavailable", "allow_no_indices",
-    "expand_wildcards", "ignore_throttled", "scroll", "source", "source_content_type",
-    "pretty", "human", "error_trace", "filter_path", "preference", "request_cache",
-    "search_type", "batched_reduce_size", "max_concurrent_shard_requests",
-    "max_concurrent_searches", "pre_filter_shard_size", "allow_partial_search_results",
-    "ccs_minimize_roundtrips", "timeout", "typed_keys", "explain", "stats",
+    "q",
+    "df",
+    "default_operator",
+    "analyzer",
+    "analyze_wildcard",
+    "lenient",
+    "from",
+    "size",
+    "sort",
+    "_source",
+    "_source_includes",
+    "_source_include",
+    "_source_excludes",
+    "_source_exclude",
+    "version",
+    "seq_no_primary_term",
+    "track_scores",
+    "track_total_hits",
+    "rest_total_hits_as_int",
+    "stored_fields",
+    "ignore_unavailable",
+    "allow_no_indices",
+    "expand_wildcards",
+    "ignore_throttled",
+    "scroll",
+    "source",
+    "source_content_type",
+    "pretty",
+    "human",
+    "error_trace",
+    "filter_path",
+    "preference",
+    "request_cache",
+    "search_type",
+    "batched_reduce_size",
+    "max_concurrent_shard_requests",
+    "max_concurrent_searches",
+    "pre_filter_shard_size",
+    "allow_partial_search_results",
+    "ccs_minimize_roundtrips",
+    "timeout",
+    "typed_keys",
+    "explain",
+    "stats",
 ];
 
 /// Refuses URL parameters a search endpoint does not know, and the known ones whose
@@ -249,7 +292,11 @@ fn header_params(
         }
     };
     let mut params = Params::default();
-    for k in ["rest_total_hits_as_int", "ignore_unavailable", "allow_no_indices"] {
+    for k in [
+        "rest_total_hits_as_int",
+        "ignore_unavailable",
+        "allow_no_indices",
+    ] {
         if let Some(v) = outer.get(k) {
             params.0.push((k.to_string(), v.to_string()));
         }

@@ -31,9 +31,8 @@ pub fn template(
     let store = &engine.store.templates;
     match (req.method, name) {
         (Method::Put | Method::Post, Some(n)) => {
-            let body = json_body(req.body, engine.max_body)?.ok_or_else(|| {
-                EngineError::Validation(vec!["template body is missing".into()])
-            })?;
+            let body = json_body(req.body, engine.max_body)?
+                .ok_or_else(|| EngineError::Validation(vec!["template body is missing".into()]))?;
             let create = req.params.flag("create");
             store.put(Template::parse(kind, n, &body)?, create)?;
             Ok(Response::json(200, &json!({"acknowledged": true})))

@@ -257,7 +257,12 @@ fn exact_kw(ctx: &Ctx<'_>, path: &str, kind: LeafKind, v: &Value) -> EngineResul
     })
 }
 
-pub(super) fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpts) -> EngineResult<Q> {
+pub(super) fn match_field(
+    ctx: &Ctx<'_>,
+    f: &str,
+    query: &Value,
+    opts: &MatchOpts,
+) -> EngineResult<Q> {
     match target::target(ctx, f) {
         Target::Text {
             field,
@@ -270,7 +275,9 @@ pub(super) fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpt
                 .map(|(_, t)| {
                     let term = target::text_term(field, path.as_deref(), t);
                     match opts.fuzziness.map(|f| f.distance(t)) {
-                        Some(d) if d > 0 => Box::new(tantivy::query::FuzzyTermQuery::new(term, d, true)) as Q,
+                        Some(d) if d > 0 => {
+                            Box::new(tantivy::query::FuzzyTermQuery::new(term, d, true)) as Q
+                        }
                         _ => term_q(term),
                     }
                 })
@@ -480,8 +487,7 @@ pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> 
                     Value::Number(n) => date::number_to_millis(&formats, n.as_f64().unwrap_or(0.0)),
                     other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up)
                         .map(|ms| in_zone(ms, &as_text(other), b.time_zone.as_deref()))
-                        .ok_or_else(
-                        || {
+                        .ok_or_else(|| {
                             // Named in the error: the query's format, else the field's.
                             let spec = match (&b.format, ctx.mapping.property(f)) {
                                 (Some(q), _) => q.as_str(),
@@ -492,8 +498,7 @@ pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> 
                                 "failed to parse date field [{}] with format [{spec}]",
                                 as_text(other),
                             ))
-                        },
-                    )?,
+                        })?,
                 };
                 Ok(target::kw_num_term(ctx, &path, ms as f64))
             })?
@@ -527,7 +532,9 @@ fn in_zone(ms: i64, text: &str, tz: Option<&str>) -> i64 {
     let zoned = date.starts_with("now")
         || date.ends_with('Z')
         || date.ends_with('z')
-        || date.rfind(['+', '-']).is_some_and(|i| i > 10 && date[i..].contains(':'))
+        || date
+            .rfind(['+', '-'])
+            .is_some_and(|i| i > 10 && date[i..].contains(':'))
         || date.bytes().all(|b| b.is_ascii_digit());
     match (zoned, crate::engine::aggs::zone_offset_ms(tz, ms)) {
         (false, Some(off)) => ms - off,

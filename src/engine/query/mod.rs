@@ -98,7 +98,10 @@ impl Fuzziness {
                 None if rest.is_empty() => Some(Fuzziness::Auto(3, 6)),
                 Some(r) => {
                     let (a, b) = r.split_once(',')?;
-                    Some(Fuzziness::Auto(a.trim().parse().ok()?, b.trim().parse().ok()?))
+                    Some(Fuzziness::Auto(
+                        a.trim().parse().ok()?,
+                        b.trim().parse().ok()?,
+                    ))
                 }
                 None => None,
             };

@@ -9,8 +9,8 @@
 use tantivy::query::{BooleanQuery, DisjunctionMaxQuery, Occur};
 
 use super::compile::{
-    boosted, combine_terms, empty, konst, match_field, over_fields, range, term_field, term_q,
-    Ctx, Q,
+    boosted, combine_terms, empty, konst, match_field, over_fields, range, term_field, term_q, Ctx,
+    Q,
 };
 use super::patterns::regex_on;
 use super::target::{self, expand, Target};
@@ -27,7 +27,10 @@ pub(super) fn compile_more(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             boost,
         } => {
             let per = |f: &str| bool_prefix_field(ctx, f, query, opts);
-            Ok(boosted(over_fields(ctx, field, opts.lenient, &per)?, *boost))
+            Ok(boosted(
+                over_fields(ctx, field, opts.lenient, &per)?,
+                *boost,
+            ))
         }
         Query::CombinedFields {
             fields,

@@ -147,9 +147,10 @@ fn match_opt(opts: &mut MatchOpts, k: &str, v: &Value, name: &str) -> EngineResu
         "zero_terms_query" => opts.zero_terms_all = v.as_str() == Some("all"),
         "lenient" => opts.lenient = v.as_bool().unwrap_or(false),
         "fuzziness" => {
-            opts.fuzziness = Some(super::Fuzziness::parse(v).ok_or_else(|| {
-                err(format!("[{name}] failed to parse [fuzziness] value [{v}]"))
-            })?)
+            opts.fuzziness =
+                Some(super::Fuzziness::parse(v).ok_or_else(|| {
+                    err(format!("[{name}] failed to parse [fuzziness] value [{v}]"))
+                })?)
         }
         "analyzer" => opts.analyzer = Some(analyzer_named(v, name)?),
         "prefix_length"
@@ -513,8 +514,8 @@ fn check_regexp_flags(v: &Value) -> EngineResult<()> {
     let s = v.as_str().unwrap_or("");
     for f in s.split('|').map(str::trim).filter(|f| !f.is_empty()) {
         match f.to_ascii_uppercase().as_str() {
-            "ALL" | "NONE" | "ANYSTRING" | "EMPTY" | "INTERVAL" | "INTERSECTION"
-            | "COMPLEMENT" => {}
+            "ALL" | "NONE" | "ANYSTRING" | "EMPTY" | "INTERVAL" | "INTERSECTION" | "COMPLEMENT" => {
+            }
             other => return Err(err(format!("Unknown regexp flag [{other}]"))),
         }
     }
@@ -524,8 +525,9 @@ fn check_regexp_flags(v: &Value) -> EngineResult<()> {
 fn parse_bool_prefix(body: &Value) -> EngineResult<Query> {
     let name = "match_bool_prefix";
     let mut opts = MatchOpts::default();
-    let (field, query, boost) =
-        text_query(body, name, "query", &mut |k, v| match_opt(&mut opts, k, v, name))?;
+    let (field, query, boost) = text_query(body, name, "query", &mut |k, v| {
+        match_opt(&mut opts, k, v, name)
+    })?;
     Ok(Query::MatchBoolPrefix {
         field,
         query,
@@ -589,9 +591,7 @@ fn parse_terms_set(body: &Value) -> EngineResult<Query> {
     Ok(Query::TermsSet {
         field: field.clone(),
         values,
-        msm_field: msm_field.ok_or_else(|| {
-            err("No minimum should match has been specified")
-        })?,
+        msm_field: msm_field.ok_or_else(|| err("No minimum should match has been specified"))?,
         boost,
     })
 }

@@ -158,7 +158,11 @@ pub fn lucene_regex(src: &str) -> EngineResult<String> {
                 out.push_str(&target::regex_escape(chars[i + 1].encode_utf8(&mut buf)));
                 i += 1;
             }
-            '\\' => return Err(EngineError::Parsing("[regexp] expected a character after [\\]".into())),
+            '\\' => {
+                return Err(EngineError::Parsing(
+                    "[regexp] expected a character after [\\]".into(),
+                ))
+            }
             '[' if !in_class => {
                 in_class = true;
                 out.push('[');
@@ -203,7 +207,9 @@ pub fn lucene_regex(src: &str) -> EngineResult<String> {
         i += 1;
     }
     if in_class {
-        return Err(EngineError::Parsing("[regexp] unterminated character class".into()));
+        return Err(EngineError::Parsing(
+            "[regexp] unterminated character class".into(),
+        ));
     }
     Ok(out)
 }

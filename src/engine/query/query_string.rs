@@ -336,7 +336,12 @@ impl Parser<'_> {
         if let Some(Tok::Tilde(n)) = self.peek() {
             let d = (*n).min(2) as u8;
             self.pos += 1;
-            if let Query::MultiMatch { opts, kind: MultiKind::BestFields, .. } = &mut q {
+            if let Query::MultiMatch {
+                opts,
+                kind: MultiKind::BestFields,
+                ..
+            } = &mut q
+            {
                 opts.fuzziness = Some(super::Fuzziness::Fixed(d));
             }
         }

@@ -20,7 +20,11 @@ use crate::engine::store::index::IndexHandle;
 use crate::engine::store::schema;
 
 /// The prepared aggregations of every plan (None without `aggs`).
-pub(super) fn prepare_all(plans: &[Plan], views: &[Vec<Searcher>], raw: Option<&Value>) -> EngineResult<Option<Vec<Prepared>>> {
+pub(super) fn prepare_all(
+    plans: &[Plan],
+    views: &[Vec<Searcher>],
+    raw: Option<&Value>,
+) -> EngineResult<Option<Vec<Prepared>>> {
     let Some(raw) = raw else { return Ok(None) };
     let mut fields = Vec::new();
     aggs::date_fields(raw, &mut fields);
@@ -48,12 +52,31 @@ pub(super) fn prepare_all(plans: &[Plan], views: &[Vec<Searcher>], raw: Option<&
             index_name: &p.handle.name,
             now_ms: now,
         };
-        out.push(aggs::prepare(raw, &Env { ctx, indices: &names, bounds: &bounds })?);
+        out.push(aggs::prepare(
+            raw,
+            &Env {
+                ctx,
+                indices: &names,
+                bounds: &bounds,
+            },
+        )?);
     }
     if out.is_empty() {
         let (m, fields) = (Mapping::default(), schema::fields(&schema::build_schema())?);
-        let ctx = Ctx { mapping: &m, fields: &fields, index_name: "", now_ms: now };
-        out.push(aggs::prepare(raw, &Env { ctx, indices: &names, bounds: &bounds })?);
+        let ctx = Ctx {
+            mapping: &m,
+            fields: &fields,
+            index_name: "",
+            now_ms: now,
+        };
+        out.push(aggs::prepare(
+            raw,
+            &Env {
+                ctx,
+                indices: &names,
+                bounds: &bounds,
+            },
+        )?);
     }
     Ok(Some(out))
 }
@@ -69,7 +92,10 @@ pub(super) fn finish(
     let (Some(first), Some(raw)) = (prepared.first(), &req.aggs) else {
         return Ok(Value::Null);
     };
-    let mapping = plans.first().map(|p| p.handle.mapping()).unwrap_or_default();
+    let mapping = plans
+        .first()
+        .map(|p| p.handle.mapping())
+        .unwrap_or_default();
     let mut v = aggs::finish(parts, first, raw, &mapping)?;
     let indices: Vec<Arc<IndexHandle>> = plans.iter().map(|p| p.handle.clone()).collect();
     for job in &first.top_hits {
@@ -79,7 +105,10 @@ pub(super) fn finish(
             continue;
         }
         let def = &raw[job.parent.as_str()];
-        let Some(buckets) = v.get_mut(job.parent.as_str()).and_then(|p| p.get_mut("buckets")) else {
+        let Some(buckets) = v
+            .get_mut(job.parent.as_str())
+            .and_then(|p| p.get_mut("buckets"))
+        else {
             continue;
         };
         let each = |at: aggs::BucketRef<'_>, b: &mut Value| -> EngineResult<()> {
@@ -102,9 +131,24 @@ pub(super) fn finish(
 }
 
 /// The `hits` of a `top_hits` over the search's matches (within a bucket when `extra`).
-fn top_hits(indices: &[Arc<IndexHandle>], views: &[Vec<Searcher>], req: &SearchRequest, body: &Value, extra: Option<Query>) -> EngineResult<Value> {
-    if let Some(k) = body.as_object().and_then(|o| o.keys().find(|k| matches!(k.as_str(), "query" | "aggs" | "aggregations" | "post_filter"))) {
-        return Err(EngineError::Parsing(format!("[top_hits] unknown field [{k}]")));
+fn top_hits(
+    indices: &[Arc<IndexHandle>],
+    views: &[Vec<Searcher>],
+    req: &SearchRequest,
+    body: &Value,
+    extra: Option<Query>,
+) -> EngineResult<Value> {
+    if let Some(k) = body.as_object().and_then(|o| {
+        o.keys().find(|k| {
+            matches!(
+                k.as_str(),
+                "query" | "aggs" | "aggregations" | "post_filter"
+            )
+        })
+    }) {
+        return Err(EngineError::Parsing(format!(
+            "[top_hits] unknown field [{k}]"
+        )));
     }
     let mut sub = SearchRequest::from_body(Some(body))?;
     if body.get("size").is_none() {

@@ -107,14 +107,19 @@ impl SegmentCollector for GroupSegmentWithOrd {
     }
 
     fn harvest(self) -> Vec<GroupHit> {
-        let GroupSegment { inner, col, best, .. } = self.g;
+        let GroupSegment {
+            inner, col, best, ..
+        } = self.g;
         let mut buf = String::new();
         let mut out = Vec::with_capacity(best.len());
         for (ord, (values, doc, score)) in best {
             let value = match (ord, &col) {
                 (Some(o), Some(c)) => {
                     buf.clear();
-                    c.ord_to_str(o, &mut buf).ok().filter(|f| *f).map(|_| buf.clone())
+                    c.ord_to_str(o, &mut buf)
+                        .ok()
+                        .filter(|f| *f)
+                        .map(|_| buf.clone())
                 }
                 _ => None,
             };
@@ -138,7 +143,11 @@ pub(super) fn search_shard(
         desc: true,
         missing_first: false,
     }];
-    let keys: &[Key] = if job.score_order { &score_key } else { job.keys };
+    let keys: &[Key] = if job.score_order {
+        &score_key
+    } else {
+        job.keys
+    };
     let scoring = keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
     let (weight, total) = super::weight_and_total(p, searcher, scoring)?;
     let collector = GroupCollector {

@@ -91,11 +91,7 @@ impl Opts {
             "order" => self.order_by_score = Some(v.as_str() == Some("score")),
             "encoder" => self.html = Some(v.as_str() == Some("html")),
             "tags_schema" if v.as_str() == Some("styled") => {
-                self.pre_tags = Some(
-                    (1..=10)
-                        .map(|i| format!("<em class=\"hlt{i}\">"))
-                        .collect(),
-                );
+                self.pre_tags = Some((1..=10).map(|i| format!("<em class=\"hlt{i}\">")).collect());
                 self.post_tags = Some(vec!["</em>".into()]);
             }
             k if NEUTRAL.contains(&k) => {}
@@ -141,14 +137,17 @@ fn field_entries(v: &Value) -> EngineResult<Vec<(String, Opts)>> {
         Value::Object(m) => m.iter().try_for_each(|(n, o)| add(n, o))?,
         Value::Array(a) => {
             for item in a {
-                let m = item
-                    .as_object()
-                    .filter(|m| m.len() == 1)
-                    .ok_or_else(|| perr("[highlight] [fields] entries must be objects of one field".into()))?;
+                let m = item.as_object().filter(|m| m.len() == 1).ok_or_else(|| {
+                    perr("[highlight] [fields] entries must be objects of one field".into())
+                })?;
                 m.iter().try_for_each(|(n, o)| add(n, o))?;
             }
         }
-        _ => return Err(perr("[highlight] [fields] must be an object or an array".into())),
+        _ => {
+            return Err(perr(
+                "[highlight] [fields] must be an object or an array".into(),
+            ))
+        }
     }
     Ok(out)
 }
@@ -184,7 +183,9 @@ enum Want {
 /// (field or field pattern, what it wants) of every positive clause of `q`.
 fn wanted(q: &Query, m: &Mapping, out: &mut Vec<(String, Want)>) {
     let mut text = |field: &str, s: &str, last_prefix: bool| {
-        let an = m.field(field).map_or(Analyzer::Standard, |f| f.search_analyzer);
+        let an = m
+            .field(field)
+            .map_or(Analyzer::Standard, |f| f.search_analyzer);
         let toks = tokens(an, s);
         for (i, (_, t)) in toks.iter().enumerate() {
             let w = if last_prefix && i + 1 == toks.len() {
@@ -231,7 +232,9 @@ fn wanted(q: &Query, m: &Mapping, out: &mut Vec<(String, Want)>) {
                 out.push((field.clone(), Want::Term(as_text(v))));
             }
         }
-        Query::Prefix { field, value, .. } => out.push((field.clone(), Want::Prefix(value.clone()))),
+        Query::Prefix { field, value, .. } => {
+            out.push((field.clone(), Want::Prefix(value.clone())))
+        }
         Query::Wildcard { field, value, .. } => {
             out.push((field.clone(), Want::Pattern(value.clone())))
         }
@@ -435,9 +438,12 @@ fn no_match(value: &str, n: usize) -> String {
     if value.len() <= n {
         return value.to_string();
     }
-    let cut = value[..n]
-        .rfind(char::is_whitespace)
-        .unwrap_or_else(|| (0..=n).rev().find(|&i| value.is_char_boundary(i)).unwrap_or(0));
+    let cut = value[..n].rfind(char::is_whitespace).unwrap_or_else(|| {
+        (0..=n)
+            .rev()
+            .find(|&i| value.is_char_boundary(i))
+            .unwrap_or(0)
+    });
     value[..cut].to_string()
 }
 
@@ -458,7 +464,8 @@ pub fn highlight_hit(
                 .fields()
                 .into_iter()
                 .filter(|(p, f)| {
-                    wildcard_match(pattern, p) && matches!(f.kind, LeafKind::Text | LeafKind::Keyword)
+                    wildcard_match(pattern, p)
+                        && matches!(f.kind, LeafKind::Text | LeafKind::Keyword)
                 })
                 .map(|(p, _)| p.to_string())
                 .collect()
@@ -467,7 +474,10 @@ pub fn highlight_hit(
         };
         for name in names {
             if let Some(frags) = field_fragments(&name, &o, &wants, mapping, source) {
-                out.insert(name, Value::Array(frags.into_iter().map(Value::String).collect()));
+                out.insert(
+                    name,
+                    Value::Array(frags.into_iter().map(Value::String).collect()),
+                );
             }
         }
     }
@@ -484,7 +494,9 @@ fn field_fragments(
     let info = mapping.field(name)?;
     let mine: Vec<&Want> = wants
         .iter()
-        .filter(|(f, _)| !o.require_field_match || f == name || (f.contains('*') && wildcard_match(f, name)))
+        .filter(|(f, _)| {
+            !o.require_field_match || f == name || (f.contains('*') && wildcard_match(f, name))
+        })
         .map(|(_, w)| w)
         .collect();
     let mut values = Vec::new();
@@ -507,12 +519,21 @@ fn field_fragments(
     }
     if o.count > 0 {
         let mut idx: Vec<usize> = (0..passages.len()).collect();
-        idx.sort_by(|&a, &b| passages[b].matches.cmp(&passages[a].matches).then(a.cmp(&b)));
+        idx.sort_by(|&a, &b| {
+            passages[b]
+                .matches
+                .cmp(&passages[a].matches)
+                .then(a.cmp(&b))
+        });
         idx.truncate(o.count);
         if !o.by_score {
             idx.sort_unstable();
         }
-        return Some(idx.into_iter().map(|i| std::mem::take(&mut passages[i].text)).collect());
+        return Some(
+            idx.into_iter()
+                .map(|i| std::mem::take(&mut passages[i].text))
+                .collect(),
+        );
     }
     Some(passages.into_iter().map(|p| p.text).collect())
 }
@@ -539,10 +560,21 @@ mod tests {
     #[test]
     fn tags_terms_and_fields() {
         let src = json!({"title": "The Quick brown fox", "body": "a fox here", "tag": "fox"});
-        let v = hl(json!({"fields": {"title": {}}}), json!({"match": {"title": "quick fox"}}), src.clone());
-        assert_eq!(v, Some(json!({"title": ["The <em>Quick</em> brown <em>fox</em>"]})));
+        let v = hl(
+            json!({"fields": {"title": {}}}),
+            json!({"match": {"title": "quick fox"}}),
+            src.clone(),
+        );
+        assert_eq!(
+            v,
+            Some(json!({"title": ["The <em>Quick</em> brown <em>fox</em>"]}))
+        );
         // require_field_match (default true): a query on title does not light body up
-        let v = hl(json!({"fields": {"body": {}}}), json!({"match": {"title": "fox"}}), src.clone());
+        let v = hl(
+            json!({"fields": {"body": {}}}),
+            json!({"match": {"title": "fox"}}),
+            src.clone(),
+        );
         assert_eq!(v, None);
         let v = hl(
             json!({"require_field_match": false, "pre_tags": ["["], "post_tags": ["]"], "fields": {"body": {}}}),
@@ -550,9 +582,17 @@ mod tests {
             src.clone(),
         );
         assert_eq!(v, Some(json!({"body": ["a [fox] here"]})));
-        let v = hl(json!({"fields": {"tag": {}}}), json!({"term": {"tag": "fox"}}), src.clone());
+        let v = hl(
+            json!({"fields": {"tag": {}}}),
+            json!({"term": {"tag": "fox"}}),
+            src.clone(),
+        );
         assert_eq!(v, Some(json!({"tag": ["<em>fox</em>"]})));
-        let v = hl(json!({"fields": [{"title": {}}]}), json!({"prefix": {"title": "qui"}}), src);
+        let v = hl(
+            json!({"fields": [{"title": {}}]}),
+            json!({"prefix": {"title": "qui"}}),
+            src,
+        );
         assert_eq!(v, Some(json!({"title": ["The <em>Quick</em> brown fox"]})));
     }
 
@@ -561,15 +601,33 @@ mod tests {
         let text = "First sentence about cats. Second one has a fox. Third mentions fox and fox again. Last.";
         let src = json!({"body": text});
         let q = json!({"match": {"body": "fox"}});
-        let v = hl(json!({"fields": {"body": {"number_of_fragments": 1}}}), q.clone(), src.clone()).unwrap();
-        assert_eq!(v["body"], json!(["Third mentions <em>fox</em> and <em>fox</em> again."]));
+        let v = hl(
+            json!({"fields": {"body": {"number_of_fragments": 1}}}),
+            q.clone(),
+            src.clone(),
+        )
+        .unwrap();
+        assert_eq!(
+            v["body"],
+            json!(["Third mentions <em>fox</em> and <em>fox</em> again."])
+        );
         let v = hl(json!({"fields": {"body": {}}}), q.clone(), src.clone()).unwrap();
         assert_eq!(v["body"].as_array().unwrap().len(), 2);
         assert_eq!(v["body"][0], "Second one has a <em>fox</em>.");
-        let v = hl(json!({"fields": {"body": {"number_of_fragments": 0}}}), q.clone(), src.clone()).unwrap();
+        let v = hl(
+            json!({"fields": {"body": {"number_of_fragments": 0}}}),
+            q.clone(),
+            src.clone(),
+        )
+        .unwrap();
         assert_eq!(v["body"][0].as_str().unwrap().matches("<em>").count(), 3);
         assert!(v["body"][0].as_str().unwrap().starts_with("First sentence"));
-        let v = hl(json!({"fields": {"title": {"no_match_size": 9}}}), q, json!({"title": "nothing here at all"})).unwrap();
+        let v = hl(
+            json!({"fields": {"title": {"no_match_size": 9}}}),
+            q,
+            json!({"title": "nothing here at all"}),
+        )
+        .unwrap();
         assert_eq!(v["title"], json!(["nothing"]));
     }
 

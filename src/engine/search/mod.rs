@@ -332,10 +332,9 @@ fn after_value(v: &Value, k: &Key) -> EngineResult<SortValue> {
         return Ok(SortValue::Missing);
     }
     Ok(match &k.kind {
-        KeyKind::Str { .. } | KeyKind::Id(_) | KeyKind::Const(_) => SortValue::Str(
-            v.as_str()
-                .map_or_else(|| v.to_string(), String::from),
-        ),
+        KeyKind::Str { .. } | KeyKind::Id(_) | KeyKind::Const(_) => {
+            SortValue::Str(v.as_str().map_or_else(|| v.to_string(), String::from))
+        }
         KeyKind::Missing => SortValue::Missing,
         _ => SortValue::Num(match v {
             Value::Number(n) => n.as_f64().ok_or_else(bad)?,
@@ -425,7 +424,13 @@ pub fn search_views(
         .reduce(f32::max)
         .filter(|_| track);
     let aggregations = match &prepared {
-        Some(p) => Some(agg_run::finish(std::mem::take(&mut g.agg_parts), p, &plans, views, req)?),
+        Some(p) => Some(agg_run::finish(
+            std::mem::take(&mut g.agg_parts),
+            p,
+            &plans,
+            views,
+            req,
+        )?),
         None => None,
     };
     let end = g.cands.len().min(req.from.saturating_add(req.size));

@@ -25,9 +25,9 @@ use serde_json::{Map, Value};
 use tantivy::query::EnableScoring;
 use tantivy::Searcher;
 
+use super::render::{render_page, Page};
 use super::scroll_page::{next_page, Cursor, View};
 use super::sort::{is_score_order, Key};
-use super::render::{render_page, Page};
 use super::{aggs, merge_keys, now_ms, plan, Plan, SearchRequest};
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::store::index::IndexHandle;
@@ -206,7 +206,9 @@ fn open(
         }
     }
     let aggregations = match &prepared {
-        Some(pr) => Some(super::agg_run::finish(agg_parts, pr, &plans, &searchers, &req)?),
+        Some(pr) => Some(super::agg_run::finish(
+            agg_parts, pr, &plans, &searchers, &req,
+        )?),
         None => None,
     };
     let keys = merge_keys(&plans, is_score_order(&req.sort));

@@ -312,8 +312,10 @@ fn id_ordinals(reader: &SegmentReader, field: Field) -> tantivy::Result<Arc<Vec<
     let mut stream = inv.terms().stream()?;
     while stream.advance() {
         let ord = stream.term_ord() as u32;
-        let mut postings =
-            inv.read_postings_from_terminfo(stream.value(), tantivy::schema::IndexRecordOption::Basic)?;
+        let mut postings = inv.read_postings_from_terminfo(
+            stream.value(),
+            tantivy::schema::IndexRecordOption::Basic,
+        )?;
         let mut doc = tantivy::DocSet::doc(&postings);
         while doc != tantivy::TERMINATED {
             ords[doc as usize] = ord;
@@ -467,7 +469,10 @@ impl SortSegmentCollector {
                 }
                 (Col::Id(_, inv), SortValue::Num(o)) => {
                     bytes.clear();
-                    let found = inv.terms().ord_to_term(*o as u64, &mut bytes).unwrap_or(false);
+                    let found = inv
+                        .terms()
+                        .ord_to_term(*o as u64, &mut bytes)
+                        .unwrap_or(false);
                     *v = if found {
                         SortValue::Str(String::from_utf8_lossy(&bytes).into_owned())
                     } else {

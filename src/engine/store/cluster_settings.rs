@@ -118,9 +118,9 @@ impl ClusterSettings {
     /// `PUT /_cluster/settings`: validates every setting, then applies them all; returns
     /// the response body.
     pub fn update(&self, body: &Value) -> EngineResult<Value> {
-        let obj = body.as_object().ok_or_else(|| {
-            EngineError::Parsing("request body must be an object".into())
-        })?;
+        let obj = body
+            .as_object()
+            .ok_or_else(|| EngineError::Parsing("request body must be an object".into()))?;
         let mut changes: [Flat; 2] = [Flat::new(), Flat::new()];
         for (k, v) in obj {
             let slot = match k.as_str() {
@@ -139,9 +139,9 @@ impl ClusterSettings {
             changes[slot] = flat;
         }
         if changes[0].is_empty() && changes[1].is_empty() {
-            return Err(EngineError::Validation(vec![
-                "no settings to update".into()
-            ]));
+            return Err(EngineError::Validation(
+                vec!["no settings to update".into()],
+            ));
         }
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let mut persistent = st.0.clone();
@@ -154,7 +154,12 @@ impl ClusterSettings {
         let mut transient = st.1.clone();
         apply(&mut transient, &changes[1]);
         st.1 = transient;
-        let applied = |f: &Flat| -> Flat { f.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), v.clone())).collect() };
+        let applied = |f: &Flat| -> Flat {
+            f.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        };
         Ok(json!({
             "acknowledged": true,
             "persistent": render(&applied(&changes[0]), false),
@@ -209,7 +214,9 @@ mod tests {
         let e = s
             .update(&json!({"transient": {"action.auto_create_index": true, "foo.bar": 1}}))
             .unwrap_err();
-        assert!(e.to_string().contains("transient setting [foo.bar], not recognized"));
+        assert!(e
+            .to_string()
+            .contains("transient setting [foo.bar], not recognized"));
         assert!(!s.auto_create().unwrap().allows("ab"));
         s.update(&json!({"transient": {"action.auto_create_index": null}}))
             .unwrap();
@@ -219,7 +226,9 @@ mod tests {
         let g = again.get(true, None);
         assert_eq!(g["persistent"]["action.auto_create_index"], "+a*,-b*");
         assert_eq!(g["transient"], json!({}));
-        assert!(s.update(&json!({"persistent": {"action.auto_create_index": "+,x"}})).is_err());
+        assert!(s
+            .update(&json!({"persistent": {"action.auto_create_index": "+,x"}}))
+            .is_err());
         assert!(s.update(&json!({})).is_err());
     }
 }

@@ -41,6 +41,10 @@ use super::error::{EngineError, EngineResult};
 use super::names::{validate_index_name, AutoCreate};
 use super::resolve::{resolve_expression, write_target, IndexEntry, Options};
 
+/// An index an expression resolved to, with the filters of the filtered aliases it was
+/// reached through (None: reached unfiltered).
+pub type Filtered = (Arc<IndexHandle>, Option<Vec<serde_json::Value>>);
+
 /// How index expressions treat missing names.
 #[derive(Debug, Clone, Copy)]
 pub struct ResolveOptions {
@@ -317,7 +321,7 @@ impl Store {
         &self,
         expr: &str,
         opts: ResolveOptions,
-    ) -> EngineResult<Vec<(Arc<IndexHandle>, Option<Vec<serde_json::Value>>)>> {
+    ) -> EngineResult<Vec<Filtered>> {
         self.resolve_with(
             expr,
             Options {
@@ -329,11 +333,7 @@ impl Store {
     }
 
     /// Resolves with every option of the resolver.
-    pub fn resolve_with(
-        &self,
-        expr: &str,
-        opts: Options,
-    ) -> EngineResult<Vec<(Arc<IndexHandle>, Option<Vec<serde_json::Value>>)>> {
+    pub fn resolve_with(&self, expr: &str, opts: Options) -> EngineResult<Vec<Filtered>> {
         let resolved = resolve_expression(expr, &self.universe(), opts)?;
         let map = read_map(&self.indices);
         Ok(resolved

@@ -72,9 +72,7 @@ impl Template {
             ]));
         }
         if kind == Kind::Component && obj.get("template").is_none_or(|t| !t.is_object()) {
-            return Err(EngineError::Validation(vec![
-                "template is missing".into()
-            ]));
+            return Err(EngineError::Validation(vec!["template is missing".into()]));
         }
         let rank_key = if kind == Kind::Legacy {
             "order"
@@ -106,7 +104,12 @@ impl Template {
         self.body
             .get("composed_of")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -387,8 +390,11 @@ mod tests {
         let idx = json!({"index_patterns": ["c-*"], "composed_of": ["base"], "template": {"settings": {"number_of_replicas": 0}}});
         let parsed = Template::parse(Kind::Composable, "i", &idx).unwrap();
         assert_eq!(t.put(parsed.clone(), false).unwrap_err().status(), 400);
-        t.put(Template::parse(Kind::Component, "base", &comp).unwrap(), false)
-            .unwrap();
+        t.put(
+            Template::parse(Kind::Component, "base", &comp).unwrap(),
+            false,
+        )
+        .unwrap();
         t.put(parsed, false).unwrap();
         let r = t.create_request("c-1", None).unwrap();
         assert_eq!((r.settings.shards, r.settings.replicas), (2, 0));
