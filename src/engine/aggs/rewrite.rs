@@ -348,9 +348,11 @@ impl<'a> Rewriter<'a> {
                     by_key = match key.as_str() {
                         "_key" | "_term" => true,
                         "_count" => false,
-                        other => return Err(EngineError::IllegalArgument(format!(
+                        other => {
+                            return Err(EngineError::IllegalArgument(format!(
                             "ordering [_index] terms by [{other}] is not supported by this engine"
-                        ))),
+                        )))
+                        }
                     };
                     desc = dir.as_str() == Some("desc");
                 }
