@@ -13,7 +13,7 @@ const require = createRequire(process.env.CLIENTS_NODE_MODULES + '/');
 const FEATURES = ['scroll', 'pit', 'aliases', 'by_query', 'reindex', 'templates', 'cluster_settings', 'resolve', 'index_field'];
 const BODY = new Set(['query', 'aggs', 'sort', 'search_after', 'pit', 'highlight', 'collapse', 'track_total_hits',
   'script', 'source', 'dest', 'actions', 'settings', 'mappings', 'persistent', 'transient', 'index_patterns',
-  'template', 'composed_of', 'filter', 'is_write_index', 'size', 'id']);
+  'template', 'composed_of', 'filter', 'is_write_index', 'size']);
 
 function check(cond, what) {
   if (!cond) throw new Error(`check failed: ${what}`);

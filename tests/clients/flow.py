@@ -66,7 +66,7 @@ class C:
             "track_total_hits", "script", "source", "dest", "actions", "settings", "mappings",
             "persistent", "transient", "index_patterns", "template", "composed_of",
             "priority", "filter", "is_write_index", "upsert", "doc", "conflicts",
-            "max_docs", "_source", "size", "id"}
+            "max_docs", "_source", "size"}
 
     def __init__(self, client, kind, kwargs_style, not_found, helpers):
         self.c, self.kind, self.kw, self.not_found, self.helpers = client, kind, kwargs_style, not_found, helpers
@@ -192,9 +192,9 @@ def aggs(c, index):
             comp["after"] = after
         r = c.call(c.c.search, index=index, size=0, aggs={"c": {"composite": comp}})["aggregations"]["c"]
         keys += [b["key"]["g"] for b in r["buckets"]]
-        after = r.get("after_key")
         if not r["buckets"]:
             break
+        after = r["after_key"]
     check(keys == [f"g{i}" for i in range(7)], f"composite paging: {keys}")
 
 

@@ -360,7 +360,21 @@ fn date_range(
     Ok(())
 }
 
+/// Composite keys of date sources as integers; `after_key` is the last bucket's key on every
+/// page that has buckets, as Elasticsearch gives it (tantivy leaves it out on the last).
 fn composite(out: &mut Value, dates: &[String]) {
+    let last = out
+        .get("buckets")
+        .and_then(Value::as_array)
+        .and_then(|b| b.last())
+        .and_then(|b| b.get("key"))
+        .cloned();
+    let missing = out
+        .get("after_key")
+        .is_none_or(|k| k.as_object().is_some_and(|o| o.is_empty()));
+    if let (true, Some(k)) = (missing, last) {
+        out["after_key"] = k;
+    }
     let fix = |key: &mut Value| {
         for d in dates {
             integerize(key, d);
