@@ -169,23 +169,30 @@ fn caps(kind: LeafKind, type_name: &str, indexed: bool) -> (String, bool, bool) 
 
 /// `GET|POST [/<indices>]/_field_caps?fields=...`.
 pub fn field_caps(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiResult {
-    if let Some(b) = json_body(req.body, engine.max_body)? {
-        if let Some(k) = b.as_object().and_then(|o| o.keys().next()) {
-            return Err(EngineError::IllegalArgument(format!(
-                "[field_caps] body key [{k}] is not supported by this engine"
-            )));
-        }
-    }
-    let fields: Vec<String> = req
+    let mut fields: Vec<String> = req
         .params
         .get("fields")
-        .map(|f| {
-            f.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
+        .map(|f| f.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
+    // elasticsearch-py 8/9 and the Node.js client send `fields` in the body
+    if let Some(b) = json_body(req.body, engine.max_body)? {
+        for (k, v) in b.as_object().into_iter().flatten() {
+            match (k.as_str(), v) {
+                ("fields", Value::String(s)) => {
+                    fields.extend(s.split(',').map(|x| x.trim().to_string()))
+                }
+                ("fields", Value::Array(a)) => {
+                    fields.extend(a.iter().filter_map(Value::as_str).map(String::from))
+                }
+                (other, _) => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "[field_caps] body key [{other}] is not supported by this engine"
+                    )))
+                }
+            }
+        }
+    }
+    fields.retain(|f| !f.is_empty());
     if fields.is_empty() {
         return Err(EngineError::Validation(vec![
             "specified fields can't be null or empty".into(),
