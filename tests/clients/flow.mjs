@@ -175,7 +175,7 @@ async function admin(c, index) {
   const fc = await c.call('fieldCaps', { index, fields: 'tag,n' });
   check(fc.fields.tag.keyword.aggregatable === true, 'fieldCaps');
   await c.call('indices.flush', { index: index.slice(0, 4) + '*' });
-  const h = await c.call('cluster.health', { index, wait_for_status: 'yellow', timeout: '10s' });
+  const h = await c.call('cluster.health', { index, wait_for_status: 'yellow' });
   check(['green', 'yellow'].includes(h.status), 'health');
   const rows = await c.call('cat.indices', { index, format: 'json', h: 'i,dc', bytes: 'b' });
   check(rows[0].i === index && rows[0].dc === '500', `cat ${JSON.stringify(rows)}`);
@@ -217,6 +217,7 @@ const STEPS = {
   },
   async reindex(c, index) {
     console.log(`[${c.kind}] reindex`);
+    await c.call('indices.create', { index: `${index}-copy` });
     const r = await c.call('reindex', { source: { index }, dest: { index: `${index}-copy` }, refresh: true });
     check(r.created >= 499, 'reindex');
     await c.call('indices.delete', { index: `${index}-copy` });
@@ -308,6 +309,6 @@ async function main() {
 
 main().catch((e) => {
   console.error(`client flow FAILED: ${e.stack || e}`);
-  if (e.meta) console.error(JSON.stringify(e.meta.body));
+  if (e.meta) console.error(JSON.stringify(e.meta.body).slice(0, 2000));
   process.exit(1);
 });

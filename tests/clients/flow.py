@@ -215,7 +215,7 @@ def admin(c, index):
     check(fc["fields"]["tag"]["keyword"]["aggregatable"] is True, f"field_caps: {fc}")
     c.call(c.c.indices.refresh, index=index[:4] + "*")
     c.call(c.c.indices.flush, index=index[:4] + "*")
-    h = c.call(c.c.cluster.health, index=index, wait_for_status="yellow", timeout="10s")
+    h = c.call(c.c.cluster.health, index=index, wait_for_status="yellow")
     check(h["status"] in ("green", "yellow"), f"health: {h}")
     rows = c.call(c.c.cat.indices, index=index, format="json", h="i,dc,health", bytes="b")
     rows = body_of(rows)
