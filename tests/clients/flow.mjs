@@ -271,7 +271,12 @@ async function flow(c, index, skip) {
   await aggs(c, index);
   await admin(c, index);
   for (const f of FEATURES) {
-    if (skip.has(f)) {
+    if (skip.has(f) && f === 'index_field') {
+      // the edge neither refuses nor rewrites `_index` values yet: nothing matches
+      const r = await PROBES[f](c, index);
+      check(r.hits.total.value === 0, '_index is rewritten now (shrink the skip list?)');
+      console.log(`[${c.kind}] skipped: ${f} (not rewritten by the edge)`);
+    } else if (skip.has(f)) {
       const [s, b] = await c.status(() => PROBES[f](c, index));
       check(s === 501, `${f} is skipped but answered ${s}: ${JSON.stringify(b)} (shrink the skip list?)`);
       console.log(`[${c.kind}] skipped: ${f} (501)`);

@@ -326,6 +326,12 @@ def refused(c, feature, index):
         "resolve": lambda: c.raw("GET", f"/_resolve/index/{index}"),
         "index_field": lambda: c.call(c.c.search, index=index, query={"term": {"_index": index}}),
     }[feature]
+    if feature == "index_field":
+        # the edge neither refuses nor rewrites `_index` values yet: nothing matches
+        r = probe()
+        check(r["hits"]["total"]["value"] == 0, f"_index is rewritten now (shrink the skip list?): {r['hits']}")
+        print(f"[{c.kind}] skipped: {feature} (not rewritten by the edge)")
+        return
     s, b = c.status_of(probe)
     check(s == 501, f"{feature} is skipped but answered {s}: {b} (shrink the skip list?)")
     print(f"[{c.kind}] skipped: {feature} (501)")
