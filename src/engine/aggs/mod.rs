@@ -18,6 +18,7 @@ mod dates;
 mod filter;
 pub mod render;
 mod rewrite;
+mod rewrite_dates;
 
 use std::collections::BTreeMap;
 

@@ -9,12 +9,10 @@ use jiff::tz::TimeZone;
 use serde_json::{json, Map, Value};
 use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, Query as TQuery};
 
-use super::dates::{self, Interval};
 use super::filter::placeholder;
 use super::{check_not_text, perr, Env};
 use crate::engine::error::{EngineError, EngineResult};
-use crate::engine::mapping::LeafKind;
-use crate::engine::query::{compile, datemath, parse_query};
+use crate::engine::query::{compile, parse_query};
 use crate::engine::store::schema::F_KW;
 
 /// What rendering needs to know about one rewritten aggregation.
@@ -60,7 +58,7 @@ pub struct TopHitsJob {
 
 /// Rewrites one request, collecting the queries filter aggregations need.
 pub struct Rewriter<'a> {
-    env: &'a Env<'a>,
+    pub(super) env: &'a Env<'a>,
     pub queries: Vec<Box<dyn TQuery>>,
     pub notes: BTreeMap<String, Note>,
     pub top_hits: Vec<TopHitsJob>,
@@ -106,7 +104,7 @@ fn allowed(kind: &str) -> Option<&'static [&'static str]> {
     })
 }
 
-fn unsupported(kind: &str) -> EngineError {
+pub(super) fn unsupported(kind: &str) -> EngineError {
     EngineError::IllegalArgument(format!(
         "[{kind}] aggregations are not supported by this engine"
     ))
@@ -123,7 +121,7 @@ impl<'a> Rewriter<'a> {
         }
     }
 
-    fn query(&mut self, q: Box<dyn TQuery>) -> Value {
+    pub(super) fn query(&mut self, q: Box<dyn TQuery>) -> Value {
         self.queries.push(q);
         Value::String(placeholder(self.queries.len() - 1))
     }
@@ -245,7 +243,7 @@ impl<'a> Rewriter<'a> {
         Ok(Value::Object(out))
     }
 
-    fn column(&self, field: &str) -> EngineResult<String> {
+    pub(super) fn column(&self, field: &str) -> EngineResult<String> {
         if field.starts_with('_') {
             return Err(EngineError::IllegalArgument(format!(
                 "aggregations on metadata field [{field}] are not supported by this engine"
@@ -389,260 +387,4 @@ impl<'a> Rewriter<'a> {
         }
         Ok(out)
     }
-
-    fn date_field(&self, body: &Value, kind: &str) -> EngineResult<String> {
-        let f = body.get("field").and_then(Value::as_str).ok_or_else(|| {
-            perr(format!(
-                "Required one of fields [field, script], but none were specified. [{kind}]"
-            ))
-        })?;
-        match self.env.ctx.mapping.field(f).map(|i| i.kind) {
-            Some(LeafKind::Date) | None => Ok(f.to_string()),
-            Some(k) if k.is_numeric() => Ok(f.to_string()),
-            Some(k) => Err(EngineError::IllegalArgument(format!(
-                "Field [{f}] of type [{}] is not supported for aggregation [{kind}]",
-                k.name()
-            ))),
-        }
-    }
-
-    fn date_histogram(&mut self, body: &Value, here: &str) -> EngineResult<Value> {
-        let field = self.date_field(body, "date_histogram")?;
-        let (mut iv, mut tz, mut format, mut offset) = (None, TimeZone::UTC, None, 0i64);
-        let (mut min_doc_count, mut ext, mut keyed, mut key_desc) = (0u64, None, false, false);
-        for (k, v) in body.as_object().into_iter().flatten() {
-            let s = v.as_str().unwrap_or_default();
-            match k.as_str() {
-                "field" => {}
-                "calendar_interval" => iv = Some(dates::calendar(s)?),
-                "fixed_interval" => iv = Some(dates::fixed(s)?),
-                "interval" | "date_histogram_interval" => iv = Some(dates::legacy(s)?),
-                "time_zone" => tz = dates::zone(s)?,
-                "format" => format = Some(s.to_string()),
-                "offset" => offset = offset_ms(v)?,
-                "min_doc_count" => min_doc_count = v.as_u64().unwrap_or(0),
-                "keyed" => keyed = v.as_bool().unwrap_or(false),
-                "extended_bounds" => ext = Some(v.clone()),
-                "order" => key_desc = order_desc(v)?,
-                other => return Err(perr(format!("[date_histogram] unknown field [{other}]"))),
-            }
-        }
-        let iv: Interval = iv.ok_or_else(|| EngineError::IllegalArgument("Required one of fields [calendar_interval, fixed_interval, interval], but none were specified.".into()))?;
-        let mut bounds = self.env.bounds.get(&field).copied();
-        if let Some(e) = &ext {
-            let get = |k: &str| e.get(k).map(|x| self.date_value(x, &field, k == "max"));
-            let (lo, hi) = (get("min").transpose()?, get("max").transpose()?);
-            bounds = match (bounds, lo, hi) {
-                (Some((a, b)), lo, hi) => {
-                    Some((lo.map_or(a, |l| l.min(a)), hi.map_or(b, |h| h.max(b))))
-                }
-                (None, Some(l), Some(h)) => Some((l, h)),
-                _ => None,
-            };
-        }
-        let ranges: Vec<Value> = match bounds {
-            Some((lo, hi)) => {
-                let b = dates::boundaries(lo, hi, iv, &tz, offset)?;
-                b.windows(2)
-                    .map(|w| json!({"from": w[0] as f64, "to": w[1] as f64}))
-                    .collect()
-            }
-            None => vec![json!({"to": f64::MIN})],
-        };
-        self.notes.insert(
-            here.to_string(),
-            Note::DateHistogram {
-                tz,
-                format,
-                min_doc_count,
-                extended: ext.is_some(),
-                keyed,
-                key_desc,
-            },
-        );
-        Ok(json!({"range": {"field": self.column(&field)?, "ranges": ranges}}))
-    }
-
-    fn date_value(&self, v: &Value, field: &str, up: bool) -> EngineResult<i64> {
-        if let Some(n) = v.as_i64() {
-            return Ok(n);
-        }
-        let formats = self
-            .env
-            .ctx
-            .mapping
-            .field(field)
-            .map(|i| i.formats.clone())
-            .unwrap_or_default();
-        let s = v.as_str().unwrap_or_default();
-        datemath::eval(s, &formats, self.env.ctx.now_ms, up)
-            .ok_or_else(|| EngineError::Parsing(format!("failed to parse date field [{s}]")))
-    }
-
-    fn date_range(&mut self, body: &Value, here: &str) -> EngineResult<Value> {
-        let field = self.date_field(body, "date_range")?;
-        let (mut tz, mut format, mut keyed, mut ranges) = (TimeZone::UTC, None, false, Vec::new());
-        let mut keys = Vec::new();
-        for (k, v) in body.as_object().into_iter().flatten() {
-            match k.as_str() {
-                "field" => {}
-                "time_zone" => tz = dates::zone(v.as_str().unwrap_or_default())?,
-                "format" => format = v.as_str().map(String::from),
-                "keyed" => keyed = v.as_bool().unwrap_or(false),
-                "ranges" => {
-                    for r in v
-                        .as_array()
-                        .ok_or_else(|| perr("[ranges] must be an array".into()))?
-                    {
-                        let mut out = Map::new();
-                        let mut key: super::render::DateRangeKey = (None, None, None);
-                        for (rk, rv) in r.as_object().into_iter().flatten() {
-                            match rk.as_str() {
-                                "from" | "to" if rv.is_null() => {}
-                                "from" | "to" => {
-                                    let ms = self.date_value(rv, &field, false)?;
-                                    out.insert(rk.clone(), json!(ms as f64));
-                                    if rk == "from" {
-                                        key.0 = Some(ms);
-                                    } else {
-                                        key.1 = Some(ms);
-                                    }
-                                }
-                                "key" => key.2 = rv.as_str().map(String::from),
-                                other => {
-                                    return Err(perr(format!(
-                                        "[date_range] unknown range field [{other}]"
-                                    )))
-                                }
-                            }
-                        }
-                        ranges.push(Value::Object(out));
-                        keys.push(key);
-                    }
-                }
-                other => return Err(perr(format!("[date_range] unknown field [{other}]"))),
-            }
-        }
-        self.notes.insert(
-            here.to_string(),
-            Note::DateRange {
-                tz,
-                format,
-                keyed,
-                keys,
-            },
-        );
-        Ok(json!({"range": {"field": self.column(&field)?, "ranges": ranges}}))
-    }
-
-    fn composite(&mut self, body: &Value, here: &str) -> EngineResult<Value> {
-        let mut out = Map::new();
-        let mut dates_seen = Vec::new();
-        for (k, v) in body
-            .as_object()
-            .ok_or_else(|| perr("[composite] must be an object".into()))?
-        {
-            match k.as_str() {
-                "size" | "after" => {
-                    out.insert(k.clone(), v.clone());
-                }
-                "sources" => {
-                    let mut sources = Vec::new();
-                    for s in v
-                        .as_array()
-                        .ok_or_else(|| perr("[sources] must be an array".into()))?
-                    {
-                        let (name, spec) =
-                            s.as_object().and_then(|o| o.iter().next()).ok_or_else(|| {
-                                perr("[composite] source must be an object of one source".into())
-                            })?;
-                        let (kind, b) = spec
-                            .as_object()
-                            .and_then(|o| o.iter().next())
-                            .ok_or_else(|| perr("[composite] source must name its type".into()))?;
-                        let src = match kind.as_str() {
-                            "terms" => {
-                                json!({"terms": self.source_fields(b, &["field", "order", "missing_bucket"])?})
-                            }
-                            "histogram" => {
-                                json!({"histogram": self.source_fields(b, &["field", "interval", "order", "missing_bucket"])?})
-                            }
-                            "date_histogram" => {
-                                let iv = match (b.get("fixed_interval"), b.get("interval")) {
-                                    (Some(f), _) | (None, Some(f)) => dates::fixed(f.as_str().unwrap_or_default()),
-                                    _ => Err(EngineError::IllegalArgument("[composite] date_histogram sources with [calendar_interval] are not supported by this engine; use [fixed_interval]".into())),
-                                }?;
-                                let Interval::Fixed(ms) = iv else {
-                                    unreachable!("fixed")
-                                };
-                                dates_seen.push(name.clone());
-                                let field =
-                                    b.get("field").and_then(Value::as_str).unwrap_or_default();
-                                let mut h =
-                                    json!({"field": self.column(field)?, "interval": ms as f64});
-                                if let Some(o) = b.get("order") {
-                                    h["order"] = o.clone();
-                                }
-                                json!({"histogram": h})
-                            }
-                            other => return Err(unsupported(&format!("composite {other} source"))),
-                        };
-                        sources.push(json!({ name.as_str(): src }));
-                    }
-                    out.insert("sources".into(), Value::Array(sources));
-                }
-                other => return Err(perr(format!("[composite] unknown field [{other}]"))),
-            }
-        }
-        out.entry("size").or_insert(json!(10));
-        self.notes
-            .insert(here.to_string(), Note::Composite { dates: dates_seen });
-        Ok(json!({ "composite": out }))
-    }
-
-    fn source_fields(&self, b: &Value, keys: &[&str]) -> EngineResult<Value> {
-        let mut out = Map::new();
-        for (k, v) in b.as_object().into_iter().flatten() {
-            match k.as_str() {
-                "field" => {
-                    out.insert(
-                        "field".into(),
-                        Value::String(self.column(v.as_str().unwrap_or_default())?),
-                    );
-                }
-                k if keys.contains(&k) => {
-                    out.insert(k.to_string(), v.clone());
-                }
-                other => {
-                    return Err(perr(format!(
-                        "[composite] source option [{other}] is not supported"
-                    )))
-                }
-            }
-        }
-        Ok(Value::Object(out))
-    }
-}
-
-fn offset_ms(v: &Value) -> EngineResult<i64> {
-    let s = v.as_str().map_or_else(|| v.to_string(), String::from);
-    let (neg, rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r.to_string()),
-        None => (false, s.trim_start_matches('+').to_string()),
-    };
-    let ms = crate::engine::store::settings::parse_time_ms("offset", &rest)?;
-    Ok(if neg { -ms } else { ms })
-}
-
-fn order_desc(v: &Value) -> EngineResult<bool> {
-    let (k, dir) = v
-        .as_object()
-        .and_then(|o| o.iter().next())
-        .ok_or_else(|| perr("[order] must be an object".into()))?;
-    if k != "_key" {
-        return Err(EngineError::IllegalArgument(format!(
-            "[date_histogram] ordering by [{k}] is not supported by this engine"
-        )));
-    }
-    Ok(dir.as_str() == Some("desc"))
 }

@@ -10,6 +10,7 @@ pub mod compile;
 pub mod datemath;
 mod more;
 pub mod parse;
+mod parse_more;
 mod patterns;
 pub mod query_string;
 pub mod target;
