@@ -2,7 +2,9 @@
 //! 100k clusters (by Host and by username), the Basic credentials check, the allowance
 //! (acquire and release, alone and with another thread on the same counter), and counting
 //! the actions of a 5MB `_bulk` body as the edge does for single-tenant clusters
-//! (`policy::bulk::BulkCounter`). Run: `cargo bench --bench policy`.
+//! (`policy::bulk::BulkCounter`); and the whole `policy::decide` of one small search (route,
+//! credentials, classification, mode, forward target), as the edge takes it per request.
+//! Run: `cargo bench --bench policy`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +17,9 @@ use searchgate::config::Config;
 use searchgate::policy::admit::{Admission, Allowance};
 use searchgate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
 use searchgate::policy::bulk::BulkCounter;
+use searchgate::policy::decide::{decide, Listener, Targets};
 use searchgate::policy::route::{normalize_host, route};
+use searchgate::proto::{HeadLimits, RequestHead};
 use searchgate::registry::Snapshot;
 use searchgate::tenancy::TenancyKey;
 
@@ -192,5 +196,47 @@ fn bulk_counting(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, routing, basic_auth, allowance, bulk_counting);
+/// One small search, decided as the edge decides every request (the head parsed already).
+fn deciding(c: &mut Criterion) {
+    let snap = snapshot(CLUSTERS);
+    let raw = format!(
+        "GET /books/_search?q=title:dune HTTP/1.1\r\nHost: c4242-x7f3.us-east-1.search.example:9243\r\n\
+         Authorization: Basic {}\r\nUser-Agent: bench\r\nAccept: application/json\r\n\r\n",
+        base64::engine::general_purpose::STANDARD.encode("user4242:pass4242x0123456789")
+    )
+    .into_bytes();
+    let mut head = RequestHead::new();
+    assert_eq!(head.parse(&raw, &HeadLimits::default()), Ok(true));
+    let listener = Listener {
+        sni: None,
+        max_body: 40 << 20,
+    };
+    let mut targets = Targets::default();
+    let mut group = c.benchmark_group("decide_100k_clusters");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("small_search", |b| {
+        b.iter(|| {
+            let d = decide(
+                &snap,
+                black_box(&head),
+                &raw,
+                &listener,
+                Instant::now(),
+                &mut targets,
+            )
+            .expect("forwarded");
+            black_box((d.cluster.id.len(), targets.target.len()))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    routing,
+    basic_auth,
+    allowance,
+    bulk_counting,
+    deciding
+);
 criterion_main!(benches);

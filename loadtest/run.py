@@ -332,6 +332,11 @@ def raise_priority():
         return False
 
 
+def release_dir():
+    """Where cargo puts release binaries: $CARGO_TARGET_DIR/release, else target/release."""
+    return os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release")
+
+
 def build(args):
     if args.skip_build:
         return
@@ -344,7 +349,7 @@ def build(args):
 
 def start_all(args, work, tenants):
     """Starts the upstream, nginx and one searchgate per driver; returns the targets."""
-    rel = os.path.join(ROOT, "target", "release")
+    rel = release_dir()
     up = start([os.path.join(rel, "examples", "loadtest_upstream"), "--driver", args.upstream_driver], LOAD_CORE)
     up_addr = wait_line(up, "upstream: listening").split()[-1]
     drain(up)
@@ -395,7 +400,7 @@ def main():
                          "or a map of Host+Authorization (no file read per request)")
     ap.add_argument("--nginx-body-buffer", default="256k",
                     help="nginx's client_body_buffer_size; default 256k, the size searchgate "
-                         "reads large bodies in (edge/send.rs BODY_BUF)")
+                         "reads large bodies in (edge/core.rs BODY_BUF)")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true",

@@ -5,9 +5,14 @@
 //! edge itself produces, with their statuses. Both the edge and the embedded engine render
 //! through [`ErrorBody`], so every error a client sees has the same shape.
 //!
+//! Also owns the one mapping from protocol errors (`proto::ProtoError`) to answers,
+//! [`EdgeError::from_proto`], shared by the edge and the embedded engine.
+//!
 //! Must not touch: sockets, the registry or any engine internals. Pure data -> bytes.
 
 use serde_json::{json, Map, Value};
+
+use crate::proto::ProtoError;
 
 /// An Elasticsearch-shaped error, ready to render.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,7 +183,35 @@ pub enum EdgeError {
     },
 }
 
+/// The limits a protocol error is reported with (they are named in the 413 reasons).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProtoLimits {
+    /// Request head limit, Authorization not counted (spec 8: 16KB).
+    pub max_head: usize,
+    /// Request body limit (spec 8: 40MB).
+    pub max_body: u64,
+}
+
 impl EdgeError {
+    /// The answer to a protocol error in a client's request, its head or its body: 413 for
+    /// a head or body over its limit, 505 for another HTTP version, 400 for everything
+    /// malformed or ambiguous (the connection is closed after any of them).
+    pub fn from_proto(e: ProtoError, limits: ProtoLimits) -> EdgeError {
+        match e {
+            ProtoError::HeadTooLarge | ProtoError::TooManyHeaders => {
+                EdgeError::HeadTooLarge(limits.max_head)
+            }
+            ProtoError::UnsupportedVersion => EdgeError::VersionNotSupported,
+            ProtoError::BodyTooLarge => EdgeError::BodyTooLarge(limits.max_body),
+            ProtoError::Malformed(why) | ProtoError::Smuggling(why) | ProtoError::BadChunk(why) => {
+                EdgeError::BadRequest(why)
+            }
+            ProtoError::UnsupportedTransferCoding => {
+                EdgeError::BadRequest("unsupported transfer coding")
+            }
+        }
+    }
+
     /// The HTTP status the spec gives this error.
     pub fn status(&self) -> u16 {
         self.body().status
@@ -371,6 +404,36 @@ mod tests {
             let v: Value = serde_json::from_slice(&err.body().to_bytes()).unwrap();
             assert_eq!(v["status"], status);
         }
+    }
+
+    // spec 7, 8: every protocol error has one answer, for the edge and the engine alike
+    #[test]
+    fn protocol_errors_map_to_one_answer_each() {
+        let limits = ProtoLimits {
+            max_head: 16384,
+            max_body: 41_943_040,
+        };
+        let table = [
+            (ProtoError::HeadTooLarge, 413),
+            (ProtoError::TooManyHeaders, 413),
+            (ProtoError::BodyTooLarge, 413),
+            (ProtoError::UnsupportedVersion, 505),
+            (ProtoError::Malformed("missing Host"), 400),
+            (ProtoError::Smuggling("bare LF in head"), 400),
+            (ProtoError::BadChunk("missing chunk size"), 400),
+            (ProtoError::UnsupportedTransferCoding, 400),
+        ];
+        for (e, status) in table {
+            assert_eq!(EdgeError::from_proto(e, limits).status(), status, "{e:?}");
+        }
+        assert_eq!(
+            EdgeError::from_proto(ProtoError::HeadTooLarge, limits),
+            EdgeError::HeadTooLarge(16384)
+        );
+        assert_eq!(
+            EdgeError::from_proto(ProtoError::Smuggling("bare LF in head"), limits),
+            EdgeError::BadRequest("bare LF in head")
+        );
     }
 
     #[test]

@@ -5,11 +5,13 @@
 //! config/    TOML file format -> validated `Config`; secrets masked in Debug
 //! registry/  clusters, plans, credentials, modes as an immutable `Snapshot`, swapped atomically
 //! proto/     sans-IO HTTP/1.1: heads (httparse), body framing (length, chunked), limits, writers
-//! policy/    pure decisions: route, auth, classify, mode, admit; the clock is passed in
+//! policy/    pure decisions: route, auth, classify, mode, admit, and `decide` (all of them for
+//!            one request -> `Decision`); the clock is passed in
 //! tenancy/   index-name namespacing for the multitenant class (requests in, responses out)
 //! errors     the one place that renders Elasticsearch-shaped error JSON for the edge
-//! metrics/   per-core latency histograms and counters, merged on read
-//! edge/      thread-per-core runtime, listeners, TLS, sessions, upstream pools (all edge I/O)
+//! metrics/   per-core latency histograms and counters, merged on read; Prometheus text
+//! edge/      thread-per-core runtime, listeners, TLS, the request pipeline (session ->
+//!            exchange -> send / relay), upstream pools (all edge I/O); docs/request-path.md
 //! engine/    embedded Elasticsearch-compatible server on tantivy (reached over HTTP only)
 //! tools/     operator tools that are clients of the public HTTP API (bulk loader)
 //! ```
@@ -20,6 +22,10 @@
 //! - `edge` uses them; `edge` never imports `engine` (it reaches every upstream over HTTP,
 //!   so real Elasticsearch/OpenSearch nodes can replace the embedded engine).
 //! - `engine` and `tools` never import `edge`, `registry` or `policy`.
+//! - `policy` imports nothing of `registry`: it sees clusters through `policy::view`'s
+//!   traits, which the registry implements (the registry uses policy's allowance,
+//!   credential comparison and modes). The modules of `edge` import each other without a
+//!   cycle. Both are checked by `tests/layout.rs`.
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
 

@@ -129,7 +129,12 @@ fn plan_change_moves_the_allowance_at_once() {
     mock.wait_in_flight(1);
     let second = held(&edge, &t, "/b/_search");
     // The second waits in the queue: the allowance is 1.
-    std::thread::sleep(Duration::from_millis(300));
+    edge.wait_gauge(
+        "searchgate_queue_depth",
+        "lim",
+        "the second request queued",
+        |n| n == 1,
+    );
     assert_eq!(mock.in_flight(), 1, "the second request is queued");
 
     config.plan_mut("one").concurrency = 2;

@@ -91,6 +91,9 @@ pub struct EdgeConfig {
     pub https: Option<SocketAddr>,
     /// Plain HTTP listener (TLS offloaded elsewhere, load tests).
     pub http: Option<SocketAddr>,
+    /// Metrics listener, unauthenticated (`GET /metrics`, Prometheus text): loopback or an
+    /// operator network only. Absent: none.
+    pub metrics: Option<SocketAddr>,
     #[serde(default = "default_data_dir")]
     pub data_dir: PathBuf,
     /// PEM certificate chain; absent: a CA and wildcard certificate are generated.

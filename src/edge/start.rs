@@ -88,6 +88,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     };
     let control = control::spawn(registry.clone(), settings, stop_control.clone())
         .map_err(|e| format!("control thread: {e}"))?;
+    if let Some(addr) = config.edge.metrics {
+        let bound = super::metrics_http::spawn(addr, shared.clone())
+            .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
+        println!("searchgate: metrics http://{bound}/metrics");
+    }
     let workers = spawn_workers(driver, threads, &shared, per_worker)?;
     print_banner(
         &config,

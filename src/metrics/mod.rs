@@ -2,13 +2,15 @@
 //! microseconds), status classes, bytes in and out.
 //!
 //! Owns: [`CoreMetrics`], written by one core without locks or atomics on the hot path,
-//! and [`MetricsHub`], into which each core folds its figures about once a second. A later
-//! issue exposes the hub (Prometheus text, the capacity planner).
+//! and [`MetricsHub`], into which each core folds its figures about once a second;
+//! `exposition` renders them, with the clusters' live gauges, in Prometheus' text format.
 //!
 //! Must not touch: sockets, the registry.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+pub mod exposition;
 
 use hdrhistogram::Histogram;
 

@@ -136,6 +136,17 @@ pub struct Route {
     pub tenancy: Tenancy,
 }
 
+impl Route {
+    /// What the body of a request to this endpoint is, whatever the cluster's class (the
+    /// edge counts `_bulk` actions on every class; a blocked row has no body to read).
+    pub fn body_kind(&self) -> BodyKind {
+        match self.tenancy {
+            Tenancy::Rewrite { body, .. } => body,
+            Tenancy::Block => BodyKind::None,
+        }
+    }
+}
+
 use Seg::{Alias as Al, Any as A, Index as I, Lit as L, Name as N, Rest};
 
 const fn rw(all_at: Option<u8>, body: BodyKind, response: ResponseKind) -> Tenancy {

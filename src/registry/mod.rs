@@ -21,6 +21,7 @@ use crate::policy::admit::Allowance;
 use crate::policy::auth::credentials_match;
 use crate::tenancy::{Prefix, TenancyKey};
 
+mod directory;
 pub mod state;
 pub use state::ClusterState;
 
