@@ -361,7 +361,7 @@ fn date_range(
 }
 
 /// Composite keys of date sources as integers; `after_key` is the last bucket's key on every
-/// page that has buckets, as Elasticsearch gives it (tantivy leaves it out on the last).
+/// page that has buckets, as Elasticsearch gives it.
 fn composite(out: &mut Value, dates: &[String]) {
     let last = out
         .get("buckets")
@@ -369,11 +369,14 @@ fn composite(out: &mut Value, dates: &[String]) {
         .and_then(|b| b.last())
         .and_then(|b| b.get("key"))
         .cloned();
-    let missing = out
-        .get("after_key")
-        .is_none_or(|k| k.as_object().is_some_and(|o| o.is_empty()));
-    if let (true, Some(k)) = (missing, last) {
-        out["after_key"] = k;
+    // tantivy's own after key is in its `<type>:<value>` encoding: the last key instead
+    match last {
+        Some(k) => out["after_key"] = k,
+        None => {
+            if let Some(o) = out.as_object_mut() {
+                o.remove("after_key");
+            }
+        }
     }
     let fix = |key: &mut Value| {
         for d in dates {

@@ -160,14 +160,18 @@ impl Rewriter<'_> {
     pub(super) fn composite(&mut self, body: &Value, here: &str) -> EngineResult<Value> {
         let mut out = Map::new();
         let mut dates_seen = Vec::new();
+        // source name -> the type prefix of tantivy's after keys
+        let mut types: Map<String, Value> = Map::new();
+        let mut after = None;
         for (k, v) in body
             .as_object()
             .ok_or_else(|| perr("[composite] must be an object".into()))?
         {
             match k.as_str() {
-                "size" | "after" => {
+                "size" => {
                     out.insert(k.clone(), v.clone());
                 }
+                "after" => after = Some(v.clone()),
                 "sources" => {
                     let mut sources = Vec::new();
                     for s in v
@@ -182,6 +186,7 @@ impl Rewriter<'_> {
                             .as_object()
                             .and_then(|o| o.iter().next())
                             .ok_or_else(|| perr("[composite] source must name its type".into()))?;
+                        types.insert(name.clone(), json!(self.after_type(kind, b)));
                         let src = match kind.as_str() {
                             "terms" => {
                                 json!({"terms": self.source_fields(b, &["field", "order", "missing_bucket"])?})
@@ -216,10 +221,27 @@ impl Rewriter<'_> {
                 other => return Err(perr(format!("[composite] unknown field [{other}]"))),
             }
         }
+        if let Some(a) = after {
+            out.insert("after".into(), tantivy_after(&a, &types)?);
+        }
         out.entry("size").or_insert(json!(10));
         self.notes
             .insert(here.to_string(), Note::Composite { dates: dates_seen });
         Ok(json!({ "composite": out }))
+    }
+
+    /// The type tantivy gives the keys of a composite source (`str`, `i64`, `f64`, `bool`).
+    fn after_type(&self, kind: &str, b: &Value) -> &'static str {
+        if kind != "terms" {
+            return "f64";
+        }
+        let field = b.get("field").and_then(Value::as_str).unwrap_or_default();
+        match self.env.ctx.mapping.field(field).map(|f| f.kind) {
+            Some(LeafKind::Boolean) => "bool",
+            Some(k) if k.is_float() => "f64",
+            Some(k) if k.is_numeric() => "i64",
+            _ => "str",
+        }
     }
 
     fn source_fields(&self, b: &Value, keys: &[&str]) -> EngineResult<Value> {
@@ -267,4 +289,34 @@ fn order_desc(v: &Value) -> EngineResult<bool> {
         )));
     }
     Ok(dir.as_str() == Some("desc"))
+}
+
+/// An `after` key as Elasticsearch gives it (the last bucket's key) in tantivy's encoding
+/// (`<type>:<value>` per source).
+fn tantivy_after(after: &Value, types: &Map<String, Value>) -> EngineResult<Value> {
+    let obj = after
+        .as_object()
+        .ok_or_else(|| perr("[composite] [after] must be an object".into()))?;
+    let mut out = Map::new();
+    for (name, v) in obj {
+        let t = types.get(name).and_then(Value::as_str).ok_or_else(|| {
+            EngineError::IllegalArgument(format!(
+                "[after] has a key [{name}] that is not a source of the composite aggregation"
+            ))
+        })?;
+        let text = match v {
+            Value::Null => "null:".to_string(),
+            Value::String(s) if t == "str" => format!("str:{s}"),
+            Value::Number(n) if t == "i64" => format!("i64:{}", n.as_f64().unwrap_or(0.0) as i64),
+            Value::Number(n) if t == "f64" => format!("f64:{}", n.as_f64().unwrap_or(0.0)),
+            Value::Bool(b) if t == "bool" => format!("bool:{b}"),
+            other => {
+                return Err(EngineError::IllegalArgument(format!(
+                    "[after] value [{other}] of [{name}] does not fit its source"
+                )))
+            }
+        };
+        out.insert(name.clone(), Value::String(text));
+    }
+    Ok(Value::Object(out))
 }
