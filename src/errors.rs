@@ -10,6 +10,8 @@
 //!
 //! Must not touch: sockets, the registry or any engine internals. Pure data -> bytes.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
 
 use crate::proto::ProtoError;
@@ -139,12 +141,12 @@ pub enum EdgeError {
     BadRequest(&'static str),
     /// 401: credentials missing, wrong or outdated.
     AuthRequired,
-    /// 403: update sent to a read-only cluster.
-    ReadOnly,
-    /// 403: any request to a disabled cluster.
-    Disabled,
-    /// 403: update sent during maintenance.
-    Maintenance,
+    /// 403: update sent to a read-only cluster (with the operator's reason, if any).
+    ReadOnly(Option<Arc<str>>),
+    /// 403: any request to a disabled cluster (with the operator's reason, if any).
+    Disabled(Option<Arc<str>>),
+    /// 403: update sent during maintenance (with the operator's reason, if any).
+    Maintenance(Option<Arc<str>>),
     /// 404: the address matches no (provisioned) cluster.
     ClusterNotFound,
     /// 421: the TLS server name (SNI) and the Host header name different hosts.
@@ -221,7 +223,7 @@ impl EdgeError {
     pub fn headers(&self) -> &'static [(&'static str, &'static str)] {
         match self {
             EdgeError::AuthRequired => &[("WWW-Authenticate", "Basic realm=\"searchgate\"")],
-            EdgeError::Maintenance => &[("Retry-After", "60")],
+            EdgeError::Maintenance(_) => &[("Retry-After", "60")],
             EdgeError::QueueFull { .. } | EdgeError::QueueTimeout { .. } => &[("Retry-After", "1")],
             EdgeError::ServiceUnavailable(_) => &[("Retry-After", "5")],
             _ => &[],
@@ -238,20 +240,20 @@ impl EdgeError {
                 "security_exception",
                 "Authorization Required: send the cluster's username and password with every request (HTTP Basic)",
             ),
-            ReadOnly => ErrorBody::new(
-                403,
-                "cluster_block_exception",
-                "Cluster Read-only: updates are refused while the cluster is read-only; clear the overage (delete data or upgrade the plan)",
+            ReadOnly(why) => blocked(
+                "Cluster Read-only",
+                why,
+                "updates are refused while the cluster is read-only; clear the overage (delete data or upgrade the plan)",
             ),
-            Disabled => ErrorBody::new(
-                403,
-                "cluster_block_exception",
-                "Cluster Disabled: every request is refused while the cluster is disabled; clear the overage",
+            Disabled(why) => blocked(
+                "Cluster Disabled",
+                why,
+                "every request is refused while the cluster is disabled; clear the overage",
             ),
-            Maintenance => ErrorBody::new(
-                403,
-                "cluster_block_exception",
-                "Maintenance: updates are paused for maintenance; searches still work, retry updates later",
+            Maintenance(why) => blocked(
+                "Maintenance",
+                why,
+                "updates are paused for maintenance; searches still work, retry updates later",
             ),
             ClusterNotFound => ErrorBody::new(
                 404,
@@ -323,6 +325,24 @@ impl EdgeError {
     }
 }
 
+/// A 403 of a cluster mode: `<Name>: <the operator's reason>. <what it means>`, and the
+/// operator's reason alone in `mode_reason`.
+fn blocked(name: &str, why: &Option<Arc<str>>, meaning: &str) -> ErrorBody {
+    match why {
+        None => ErrorBody::new(403, "cluster_block_exception", format!("{name}: {meaning}")),
+        Some(why) => ErrorBody::new(
+            403,
+            "cluster_block_exception",
+            format!(
+                "{name}: {why}. {}{}",
+                meaning[..1].to_uppercase(),
+                &meaning[1..]
+            ),
+        )
+        .with_field("mode_reason", json!(&**why)),
+    }
+}
+
 fn too_large(reason: String) -> ErrorBody {
     ErrorBody::new(413, "request_entity_too_large_exception", reason)
 }
@@ -371,9 +391,9 @@ mod tests {
         let table: Vec<(EdgeError, u16)> = vec![
             (BadRequest("x"), 400),
             (AuthRequired, 401),
-            (ReadOnly, 403),
-            (Disabled, 403),
-            (Maintenance, 403),
+            (ReadOnly(None), 403),
+            (Disabled(None), 403),
+            (Maintenance(Some(Arc::from("upgrade"))), 403),
             (ClusterNotFound, 404),
             (Misdirected, 421),
             (RequestTimeout, 408),

@@ -11,7 +11,7 @@ mod e2e;
 use std::time::{Duration, Instant};
 
 use e2e::mock::Mock;
-use e2e::{es_error, ClusterSpec, Config, Edge, Engine, PlanSpec, Response, Tenant};
+use e2e::{es_error, held, ClusterSpec, Config, Edge, Engine, PlanSpec, Response, Tenant};
 
 fn assert_401(r: &Response, what: &str) {
     let (kind, _) = es_error(r, 401);
@@ -105,13 +105,6 @@ fn credential_grace_then_401_after_sighup() {
     assert!(reloaded.elapsed() <= GRACE + Duration::from_secs(10));
     assert_eq!(c.send(&new.req("GET", "/books/_search")).status, 200);
     assert_eq!(c.opened, 1, "one connection throughout");
-}
-
-/// Sends a request the mock holds until released, on its own thread.
-fn held(edge: &Edge, t: &Tenant, path: &str) -> std::thread::JoinHandle<Response> {
-    let mut c = edge.client();
-    let req = t.req("GET", path).mock("hold");
-    std::thread::spawn(move || c.send(&req))
 }
 
 // spec 1.8: a plan change takes effect at once for connection limits, requests already

@@ -282,6 +282,7 @@ impl<T: Transport> Client<T> {
             bytes_in: 0,
             bytes_out: len,
             queue_us: None,
+            upstream_us: None,
             next,
         }
     }

@@ -191,7 +191,10 @@ impl Core {
     /// Core-local housekeeping, about once a second: fold metrics, flush the log, drop
     /// stale pooled connections, notice shutdown.
     pub fn housekeeping(&self, now: Instant) {
-        self.shared.metrics.absorb(&mut self.metrics.borrow_mut());
+        let mut metrics = self.metrics.borrow_mut();
+        metrics.set_connections(self.connections.get());
+        self.shared.metrics.absorb(&mut metrics);
+        drop(metrics);
         self.log.borrow_mut().flush();
         self.pool.sweep(now);
         if self.shared.draining() {

@@ -151,8 +151,10 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 };
             }
         };
+        let granted = Instant::now();
         let mut outcome = self.forward(permit).await;
         outcome.queue_us = queue_us;
+        outcome.upstream_us = Some(granted.elapsed().as_micros() as u64);
         outcome
     }
 

@@ -27,6 +27,8 @@ pub(super) struct Outcome {
     pub bytes_out: u64,
     /// How long it waited for an allowance slot (µs; `None`: it never queued).
     pub queue_us: Option<u64>,
+    /// How long it held its allowance slot (µs; `None`: it never got one).
+    pub upstream_us: Option<u64>,
     pub next: Next,
 }
 
@@ -38,6 +40,7 @@ impl Outcome {
             bytes_in: 0,
             bytes_out: 0,
             queue_us: None,
+            upstream_us: None,
             next: Next::Close,
         }
     }

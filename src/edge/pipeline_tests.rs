@@ -110,7 +110,7 @@ upstream = ["{up}"]
     let snap = Snapshot::build(&config, None, 1, Instant::now(), &key).unwrap();
     snap.by_id("acme").unwrap().state.set_ready(true); // as the readiness probe would
     let shared = Shared {
-        registry: Arc::new(Registry::new(snap, key)),
+        registry: Arc::new(Registry::new(snap)),
         limits: Limits::from_config(&config.edge),
         tls: None,
         metrics: Arc::new(MetricsHub::default()),

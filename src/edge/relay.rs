@@ -74,6 +74,7 @@ impl<T: Transport> Relaying<'_, T> {
                     bytes_in: 0,
                     bytes_out: head_bytes + body,
                     queue_us: None,
+                    upstream_us: None,
                     next,
                 };
                 (o, reusable)
@@ -84,6 +85,7 @@ impl<T: Transport> Relaying<'_, T> {
                     bytes_in: 0,
                     bytes_out: head_bytes,
                     queue_us: None,
+                    upstream_us: None,
                     next: Next::Close,
                 };
                 (o, false)

@@ -217,9 +217,12 @@ impl<T: Transport> Session<T> {
                 bytes_in,
                 bytes_out: o.bytes_out,
                 queued_us: o.queue_us,
+                upstream_us: o.upstream_us,
                 total_us,
             };
             c.core.metrics.borrow_mut().record(cluster, &sample);
+        } else {
+            c.core.metrics.borrow_mut().record_unrouted();
         }
         let entry = Entry {
             cluster,

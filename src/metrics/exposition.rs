@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::ClusterStats;
+use super::ClusterTotals;
 
 /// The live figures of one cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct Gauges<'a> {
 type Family = (&'static str, &'static str, fn(&Gauges<'_>) -> u32);
 
 /// Appends the exposition of `gauges` and the counters of `stats` to `out`.
-pub fn render(gauges: &[Gauges<'_>], stats: &HashMap<String, ClusterStats>, out: &mut String) {
+pub fn render(gauges: &[Gauges<'_>], stats: &HashMap<String, ClusterTotals>, out: &mut String) {
     let families: [Family; 3] = [
         (
             "searchgate_requests_in_flight",

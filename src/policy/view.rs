@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use super::mode::Mode;
+use super::mode::ModeView;
 use crate::config::ClusterClass;
 use crate::tenancy::Prefix;
 
@@ -49,8 +49,9 @@ pub trait ClusterView {
     /// Multitenant or single tenant.
     fn class(&self) -> ClusterClass;
 
-    /// The mode requests see now (an operator's mode, or metering's verdict).
-    fn mode(&self) -> Mode;
+    /// The mode requests see at `now` (an operator's mode with its reason, or metering's
+    /// verdict; a maintenance window whose `until` passed counts as ended).
+    fn mode(&self, now: Instant) -> ModeView;
 
     /// The namespace of the multitenant class's index names (`None`: single tenant).
     fn prefix(&self) -> Option<Prefix>;

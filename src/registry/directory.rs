@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::{Cluster, Snapshot};
 use crate::config::{ClusterClass, Mode as ConfigMode};
-use crate::policy::mode::Mode;
+use crate::policy::mode::ModeView;
 use crate::policy::view::{ClusterView, Directory};
 use crate::tenancy::Prefix;
 
@@ -46,8 +46,8 @@ impl ClusterView for Arc<Cluster> {
         self.class
     }
 
-    fn mode(&self) -> Mode {
-        self.effective_mode()
+    fn mode(&self, now: Instant) -> ModeView {
+        self.effective_mode_at(now)
     }
 
     fn prefix(&self) -> Option<Prefix> {

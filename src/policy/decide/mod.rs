@@ -139,7 +139,7 @@ pub fn decide<'s, D: Directory>(
     // Classify on the decoded path, apply the mode, and forward exactly what was classified
     // (for the multitenant class: with every index name in the tenant's namespace).
     let classified = classify_request(head.method, head.path(buf), cluster.class())?;
-    mode::decide(cluster.mode(), &classified.class)?;
+    mode::decide(cluster.mode(now), &classified.class)?;
     out.target.clear();
     out.auto_create.clear();
     let tenant = match cluster.prefix() {

@@ -9,7 +9,7 @@ use base64::Engine;
 use super::*;
 use crate::config::ClusterClass;
 use crate::policy::auth::credentials_match;
-use crate::policy::mode::{Mode, SetBy};
+use crate::policy::mode::{Mode, ModeView, SetBy};
 use crate::proto::HeadLimits;
 use crate::tenancy::TenancyKey;
 
@@ -36,8 +36,8 @@ impl ClusterView for Plain {
     fn class(&self) -> ClusterClass {
         self.class
     }
-    fn mode(&self) -> Mode {
-        self.mode
+    fn mode(&self, _now: Instant) -> ModeView {
+        self.mode.into()
     }
     fn prefix(&self) -> Option<Prefix> {
         self.prefix
@@ -370,9 +370,9 @@ fn limits_paths_and_modes() {
     ]);
     // The mode applies after routing and authentication (spec 3).
     let modes = [
-        (Mode::ReadOnly(SetBy::Operator), Some(E::ReadOnly)),
-        (Mode::Maintenance, Some(E::Maintenance)),
-        (Mode::Disabled(SetBy::Metering), Some(E::Disabled)),
+        (Mode::ReadOnly(SetBy::Operator), Some(E::ReadOnly(None))),
+        (Mode::Maintenance, Some(E::Maintenance(None))),
+        (Mode::Disabled(SetBy::Metering), Some(E::Disabled(None))),
         (Mode::Normal, None),
     ];
     for (mode, refusal) in modes {
@@ -386,7 +386,7 @@ fn limits_paths_and_modes() {
         let search = head("GET /books/_search HTTP/1.1", ACME, "acme", &[]);
         let read = run(&dir, &search, None, 1000);
         let want = match refusal {
-            Some(E::Disabled) => Want::Refuse(E::Disabled),
+            Some(E::Disabled(None)) => Want::Refuse(E::Disabled(None)),
             _ => fwd("acme", Class::Read, "/books/_search"),
         };
         assert_eq!(read, want, "{mode:?} read");
