@@ -142,11 +142,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     for w in workers {
         let _ = w.join();
     }
-    if let Some((stop, thread)) = latency_log {
-        // After the workers' last hand-over: the open minute is closed and written too.
-        stop.store(true, Ordering::Release);
-        thread.thread().unpark();
-        let _ = thread.join();
+    if let Some(log) = latency_log {
+        log.stop(); // after the workers' last hand-over: the open minute is written too
     }
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
@@ -159,10 +156,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
 
 /// Starts the interval-log writer when `[edge] latency_log` is on: each closed minute of
 /// each cluster appended to `<data_dir>/latency/<cluster>.hlog`, looked for every second.
-fn start_latency_log(
-    config: &Config,
-    shared: &Shared,
-) -> Result<Option<(Arc<AtomicBool>, JoinHandle<()>)>, String> {
+fn start_latency_log(config: &Config, shared: &Shared) -> Result<Option<LatencyLog>, String> {
     if !config.edge.latency_log {
         return Ok(None);
     }
@@ -172,7 +166,22 @@ fn start_latency_log(
     let thread = intervallog::spawn(shared.metrics.clone(), dir.clone(), every, stop.clone())
         .map_err(|e| format!("latency log in {}: {e}", dir.display()))?;
     println!("searchgate: latency logs in {}", dir.display());
-    Ok(Some((stop, thread)))
+    Ok(Some(LatencyLog { stop, thread }))
+}
+
+/// The running interval-log writer.
+struct LatencyLog {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl LatencyLog {
+    /// Closes the window's open minute, writes it, and ends the writer.
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        let _ = self.thread.join();
+    }
 }
 
 /// The admin listener's TLS: its own certificate, or the edge's (generated ones name
