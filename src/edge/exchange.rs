@@ -10,6 +10,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::send::BodyFilter;
@@ -21,7 +22,8 @@ use crate::policy::bulk::BulkCounter;
 use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, HeadLimits, ResponseHead};
 use crate::registry::Cluster;
-use crate::tenancy;
+use crate::policy::classify::BodyKind;
+use crate::tenancy::{self, Tenant};
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
 /// never queued).
@@ -81,8 +83,12 @@ impl Session {
         }
     }
 
-    pub(super) async fn exchange(&mut self, adm: &Admitted<'_>, arrival: Instant) -> Outcome {
+    pub(super) async fn exchange(&mut self, adm: &mut Admitted<'_>, arrival: Instant) -> Outcome {
         let deadline = arrival + self.core.shared.limits.deadline;
+        if let Err(fail) = self.read_whole_body(adm, deadline).await {
+            return self.send_failed(fail).await;
+        }
+        let adm = &*adm;
         let reserved = match adm.create_index {
             true => match self.reserve_shards(adm.cluster, deadline).await {
                 Ok(n) => n,
@@ -102,28 +108,57 @@ impl Session {
         outcome
     }
 
+    /// The multitenant class's JSON bodies (and a single-tenant `_reindex`) are read whole,
+    /// rewritten as data and written again before anything is forwarded (`tenancy`); what
+    /// the body says can change the target and the response plan (a point in time).
+    async fn read_whole_body(
+        &mut self,
+        adm: &mut Admitted<'_>,
+        deadline: Instant,
+    ) -> Result<(), SendFail> {
+        let whole = match &adm.tenant {
+            Some(t) => !t.plan.body.is_streamed() && t.plan.body != BodyKind::Document,
+            None => adm.reindex,
+        };
+        if !whole || !self.has_body() {
+            return Ok(());
+        }
+        let len = self.buffer_body(deadline, self.core.shared.limits.max_body).await?;
+        let body = &self.buf[self.head.len..self.head.len + len];
+        let mut out = Vec::with_capacity(len + 64);
+        let facts = match &adm.tenant {
+            Some(tp) => {
+                let t = Tenant {
+                    prefix: &tp.prefix,
+                    ids: Some((&self.core.shared.sealer, &adm.cluster.id)),
+                };
+                Some(tenancy::rewrite_json_body(&t, tp.plan.body, body, &mut out).map_err(SendFail::Refuse)?)
+            }
+            None => {
+                out = tenancy::single_tenant_reindex(body).map_err(SendFail::Refuse)?;
+                None
+            }
+        };
+        self.replace_body(len, &out);
+        if let (Some(facts), Some(tp)) = (facts, adm.tenant.as_mut()) {
+            tp.plan
+                .apply_body_facts(facts, &tp.prefix, &mut self.fwd_target)
+                .map_err(SendFail::Refuse)?;
+        }
+        Ok(())
+    }
+
     /// Index creation (spec 2.2, 8): the body's `p * (1 + r)` must fit the plan's shard
     /// capacity; refused with 400 before anything reaches the upstream. Returns the shards
-    /// reserved.
+    /// reserved. (A multitenant body was already read and rewritten.)
     async fn reserve_shards(
         &mut self,
         cluster: &Cluster,
         deadline: Instant,
     ) -> Result<u64, SendFail> {
-        let len = self.buffer_body(deadline).await?;
-        let body = &self.buf[self.head.len..self.head.len + len];
-        if let Some(prefix) = cluster.prefix {
-            // Alias names in the body go into the tenant's namespace too.
-            if let Some(new) =
-                tenancy::rewrite_create_index_body(&prefix, body).map_err(SendFail::Refuse)?
-            {
-                self.replace_body(len, &new);
-            }
-        }
-        let len = match self.head.framing {
-            Framing::Length(n) => n as usize,
-            _ => 0,
-        };
+        let len = self
+            .buffer_body(deadline, super::buffered::MAX_INSPECTED_BODY)
+            .await?;
         let body = &self.buf[self.head.len..self.head.len + len];
         let asked = create_index_shards(body, ShardDefaults::ES7)
             .map_err(SendFail::Refuse)?
@@ -241,7 +276,7 @@ impl Session {
     }
 
     /// Answers `Expect: 100-continue` (once admitted); false when the client is gone.
-    async fn send_continue(&mut self) -> bool {
+    pub(super) async fn send_continue(&mut self) -> bool {
         if !(self.head.expect_continue && self.has_body()) {
             return true;
         }
@@ -253,7 +288,8 @@ impl Session {
         res.is_ok()
     }
 
-    /// What the request's body goes through on its way upstream.
+    /// What the request's body goes through on its way upstream (multitenant JSON bodies
+    /// were already rewritten whole: they pass).
     fn body_filter(adm: &Admitted<'_>) -> BodyFilter {
         match (adm.tenant, adm.bulk_limit) {
             (Some(t), limit) => t
@@ -331,7 +367,14 @@ impl Session {
             Ok(()) => {}
         }
         let (o, reusable) = match adm.tenant {
-            Some(t) => self.relay_rewritten(&mut up, rhead, &t, deadline).await,
+            Some(t) => {
+                let ids = t
+                    .plan
+                    .response
+                    .ids
+                    .map(|_| (self.core.shared.sealer.clone(), Arc::from(adm.cluster.id.as_str())));
+                self.relay_rewritten(&mut up, rhead, &t, ids, deadline).await
+            }
             None => self.relay(&mut up, rhead, deadline).await,
         };
         if reusable {

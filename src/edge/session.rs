@@ -23,7 +23,7 @@ use crate::proto::{
     write_response_head, Framing, Method, ProtoError, RequestHead, ResponseHead, Version,
 };
 use crate::registry::{Cluster, Snapshot};
-use crate::tenancy::{self, Prefix, RequestPlan};
+use crate::tenancy::{self, Prefix, RequestPlan, Tenant};
 
 /// What happens to the connection after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +53,8 @@ pub(super) struct Admitted<'s> {
     pub bulk_limit: Option<u64>,
     /// `PUT /<index>`: checked against the plan's shard capacity first.
     pub create_index: bool,
+    /// A single-tenant `_reindex`: its body is read (a remote source is refused).
+    pub reindex: bool,
     /// Multitenant class: the tenant's namespace and what to rewrite.
     pub tenant: Option<TenantPlan>,
 }
@@ -182,8 +184,8 @@ impl Session {
             self.pos = self.head.len;
             let snap = self.core.snapshot();
             let outcome = match self.admit(&snap) {
-                Ok(adm) => {
-                    let o = self.exchange(&adm, arrival).await;
+                Ok(mut adm) => {
+                    let o = self.exchange(&mut adm, arrival).await;
                     self.record(Some(&adm.cluster.id), arrival, &o);
                     o
                 }
@@ -322,13 +324,19 @@ impl Session {
             }
             Some(prefix) => {
                 let header = |name: &[u8]| h.header(b, name);
+                let has_body = !matches!(h.framing, Framing::None | Framing::Length(0));
                 tenancy::check_headers(
                     header(b"content-type"),
                     header(b"content-encoding"),
                     header(b"accept"),
+                    has_body,
                 )?;
+                let t = Tenant {
+                    prefix: &prefix,
+                    ids: Some((&self.core.shared.sealer, &cluster.id)),
+                };
                 let plan =
-                    tenancy::plan_request(&prefix, &classified, h.query(b), &mut self.fwd_target)?;
+                    tenancy::plan_request(&t, &classified, h.query(b), &mut self.fwd_target)?;
                 Some(TenantPlan { prefix, plan })
             }
         };
@@ -345,10 +353,12 @@ impl Session {
         let bulk_limit = (last == Some(&b"_bulk"[..])).then_some(cluster.plan.max_bulk_actions);
         let create_index =
             h.method == Method::Put && classified.route.is_some_and(|r| r.pattern == [Seg::Index]);
+        let reindex = tenant.is_none() && classified.route.is_some_and(|r| r.name == "_reindex");
         Ok(Admitted {
             cluster,
             bulk_limit,
             create_index,
+            reindex,
             tenant,
         })
     }

@@ -59,6 +59,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         e.listen = child.addr; // a port 0 became a real port
     }
     let key = keyfile::load_or_create(&config.edge.data_dir)?;
+    let sealer = Arc::new(crate::tenancy::IdSealer::new(&key));
     let registry = Arc::new(Registry::new(
         Snapshot::build(&config, None, 1, Instant::now(), &key).map_err(|e| e.to_string())?,
         key,
@@ -79,6 +80,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         metrics: Arc::new(MetricsHub::default()),
         access_log: config.access_log_target(),
         draining: AtomicBool::new(false),
+        sealer,
     });
     control::probe_unready(&registry);
     let stop_control = Arc::new(AtomicBool::new(false));

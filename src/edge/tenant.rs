@@ -6,6 +6,7 @@
 //!
 //! Must not touch: the rewriting rules themselves (`tenancy`), admission, policy.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::exchange::{until, SendFail};
@@ -19,7 +20,7 @@ use crate::proto::{
     ResponseHead, Version, LAST_CHUNK,
 };
 use crate::registry::Cluster;
-use crate::tenancy::{self, BulkRewriter, Prefix};
+use crate::tenancy::{self, BulkRewriter, IdSealer, Prefix};
 
 /// How long a core trusts that an index it created (or found) still exists.
 pub(super) const KNOWN_INDEX_TTL: Duration = Duration::from_secs(2);
@@ -168,6 +169,7 @@ impl Session {
         up: &mut UpstreamConn,
         rh: &ResponseHead,
         t: &TenantPlan,
+        ids: Option<(Arc<IdSealer>, Arc<str>)>,
         deadline: Instant,
     ) -> (Outcome, bool) {
         let to = match (rh.framing, self.version) {
@@ -184,7 +186,7 @@ impl Session {
         let content_type = rh.header(&up.buf, b"content-type").map(<[u8]>::to_vec);
         let mut un = t
             .plan
-            .response_rewriter(t.prefix, rh.status, content_type.as_deref());
+            .response_rewriter(t.prefix, rh.status, content_type.as_deref(), ids);
         let pos = rh.len;
         let result = match rh.framing {
             Framing::None => Ok(0),

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod blocked;
 pub mod bulk;
 pub mod classify;
+pub mod endpoints;
 pub mod mode;
 pub mod path;
 pub mod route;

@@ -48,16 +48,26 @@
 //! Must not touch: sockets, monoio, the registry, the classification table (it reads it).
 
 pub mod body;
+pub mod ids;
 pub mod json;
+pub mod lucene;
+pub mod media;
 pub mod names;
+pub mod ndjson;
+pub mod painless;
 pub mod prefix;
+pub mod references;
 pub mod request;
 pub mod response;
 
-pub use body::{BodyRewriter, BulkRewriter, MgetRewriter, MsearchRewriter};
+pub use body::{rewrite_json_body, single_tenant_reindex, BodyFacts};
+pub use ids::{ContextBudget, IdFields, IdKind, IdSealer};
+pub use media::check_headers;
+pub use ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};
 pub use prefix::{Prefix, Stripper, TenancyKey, PREFIX_LEN};
+pub use references::Tenant;
 pub use request::{
-    auto_create_target, check_headers, plan_request, rewrite_create_index_body, write_index_path,
+    auto_create_target, plan_request, rewrite_create_index_body, write_index_path,
     write_metering_target, RequestPlan,
 };
 pub use response::{ResponsePlan, ResponseRewriter};

@@ -10,8 +10,11 @@
 //! Must not touch: requests, I/O. The edge must send the result with chunked framing (the
 //! length changes) and must ask the upstream for an identity encoding.
 
+use std::sync::Arc;
+
 use memchr::memchr;
 
+use super::ids::{IdFields, IdFilter, IdSealer};
 use super::prefix::{Prefix, Stripper};
 use crate::policy::classify::ResponseKind;
 
@@ -26,28 +29,43 @@ pub struct ResponsePlan {
     pub verbose: bool,
     /// `_cat` with `?help`: a description table, not index rows.
     pub help: bool,
+    /// Top-level ids to seal (a scroll or point in time was opened or used).
+    pub ids: Option<IdFields>,
 }
 
 /// The response transform of one multitenant response.
 #[derive(Debug)]
 pub enum ResponseRewriter {
     Strip(Stripper),
+    Ids(Box<IdFilter>),
     CatText(CatText),
     CatJson(CatJson),
 }
 
 impl ResponseRewriter {
     /// The transform for a response of `status` with `content_type` to a request planned
-    /// with `plan`. Errors and non-table bodies are stripped only.
+    /// with `plan`. Errors and non-table bodies are stripped only; a search that can carry
+    /// ids has them sealed (with `ids`: the node's sealer and the cluster id; without,
+    /// an id is never released).
     pub fn new(
         prefix: Prefix,
         plan: ResponsePlan,
         status: u16,
         content_type: Option<&[u8]>,
+        ids: Option<(Arc<IdSealer>, Arc<str>)>,
     ) -> Self {
         let table =
             plan.kind == ResponseKind::CatRows && !plan.help && (200..300).contains(&status);
         let json = content_type.is_some_and(|ct| memchr::memmem::find(ct, b"json").is_some());
+        if let (Some(fields), Some((sealer, cluster))) = (plan.ids, ids) {
+            let filter = IdFilter::new(Stripper::new(prefix), sealer, cluster, fields);
+            return ResponseRewriter::Ids(Box::new(filter));
+        }
+        if plan.ids.is_some() {
+            let missing = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
+            let filter = IdFilter::new(Stripper::new(prefix), missing, Arc::from(""), plan.ids.expect("some"));
+            return ResponseRewriter::Ids(Box::new(filter));
+        }
         match (table, json) {
             (true, true) => ResponseRewriter::CatJson(CatJson::new(prefix)),
             (true, false) => ResponseRewriter::CatText(CatText::new(prefix, plan.verbose)),
@@ -59,6 +77,7 @@ impl ResponseRewriter {
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
         match self {
             ResponseRewriter::Strip(s) => s.feed(input, out),
+            ResponseRewriter::Ids(f) => f.feed(input, out),
             ResponseRewriter::CatText(c) => c.feed(input, out),
             ResponseRewriter::CatJson(c) => c.feed(input, out),
         }
@@ -68,6 +87,7 @@ impl ResponseRewriter {
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         match self {
             ResponseRewriter::Strip(s) => s.finish(out),
+            ResponseRewriter::Ids(f) => f.finish(out),
             ResponseRewriter::CatText(c) => c.finish(out),
             ResponseRewriter::CatJson(c) => c.finish(out),
         }
