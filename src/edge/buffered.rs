@@ -25,7 +25,9 @@ impl Session {
         deadline: Instant,
         limit: u64,
     ) -> Result<usize, SendFail> {
-        if self.head.expect_continue && !matches!(self.head.framing, Framing::None | Framing::Length(0)) {
+        if self.head.expect_continue
+            && !matches!(self.head.framing, Framing::None | Framing::Length(0))
+        {
             if !self.send_continue().await {
                 return Err(SendFail::Client);
             }
@@ -34,7 +36,9 @@ impl Session {
         let head_len = self.head.len;
         match self.head.framing {
             Framing::None => Ok(0),
-            Framing::Length(n) if n > limit => Err(SendFail::Refuse(EdgeError::BodyTooLarge(limit))),
+            Framing::Length(n) if n > limit => {
+                Err(SendFail::Refuse(EdgeError::BodyTooLarge(limit)))
+            }
             Framing::Length(n) => {
                 let n = n as usize;
                 self.pos = self.buf.len();

@@ -19,10 +19,10 @@ use super::upstream::{Pool, UpstreamConn};
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::bulk::BulkCounter;
+use crate::policy::classify::BodyKind;
 use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, HeadLimits, ResponseHead};
 use crate::registry::Cluster;
-use crate::policy::classify::BodyKind;
 use crate::tenancy::{self, Tenant};
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
@@ -123,7 +123,9 @@ impl Session {
         if !whole || !self.has_body() {
             return Ok(());
         }
-        let len = self.buffer_body(deadline, self.core.shared.limits.max_body).await?;
+        let len = self
+            .buffer_body(deadline, self.core.shared.limits.max_body)
+            .await?;
         let body = &self.buf[self.head.len..self.head.len + len];
         let mut out = Vec::with_capacity(len + 64);
         let facts = match &adm.tenant {
@@ -132,7 +134,10 @@ impl Session {
                     prefix: &tp.prefix,
                     ids: Some((&self.core.shared.sealer, &adm.cluster.id)),
                 };
-                Some(tenancy::rewrite_json_body(&t, tp.plan.body, body, &mut out).map_err(SendFail::Refuse)?)
+                Some(
+                    tenancy::rewrite_json_body(&t, tp.plan.body, body, &mut out)
+                        .map_err(SendFail::Refuse)?,
+                )
             }
             None => {
                 out = tenancy::single_tenant_reindex(body).map_err(SendFail::Refuse)?;
@@ -368,12 +373,14 @@ impl Session {
         }
         let (o, reusable) = match adm.tenant {
             Some(t) => {
-                let ids = t
-                    .plan
-                    .response
-                    .ids
-                    .map(|_| (self.core.shared.sealer.clone(), Arc::from(adm.cluster.id.as_str())));
-                self.relay_rewritten(&mut up, rhead, &t, ids, deadline).await
+                let ids = t.plan.response.ids.map(|_| {
+                    (
+                        self.core.shared.sealer.clone(),
+                        Arc::from(adm.cluster.id.as_str()),
+                    )
+                });
+                self.relay_rewritten(&mut up, rhead, &t, ids, deadline)
+                    .await
             }
             None => self.relay(&mut up, rhead, deadline).await,
         };

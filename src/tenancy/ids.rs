@@ -217,7 +217,12 @@ pub struct IdFilter {
 }
 
 impl IdFilter {
-    pub fn new(strip: Stripper, sealer: Arc<IdSealer>, cluster: Arc<str>, fields: IdFields) -> Self {
+    pub fn new(
+        strip: Stripper,
+        sealer: Arc<IdSealer>,
+        cluster: Arc<str>,
+        fields: IdFields,
+    ) -> Self {
         IdFilter {
             strip,
             sealer,

@@ -27,7 +27,10 @@ fn tokens_open_only_on_their_cluster_and_kind() {
     for i in TOKEN_TAG.len()..b.len() {
         let mut c = b.to_vec();
         c[i] = if c[i] == b'A' { b'B' } else { b'A' };
-        assert_eq!(s.open("acme", IdKind::Scroll, std::str::from_utf8(&c).unwrap()), None);
+        assert_eq!(
+            s.open("acme", IdKind::Scroll, std::str::from_utf8(&c).unwrap()),
+            None
+        );
         assert_eq!(s.open("acme", IdKind::Scroll, &t[..i]), None);
     }
     // two seals of one id differ (random nonce)
@@ -68,7 +71,9 @@ fn opened(out: &[u8], kind_of: &dyn Fn(&str) -> IdKind) -> serde_json::Value {
     if let Some(o) = v.as_object_mut() {
         for (k, val) in o.iter_mut() {
             if let Some(t) = val.as_str().filter(|t| t.starts_with(TOKEN_TAG)) {
-                let raw = sealer().open("acme", kind_of(k), t).expect("a token of ours");
+                let raw = sealer()
+                    .open("acme", kind_of(k), t)
+                    .expect("a token of ours");
                 *val = serde_json::Value::String(format!("OPENED:{raw}"));
             }
         }
@@ -79,12 +84,24 @@ fn opened(out: &[u8], kind_of: &dyn Fn(&str) -> IdKind) -> serde_json::Value {
 #[test]
 fn search_responses_at_every_split_point() {
     let body = br#"{"_scroll_id":"RAWSCROLL==","took":3,"pit_id":"RAWPIT","hits":{"hits":[{"_index":"abcdefghijklmnopqrst-books","_scroll_id":"inner","id":"x"}]},"s":"a\"b"}"#;
-    let kind = |k: &str| if k == "pit_id" { IdKind::Pit } else { IdKind::Scroll };
+    let kind = |k: &str| {
+        if k == "pit_id" {
+            IdKind::Pit
+        } else {
+            IdKind::Scroll
+        }
+    };
     let whole = filter(IdFields::Search, &[body]);
     let text = String::from_utf8_lossy(&whole).into_owned();
-    assert!(!text.contains("RAWSCROLL") && !text.contains("RAWPIT"), "{text}");
+    assert!(
+        !text.contains("RAWSCROLL") && !text.contains("RAWPIT"),
+        "{text}"
+    );
     assert!(!text.contains("abcdefghijklmnopqrst-"), "{text}");
-    assert!(text.contains("\"_scroll_id\":\"inner\""), "nested ids are data: {text}");
+    assert!(
+        text.contains("\"_scroll_id\":\"inner\""),
+        "nested ids are data: {text}"
+    );
     let want = opened(&whole, &kind);
     assert_eq!(want["_scroll_id"], "OPENED:RAWSCROLL==");
     assert_eq!(want["pit_id"], "OPENED:RAWPIT");

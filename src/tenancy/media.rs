@@ -20,9 +20,8 @@ pub struct MediaType {
 
 fn is_token(s: &str) -> bool {
     !s.is_empty()
-        && s.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-        })
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// Parses one media type; `None` when it is malformed.
@@ -120,7 +119,9 @@ pub fn check_headers(
         let text = String::from_utf8_lossy(acc);
         for range in text.split(',') {
             let binary = parse(range).is_some_and(|m| {
-                ["cbor", "smile", "yaml"].iter().any(|b| m.subtype.contains(b))
+                ["cbor", "smile", "yaml"]
+                    .iter()
+                    .any(|b| m.subtype.contains(b))
             });
             if binary {
                 return Err(EdgeError::Refused {

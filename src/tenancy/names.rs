@@ -193,7 +193,12 @@ mod tests {
     fn name_length_at_n_and_n_plus_one() {
         assert!(rw(&"a".repeat(MAX_NAME)).is_ok());
         let e = rw(&"a".repeat(240)).unwrap_err();
-        assert!(e.body().reason.ends_with("index name is too long, (240 > 234)"), "{e:?}");
+        assert!(
+            e.body()
+                .reason
+                .ends_with("index name is too long, (240 > 234)"),
+            "{e:?}"
+        );
         assert!(rw(&format!("x,{}", "b".repeat(MAX_NAME + 1))).is_err());
         assert!(rw(&format!("<{}{{now}}>", "b".repeat(MAX_NAME))).is_err());
     }

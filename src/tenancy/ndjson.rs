@@ -24,11 +24,11 @@
 
 use memchr::memchr;
 
+use super::json;
 use super::prefix::Prefix;
 use super::references::docs::{bulk_action, bulk_update_source, msearch_header, BulkAction};
 use super::references::search::search_body;
 use super::references::{illegal, parsing, Tenant};
-use super::json;
 use crate::errors::EdgeError;
 
 /// Longest line held (the edge's body limit bounds it first).
@@ -37,7 +37,9 @@ const MAX_LINE: usize = 100 << 20;
 const MAX_CANDIDATES: usize = 64;
 
 fn not_terminated(what: &str) -> EdgeError {
-    illegal(format!("The {what} request must be terminated by a newline [\\n]"))
+    illegal(format!(
+        "The {what} request must be terminated by a newline [\\n]"
+    ))
 }
 
 /// Collects one line at a time across chunks.
@@ -199,7 +201,10 @@ impl BulkRewriter {
         if self.actions > self.max_actions {
             return Err(EdgeError::TooManyBulkActions(self.max_actions));
         }
-        let t = Tenant { prefix: &self.prefix, ids: None };
+        let t = Tenant {
+            prefix: &self.prefix,
+            ids: None,
+        };
         let a = bulk_action(&t, text, self.lines, out)?;
         out.push(b'\n');
         if let Some(name) = a.auto_create {
@@ -274,11 +279,16 @@ impl MsearchRewriter {
     }
 
     fn line_end(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let t = Tenant { prefix: &self.prefix, ids: None };
+        let t = Tenant {
+            prefix: &self.prefix,
+            ids: None,
+        };
         let text = self.line.trimmed();
         if self.in_body {
             let Some(mut body) = json::parse_opt(text)? else {
-                return Err(parsing("Expected [START_OBJECT] but found [null] (an empty msearch body line)"));
+                return Err(parsing(
+                    "Expected [START_OBJECT] but found [null] (an empty msearch body line)",
+                ));
             };
             search_body(&t, &mut body, false)?;
             json::write(&body, out);

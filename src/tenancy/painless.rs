@@ -45,7 +45,9 @@ pub fn check_script(v: &Value, where_: &str) -> Result<(), EdgeError> {
             })?;
             if let Some(lang) = o.get("lang") {
                 if lang.as_str() != Some("painless") {
-                    return Err(illegal(format!("[{where_}] only [painless] scripts are supported on this cluster")));
+                    return Err(illegal(format!(
+                        "[{where_}] only [painless] scripts are supported on this cluster"
+                    )));
                 }
             }
             match (o.get("source"), o.get("inline")) {
@@ -65,7 +67,12 @@ pub fn check_script(v: &Value, where_: &str) -> Result<(), EdgeError> {
 /// Checks a script text against the subset; `Err((position, what))`.
 pub fn check_source(src: &str) -> Result<(), (usize, String)> {
     let toks = lex(src)?;
-    let mut p = P { t: &toks, i: 0, depth: 0, len: src.len() };
+    let mut p = P {
+        t: &toks,
+        i: 0,
+        depth: 0,
+        len: src.len(),
+    };
     while !p.done() {
         p.stmt()?;
     }
@@ -81,8 +88,8 @@ enum Tok {
 }
 
 const SYMS: &[&str] = &[
-    "+=", "-=", "==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "+", "-", "*", "/", "(", ")", "{",
-    "}", "[", "]", ".", ";", "!",
+    "+=", "-=", "==", "!=", "<=", ">=", "&&", "||", "=", "<", ">", "+", "-", "*", "/", "(", ")",
+    "{", "}", "[", "]", ".", ";", "!",
 ];
 
 fn lex(src: &str) -> Result<Vec<(usize, Tok)>, (usize, String)> {
@@ -112,7 +119,9 @@ fn lex(src: &str) -> Result<Vec<(usize, Tok)>, (usize, String)> {
                     i += 1;
                 }
             }
-            if b.get(i).is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'_') {
+            if b.get(i)
+                .is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'_')
+            {
                 return Err((i, "a number suffix".into()));
             }
             out.push((s, Tok::Num));
@@ -122,8 +131,12 @@ fn lex(src: &str) -> Result<Vec<(usize, Tok)>, (usize, String)> {
             loop {
                 match b.get(i) {
                     None => return Err((s, "an unterminated string".into())),
-                    Some(b'\\') if matches!(b.get(i + 1), Some(&q) if q == c || q == b'\\') => i += 2,
-                    Some(b'\\') => return Err((i, "an escape other than \\\\ or the quote".into())),
+                    Some(b'\\') if matches!(b.get(i + 1), Some(&q) if q == c || q == b'\\') => {
+                        i += 2
+                    }
+                    Some(b'\\') => {
+                        return Err((i, "an escape other than \\\\ or the quote".into()))
+                    }
                     Some(&q) if q == c => break,
                     Some(_) => i += 1,
                 }
@@ -134,7 +147,13 @@ fn lex(src: &str) -> Result<Vec<(usize, Tok)>, (usize, String)> {
             out.push((i, Tok::Sym(sym)));
             i += sym.len();
         } else {
-            return Err((i, format!("the character '{}'", &src[i..].chars().next().unwrap_or('?'))));
+            return Err((
+                i,
+                format!(
+                    "the character '{}'",
+                    &src[i..].chars().next().unwrap_or('?')
+                ),
+            ));
         }
     }
     Ok(out)
@@ -326,7 +345,10 @@ impl P<'_> {
             return Ok(());
         }
         self.expr()?;
-        if ["==", "!=", "<=", ">=", "<", ">"].iter().any(|s| self.sym(s)) {
+        if ["==", "!=", "<=", ">=", "<", ">"]
+            .iter()
+            .any(|s| self.sym(s))
+        {
             self.expr()?;
         }
         Ok(())
@@ -435,7 +457,9 @@ mod tests {
     #[test]
     fn script_objects() {
         use crate::tenancy::json::parse;
-        let ok = parse(br#"{"source":"ctx._source.n += params.n","lang":"painless","params":{"n":1}}"#).unwrap();
+        let ok =
+            parse(br#"{"source":"ctx._source.n += params.n","lang":"painless","params":{"n":1}}"#)
+                .unwrap();
         assert!(check_script(&ok, "script").is_ok());
         for bad in [
             &br#"{"id":"stored"}"#[..],

@@ -63,7 +63,12 @@ impl ResponseRewriter {
         }
         if plan.ids.is_some() {
             let missing = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
-            let filter = IdFilter::new(Stripper::new(prefix), missing, Arc::from(""), plan.ids.expect("some"));
+            let filter = IdFilter::new(
+                Stripper::new(prefix),
+                missing,
+                Arc::from(""),
+                plan.ids.expect("some"),
+            );
             return ResponseRewriter::Ids(Box::new(filter));
         }
         match (table, json) {

@@ -51,7 +51,10 @@ impl<'a> Reader<'a> {
     fn error_at(&self, pos: usize, what: impl Into<Cow<'static, str>>) -> JsonError {
         let before = &self.b[..pos.min(self.b.len())];
         let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
-        let start = before.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
+        let start = before
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
         JsonError {
             line: line as u32,
             column: (pos - start + 1) as u32,
@@ -94,7 +97,11 @@ impl<'a> Reader<'a> {
             return Err(self.unexpected());
         }
         self.pos += word.len();
-        if self.b.get(self.pos).is_some_and(|c| c.is_ascii_alphanumeric()) {
+        if self
+            .b
+            .get(self.pos)
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        {
             return Err(self.unexpected());
         }
         Ok(v)
@@ -187,7 +194,9 @@ impl<'a> Reader<'a> {
             self.skip_ws();
             if self.b.get(self.pos) != Some(&b'"') {
                 return Err(match self.b.get(self.pos) {
-                    Some(b'\'') => self.error("single quotes are not JSON: field names need double quotes"),
+                    Some(b'\'') => {
+                        self.error("single quotes are not JSON: field names need double quotes")
+                    }
                     Some(b'/') => self.error("comments are not JSON"),
                     Some(_) => self.error("expected a double-quoted field name"),
                     None => self.error("unexpected end of input"),
@@ -302,9 +311,7 @@ impl<'a> Reader<'a> {
                 self.pos += 6;
                 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
             }
-            0xDC00..=0xDFFF => {
-                return Err(self.error_at(at, "lone surrogate escape in a string"))
-            }
+            0xDC00..=0xDFFF => return Err(self.error_at(at, "lone surrogate escape in a string")),
             cp => cp,
         };
         out.push(char::from_u32(cp).ok_or_else(|| bad(self))?);

@@ -47,10 +47,12 @@ mod tests {
             "_index", "_ind*", "**", "?index", "_*", "*x", "*index", "_index^2", "*^3", "_?ndex",
             "*_*",
         ] {
-            let want = f != "*x" && f != "*^3";
+            let want = f != "*^3";
             assert_eq!(could_name_index(f), want, "{f}");
         }
-        for f in ["*", "title", "_id", "index", "_index.x", "x_index", "*.title", "_indexes"] {
+        for f in [
+            "*", "title", "_id", "index", "_index.x", "x_index", "*.title", "_indexes",
+        ] {
             assert!(!could_name_index(f), "{f}");
         }
     }

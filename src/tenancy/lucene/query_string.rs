@@ -28,7 +28,10 @@ fn units(text: &str) -> Vec<Unit> {
     let mut i = 0;
     while i < chars.len() {
         if chars[i] != '\\' || i + 1 == chars.len() {
-            out.push(Unit { c: chars[i], escaped: false });
+            out.push(Unit {
+                c: chars[i],
+                escaped: false,
+            });
             i += 1;
             continue;
         }
@@ -40,7 +43,10 @@ fn units(text: &str) -> Vec<Unit> {
                 continue;
             }
         }
-        out.push(Unit { c: chars[i + 1], escaped: true });
+        out.push(Unit {
+            c: chars[i + 1],
+            escaped: true,
+        });
         i += 2;
     }
     out
@@ -52,7 +58,11 @@ fn is_space(c: char) -> bool {
 
 /// Characters that end a term token (unescaped).
 fn ends_token(c: char) -> bool {
-    is_space(c) || matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | '"' | '^' | '~' | ':' | '/')
+    is_space(c)
+        || matches!(
+            c,
+            '(' | ')' | '[' | ']' | '{' | '}' | '"' | '^' | '~' | ':' | '/'
+        )
 }
 
 /// The first field name (as unescaped) in `text` that could name `_index`, if any.

@@ -29,7 +29,10 @@ pub enum Re {
     Concat(Vec<Re>),
     Repeat(Box<Re>, Rep),
     Complement(Box<Re>),
-    Class { negated: bool, ranges: Vec<(char, char)> },
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
     Char(char),
     /// `.`
     AnyChar,
@@ -62,7 +65,11 @@ pub struct ReError {
 /// Parses `s` completely.
 pub fn parse(s: &str) -> Result<Re, ReError> {
     let chars: Vec<char> = s.chars().collect();
-    let mut p = Parser { c: &chars, pos: 0, depth: 0 };
+    let mut p = Parser {
+        c: &chars,
+        pos: 0,
+        depth: 0,
+    };
     let re = p.union()?;
     if p.pos != chars.len() {
         return Err(p.err("unexpected character (unbalanced ')' ?)"));
@@ -119,7 +126,9 @@ impl Parser<'_> {
     }
 
     fn next(&mut self) -> Result<char, ReError> {
-        let ch = self.peek().ok_or_else(|| self.err("unexpected end of expression"))?;
+        let ch = self
+            .peek()
+            .ok_or_else(|| self.err("unexpected end of expression"))?;
         self.pos += 1;
         Ok(ch)
     }
@@ -139,7 +148,11 @@ impl Parser<'_> {
             alts.push(self.inter()?);
         }
         self.depth -= 1;
-        Ok(if alts.len() == 1 { alts.pop().expect("one") } else { Re::Union(alts) })
+        Ok(if alts.len() == 1 {
+            alts.pop().expect("one")
+        } else {
+            Re::Union(alts)
+        })
     }
 
     fn inter(&mut self) -> Result<Re, ReError> {
@@ -147,7 +160,11 @@ impl Parser<'_> {
         while self.eat('&') {
             parts.push(self.concat()?);
         }
-        Ok(if parts.len() == 1 { parts.pop().expect("one") } else { Re::Inter(parts) })
+        Ok(if parts.len() == 1 {
+            parts.pop().expect("one")
+        } else {
+            Re::Inter(parts)
+        })
     }
 
     fn concat(&mut self) -> Result<Re, ReError> {
@@ -158,7 +175,11 @@ impl Parser<'_> {
             }
             parts.push(self.repeat()?);
         }
-        Ok(if parts.len() == 1 { parts.pop().expect("one") } else { Re::Concat(parts) })
+        Ok(if parts.len() == 1 {
+            parts.pop().expect("one")
+        } else {
+            Re::Concat(parts)
+        })
     }
 
     fn repeat(&mut self) -> Result<Re, ReError> {

@@ -27,12 +27,19 @@ pub enum SettingsAt {
 /// Settings refused everywhere (ingest pipelines are shared by every cluster upstream).
 const PIPELINE_SETTINGS: &[&str] = &["default_pipeline", "final_pipeline"];
 /// Settings refused in templates.
-const SHARD_SETTINGS: &[&str] = &["number_of_shards", "number_of_replicas", "auto_expand_replicas"];
+const SHARD_SETTINGS: &[&str] = &[
+    "number_of_shards",
+    "number_of_replicas",
+    "auto_expand_replicas",
+];
 
 /// `PUT /<index>` body: `settings`, `mappings`, `aliases`.
 pub fn create_index_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "")?;
-    if let Some(k) = o.keys().find(|k| !["settings", "mappings", "aliases"].contains(k)) {
+    if let Some(k) = o
+        .keys()
+        .find(|k| !["settings", "mappings", "aliases"].contains(k))
+    {
         return Err(EdgeError::Refused {
             status: 400,
             kind: "parse_exception",
@@ -82,7 +89,11 @@ fn flatten<'v>(prefix: &str, v: &'v Value, out: &mut Vec<(String, &'v Value)>) {
     match v {
         Value::Object(o) => {
             for (k, v) in o.iter() {
-                let key = if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+                let key = if prefix.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 flatten(&key, v, out);
             }
         }
@@ -195,7 +206,9 @@ fn alias_action(t: &Tenant, kind: &str, b: &mut Object, where_: &str) -> Result<
     known_keys(b, &known, where_)?;
     for key in ["index", "indices"] {
         for_each_name(b.get_mut(key), &at(where_, key), &mut |v, here| {
-            let wild = v.as_str().is_some_and(|s| s.contains('*') || s.split(',').any(|p| p == "_all"));
+            let wild = v
+                .as_str()
+                .is_some_and(|s| s.contains('*') || s.split(',').any(|p| p == "_all"));
             if kind == "remove_index" && wild {
                 return Err(EdgeError::NotImplemented(format!(
                     "remove_index of [{}] (a wildcard)",
@@ -208,7 +221,9 @@ fn alias_action(t: &Tenant, kind: &str, b: &mut Object, where_: &str) -> Result<
     for key in ["alias", "aliases"] {
         for_each_name(b.get_mut(key), &at(where_, key), &mut |v, here| {
             if kind == "add" && !v.as_str().is_some_and(|s| is_concrete(s.as_bytes())) {
-                return Err(parsing(format!("[{here}] must be one alias name (no pattern) to add")));
+                return Err(parsing(format!(
+                    "[{here}] must be one alias name (no pattern) to add"
+                )));
             }
             rewrite_expression(t, v, here)
         })?;
@@ -270,21 +285,42 @@ pub enum TemplateKind {
 pub fn template_body(t: &Tenant, kind: TemplateKind, v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "")?;
     let known: &[&str] = match kind {
-        TemplateKind::Legacy => &["index_patterns", "order", "version", "settings", "mappings", "aliases"],
-        TemplateKind::Composable => &["index_patterns", "template", "composed_of", "priority", "version", "_meta", "data_stream"],
+        TemplateKind::Legacy => &[
+            "index_patterns",
+            "order",
+            "version",
+            "settings",
+            "mappings",
+            "aliases",
+        ],
+        TemplateKind::Composable => &[
+            "index_patterns",
+            "template",
+            "composed_of",
+            "priority",
+            "version",
+            "_meta",
+            "data_stream",
+        ],
         TemplateKind::Component => &["template", "version", "_meta"],
     };
     known_keys(o, known, "")?;
     if o.get("data_stream").is_some() {
         return Err(unsupported("data_stream", "data_stream"));
     }
-    for_each_name(o.get_mut("index_patterns"), "index_patterns", &mut |v, here| {
-        if v.as_str().is_some_and(|s| s.contains(',')) {
-            return Err(parsing("[index_patterns] takes one pattern per entry"));
-        }
-        rewrite_expression(t, v, here)
+    for_each_name(
+        o.get_mut("index_patterns"),
+        "index_patterns",
+        &mut |v, here| {
+            if v.as_str().is_some_and(|s| s.contains(',')) {
+                return Err(parsing("[index_patterns] takes one pattern per entry"));
+            }
+            rewrite_expression(t, v, here)
+        },
+    )?;
+    for_each_name(o.get_mut("composed_of"), "composed_of", &mut |v, here| {
+        rewrite_name(t, v, here)
     })?;
-    for_each_name(o.get_mut("composed_of"), "composed_of", &mut |v, here| rewrite_name(t, v, here))?;
     match kind {
         TemplateKind::Legacy => index_parts(t, o, SettingsAt::Template, ""),
         _ => match o.get_mut("template") {
@@ -308,7 +344,15 @@ pub enum ByQuery {
 /// `_delete_by_query`, `_update_by_query`.
 pub fn by_query_body(t: &Tenant, kind: ByQuery, v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "")?;
-    let mut known = vec!["query", "max_docs", "conflicts", "slice", "size", "sort", "_source"];
+    let mut known = vec![
+        "query",
+        "max_docs",
+        "conflicts",
+        "slice",
+        "size",
+        "sort",
+        "_source",
+    ];
     if kind == ByQuery::Update {
         known.push("script");
     }
@@ -336,11 +380,20 @@ fn job_search_parts(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), Edge
     if let Some(s) = o.get("sort") {
         let fields: Vec<&str> = match s {
             Value::String(f) => vec![f.as_str()],
-            Value::Array(a) => a.iter().filter_map(|x| x.as_str().or_else(|| x.as_object().and_then(|o| o.keys().next()))).collect(),
+            Value::Array(a) => a
+                .iter()
+                .filter_map(|x| {
+                    x.as_str()
+                        .or_else(|| x.as_object().and_then(|o| o.keys().next()))
+                })
+                .collect(),
             Value::Object(so) => so.keys().collect(),
             _ => vec![],
         };
-        if let Some(f) = fields.iter().find(|f| could_name_index(f) || **f == "_script") {
+        if let Some(f) = fields
+            .iter()
+            .find(|f| could_name_index(f) || **f == "_script")
+        {
             return Err(unsupported(&format!("sort on [{f}]"), &at(where_, "sort")));
         }
     }
@@ -351,7 +404,11 @@ fn job_search_parts(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), Edge
 /// rewritten; a remote source, a destination pipeline and other op types refused.
 pub fn reindex_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "")?;
-    known_keys(o, &["source", "dest", "script", "conflicts", "max_docs", "size"], "")?;
+    known_keys(
+        o,
+        &["source", "dest", "script", "conflicts", "max_docs", "size"],
+        "",
+    )?;
     let Some(source) = o.get_mut("source") else {
         return Err(illegal("[reindex] requires a [source]"));
     };
@@ -359,8 +416,14 @@ pub fn reindex_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     if so.get("remote").is_some() {
         return Err(unsupported("source.remote", "source.remote"));
     }
-    known_keys(so, &["index", "query", "size", "sort", "_source", "slice", "type"], "source")?;
-    for_each_name(so.get_mut("index"), "source.index", &mut |v, here| rewrite_expression(t, v, here))?;
+    known_keys(
+        so,
+        &["index", "query", "size", "sort", "_source", "slice", "type"],
+        "source",
+    )?;
+    for_each_name(so.get_mut("index"), "source.index", &mut |v, here| {
+        rewrite_expression(t, v, here)
+    })?;
     if so.get("index").is_none() {
         return Err(illegal("[reindex] requires [source.index]"));
     }
@@ -372,7 +435,11 @@ pub fn reindex_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     if d.get("pipeline").is_some() {
         return Err(unsupported("dest.pipeline", "dest.pipeline"));
     }
-    known_keys(d, &["index", "op_type", "version_type", "routing", "type"], "dest")?;
+    known_keys(
+        d,
+        &["index", "op_type", "version_type", "routing", "type"],
+        "dest",
+    )?;
     if let Some(op) = d.get("op_type") {
         if !matches!(op.as_str(), Some("index" | "create")) {
             return Err(parsing("[dest.op_type] must be [index] or [create]"));

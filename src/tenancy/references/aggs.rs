@@ -126,7 +126,9 @@ pub fn aggregations(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeE
             }
         }
         if kind.is_none() {
-            return Err(parsing(format!("Missing definition for aggregation [{name}]")));
+            return Err(parsing(format!(
+                "Missing definition for aggregation [{name}]"
+            )));
         }
     }
     Ok(())
@@ -163,7 +165,9 @@ fn fields(body: &Value, index_ok: bool, where_: &str) -> Result<(), EdgeError> {
 fn walk_fields(v: &Value, index_ok: bool, skip: &[&str], where_: &str) -> Result<(), EdgeError> {
     match v {
         Value::Object(o) => walk_object(o, index_ok, skip, where_),
-        Value::Array(a) => a.iter().try_for_each(|v| walk_fields(v, index_ok, &[], where_)),
+        Value::Array(a) => a
+            .iter()
+            .try_for_each(|v| walk_fields(v, index_ok, &[], where_)),
         _ => Ok(()),
     }
 }
@@ -207,7 +211,8 @@ fn filters(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
                     query(t, q, &format!("{here}[{i}]"))?;
                 }
             }
-            ("other_bucket" | "other_bucket_key" | "separator", v) if !matches!(v, Value::Object(_) | Value::Array(_)) => {}
+            ("other_bucket" | "other_bucket_key" | "separator", v)
+                if !matches!(v, Value::Object(_) | Value::Array(_)) => {}
             _ => return Err(parsing(format!("[{where_}] unknown field [{k}]"))),
         }
     }

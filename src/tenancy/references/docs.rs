@@ -49,14 +49,24 @@ pub struct ActionLine {
 
 /// Reads action line number `n` (1-based, as Elasticsearch counts lines), appending its
 /// rewritten form (compact, no newline) to `out`.
-pub fn bulk_action(t: &Tenant, line: &[u8], n: usize, out: &mut Vec<u8>) -> Result<ActionLine, EdgeError> {
+pub fn bulk_action(
+    t: &Tenant,
+    line: &[u8],
+    n: usize,
+    out: &mut Vec<u8>,
+) -> Result<ActionLine, EdgeError> {
     let mut v = json::parse(line)?;
     let malformed = |why: String| illegal(format!("Malformed action/metadata line [{n}], {why}"));
     let Value::Object(o) = &mut v else {
-        return Err(malformed(format!("expected START_OBJECT but found [{}]", v.token_name())));
+        return Err(malformed(format!(
+            "expected START_OBJECT but found [{}]",
+            v.token_name()
+        )));
     };
     if o.len() != 1 {
-        return Err(malformed("expected one action (index, create, update or delete)".into()));
+        return Err(malformed(
+            "expected one action (index, create, update or delete)".into(),
+        ));
     }
     let (name, meta) = o.iter_mut().next().expect("one key");
     let action = match name {
@@ -71,7 +81,10 @@ pub fn bulk_action(t: &Tenant, line: &[u8], n: usize, out: &mut Vec<u8>) -> Resu
         }
     };
     let Value::Object(meta) = meta else {
-        return Err(malformed(format!("expected START_OBJECT but found [{}]", meta.token_name())));
+        return Err(malformed(format!(
+            "expected START_OBJECT but found [{}]",
+            meta.token_name()
+        )));
     };
     if meta.get("pipeline").is_some() {
         return Err(illegal(format!(
@@ -88,7 +101,10 @@ pub fn bulk_action(t: &Tenant, line: &[u8], n: usize, out: &mut Vec<u8>) -> Resu
         None | Some(Value::Null) => {}
         Some(index) => {
             if let Value::String(s) = &*index {
-                if action != BulkAction::Delete && is_concrete(s.as_bytes()) && is_auto_create(s.as_bytes()) {
+                if action != BulkAction::Delete
+                    && is_concrete(s.as_bytes())
+                    && is_auto_create(s.as_bytes())
+                {
                     auto_create = Some(s.clone());
                 }
             }
@@ -96,7 +112,10 @@ pub fn bulk_action(t: &Tenant, line: &[u8], n: usize, out: &mut Vec<u8>) -> Resu
         }
     }
     json::write(&v, out);
-    Ok(ActionLine { action, auto_create })
+    Ok(ActionLine {
+        action,
+        auto_create,
+    })
 }
 
 /// Keys of an `_msearch` header line (`MultiSearchRequest.readMultiLineFormat`).
@@ -130,7 +149,9 @@ pub fn msearch_header(t: &Tenant, line: &[u8], out: &mut Vec<u8>) -> Result<(), 
     };
     let o = object_mut(&mut v, "msearch header")?;
     if let Some(k) = o.keys().find(|k| !MSEARCH_HEADER_KEYS.contains(k)) {
-        return Err(illegal(format!("key [{k}] is not supported in the metadata section")));
+        return Err(illegal(format!(
+            "key [{k}] is not supported in the metadata section"
+        )));
     }
     if o.get("index").is_some() && o.get("indices").is_some() {
         return Err(illegal("a header names [index] and [indices]: send one"));
@@ -173,7 +194,16 @@ pub fn mget_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
             let d = object_mut(d, &here)?;
             known_keys(
                 d,
-                &["_index", "_type", "_id", "routing", "_source", "stored_fields", "version", "version_type"],
+                &[
+                    "_index",
+                    "_type",
+                    "_id",
+                    "routing",
+                    "_source",
+                    "stored_fields",
+                    "version",
+                    "version_type",
+                ],
                 &here,
             )?;
             if let Some(index) = d.get_mut("_index") {
@@ -188,7 +218,15 @@ pub fn mget_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
 pub fn update_body(o: &Object, where_: &str) -> Result<(), EdgeError> {
     known_keys(
         o,
-        &["doc", "upsert", "doc_as_upsert", "scripted_upsert", "detect_noop", "_source", "script"],
+        &[
+            "doc",
+            "upsert",
+            "doc_as_upsert",
+            "scripted_upsert",
+            "detect_noop",
+            "_source",
+            "script",
+        ],
         where_,
     )?;
     match o.get("script") {
@@ -201,7 +239,9 @@ pub fn update_body(o: &Object, where_: &str) -> Result<(), EdgeError> {
 pub fn bulk_update_source(line: &[u8], n: usize, out: &mut Vec<u8>) -> Result<(), EdgeError> {
     let v = json::parse(line)?;
     let Value::Object(o) = &v else {
-        return Err(illegal(format!("Malformed update source line [{n}], expected START_OBJECT")));
+        return Err(illegal(format!(
+            "Malformed update source line [{n}], expected START_OBJECT"
+        )));
     };
     update_body(o, &format!("line {n}"))?;
     json::write(&v, out);
@@ -214,9 +254,23 @@ pub fn termvectors_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     known_keys(
         o,
         &[
-            "_index", "_type", "_id", "doc", "fields", "offsets", "payloads", "positions",
-            "term_statistics", "field_statistics", "routing", "version", "version_type",
-            "per_field_analyzer", "filter", "preference", "realtime",
+            "_index",
+            "_type",
+            "_id",
+            "doc",
+            "fields",
+            "offsets",
+            "payloads",
+            "positions",
+            "term_statistics",
+            "field_statistics",
+            "routing",
+            "version",
+            "version_type",
+            "per_field_analyzer",
+            "filter",
+            "preference",
+            "realtime",
         ],
         "",
     )?;
@@ -231,7 +285,17 @@ pub fn analyze_body(v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "")?;
     known_keys(
         o,
-        &["analyzer", "tokenizer", "filter", "char_filter", "normalizer", "text", "field", "explain", "attributes"],
+        &[
+            "analyzer",
+            "tokenizer",
+            "filter",
+            "char_filter",
+            "normalizer",
+            "text",
+            "field",
+            "explain",
+            "attributes",
+        ],
         "",
     )
 }
@@ -272,7 +336,11 @@ fn open_ids(t: &Tenant, kind: IdKind, v: &mut Value, where_: &str) -> Result<(),
             *s = t.open(kind, s)?;
             Ok(())
         }
-        Value::Array(list) => list.iter_mut().try_for_each(|x| open_ids(t, kind, x, where_)),
-        _ => Err(parsing(format!("[{where_}] must be a string or an array of strings"))),
+        Value::Array(list) => list
+            .iter_mut()
+            .try_for_each(|x| open_ids(t, kind, x, where_)),
+        _ => Err(parsing(format!(
+            "[{where_}] must be a string or an array of strings"
+        ))),
     }
 }

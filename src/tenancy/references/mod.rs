@@ -41,7 +41,7 @@
 //! | search body | `search_after` | rewrite the values at `_index` sort positions |
 //! | search body | `collapse` | check field (`_index` refused); `inner_hits` as hits options |
 //! | search body | `highlight` | check fields (`_index` refused); `highlight_query` as a query |
-//! | search body | `rescore[].query.rescore_query` | a query |
+//! | search body | `rescore` (`rescore[].query.rescore_query`) | a query |
 //! | search body | `indices_boost` (array or object) | rewrite the index names (one name or pattern each) |
 //! | search body | `suggest` | check `field`; phrase `collate` (a template) refused |
 //! | search body | `script_fields`, `runtime_mappings`, `ext`, `stats` groups... | refuse `script_fields`, `runtime_mappings`, `ext`; pass plain options |
@@ -72,7 +72,8 @@
 //! | query DSL | `prefix`, `wildcard` values on `_index` | rewrite: `<P>value` |
 //! | query DSL | `regexp` on `_index` | check with a strict Lucene regexp parser, then rewrite to `<escaped P>(<canonical>)`; `flags` other than `ALL` refused |
 //! | query DSL | `match` on `_index` | rewrite `query` to `<P>value`; fuzziness and other options refused |
-//! | query DSL | `fuzzy`, `range`, `match_phrase*`, `match_bool_prefix`, `common`, `span_term`, `terms_set`, geo and feature queries on `_index` | refuse |
+//! | query DSL | `fuzzy`, `range`, `match_phrase`, `match_phrase_prefix`, `match_bool_prefix`, `common`, `span_term`, `terms_set`, `geo_bounding_box`, `geo_distance`, `geo_polygon` on `_index` | refuse |
+//! | query DSL | `distance_feature`, `rank_feature` `field` | check (`_index` refused) |
 //! | query DSL | `terms` lookup `index` | rewrite (one name) |
 //! | query DSL | `query_string` | check the text (`lucene::query_string`) and `default_field`/`fields` |
 //! | query DSL | `multi_match`, `combined_fields`, `simple_query_string` `fields`; `more_like_this` `fields` | check field lists (`_index` patterns refused, exactly `*` passes) |
@@ -80,7 +81,7 @@
 //! | query DSL | `geo_shape`/`shape` `indexed_shape.index` | rewrite (one name; absent: `<P>shapes`, the upstream's default) |
 //! | query DSL | `percolate` `index` | rewrite (one name) |
 //! | query DSL | `exists`, `ids`, `match_all`, `match_none`, `type`, `parent_id` | pass |
-//! | query DSL | `bool`, `dis_max`, `constant_score`, `boosting`, `nested`, `has_child`, `has_parent`, `function_score`, `span_*`, `field_masking_span`, `pinned` | compound: their queries recursively; `inner_hits` as hits options |
+//! | query DSL | `bool`, `dis_max`, `constant_score`, `boosting`, `nested`, `has_child`, `has_parent`, `function_score`, `span_containing`, `span_first`, `span_multi`, `span_near`, `span_not`, `span_or`, `span_within`, `field_masking_span` (its `field` checked), `pinned` | compound: their queries recursively; `inner_hits` as hits options; `function_score` functions' fields checked |
 //! | query DSL | `intervals` | check `use_field`, refuse `filter.script`, `_index` as the field refused |
 //! | query DSL | `wrapper` (a query hidden in base64), `script`, `script_score`, `function_score` `script_score` | refuse |
 //! | query DSL | any other query type | refuse (`parsing_exception` "unknown query [x]") |
@@ -136,7 +137,9 @@ impl Tenant<'_> {
     pub fn open(&self, kind: IdKind, token: &str) -> Result<String, EdgeError> {
         match self.ids {
             Some((sealer, cluster)) => sealer.open_or_missing(cluster, kind, token),
-            None => Err(EdgeError::SearchContextMissing(token.chars().take(64).collect())),
+            None => Err(EdgeError::SearchContextMissing(
+                token.chars().take(64).collect(),
+            )),
         }
     }
 }
@@ -185,7 +188,9 @@ pub fn at(parent: &str, key: &str) -> String {
 /// Rewrites a string value holding an index expression (comma list, patterns, exclusions).
 pub fn rewrite_expression(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
     let Value::String(s) = v else {
-        return Err(parsing(format!("[{where_}] must be a string (an index name)")));
+        return Err(parsing(format!(
+            "[{where_}] must be a string (an index name)"
+        )));
     };
     let mut out = Vec::with_capacity(s.len() + 24);
     rewrite_expr(t.prefix, s.as_bytes(), &mut out)?;
@@ -202,7 +207,9 @@ pub fn rewrite_name(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeE
         Value::String(_) => Err(parsing(format!(
             "[{where_}] must name one index (no list, not empty)"
         ))),
-        _ => Err(parsing(format!("[{where_}] must be a string (an index name)"))),
+        _ => Err(parsing(format!(
+            "[{where_}] must be a string (an index name)"
+        ))),
     }
 }
 

@@ -8,10 +8,10 @@
 //! Must not touch: paths, bodies.
 
 use super::super::ids::IdKind;
+use super::super::json::Value;
 use super::super::lucene::could_name_index;
 use super::query::check_query_text;
 use super::{check_field_list, illegal, unsupported, Tenant};
-use super::super::json::Value;
 use crate::errors::EdgeError;
 use crate::policy::path::decode_into;
 
@@ -266,7 +266,10 @@ fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), E
 
 /// A query component decoded once (`+` is a space), as UTF-8.
 fn decode(s: &[u8]) -> Result<String, EdgeError> {
-    let plus: Vec<u8> = s.iter().map(|&b| if b == b'+' { b' ' } else { b }).collect();
+    let plus: Vec<u8> = s
+        .iter()
+        .map(|&b| if b == b'+' { b' ' } else { b })
+        .collect();
     let mut out = Vec::with_capacity(s.len());
     decode_into(&plus, &mut out).map_err(|e| illegal(e.reason()))?;
     String::from_utf8(out).map_err(|_| illegal("the query string is not UTF-8 once decoded"))

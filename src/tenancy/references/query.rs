@@ -218,14 +218,24 @@ fn on_index_value(
     let (value_keys, options): (&[&str], &[&str]) = match on_index {
         I::Refuse => return Err(unsupported(&format!("{name} on [_index]"), where_)),
         I::Term => (&["value"], &["boost", "_name", "case_insensitive"]),
-        I::Prefix => (&["value"], &["boost", "_name", "case_insensitive", "rewrite"]),
+        I::Prefix => (
+            &["value"],
+            &["boost", "_name", "case_insensitive", "rewrite"],
+        ),
         I::Wildcard => (
             &["value", "wildcard"],
             &["boost", "_name", "case_insensitive", "rewrite"],
         ),
         I::Regexp => (
             &["value"],
-            &["boost", "_name", "case_insensitive", "rewrite", "flags", "max_determinized_states"],
+            &[
+                "boost",
+                "_name",
+                "case_insensitive",
+                "rewrite",
+                "flags",
+                "max_determinized_states",
+            ],
         ),
         I::Match => (&["query"], &["boost", "_name"]),
     };
@@ -236,20 +246,30 @@ fn on_index_value(
             known_keys(o, &all, where_)?;
             if let Some(flags) = o.get("flags") {
                 if flags.as_str() != Some("ALL") {
-                    return Err(unsupported("regexp flags other than ALL on [_index]", where_));
+                    return Err(unsupported(
+                        "regexp flags other than ALL on [_index]",
+                        where_,
+                    ));
                 }
             }
-            let mut found = o.entries_mut().iter_mut().filter(|(k, _)| value_keys.contains(&k.as_str()));
+            let mut found = o
+                .entries_mut()
+                .iter_mut()
+                .filter(|(k, _)| value_keys.contains(&k.as_str()));
             let first = found.next().map(|(_, v)| v);
             if found.next().is_some() {
-                return Err(parsing(format!("[{name}] has more than one value in [{where_}]")));
+                return Err(parsing(format!(
+                    "[{name}] has more than one value in [{where_}]"
+                )));
             }
             first.ok_or_else(|| parsing(format!("[{name}] query on [_index] has no value")))?
         }
         other => other,
     };
     let Value::String(s) = slot else {
-        return Err(parsing(format!("[{name}] on [_index] takes a string value")));
+        return Err(parsing(format!(
+            "[{name}] on [_index] takes a string value"
+        )));
     };
     *s = match on_index {
         I::Regexp => regexp::confine(t.prefix.as_str(), s).map_err(|e| {
@@ -282,7 +302,11 @@ fn terms(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
                 known_keys(lookup, &["index", "id", "path", "routing", "type"], &here)?;
                 match lookup.get_mut("index") {
                     Some(i) => rewrite_name(t, i, &at(&here, "index"))?,
-                    None => return Err(parsing("[terms] query lookup element requires specifying the index")),
+                    None => {
+                        return Err(parsing(
+                            "[terms] query lookup element requires specifying the index",
+                        ))
+                    }
                 }
             }
             _ => return Err(parsing(format!("[terms] query does not support [{field}]"))),
@@ -310,7 +334,10 @@ fn field_lists(_t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeErro
 fn quote_suffix(v: &Value, where_: &str) -> Result<(), EdgeError> {
     match v.as_str() {
         Some(s) if s.starts_with('.') => Ok(()),
-        _ => Err(unsupported("a quote_field_suffix not starting with '.'", where_)),
+        _ => Err(unsupported(
+            "a quote_field_suffix not starting with '.'",
+            where_,
+        )),
     }
 }
 
@@ -345,7 +372,8 @@ fn field_option(_t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeErr
     if let Some(f) = o.get("field") {
         check_field_list(f, &at(where_, "field"))?;
     }
-    o.iter().try_for_each(|(k, v)| refuse_scripts(v, &at(where_, k)))
+    o.iter()
+        .try_for_each(|(k, v)| refuse_scripts(v, &at(where_, k)))
 }
 
 fn field_masking_span(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
@@ -443,7 +471,17 @@ fn like_item(t: &Tenant, item: &mut Value, where_: &str) -> Result<(), EdgeError
     };
     known_keys(
         doc,
-        &["_index", "_type", "_id", "doc", "fields", "per_field_analyzer", "routing", "version", "version_type"],
+        &[
+            "_index",
+            "_type",
+            "_id",
+            "doc",
+            "fields",
+            "per_field_analyzer",
+            "routing",
+            "version",
+            "version_type",
+        ],
         where_,
     )?;
     if let Some(f) = doc.get("fields") {
@@ -474,7 +512,11 @@ fn indexed_shape(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeErr
         if so.get("index").is_none() {
             so.insert("index", Value::String("shapes".into()));
         }
-        rewrite_name(t, so.get_mut("index").expect("just set"), &at(&shape_here, "index"))?;
+        rewrite_name(
+            t,
+            so.get_mut("index").expect("just set"),
+            &at(&shape_here, "index"),
+        )?;
     }
     Ok(())
 }

@@ -11,7 +11,9 @@ use super::super::lucene::could_name_index;
 use super::super::names::rewrite_expr;
 use super::aggs::aggregations;
 use super::query::{query, refuse_scripts};
-use super::{at, check_field_list, known_keys, no_scripts, object_mut, parsing, unsupported, Tenant};
+use super::{
+    at, check_field_list, known_keys, no_scripts, object_mut, parsing, unsupported, Tenant,
+};
 use crate::errors::EdgeError;
 
 /// What the edge does with one top-level key of a search body.
@@ -87,7 +89,10 @@ pub fn search_body(t: &Tenant, v: &mut Value, allow_pit: bool) -> Result<SearchF
     }
     for (k, v) in o.iter_mut() {
         let Some(&(_, key)) = SEARCH_KEYS.iter().find(|(n, _)| *n == k) else {
-            return Err(parsing(format!("Unknown key for a {} in [{k}].", v.token_name())));
+            return Err(parsing(format!(
+                "Unknown key for a {} in [{k}].",
+                v.token_name()
+            )));
         };
         match key {
             Key::Pass | Key::Sort => {}
@@ -192,7 +197,11 @@ fn search_after(t: &Tenant, v: &mut Value, index_sorts: &[usize]) -> Result<(), 
     for &i in index_sorts {
         match values.get_mut(i) {
             Some(Value::String(s)) => *s = t.prefixed(s),
-            Some(_) => return Err(parsing("[search_after] values for [_index] must be strings")),
+            Some(_) => {
+                return Err(parsing(
+                    "[search_after] values for [_index] must be strings",
+                ))
+            }
             None => {}
         }
     }
@@ -236,7 +245,11 @@ fn highlight_fields(t: &Tenant, fields: &mut Object, where_: &str) -> Result<(),
 
 fn collapse(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
     let o = object_mut(v, where_)?;
-    known_keys(o, &["field", "inner_hits", "max_concurrent_group_searches"], where_)?;
+    known_keys(
+        o,
+        &["field", "inner_hits", "max_concurrent_group_searches"],
+        where_,
+    )?;
     if let Some(f) = o.get("field") {
         check_field_list(f, &at(where_, "field"))?;
     }
@@ -262,10 +275,18 @@ pub fn hits_options(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeE
             "highlight" => highlight(t, v, &here)?,
             "collapse" => collapse(t, v, &here)?,
             "script_fields" => return Err(no_scripts(&here)),
-            "name" | "from" | "size" | "_source" | "explain" | "version" | "seq_no_primary_term"
-            | "stored_fields" | "docvalue_fields" | "fields" | "ignore_unmapped" | "track_scores" => {
-                refuse_scripts(v, &here)?
-            }
+            "name"
+            | "from"
+            | "size"
+            | "_source"
+            | "explain"
+            | "version"
+            | "seq_no_primary_term"
+            | "stored_fields"
+            | "docvalue_fields"
+            | "fields"
+            | "ignore_unmapped"
+            | "track_scores" => refuse_scripts(v, &here)?,
             _ => return Err(parsing(format!("[{where_}] unknown field [{k}]"))),
         }
     }
@@ -286,7 +307,12 @@ fn rescore(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
             let qo = object_mut(q, &qhere)?;
             known_keys(
                 qo,
-                &["rescore_query", "query_weight", "rescore_query_weight", "score_mode"],
+                &[
+                    "rescore_query",
+                    "query_weight",
+                    "rescore_query_weight",
+                    "score_mode",
+                ],
                 &qhere,
             )?;
             if let Some(rq) = qo.get_mut("rescore_query") {
@@ -302,7 +328,9 @@ fn indices_boost(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     let rename = |o: &mut Object| -> Result<(), EdgeError> {
         for (name, _) in o.entries_mut().iter_mut() {
             if name.is_empty() || name.contains(',') {
-                return Err(parsing("[indices_boost] takes one index name or pattern per entry"));
+                return Err(parsing(
+                    "[indices_boost] takes one index name or pattern per entry",
+                ));
             }
             let mut out = Vec::with_capacity(name.len() + 24);
             rewrite_expr(t.prefix, name.as_bytes(), &mut out)?;
