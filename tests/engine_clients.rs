@@ -6,8 +6,8 @@
 //! Through the edge the clients speak HTTPS to `searchgate serve` (its own CA, credentials
 //! in the URL, routed by user name since `*.localhost` does not resolve in Python), once to
 //! a multitenant cluster and once to a single-tenant one, both on the embedded engine
-//! (spec 1.6, 4, 5). `helpers.scan` (scroll) runs against the engine and the single-tenant
-//! cluster; on the multitenant one the flow checks the edge's 501 instead (spec 1.4).
+//! (spec 1.6, 4, 5). `helpers.scan` (scroll) runs against the engine and both clusters; on
+//! the multitenant one through sealed scroll ids (issue 10).
 
 mod engine_support;
 #[path = "support/serve.rs"]
@@ -156,13 +156,10 @@ fn elasticsearch_py_8_and_opensearch_py_through_the_edge() {
         let url = format!("https://{id}user:{id}Secret9@localhost:{}", edge.https_port);
         // Both clients on both classes: the multitenant cluster's index names are
         // prefixed upstream and the prefix is removed from every answer the clients parse.
-        // Scroll ids would be guessable across tenants: the edge answers 501 to
-        // `_search/scroll` on multitenant clusters and passes it through on single-tenant
-        // ones, where helpers.scan reads every document back.
-        let mut args = vec!["--ca", ca];
-        if id == "mt" {
-            args.push("--no-scroll");
-        }
+        // helpers.scan reads every document back on both: on the multitenant cluster the
+        // edge seals the scroll ids it returns and opens them when they come back
+        // (issue 10).
+        let args = vec!["--ca", ca];
         run_flow_with(&python, &url, "both", &args);
     }
     assert!(

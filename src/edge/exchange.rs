@@ -86,7 +86,11 @@ impl Session {
     pub(super) async fn exchange(&mut self, adm: &mut Admitted<'_>, arrival: Instant) -> Outcome {
         let deadline = arrival + self.core.shared.limits.deadline;
         if let Err(fail) = self.read_whole_body(adm, deadline).await {
-            return self.send_failed(fail).await;
+            return match fail {
+                // The body was read whole: the connection can carry the next request.
+                SendFail::Refuse(e) if self.pos > self.head.len => self.refuse(&e).await,
+                other => self.send_failed(other).await,
+            };
         }
         let adm = &*adm;
         let reserved = match adm.create_index {
@@ -128,27 +132,35 @@ impl Session {
             .await?;
         let body = &self.buf[self.head.len..self.head.len + len];
         let mut out = Vec::with_capacity(len + 64);
-        let facts = match &adm.tenant {
+        let read = match &adm.tenant {
             Some(tp) => {
                 let t = Tenant {
                     prefix: &tp.prefix,
                     ids: Some((&self.core.shared.sealer, &adm.cluster.id)),
                 };
-                Some(
-                    tenancy::rewrite_json_body(&t, tp.plan.body, body, &mut out)
-                        .map_err(SendFail::Refuse)?,
-                )
+                tenancy::rewrite_json_body(&t, tp.plan.body, body, &mut out).map(Some)
             }
-            None => {
-                out = tenancy::single_tenant_reindex(body).map_err(SendFail::Refuse)?;
+            None => tenancy::single_tenant_reindex(body).map(|b| {
+                out = b;
                 None
+            }),
+        };
+        let facts = match read {
+            Ok(f) => f,
+            Err(e) => {
+                self.pos = self.head.len + len; // read whole: the next request follows it
+                return Err(SendFail::Refuse(e));
             }
         };
         self.replace_body(len, &out);
         if let (Some(facts), Some(tp)) = (facts, adm.tenant.as_mut()) {
-            tp.plan
+            if let Err(e) = tp
+                .plan
                 .apply_body_facts(facts, &tp.prefix, &mut self.fwd_target)
-                .map_err(SendFail::Refuse)?;
+            {
+                self.pos = self.head.len + out.len();
+                return Err(SendFail::Refuse(e));
+            }
         }
         Ok(())
     }

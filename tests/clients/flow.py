@@ -7,9 +7,10 @@ Usage: flow.py --url http[s]://[user:pass@]host:port [--ca FILE] [--client es|op
                [--prefix NAME] [--no-scroll]
 
 The same script runs against the engine directly and through the edge (HTTPS, with the
-cluster's credentials in the URL and the edge's CA). With --no-scroll (multitenant clusters,
-where the edge does not expose scroll) the scan step instead checks that `_search/scroll`
-is the edge's Elasticsearch-shaped 501. Exits non-zero on the first failure.
+cluster's credentials in the URL and the edge's CA), on both cluster classes (the
+multitenant one seals scroll ids). With --no-scroll (an edge that does not expose scroll)
+the scan step instead checks that `_search/scroll` is an Elasticsearch-shaped 501. Exits
+non-zero on the first failure.
 """
 
 import argparse
