@@ -29,6 +29,7 @@ use base64::Engine as _;
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305, NONCE_LEN};
 
 use super::prefix::{Stripper, TenancyKey};
+use super::response::StringState;
 use crate::errors::EdgeError;
 
 /// The version tag every token starts with.
@@ -209,7 +210,8 @@ pub struct IdFilter {
     fields: IdFields,
     st: St,
     depth: u32,
-    in_str: bool,
+    strings: StringState,
+    /// An escape inside a key or a captured id.
     esc: bool,
     key: Vec<u8>,
     target: Option<IdKind>,
@@ -230,7 +232,7 @@ impl IdFilter {
             fields,
             st: St::Start,
             depth: 0,
-            in_str: false,
+            strings: StringState::default(),
             esc: false,
             key: Vec::new(),
             target: None,
@@ -319,8 +321,7 @@ impl IdFilter {
             (St::Value, _) => {
                 self.st = St::Nested;
                 self.depth = 0;
-                self.in_str = false;
-                self.esc = false;
+                self.strings = StringState::default();
                 self.nested_byte(b);
             }
             _ => {}
@@ -336,18 +337,10 @@ impl IdFilter {
 
     /// One byte inside a top-level value that is not captured.
     fn nested_byte(&mut self, b: u8) {
-        if self.in_str {
-            if self.esc {
-                self.esc = false;
-            } else if b == b'\\' {
-                self.esc = true;
-            } else if b == b'"' {
-                self.in_str = false;
-            }
+        if self.strings.step(b) {
             return;
         }
         match b {
-            b'"' => self.in_str = true,
             b'{' | b'[' => self.depth += 1,
             b'}' | b']' if self.depth == 0 => {
                 // a scalar value ended by the root's closing brace
@@ -372,7 +365,7 @@ impl IdFilter {
                 self.seal_captured(out);
                 self.st = St::Nested;
                 self.depth = 0;
-                self.in_str = false;
+                self.strings = StringState::default();
                 return i;
             }
             if self.capture.len() < MAX_ID {

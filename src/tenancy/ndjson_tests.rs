@@ -62,6 +62,16 @@ fn rewrite_all_splits(kind: Kind, body: &str) -> Result<String, EdgeError> {
     whole
 }
 
+/// Each body refused with 400 whose reason says `why`, at every split point.
+fn refused(kind: Kind, table: &[(&str, &str)]) {
+    for (body, why) in table {
+        let e = rewrite_all_splits(kind, body).unwrap_err();
+        assert_eq!(e.status(), 400, "{body:?}");
+        let reason = e.body().reason;
+        assert!(reason.contains(why), "{body:?}: {reason:?}");
+    }
+}
+
 // spec 4.1 and 7.10's BulkRequestParser: action lines read and written compactly, blank
 // action lines dropped, documents passed as sent (one `\r` before `\n` trimmed)
 #[test]
@@ -165,15 +175,7 @@ fn bulk_refusals() {
             "unknown field [pipeline]",
         ),
     ];
-    for (body, why) in table {
-        let e = rewrite_all_splits(Kind::Bulk, body).unwrap_err();
-        assert_eq!(e.status(), 400, "{body:?}");
-        assert!(
-            e.body().reason.contains(why),
-            "{body:?}: {:?}",
-            e.body().reason
-        );
-    }
+    refused(Kind::Bulk, table);
 }
 
 // issue 2: max_bulk_actions at N passes, N+1 is 413
@@ -241,7 +243,7 @@ fn msearch_table() {
             "{body:?}"
         );
     }
-    let refused: &[(&str, &str)] = &[
+    let refused_table: &[(&str, &str)] = &[
         ("{\"index\":3}\n{}\n", "must be a string or an array"),
         ("{\"index\":null}\n{}\n", "must be a string or an array"),
         ("{\"index\":[1]}\n{}\n", "must be a string"),
@@ -263,15 +265,7 @@ fn msearch_table() {
         ("{}\n{\"pit\":{\"id\":\"x\"}}\n", "[pit]"),
         ("{}\n{\"size\":1,\"size\":2}\n", "duplicate"),
     ];
-    for (body, why) in refused {
-        let e = rewrite_all_splits(Kind::Msearch, body).unwrap_err();
-        assert_eq!(e.status(), 400, "{body:?}");
-        assert!(
-            e.body().reason.contains(why),
-            "{body:?}: {:?}",
-            e.body().reason
-        );
-    }
+    refused(Kind::Msearch, refused_table);
 }
 
 // The first attack of issue 10: whitespace-only lines before a header naming `*` never

@@ -18,6 +18,33 @@ use super::ids::{IdFields, IdFilter, IdSealer};
 use super::prefix::{Prefix, Stripper};
 use crate::policy::classify::ResponseKind;
 
+/// Whether the bytes of a JSON stream are inside a string, escapes followed (the response
+/// scanners only need to know where strings are).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct StringState {
+    in_str: bool,
+    esc: bool,
+}
+
+impl StringState {
+    /// Follows `b`; true when it belongs to a string (its quotes included).
+    pub(super) fn step(&mut self, b: u8) -> bool {
+        if self.in_str {
+            if self.esc {
+                self.esc = false;
+            } else if b == b'\\' {
+                self.esc = true;
+            } else if b == b'"' {
+                self.in_str = false;
+            }
+            true
+        } else {
+            self.in_str = b == b'"';
+            self.in_str
+        }
+    }
+}
+
 /// Longest `_cat` row or JSON element kept (longer ones are dropped).
 const MAX_ROW: usize = 1 << 20;
 
@@ -272,8 +299,7 @@ pub struct CatJson {
     too_long: bool,
     depth: u32,
     scalar: bool,
-    in_str: bool,
-    esc: bool,
+    strings: StringState,
     written: bool,
 }
 
@@ -287,8 +313,7 @@ impl CatJson {
             too_long: false,
             depth: 0,
             scalar: false,
-            in_str: false,
-            esc: false,
+            strings: StringState::default(),
             written: false,
         }
     }
@@ -337,17 +362,8 @@ impl CatJson {
     /// One byte of an element; true when it ended a scalar element without consuming it.
     fn elem_byte(&mut self, b: u8, out: &mut Vec<u8>) -> bool {
         let mut done = false;
-        if self.in_str {
-            if self.esc {
-                self.esc = false;
-            } else if b == b'\\' {
-                self.esc = true;
-            } else if b == b'"' {
-                self.in_str = false;
-            }
-        } else {
+        if !self.strings.step(b) {
             match b {
-                b'"' => self.in_str = true,
                 b'{' | b'[' => self.depth += 1,
                 b'}' | b']' | b',' if self.scalar && self.depth == 0 => {
                     self.elem_done(out);

@@ -9,6 +9,7 @@
 //! Include with `#[path = "support/e2e/mod.rs"] mod e2e;`.
 #![allow(dead_code)]
 
+pub mod answers;
 #[path = "../edge/client.rs"]
 pub mod client;
 #[path = "../edge/mock.rs"]
