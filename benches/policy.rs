@@ -1,8 +1,11 @@
 //! The edge's per-request decisions, each on its own: routing over a registry snapshot of
-//! 100k clusters (by Host and by username), the Basic credentials check, the allowance
+//! 100k clusters (by Host and by username), the Basic credentials check (plain comparison
+//! as the baseline, and the salted HMAC-SHA256 of the stored hash the edge now does), the allowance
 //! (acquire and release, alone and with another thread on the same counter), and counting
 //! the actions of a 5MB `_bulk` body as the edge does for single-tenant clusters
-//! (`policy::bulk::BulkCounter`). Run: `cargo bench --bench policy`.
+//! (`policy::bulk::BulkCounter`); and the whole `policy::decide` of one small search (route,
+//! credentials, classification, mode, forward target), as the edge takes it per request.
+//! Run: `cargo bench --bench policy`.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,42 +14,17 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use searchgate::config::Config;
 use searchgate::policy::admit::{Admission, Allowance};
 use searchgate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
 use searchgate::policy::bulk::BulkCounter;
+use searchgate::policy::decide::{decide, Listener, Targets};
 use searchgate::policy::route::{normalize_host, route};
-use searchgate::registry::Snapshot;
-use searchgate::tenancy::TenancyKey;
+use searchgate::proto::{HeadLimits, RequestHead};
+
+mod support;
+use support::snapshot;
 
 const CLUSTERS: usize = 100_000;
-
-/// A validated config of `n` clusters on one plan, each with its own host and username.
-fn config(n: usize) -> Config {
-    let mut text = String::from(
-        "[edge]\ndomain = \"search.example\"\nhttp = \"127.0.0.1:9200\"\n\
-         [[plans]]\nname = \"p\"\nconcurrency = 4\nqueue_size = 20\nqueue_timeout = \"5s\"\n\
-         shards = 10\ndisk = \"1gb\"\nmemory = \"256mb\"\nmax_bulk_actions = 10000\n",
-    );
-    for i in 0..n {
-        text.push_str(&format!(
-            "[[clusters]]\nid = \"c{i}\"\nhostname = \"c{i}-x7f3\"\nregion = \"us-east-1\"\n\
-             class = \"single-tenant\"\nplan = \"p\"\nusername = \"user{i}\"\n\
-             password = \"pass{i}x0123456789\"\nupstream = [\"127.0.0.1:9201\"]\n"
-        ));
-    }
-    Config::parse(&text, "bench").expect("the bench config is valid")
-}
-
-/// A snapshot of `n` clusters, all ready (their upstreams answered, as at run time).
-fn snapshot(n: usize) -> Snapshot {
-    let key = TenancyKey::from_bytes([7; 32]);
-    let snap = Snapshot::build(&config(n), None, 1, Instant::now(), &key).expect("snapshot");
-    for c in snap.clusters() {
-        c.state.set_ready(true);
-    }
-    snap
-}
 
 fn routing(c: &mut Criterion) {
     let snap = snapshot(CLUSTERS);
@@ -110,6 +88,28 @@ fn basic_auth(c: &mut Criterion) {
                 b"user4242",
                 b"pass4242x0123456789",
             ))
+        })
+    });
+    // What the edge does since passwords are stored hashed: `Cluster::accepts` (username
+    // compared, salted HMAC-SHA256 of the password checked, both constant-time).
+    let snap = snapshot(1);
+    let cluster = snap.clusters()[0].clone();
+    let now = Instant::now();
+    let one = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("user0:pass0x0123456789")
+    );
+    group.bench_function("parse_and_check_hashed", |b| {
+        b.iter(|| {
+            let mut scratch = [0u8; MAX_CREDENTIALS];
+            let (user, pass) =
+                parse_basic(black_box(one.as_bytes()), &mut scratch).expect("credentials");
+            black_box(cluster.accepts(user, pass, now))
+        })
+    });
+    group.bench_function("hashed_check_only", |b| {
+        b.iter(|| {
+            black_box(cluster.accepts(black_box(b"user0"), black_box(b"pass0x0123456789"), now))
         })
     });
     group.finish();
@@ -192,5 +192,48 @@ fn bulk_counting(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, routing, basic_auth, allowance, bulk_counting);
+/// One small search, decided as the edge decides every request (the head parsed already).
+fn deciding(c: &mut Criterion) {
+    let snap = snapshot(CLUSTERS);
+    let raw = format!(
+        "GET /books/_search?q=title:dune HTTP/1.1\r\nHost: c4242-x7f3.us-east-1.search.example:9243\r\n\
+         Authorization: Basic {}\r\nUser-Agent: bench\r\nAccept: application/json\r\n\r\n",
+        base64::engine::general_purpose::STANDARD.encode("user4242:pass4242x0123456789")
+    )
+    .into_bytes();
+    let mut head = RequestHead::new();
+    assert_eq!(head.parse(&raw, &HeadLimits::default()), Ok(true));
+    let listener = Listener {
+        sni: None,
+        max_body: 40 << 20,
+        ids: None,
+    };
+    let mut targets = Targets::default();
+    let mut group = c.benchmark_group("decide_100k_clusters");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("small_search", |b| {
+        b.iter(|| {
+            let d = decide(
+                &snap,
+                black_box(&head),
+                &raw,
+                &listener,
+                Instant::now(),
+                &mut targets,
+            )
+            .expect("forwarded");
+            black_box((d.cluster.id.len(), targets.target.len()))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    routing,
+    basic_auth,
+    allowance,
+    bulk_counting,
+    deciding
+);
 criterion_main!(benches);

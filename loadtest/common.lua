@@ -53,8 +53,40 @@ function M.headers(extra)
   return h
 end
 
+-- When SG_LATENCY_FILE is set, writes the run's latency distribution there as
+-- `value_us count` lines; the runner turns them into HdrHistogram's percentile
+-- distribution and an SVG plot (`searchgate latency --from-wrk`). wrk's Lua API gives
+-- percentiles, not counts (indexing `latency[i]` does not return bucket counts in Debian's
+-- wrk 4.1.0), so the counts are rebuilt from `latency:percentile(p)` at 241 points that
+-- halve the distance to 100% every 10 steps (as HdrHistogram's own ticks do), down to
+-- 99.9999%, plus the maximum: the rebuilt distribution has wrk's percentiles at those
+-- points.
+function M.write_latency(summary, latency)
+  local path = os.getenv("SG_LATENCY_FILE")
+  if path == nil or path == "" then
+    return
+  end
+  local f = assert(io.open(path, "w"))
+  f:write("# wrk latency counts rebuilt from its percentiles: value_us count\n")
+  local total = summary.requests
+  local done = 0
+  for k = 0, 240 do
+    local p = 100 * (1 - 2 ^ (-k / 10))
+    local n = math.floor(total * p / 100 + 0.5) - done
+    if n > 0 then
+      f:write(string.format("%d %d\n", latency:percentile(p), n))
+      done = done + n
+    end
+  end
+  if total - done > 0 then
+    f:write(string.format("%d %d\n", latency.max, total - done))
+  end
+  f:close()
+end
+
 -- One line for the runner: counts, errors and latency percentiles in microseconds.
 function M.report(summary, latency)
+  M.write_latency(summary, latency)
   local e = summary.errors
   io.write(string.format(
     "RESULT requests=%d duration_us=%d bytes_read=%d connect_errors=%d read_errors=%d "

@@ -179,18 +179,44 @@ def children(pid):
 
 
 class Target:
-    """A thing wrk is pointed at: a proxy (its pids measured for CPU) or the upstream."""
+    """A thing wrk is pointed at: a proxy (its pids measured for CPU), the upstream, or any
+    cluster URL (`url`, no pids: its CPU is not ours to measure)."""
 
-    def __init__(self, name, http, https, pids):
+    def __init__(self, name, http, https, pids, url=None):
         self.name, self.http, self.https, self.pids = name, http, https, pids
+        self.url = url
 
 
-def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), perf_out=None):
+def histogram_files(args, counts, label):
+    """Turns a run's wrk latency counts into HdrHistogram's percentile distribution
+    (`.hgrm`) and an SVG plot next to them, with `searchgate latency`."""
+    base = counts[: -len(".counts")]
+    subprocess.run(
+        [searchgate_bin(), "latency", "--from-wrk", counts, "--name", label,
+         "--hgrm", base + ".hgrm", "--plot", base + ".svg"],
+        stdout=subprocess.DEVNULL, check=True,
+    )
+
+
+def searchgate_bin():
+    # Where build() puts it and start_all() starts it from.
+    return os.path.join(release_dir(), "searchgate")
+
+
+def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), perf_out=None,
+            label=None):
     script, tls, _ = SCENARIOS[scenario]
     tenant = tenants[0]
     env = dict(env_base)
     env.update(SG_USER=tenant["user"], SG_PASS=tenant["pass"])
-    if tls:
+    counts = None
+    if label and args.out:
+        counts = os.path.join(args.out, label + ".counts")
+        env["SG_LATENCY_FILE"] = counts
+    if target.url:
+        # Any cluster URL (--target-url): credentials from its userinfo, Host from its host.
+        url = target.url
+    elif tls:
         # SNI comes from the URL, so the Host is `localhost`: routed by username.
         url = f"https://localhost:{target.https}/"
     else:
@@ -253,6 +279,9 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     r["foreign_cores"] = max(0.0, (busy - ours) / 1e9 / wall)
     r["errors"] = sum(r[k] for k in ("connect_errors", "read_errors", "write_errors",
                                      "status_errors", "timeouts"))
+    if counts:
+        histogram_files(args, counts, label)
+        r["histogram"] = label
     return r
 
 
@@ -332,6 +361,11 @@ def raise_priority():
         return False
 
 
+def release_dir():
+    """Where cargo puts release binaries: $CARGO_TARGET_DIR/release, else target/release."""
+    return os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release")
+
+
 def build(args):
     if args.skip_build:
         return
@@ -344,7 +378,7 @@ def build(args):
 
 def start_all(args, work, tenants):
     """Starts the upstream, nginx and one searchgate per driver; returns the targets."""
-    rel = os.path.join(ROOT, "target", "release")
+    rel = release_dir()
     up = start([os.path.join(rel, "examples", "loadtest_upstream"), "--driver", args.upstream_driver], LOAD_CORE)
     up_addr = wait_line(up, "upstream: listening").split()[-1]
     drain(up)
@@ -395,7 +429,7 @@ def main():
                          "or a map of Host+Authorization (no file read per request)")
     ap.add_argument("--nginx-body-buffer", default="256k",
                     help="nginx's client_body_buffer_size; default 256k, the size searchgate "
-                         "reads large bodies in (edge/send.rs BODY_BUF)")
+                         "reads large bodies in (edge/core.rs BODY_BUF)")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true",
@@ -405,7 +439,21 @@ def main():
                     help="profile each proxy's last run of each scenario with perf (cpu-clock "
                          "samples) and write DIR/perf-<proxy>-<scenario>.txt")
     ap.add_argument("--keep", action="store_true", help="keep the work dir (configs, logs)")
+    ap.add_argument("--out", help="directory for every run's figures (figures.json), latency "
+                                  "distribution (.hgrm) and plot (.svg); default "
+                                  "loadtest/results/<UTC time>")
+    ap.add_argument("--target-url", metavar="URL",
+                    help="run the scenarios against this cluster URL only "
+                         "(https://user:pass@host:port); no nginx, edge or upstream is started")
+    ap.add_argument("--scenario", help="with --target-url: search or bulk (default search)")
+    ap.add_argument("--index", default="books", help="with --target-url: the index searched "
+                    "(bulk writes to `site`); it must exist (auto-creation is off, spec 1.5)")
     args = ap.parse_args()
+    if not args.out:
+        args.out = os.path.join(HERE, "results", time.strftime("%Y%m%d-%H%M%S", time.gmtime()))
+    os.makedirs(args.out, exist_ok=True)
+    if args.target_url:
+        return run_target(args)
     args.drivers = [d for d in args.drivers.split(",") if d]
     scenarios = [s for s in args.scenarios.split(",") if s]
     for s in scenarios:
@@ -445,7 +493,8 @@ def main():
                         os.makedirs(args.perf, exist_ok=True)
                         perf_out = os.path.join(os.path.abspath(args.perf), f"perf-{name}-{scenario}")
                     r = run_wrk(args, targets[name], scenario, tenants, env, args.duration,
-                                targets["direct"].pids, perf_out)
+                                targets["direct"].pids, perf_out,
+                                label=f"{scenario}-{name}-round{rnd + 1}")
                     runs[name].append(r)
                     log(f"  {scenario} round {rnd + 1} {name}: {r['rps']:,.0f} req/s "
                         f"p99 {r['p99']/1e3:.2f}ms {r['mbps']:.1f} MB/s "
@@ -453,15 +502,59 @@ def main():
                         f"other load {r['foreign_cores']:.2f} cores")
             results[scenario] = {"runs": runs, "summary": {n: summarize(v) for n, v in runs.items()}}
         report(results, args)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"args": vars(args), "results": results}, f, indent=1)
+        write_figures(args, results)
     finally:
         cleanup()
         if args.keep:
             log(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def write_figures(args, results):
+    figures = {"args": vars(args), "results": results}
+    for path in filter(None, [args.json, os.path.join(args.out, "figures.json")]):
+        with open(path, "w") as f:
+            json.dump(figures, f, indent=1)
+    log(f"figures, latency distributions (.hgrm) and plots (.svg) in {args.out}")
+
+
+TARGET_SCENARIOS = {"search": "plain", "bulk": "bulk"}
+
+
+def run_target(args):
+    """Runs `--scenario` against `--target-url` for `--rounds` runs of `--duration` s each;
+    every run leaves its figures, percentile distribution and plot in `--out`."""
+    from urllib.parse import urlsplit, unquote
+
+    scenario = TARGET_SCENARIOS.get(args.scenario or "search")
+    if scenario is None:
+        sys.exit(f"--scenario: use one of {', '.join(TARGET_SCENARIOS)}")
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is missing: run loadtest/run.sh, which installs it")
+    build(args)  # `searchgate latency` draws the distributions
+    u = urlsplit(args.target_url)
+    if u.scheme not in ("http", "https") or not u.hostname or u.username is None:
+        sys.exit("--target-url: expected https://user:pass@host[:port]")
+    port = u.port or (443 if u.scheme == "https" else 80)
+    host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
+    target = Target("target", None, None, [], url=f"{u.scheme}://{host}:{port}/")
+    tenants = [{"user": unquote(u.username), "pass": unquote(u.password or ""), "host": host}]
+    env = dict(os.environ, SG_BODY_BYTES=str(args.bulk_bytes), SG_INDEX=args.index)
+    shown = f"{u.scheme}://{u.username}:****@{host}:{port}"
+    log(f"command: {' '.join(a if a != args.target_url else shown for a in sys.argv)}")
+    log(f"target {shown}, scenario {args.scenario or 'search'}, {args.rounds} runs of {args.duration} s")
+    runs = []
+    for rnd in range(args.rounds):
+        r = run_wrk(args, target, scenario, tenants, env, args.duration,
+                    label=f"{args.scenario or 'search'}-target-round{rnd + 1}")
+        runs.append(r)
+        log(f"  round {rnd + 1}: {r['rps']:,.0f} req/s p50 {r['p50']/1e3:.2f}ms "
+            f"p99 {r['p99']/1e3:.2f}ms p99.9 {r['p999']/1e3:.2f}ms errors {r['errors']}")
+    s = summarize(runs)
+    log(f"median: {s['rps']:,.0f} req/s p99 {s['p99']/1e3:.2f}ms errors {s['errors']}")
+    args.target_url = shown  # never write the password into figures.json
+    write_figures(args, {args.scenario or "search": {"runs": {"target": runs}, "summary": {"target": s}}})
 
 
 def report(results, args):

@@ -88,7 +88,7 @@ def write_config(work, args, upstreams):
 
 def start_upstream(args, work, name):
     """One upstream on core 1; returns (address, pid)."""
-    rel = os.path.join(ROOT, "target", "release")
+    rel = run.release_dir()
     if args.upstream == "fast":
         p = run.start([os.path.join(rel, "examples", "loadtest_upstream"),
                        "--driver", args.upstream_driver], LOAD_CORE)
@@ -214,7 +214,7 @@ def main():
             upstreams[c] = addr
             up_pids.append(pid)
         conf = write_config(work, args, upstreams)
-        rel = os.path.join(ROOT, "target", "release")
+        rel = run.release_dir()
         sg = run.start([os.path.join(rel, "searchgate"), "serve", "--config", conf,
                         "--driver", args.driver, "--threads", "1"], PROXY_CORE)
         line = run.wait_line(sg, "searchgate: listening")

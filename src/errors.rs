@@ -5,9 +5,16 @@
 //! edge itself produces, with their statuses. Both the edge and the embedded engine render
 //! through [`ErrorBody`], so every error a client sees has the same shape.
 //!
+//! Also owns the one mapping from protocol errors (`proto::ProtoError`) to answers,
+//! [`EdgeError::from_proto`], shared by the edge and the embedded engine.
+//!
 //! Must not touch: sockets, the registry or any engine internals. Pure data -> bytes.
 
+use std::sync::Arc;
+
 use serde_json::{json, Map, Value};
+
+use crate::proto::ProtoError;
 
 /// An Elasticsearch-shaped error, ready to render.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,12 +141,12 @@ pub enum EdgeError {
     BadRequest(&'static str),
     /// 401: credentials missing, wrong or outdated.
     AuthRequired,
-    /// 403: update sent to a read-only cluster.
-    ReadOnly,
-    /// 403: any request to a disabled cluster.
-    Disabled,
-    /// 403: update sent during maintenance.
-    Maintenance,
+    /// 403: update sent to a read-only cluster (with the operator's reason, if any).
+    ReadOnly(Option<Arc<str>>),
+    /// 403: any request to a disabled cluster (with the operator's reason, if any).
+    Disabled(Option<Arc<str>>),
+    /// 403: update sent during maintenance (with the operator's reason, if any).
+    Maintenance(Option<Arc<str>>),
     /// 404: the address matches no (provisioned) cluster.
     ClusterNotFound,
     /// 421: the TLS server name (SNI) and the Host header name different hosts.
@@ -193,7 +200,35 @@ pub enum EdgeError {
     },
 }
 
+/// The limits a protocol error is reported with (they are named in the 413 reasons).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProtoLimits {
+    /// Request head limit, Authorization not counted (spec 8: 16KB).
+    pub max_head: usize,
+    /// Request body limit (spec 8: 40MB).
+    pub max_body: u64,
+}
+
 impl EdgeError {
+    /// The answer to a protocol error in a client's request, its head or its body: 413 for
+    /// a head or body over its limit, 505 for another HTTP version, 400 for everything
+    /// malformed or ambiguous (the connection is closed after any of them).
+    pub fn from_proto(e: ProtoError, limits: ProtoLimits) -> EdgeError {
+        match e {
+            ProtoError::HeadTooLarge | ProtoError::TooManyHeaders => {
+                EdgeError::HeadTooLarge(limits.max_head)
+            }
+            ProtoError::UnsupportedVersion => EdgeError::VersionNotSupported,
+            ProtoError::BodyTooLarge => EdgeError::BodyTooLarge(limits.max_body),
+            ProtoError::Malformed(why) | ProtoError::Smuggling(why) | ProtoError::BadChunk(why) => {
+                EdgeError::BadRequest(why)
+            }
+            ProtoError::UnsupportedTransferCoding => {
+                EdgeError::BadRequest("unsupported transfer coding")
+            }
+        }
+    }
+
     /// The HTTP status the spec gives this error.
     pub fn status(&self) -> u16 {
         self.body().status
@@ -203,7 +238,7 @@ impl EdgeError {
     pub fn headers(&self) -> &'static [(&'static str, &'static str)] {
         match self {
             EdgeError::AuthRequired => &[("WWW-Authenticate", "Basic realm=\"searchgate\"")],
-            EdgeError::Maintenance => &[("Retry-After", "60")],
+            EdgeError::Maintenance(_) => &[("Retry-After", "60")],
             EdgeError::QueueFull { .. } | EdgeError::QueueTimeout { .. } => &[("Retry-After", "1")],
             EdgeError::ServiceUnavailable(_) => &[("Retry-After", "5")],
             _ => &[],
@@ -220,20 +255,20 @@ impl EdgeError {
                 "security_exception",
                 "Authorization Required: send the cluster's username and password with every request (HTTP Basic)",
             ),
-            ReadOnly => ErrorBody::new(
-                403,
-                "cluster_block_exception",
-                "Cluster Read-only: updates are refused while the cluster is read-only; clear the overage (delete data or upgrade the plan)",
+            ReadOnly(why) => blocked(
+                "Cluster Read-only",
+                why,
+                "updates are refused while the cluster is read-only; clear the overage (delete data or upgrade the plan)",
             ),
-            Disabled => ErrorBody::new(
-                403,
-                "cluster_block_exception",
-                "Cluster Disabled: every request is refused while the cluster is disabled; clear the overage",
+            Disabled(why) => blocked(
+                "Cluster Disabled",
+                why,
+                "every request is refused while the cluster is disabled; clear the overage",
             ),
-            Maintenance => ErrorBody::new(
-                403,
-                "cluster_block_exception",
-                "Maintenance: updates are paused for maintenance; searches still work, retry updates later",
+            Maintenance(why) => blocked(
+                "Maintenance",
+                why,
+                "updates are paused for maintenance; searches still work, retry updates later",
             ),
             ClusterNotFound => ErrorBody::new(
                 404,
@@ -314,6 +349,24 @@ impl EdgeError {
     }
 }
 
+/// A 403 of a cluster mode: `<Name>: <the operator's reason>. <what it means>`, and the
+/// operator's reason alone in `mode_reason`.
+fn blocked(name: &str, why: &Option<Arc<str>>, meaning: &str) -> ErrorBody {
+    match why {
+        None => ErrorBody::new(403, "cluster_block_exception", format!("{name}: {meaning}")),
+        Some(why) => ErrorBody::new(
+            403,
+            "cluster_block_exception",
+            format!(
+                "{name}: {why}. {}{}",
+                meaning[..1].to_uppercase(),
+                &meaning[1..]
+            ),
+        )
+        .with_field("mode_reason", json!(&**why)),
+    }
+}
+
 fn too_large(reason: String) -> ErrorBody {
     ErrorBody::new(413, "request_entity_too_large_exception", reason)
 }
@@ -362,9 +415,9 @@ mod tests {
         let table: Vec<(EdgeError, u16)> = vec![
             (BadRequest("x"), 400),
             (AuthRequired, 401),
-            (ReadOnly, 403),
-            (Disabled, 403),
-            (Maintenance, 403),
+            (ReadOnly(None), 403),
+            (Disabled(None), 403),
+            (Maintenance(Some(Arc::from("upgrade"))), 403),
             (ClusterNotFound, 404),
             (Misdirected, 421),
             (RequestTimeout, 408),
@@ -395,6 +448,36 @@ mod tests {
             let v: Value = serde_json::from_slice(&err.body().to_bytes()).unwrap();
             assert_eq!(v["status"], status);
         }
+    }
+
+    // spec 7, 8: every protocol error has one answer, for the edge and the engine alike
+    #[test]
+    fn protocol_errors_map_to_one_answer_each() {
+        let limits = ProtoLimits {
+            max_head: 16384,
+            max_body: 41_943_040,
+        };
+        let table = [
+            (ProtoError::HeadTooLarge, 413),
+            (ProtoError::TooManyHeaders, 413),
+            (ProtoError::BodyTooLarge, 413),
+            (ProtoError::UnsupportedVersion, 505),
+            (ProtoError::Malformed("missing Host"), 400),
+            (ProtoError::Smuggling("bare LF in head"), 400),
+            (ProtoError::BadChunk("missing chunk size"), 400),
+            (ProtoError::UnsupportedTransferCoding, 400),
+        ];
+        for (e, status) in table {
+            assert_eq!(EdgeError::from_proto(e, limits).status(), status, "{e:?}");
+        }
+        assert_eq!(
+            EdgeError::from_proto(ProtoError::HeadTooLarge, limits),
+            EdgeError::HeadTooLarge(16384)
+        );
+        assert_eq!(
+            EdgeError::from_proto(ProtoError::Smuggling("bare LF in head"), limits),
+            EdgeError::BadRequest("bare LF in head")
+        );
     }
 
     #[test]

@@ -25,6 +25,12 @@ enum Command {
     Engine(searchgate::engine::EngineArgs),
     /// Bulk-load a Hugo site (or its generated JSON) into any cluster URL.
     LoadSite(Box<searchgate::tools::loadsite::LoadSiteArgs>),
+    /// Capacity planner (spec 8.1): shards, disk, memory, connections and the plan that fits.
+    Plan(Box<searchgate::tools::planner::PlanArgs>),
+    /// Latency distribution of an interval log or a load test: percentiles, table, SVG plot.
+    Latency(Box<searchgate::tools::latency::LatencyArgs>),
+    /// The admin API from the command line: clusters, plans, modes, rotation, audit.
+    Admin(searchgate::tools::admin::AdminArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,5 +40,8 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => searchgate::edge::serve(args),
         Some(Command::Engine(args)) => searchgate::engine::run(args),
         Some(Command::LoadSite(args)) => searchgate::tools::loadsite::run(*args),
+        Some(Command::Plan(args)) => searchgate::tools::planner::run(*args),
+        Some(Command::Latency(args)) => searchgate::tools::latency::run(*args),
+        Some(Command::Admin(args)) => searchgate::tools::admin::run(args),
     }
 }

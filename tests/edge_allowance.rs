@@ -183,6 +183,15 @@ fn queue_of_one_holds_one_request() {
     let (first, r) = rx.recv().unwrap();
     assert_ne!(first, "a", "the held request cannot finish first");
     assert_429(r.as_ref().expect("an answer"));
+    // The edge's own figures: one request at the upstream, the other waiting.
+    server.wait_gauge(
+        "searchgate_queue_depth",
+        "acme",
+        "one request queued",
+        |n| n == 1,
+    );
+    let in_flight = server.wait_gauge("searchgate_requests_in_flight", "acme", "", |_| true);
+    assert_eq!(in_flight, 1);
     mock.release();
     let mut rest: Vec<(&str, u16)> = (0..2).map(|_| status_of(&rx.recv().unwrap())).collect();
     rest.sort();
@@ -243,6 +252,9 @@ fn client_gone_while_queued_frees_its_place() {
     let left = rx.recv().unwrap();
     assert!(left.1.is_none(), "the client that left got no answer");
     server.wait_log_line("the queued client that left", |l| l.contains("\" 499 "));
+    server.wait_gauge("searchgate_queue_depth", "acme", "the place freed", |n| {
+        n == 0
+    });
 
     let d = spawn_request(&server, "", "d", &tx);
     let e = spawn_request(&server, "", "e", &tx);
@@ -283,6 +295,9 @@ fn client_gone_while_queued_is_noticed_behind_unread_bytes() {
     queued.leave_after(&server.req("GET", "/pipelined").bytes());
     assert!(rx.recv().unwrap().1.is_none());
     server.wait_log_line("the queued client that left", |l| l.contains("\" 499 "));
+    server.wait_gauge("searchgate_queue_depth", "acme", "the place freed", |n| {
+        n == 0
+    });
     mock.release();
     assert_eq!(status_of(&rx.recv().unwrap()), ("a", 200));
     for h in [a, b, c] {

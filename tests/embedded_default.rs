@@ -132,18 +132,36 @@ fn call(agent: &ureq::Agent, method: &str, url: &str, body: Option<Value>) -> (u
     )
 }
 
+/// `searchgate admin ARGS` in `dir`, without `--url` or `--token-file`; its stdout.
+fn admin(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+        .arg("admin")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run searchgate admin");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
 /// Creates `<dir>/data/searchgate.toml` as the first start does, on port 0.
 fn create_default(dir: &Path) -> PathBuf {
     let (_, file, created) = embedded::load_or_create(&dir.join("data")).unwrap();
     assert!(created);
     let text = std::fs::read_to_string(&file).unwrap();
-    for port in ["9243", "9200", "9201"] {
+    for port in ["9243", "9200", "9201", "9900"] {
         assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
     }
     let text = text
         .replace("127.0.0.1:9243", "127.0.0.1:0")
         .replace("127.0.0.1:9200", "127.0.0.1:0")
-        .replace("127.0.0.1:9201", "127.0.0.1:0");
+        .replace("127.0.0.1:9201", "127.0.0.1:0")
+        .replace("127.0.0.1:9900", "127.0.0.1:0");
     std::fs::write(&file, text).unwrap();
     file
 }
@@ -204,6 +222,35 @@ fn serve_without_config_prints_a_working_url_and_keeps_its_credentials() {
     assert_eq!(v["hits"]["total"], 1, "{v}");
     let wrong = url.replace(&pass, "wrongpassword");
     assert_eq!(call(&a, "GET", &format!("{wrong}/"), None).0, 401);
+
+    // README: a second cluster with the CLI (no flags: it finds ./data/admin.url and
+    // ./data/admin.token), then used with its credentials like the demo.
+    let admin_line = server.wait_for("searchgate: admin API on http://127.0.0.1:");
+    assert!(admin_line.contains("data/admin.token)"), "{admin_line}");
+    let listed = admin(dir.path(), &["clusters", "list"]);
+    assert!(
+        listed.contains("demo") && listed.contains("running"),
+        "{listed}"
+    );
+    let second: Value = serde_json::from_str(&admin(
+        dir.path(),
+        &["clusters", "create", "--plan", "sandbox", "--json"],
+    ))
+    .unwrap();
+    let (u2, p2) = (
+        second["username"].as_str().unwrap(),
+        second["password"].as_str().unwrap(),
+    );
+    let port = url.rsplit(':').next().unwrap();
+    let url2 = format!("https://{u2}:{p2}@localhost:{port}");
+    let (status, v) = call(&a, "PUT", &format!("{url2}/books"), Some(json!({})));
+    assert_eq!(status, 200, "{v}");
+    let (status, v) = call(&a, "GET", &format!("{url2}/books/_search"), None);
+    assert_eq!(
+        (status, &v["hits"]["hits"]),
+        (200, &json!([])),
+        "its own, empty books: {v}"
+    );
     assert_eq!(server.stop(), Some(0), "SIGTERM: a clean exit");
 
     // A restart keeps the file, the credentials and the data.

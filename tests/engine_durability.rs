@@ -189,7 +189,15 @@ fn kill_9_under_concurrent_writes_loses_no_acknowledged_write() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Killed mid-stream, once a few hundred writes are acknowledged (not after a fixed time).
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    while acked.lock().unwrap().len() < 300 {
+        assert!(
+            std::time::Instant::now() < end,
+            "writes are not acknowledged"
+        );
+        std::thread::yield_now();
+    }
     let mut e = e;
     e.kill9();
     stop.store(true, Ordering::Relaxed);

@@ -4,7 +4,6 @@
 mod engine_support;
 
 use std::io::Read;
-use std::time::Duration;
 
 use engine_support::{Client, Engine};
 use searchgate::proto::Method;
@@ -214,8 +213,12 @@ fn dropped_connection_mid_body_does_not_hurt() {
     {
         let mut c = e.client();
         c.send_raw(b"POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n{\"index\":{\"_index\":\"logstash-x\"}}\n");
+        // The client's side ends mid-body; the engine is done with the connection once it
+        // closes its own side (waited for, not slept on).
+        c.stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        let _ = c.stream.read_to_end(&mut rest);
     }
-    std::thread::sleep(Duration::from_millis(200));
     let mut c = e.client();
     assert_eq!(c.get("/").status, 200);
 }

@@ -11,7 +11,7 @@ mod e2e;
 use std::time::{Duration, Instant};
 
 use e2e::mock::Mock;
-use e2e::{es_error, ClusterSpec, Config, Edge, Engine, PlanSpec, Response, Tenant};
+use e2e::{es_error, held, ClusterSpec, Config, Edge, Engine, PlanSpec, Response, Tenant};
 
 fn assert_401(r: &Response, what: &str) {
     let (kind, _) = es_error(r, 401);
@@ -107,13 +107,6 @@ fn credential_grace_then_401_after_sighup() {
     assert_eq!(c.opened, 1, "one connection throughout");
 }
 
-/// Sends a request the mock holds until released, on its own thread.
-fn held(edge: &Edge, t: &Tenant, path: &str) -> std::thread::JoinHandle<Response> {
-    let mut c = edge.client();
-    let req = t.req("GET", path).mock("hold");
-    std::thread::spawn(move || c.send(&req))
-}
-
 // spec 1.8: a plan change takes effect at once for connection limits, requests already
 // waiting in the queue included.
 #[test]
@@ -129,7 +122,12 @@ fn plan_change_moves_the_allowance_at_once() {
     mock.wait_in_flight(1);
     let second = held(&edge, &t, "/b/_search");
     // The second waits in the queue: the allowance is 1.
-    std::thread::sleep(Duration::from_millis(300));
+    edge.wait_gauge(
+        "searchgate_queue_depth",
+        "lim",
+        "the second request queued",
+        |n| n == 1,
+    );
     assert_eq!(mock.in_flight(), 1, "the second request is queued");
 
     config.plan_mut("one").concurrency = 2;

@@ -1,10 +1,14 @@
 //! Request head parsing: never panics; a complete head lies within the input and the
 //! limits, every span lies within the head; the head alone parses the same; no proper
-//! prefix of it is complete; the forwarded head the writer makes parses with the same
-//! framing.
+//! prefix of it is complete; the head the edge forwards (the target it forwards: the
+//! classified path in canonical form and the query, `policy::path::NormPath::write_target`)
+//! parses again with the same framing and the same path and query.
+//!
+//! Findings kept as unit tests: `src/policy/path.rs` (`fuzz_findings_forward_and_parse_again`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use searchgate::policy::path::NormPath;
 use searchgate::proto::{
     write_forward_request, ForwardRequest, HeadLimits, ProtoError, RequestHead, Span, Version,
 };
@@ -62,9 +66,15 @@ fuzz_target!(|data: &[u8]| {
                 Ok(true)
             );
 
+            // A path the edge cannot decode is refused (400), never forwarded.
+            let Ok(path) = NormPath::strict(head.path(data)) else {
+                return;
+            };
+            let mut target = Vec::new();
+            path.write_target(head.query(data), &mut target);
             let mut out = Vec::new();
             let fwd = ForwardRequest {
-                target: head.path_and_query.of(data),
+                target: &target,
                 framing: head.framing,
                 forwarded_for: b"192.0.2.1",
                 forwarded_proto: b"https",
@@ -85,6 +95,10 @@ fuzz_target!(|data: &[u8]| {
                     assert_eq!(forwarded.framing, head.framing);
                     assert_eq!(forwarded.authorization, None);
                     assert!(forwarded.keep_alive);
+                    assert!(!forwarded.is_absolute_form());
+                    assert_eq!(forwarded.query(&out), head.query(data));
+                    let again = NormPath::strict(forwarded.path(&out)).expect("canonical paths decode");
+                    assert!(again.segments().eq(path.segments()), "the upstream sees the classified path");
                 }
                 // An HTTP/1.0 request without Host, or one whose Connection header named
                 // Host, is forwarded without one.
@@ -94,8 +108,6 @@ fuzz_target!(|data: &[u8]| {
                             || head.header(data, b"connection").is_some()
                     )
                 }
-                // An empty target ("http://h" has path "", sent as is by this harness).
-                Err(ProtoError::Malformed(_)) if head.path_and_query.is_empty() => {}
                 other => panic!("forwarded head did not parse: {other:?}"),
             }
         }

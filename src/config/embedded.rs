@@ -1,6 +1,8 @@
 //! The embedded default a newcomer runs (`searchgate serve` without `--config`): a config
 //! file kept in the data directory, created on first start with one demo cluster whose
-//! random alphanumeric credentials survive restarts.
+//! random alphanumeric credentials survive restarts, and the admin API on 127.0.0.1:9900.
+//! The demo cluster is of the multitenant class, so clusters created with `searchgate
+//! admin clusters create` share the embedded engine with it.
 //!
 //! Must not touch: sockets or the running edge; it only reads and writes the file.
 
@@ -54,6 +56,10 @@ route_by_username = true
 listen = "127.0.0.1:9201"
 data_dir = "{dir}/engine"
 
+# The admin API (searchgate admin ...): its token is written to {dir}/admin.token.
+[admin]
+listen = "127.0.0.1:9900"
+
 [[plans]]
 name = "sandbox"
 concurrency = 4
@@ -69,7 +75,7 @@ monthly_price_cents = 0
 id = "demo"
 hostname = "demo"
 region = "local"
-class = "single-tenant"
+class = "multitenant"
 plan = "sandbox"
 username = "{username}"
 password = "{password}"
@@ -78,8 +84,9 @@ mode = "normal"
     )
 }
 
-/// Writes a file readable by its owner only (it holds credentials).
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Creates a file readable by its owner only (mode 0600; it holds a secret), refusing to
+/// overwrite one, and syncs it to disk.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]

@@ -1,9 +1,13 @@
 //! The configuration file (TOML) and its validation.
 //!
-//! Owns: the file format (`[edge]`, `[engine]`, `[[plans]]`, `[[clusters]]`), unknown keys
+//! Owns: the file format (`[edge]`, `[engine]`, `[admin]`, `[[plans]]`, `[[clusters]]`),
+//! unknown keys
 //! refused with a message naming the key, units, defaults, cross-checks (plans exist, ids,
 //! host names and usernames unique), and the [`Secret`] type that keeps passwords out of
 //! logs and `Debug` output. Also writes the embedded default config (see [`embedded`]).
+//! `[[plans]]` and `[[clusters]]` are a declarative seed: the control plane applies them
+//! through its command path (see `control::seed`); `[edge]`, `[engine]` and `[admin]` are
+//! settings of this process.
 //!
 //! Must not touch: sockets, runtime state. Loading is a pure function of the file's text.
 
@@ -43,7 +47,7 @@ impl fmt::Debug for Secret {
 }
 
 /// Cluster class (spec 1.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 pub enum ClusterClass {
     #[serde(rename = "multitenant")]
     Multitenant,
@@ -52,7 +56,7 @@ pub enum ClusterClass {
 }
 
 /// Cluster mode (spec 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 pub enum Mode {
     #[serde(rename = "normal")]
     Normal,
@@ -69,12 +73,60 @@ pub enum Mode {
     Destroyed,
 }
 
+impl ClusterClass {
+    /// The name used in files and the admin API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClusterClass::Multitenant => "multitenant",
+            ClusterClass::SingleTenant => "single-tenant",
+        }
+    }
+
+    /// The class named `s` (as in files and the admin API).
+    pub fn parse(s: &str) -> Option<Self> {
+        [ClusterClass::Multitenant, ClusterClass::SingleTenant]
+            .into_iter()
+            .find(|c| c.as_str() == s)
+    }
+}
+
+impl Mode {
+    /// Every mode, in the order of spec 3.
+    pub const ALL: [Mode; 6] = [
+        Mode::Normal,
+        Mode::ReadOnly,
+        Mode::Disabled,
+        Mode::Maintenance,
+        Mode::Provisioning,
+        Mode::Destroyed,
+    ];
+
+    /// The name used in files and the admin API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Normal => "normal",
+            Mode::ReadOnly => "read-only",
+            Mode::Disabled => "disabled",
+            Mode::Maintenance => "maintenance",
+            Mode::Provisioning => "provisioning",
+            Mode::Destroyed => "destroyed",
+        }
+    }
+
+    /// The mode named `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Mode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
 /// The whole configuration file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     pub edge: EdgeConfig,
     pub engine: Option<EngineConfig>,
+    /// The admin API (absent: no admin listener, unless this is the embedded default).
+    pub admin: Option<AdminConfig>,
     #[serde(default)]
     pub plans: Vec<PlanConfig>,
     #[serde(default)]
@@ -91,6 +143,9 @@ pub struct EdgeConfig {
     pub https: Option<SocketAddr>,
     /// Plain HTTP listener (TLS offloaded elsewhere, load tests).
     pub http: Option<SocketAddr>,
+    /// Metrics listener, unauthenticated (`GET /metrics`, Prometheus text): loopback or an
+    /// operator network only. Absent: none.
+    pub metrics: Option<SocketAddr>,
     #[serde(default = "default_data_dir")]
     pub data_dir: PathBuf,
     /// PEM certificate chain; absent: a CA and wildcard certificate are generated.
@@ -148,6 +203,43 @@ pub struct EngineConfig {
     pub data_dir: PathBuf,
 }
 
+/// `[admin]`: the control plane's admin API listener and where new clusters go.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AdminConfig {
+    /// Its own listener, never a customer one (default 127.0.0.1:9900).
+    #[serde(default = "default_admin_listen")]
+    pub listen: SocketAddr,
+    /// The bearer token; absent: generated on first start into `<data_dir>/admin.token`.
+    pub token: Option<Secret>,
+    /// Serve the admin API over TLS (the edge's certificate, or `tls_cert`/`tls_key`).
+    #[serde(default)]
+    pub tls: bool,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// Shared upstreams multitenant clusters are placed on (the least loaded one); the
+    /// embedded engine, when there is one, is always among them.
+    #[serde(default)]
+    pub shared_upstreams: Vec<String>,
+    /// Region of clusters created without one.
+    #[serde(default = "default_region")]
+    pub default_region: String,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        AdminConfig {
+            listen: default_admin_listen(),
+            token: None,
+            tls: false,
+            tls_cert: None,
+            tls_key: None,
+            shared_upstreams: Vec::new(),
+            default_region: default_region(),
+        }
+    }
+}
+
 /// `[[plans]]`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -164,8 +256,12 @@ pub struct PlanConfig {
     pub memory: ByteSize,
     /// More actions in one `_bulk`: 413.
     pub max_bulk_actions: u64,
+    /// Monthly price in integer cents (invoices are prorated from it).
     #[serde(default)]
     pub monthly_price_cents: u64,
+    /// Open scroll and point-in-time contexts allowed at once.
+    #[serde(default = "default_max_open_contexts")]
+    pub max_open_contexts: u64,
 }
 
 /// `[[clusters]]`.
@@ -232,6 +328,15 @@ fn default_metering_interval() -> Dur {
 fn default_disable_factor() -> u64 {
     2
 }
+fn default_admin_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 9900))
+}
+fn default_region() -> String {
+    "local".into()
+}
+fn default_max_open_contexts() -> u64 {
+    500
+}
 fn default_mode() -> Mode {
     Mode::Normal
 }
@@ -286,6 +391,26 @@ impl Config {
         }
         if e.max_body.0 == 0 || e.max_head.0 < 1024 {
             return Err("edge: `max_body` must be > 0 and `max_head` at least 1kb".into());
+        }
+        if let Some(a) = &self.admin {
+            if a.tls_cert.is_some() != a.tls_key.is_some() {
+                return Err("admin: `tls_cert` and `tls_key` go together".into());
+            }
+            let taken = [e.http, e.https].into_iter().flatten();
+            if a.listen.port() != 0 && taken.into_iter().any(|l| l == a.listen) {
+                return Err("admin.listen: must not be a customer listener".into());
+            }
+            if !valid_label(&a.default_region) {
+                return Err("admin.default_region: must be one DNS label".into());
+            }
+            if let Some(bad) = a.shared_upstreams.iter().find(|u| !u.contains(':')) {
+                return Err(format!("admin.shared_upstreams: `{bad}` must be host:port"));
+            }
+            if let Some(t) = &a.token {
+                if t.expose().len() < 16 {
+                    return Err("admin.token: at least 16 characters".into());
+                }
+            }
         }
         self.validate_plans()?;
         self.validate_clusters()
@@ -383,7 +508,8 @@ impl Config {
     }
 }
 
-fn valid_label(s: &str) -> bool {
+/// One DNS label: 1-63 of a-z, 0-9 and `-`, not starting or ending with `-`.
+pub fn valid_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
         && !s.starts_with('-')
@@ -392,7 +518,8 @@ fn valid_label(s: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-fn valid_credential(s: &str) -> bool {
+/// A username or password: 1-128 ASCII letters and digits.
+pub fn valid_credential(s: &str) -> bool {
     !s.is_empty() && s.len() <= 128 && s.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 

@@ -132,6 +132,21 @@ fn missing_upstream_needs_an_engine() {
     assert!(e.message.contains("no [engine]"), "{e}");
 }
 
+// issue 11: the admin API has its own listener, never a customer one
+#[test]
+fn the_admin_listener_is_not_a_customer_listener() {
+    let text = format!("{VALID}\n[admin]\nlisten = \"127.0.0.1:9200\"\n");
+    assert!(parse(&text)
+        .unwrap_err()
+        .message
+        .contains("customer listener"));
+    let text = format!("{VALID}\n[admin]\nlisten = \"127.0.0.1:9900\"\n");
+    assert_eq!(parse(&text).unwrap().admin.unwrap().listen.port(), 9900);
+    let ports_zero = VALID.replace("127.0.0.1:9200", "127.0.0.1:0");
+    let text = format!("{ports_zero}\n[admin]\nlisten = \"127.0.0.1:0\"\n");
+    assert!(parse(&text).is_ok(), "port 0 is a different port each time");
+}
+
 #[test]
 fn a_listener_is_required() {
     let text = VALID

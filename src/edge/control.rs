@@ -1,12 +1,16 @@
 //! The control thread's periodic work, over plain HTTP to each cluster's upstream:
 //! - readiness: a single-tenant cluster that is new (or moved) answers 404 until its
-//!   upstream answers `GET /`; probed every half second;
+//!   upstream answers `GET /`; probed every half second; the first answer is recorded in
+//!   the store (`provisioned`, actor `system`);
+//! - purging: a destroyed multitenant cluster's indices are deleted from its shared
+//!   upstream (retried until done, across restarts), then recorded (`purged`);
 //! - metering: every `metering_interval`, each cluster's disk, shards and documents are read
 //!   from `_cat/indices?bytes=b&format=json` (restricted to the cluster's own indices), and
 //!   the disk rule of `policy::mode::after_metering` moves it between normal, read-only
 //!   and disabled. Transitions are printed.
 //!
-//! Must not touch: the cores' request path (it only writes `ClusterState` atomics).
+//! Must not touch: the cores' request path (it only writes `ClusterState` atomics, and
+//! records through the control plane).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,9 +19,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::config::{ClusterClass, Mode as ConfigMode};
+use crate::control::boot::{lock, SharedPlane};
+use crate::control::plane::{Change, Purge};
 use crate::policy::mode::DiskLimits;
 use crate::policy::shards::{index_names_from_cat_indices, usage_from_cat_indices};
-use crate::registry::{Cluster, Registry};
+use crate::registry::{Cluster, Command, Registry};
 use crate::tenancy::{self, Prefix};
 
 /// How the control thread reaches upstreams.
@@ -44,12 +50,12 @@ pub struct ControlSettings {
     pub disable_factor: u64,
 }
 
-/// Probes every cluster whose upstream has not answered yet, once. Returns how many are
-/// now ready.
-pub fn probe_unready(registry: &Registry) -> usize {
+/// Probes every cluster whose upstream has not answered yet, once, and records the first
+/// answer of each in the store. Returns how many are now ready.
+pub fn probe_unready(registry: &Registry, plane: &SharedPlane) -> usize {
     let agent = agent();
     let snap = registry.load();
-    let mut ready = 0;
+    let mut ready = Vec::new();
     for c in snap.clusters().iter().filter(|c| !c.state.is_ready()) {
         let up = c
             .upstreams
@@ -58,10 +64,85 @@ pub fn probe_unready(registry: &Registry) -> usize {
         if up {
             c.state.set_ready(true);
             println!("searchgate: cluster {} is up: its upstream answers", c.id);
-            ready += 1;
+            ready.push(c.id.clone());
         }
     }
-    ready
+    let unrecorded: Vec<String> = snap
+        .clusters()
+        .iter()
+        .filter(|c| c.state.is_ready() && c.record.provisioned_at.is_none())
+        .map(|c| c.id.clone())
+        .collect();
+    if !unrecorded.is_empty() {
+        if let Err(e) = lock(plane).mark_provisioned(&unrecorded) {
+            eprintln!("searchgate: recording provisioned clusters: {e}");
+        }
+    }
+    ready.len()
+}
+
+/// `name` for a URL path: unreserved bytes as they are, the rest percent-encoded.
+fn path_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Deletes a destroyed tenant's indices from its shared upstream. True when none is left.
+fn purge(agent: &ureq::Agent, p: &Purge) -> bool {
+    let url = usage_url(p.upstream, Some(&p.prefix));
+    let Ok(mut resp) = agent.get(&url).call() else {
+        return false;
+    };
+    let body = match resp.status().as_u16() {
+        200 => resp.body_mut().read_to_vec().unwrap_or_default(),
+        _ => return false,
+    };
+    let Ok(names) = index_names_from_cat_indices(&body) else {
+        return false;
+    };
+    // Only names under the tenant's prefix, whatever the upstream answered.
+    let names: Vec<&String> = names
+        .iter()
+        .filter(|n| n.as_bytes().starts_with(p.prefix.as_bytes()))
+        .collect();
+    for name in &names {
+        let url = format!("http://{}/{}", p.upstream, path_segment(name));
+        match agent.delete(&url).call() {
+            Ok(r) if r.status() == 200 || r.status() == 404 => {}
+            _ => return false,
+        }
+    }
+    println!(
+        "searchgate: cluster {}: its {} index(es) were deleted from {}",
+        p.id,
+        names.len(),
+        p.upstream
+    );
+    true
+}
+
+/// Purges every destroyed tenant still pending, and records each one done.
+fn purge_pending(agent: &ureq::Agent, plane: &SharedPlane) {
+    let pending = lock(plane).pending_purges();
+    for p in pending {
+        if purge(agent, &p) {
+            let change = Change {
+                actor: "system".into(),
+                cmds: vec![Command::MarkPurged { id: p.id.clone() }],
+                ..Change::default()
+            };
+            if let Err(e) = lock(plane).submit(change) {
+                eprintln!("searchgate: recording the purge of {}: {e}", p.id);
+            }
+        }
+    }
 }
 
 /// Reads one cluster's usage and applies the disk rule.
@@ -102,17 +183,19 @@ fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
 
 /// Starts the control thread; it stops when `stop` is set.
 pub fn spawn(
-    registry: Arc<Registry>,
+    plane: SharedPlane,
     settings: ControlSettings,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
+    let registry: Arc<Registry> = lock(&plane).registry().clone();
     std::thread::Builder::new()
         .name("control".into())
         .spawn(move || {
             let agent = agent();
             let mut next_metering = Instant::now();
             while !stop.load(Ordering::Acquire) {
-                probe_unready(&registry);
+                probe_unready(&registry, &plane);
+                purge_pending(&agent, &plane);
                 if Instant::now() >= next_metering {
                     let snap = registry.load();
                     for c in snap.clusters() {

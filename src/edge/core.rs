@@ -3,7 +3,7 @@
 //! upstream pool, buffer pool, metrics, access log and shutdown signal. Nothing in `Core`
 //! is shared with another core.
 //!
-//! Must not touch: request handling (see `session`).
+//! Must not touch: request handling (see `session` and `exchange`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -26,10 +26,13 @@ use crate::registry::{Registry, Snapshot};
 
 /// Client read buffer size (pooled; bodies stream through it).
 pub const CLIENT_BUF: usize = 64 * 1024;
-/// Largest buffer a large body grows the client buffer to (see `send::read_body_more`).
+/// Largest buffer a large body grows the client buffer to (see `Client::read_body_more`).
 pub const BODY_BUF: usize = 1024 * 1024;
 /// Buffers over 4 x `CLIENT_BUF` the pool keeps per core (the others at most 1024).
 const LARGE_POOLED: usize = 32;
+/// How long a core trusts that an index it created (or found) still exists (see
+/// `precreate`).
+pub const KNOWN_INDEX_TTL: Duration = Duration::from_secs(2);
 
 /// Limits and timeouts of the edge (from `[edge]`; fixed for the process's life).
 #[derive(Debug, Clone)]
@@ -106,7 +109,7 @@ pub struct Core {
     buffers: BufferPool,
     round_robin: Cell<usize>,
     pub shutdown: Signal,
-    /// Tenant indices this core created or found existing, and when (see `tenant`).
+    /// Whitelisted indices this core created or found existing, and when (see `precreate`).
     known_indices: RefCell<HashMap<Vec<u8>, Instant>>,
 }
 
@@ -175,16 +178,14 @@ impl Core {
         self.known_indices
             .borrow()
             .get(path)
-            .is_some_and(|&t| now.saturating_duration_since(t) < super::tenant::KNOWN_INDEX_TTL)
+            .is_some_and(|&t| now.saturating_duration_since(t) < KNOWN_INDEX_TTL)
     }
 
     /// Remembers that index `path` exists.
     pub fn remember_index(&self, path: Vec<u8>, now: Instant) {
         let mut known = self.known_indices.borrow_mut();
         if known.len() >= 100_000 {
-            known.retain(|_, &mut t| {
-                now.saturating_duration_since(t) < super::tenant::KNOWN_INDEX_TTL
-            });
+            known.retain(|_, &mut t| now.saturating_duration_since(t) < KNOWN_INDEX_TTL);
         }
         known.insert(path, now);
     }
@@ -192,7 +193,10 @@ impl Core {
     /// Core-local housekeeping, about once a second: fold metrics, flush the log, drop
     /// stale pooled connections, notice shutdown.
     pub fn housekeeping(&self, now: Instant) {
-        self.shared.metrics.absorb(&mut self.metrics.borrow_mut());
+        let mut metrics = self.metrics.borrow_mut();
+        metrics.set_connections(self.connections.get());
+        self.shared.metrics.absorb(&mut metrics);
+        drop(metrics);
         self.log.borrow_mut().flush();
         self.pool.sweep(now);
         if self.shared.draining() {

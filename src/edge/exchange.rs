@@ -1,29 +1,65 @@
-//! One admitted request's exchange with its upstream: wait for an allowance slot (FIFO,
-//! queue timeout, deadline, client gone), answer `100-continue`, take a pooled connection,
-//! send the re-serialised head and stream the body (running byte count, bulk action count;
-//! a refused body is abandoned unterminated), read the response head (one retry on a
-//! reused connection that failed before any byte, when the request can be replayed), then
-//! relay the response (see `relay`). The permit is held until the upstream's response has
-//! been read to its end.
+//! One request's exchange with its upstream, carrying out a `policy::decide` decision:
 //!
-//! Must not touch: policy decisions (already taken in `session`), the wire format (`proto`).
+//! 1. **admit**: a body that must be seen whole is read first (`buffered`, then
+//!    `filter::whole_body`: what it finds can change the target and the response plan, a
+//!    point in time); the shards an index creation adds are reserved against the plan
+//!    (400 when they do not fit); then an allowance slot is awaited (FIFO across cores,
+//!    queue timeout, deadline, client gone);
+//! 2. **upstream**: `100 Continue` is answered, whitelisted indices the write needs are
+//!    created (`precreate`, an extra request before the main one), a pooled connection is
+//!    taken, the request is sent (`send`, the body through the request filter), the
+//!    response head read (one retry on a reused connection that failed before any byte,
+//!    when the request can be replayed);
+//! 3. **relay**: the response goes back through the response filter (`relay`).
+//!
+//! The permit is held until the upstream's response has been read to its end. Every
+//! failure is answered here, through the client's error answers.
+//!
+//! Must not touch: the decision (taken in `session`; only what a whole body was found to
+//! say is added to it), the wire format (`proto`), the filters' rules (`filter`).
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::send::BodyFilter;
-use super::session::{Admitted, Next, Outcome, Session};
-use super::upstream::{Pool, UpstreamConn};
+use super::buffered;
+use super::client::Client;
+use super::filter::{whole_body, RequestFilter, ResponseFilter};
+use super::io::Transport;
+use super::outcome::{HeadFail, Outcome, SendFail};
+use super::precreate;
+use super::relay::Relaying;
+use super::send::Sending;
+use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
-use crate::policy::bulk::BulkCounter;
-use crate::policy::classify::BodyKind;
+use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
 use crate::policy::shards::{create_index_shards, ShardDefaults};
-use crate::proto::{Framing, HeadLimits, ResponseHead};
+use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
-use crate::tenancy::{self, Tenant};
+
+/// How long the edge looks for an upstream's early answer after it stopped reading a body.
+const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
+
+/// Buffers an exchange works in, kept by the connection from one request to the next.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    /// What goes to the upstream next.
+    pub up_out: Vec<u8>,
+    /// What a filter rewrote (the request body, then the response body).
+    pub rewritten: Vec<u8>,
+    /// The upstream's response head.
+    pub rhead: ResponseHead,
+}
+
+/// The decision being carried out, and what it needs.
+struct Exchange<'a, 'd, T> {
+    client: &'a mut Client<T>,
+    scratch: &'a mut Scratch,
+    d: &'a mut Decision<'d, Arc<Cluster>>,
+    targets: &'a mut Targets,
+    deadline: Instant,
+}
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
 /// never queued).
@@ -32,155 +68,73 @@ enum Refusal {
     Error(EdgeError, Option<u64>),
 }
 
-/// Why sending the request failed.
-pub(super) enum SendFail {
-    /// The upstream connection failed.
-    Upstream,
-    /// The client went away mid-body.
-    Client,
-    /// Answer this error (400 bad chunk, 408, 413, 504).
-    Refuse(EdgeError),
+/// Carries out decision `d` for the request whose head is in `client` (arrived at
+/// `arrival`): admit, upstream, relay. Returns what happened, for the log and the
+/// connection.
+pub(super) async fn run<T: Transport>(
+    client: &mut Client<T>,
+    scratch: &mut Scratch,
+    d: &mut Decision<'_, Arc<Cluster>>,
+    targets: &mut Targets,
+    arrival: Instant,
+) -> Outcome {
+    let deadline = arrival + client.core.shared.limits.deadline;
+    let mut x = Exchange {
+        client,
+        scratch,
+        d,
+        targets,
+        deadline,
+    };
+    let reserved = match x.prepare().await {
+        Ok(n) => n,
+        // Refused after the whole body was read: the connection can carry the next request.
+        Err(SendFail::Refuse(e)) if x.client.skip_buffered_body() => {
+            return x.client.answer_error(&e).await
+        }
+        Err(fail) => return x.client.answer_send_failure(fail).await,
+    };
+    let outcome = x.admitted().await;
+    let (d, targets) = (&*x.d, &*x.targets);
+    if d.reserve == Reservation::CreateIndex {
+        // The real name of the index (the ledger matches it with metering's).
+        let ok = (200..300).contains(&outcome.status);
+        let name = created_index(&targets.target);
+        d.cluster.state.finish_creation(name, reserved, ok);
+    }
+    outcome
 }
 
-/// Why reading the response head failed.
-enum HeadFail {
-    /// The upstream closed or failed before sending any byte.
-    NoBytes,
-    Bad(&'static str),
-    Deadline,
-}
-
-/// The index of a `PUT /<index>` target as forwarded: its first path segment.
-fn created_index(target: &[u8]) -> &[u8] {
-    let path = target.strip_prefix(b"/").unwrap_or(target);
-    let end = path
-        .iter()
-        .position(|&b| b == b'/' || b == b'?')
-        .unwrap_or(path.len());
-    &path[..end]
-}
-
-/// How long the edge looks for an upstream's early answer after it stopped reading a body.
-const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
-
-/// Runs `fut` until `until`; `None` when time ran out.
-pub(super) async fn until<F: Future>(until: Instant, fut: F) -> Option<F::Output> {
-    let left = until.saturating_duration_since(Instant::now());
-    monoio::time::timeout(left, fut).await.ok()
-}
-
-impl Session {
-    fn has_body(&self) -> bool {
-        !matches!(self.head.framing, Framing::None | Framing::Length(0))
-    }
-
-    /// The whole body is already in the buffer (so the request can be sent again).
-    fn body_buffered(&self) -> bool {
-        match self.head.framing {
-            Framing::None => true,
-            Framing::Length(n) => (self.buf.len() - self.head.len) as u64 >= n,
-            Framing::Chunked | Framing::UntilClose => false,
-        }
-    }
-
-    pub(super) async fn exchange(&mut self, adm: &mut Admitted<'_>, arrival: Instant) -> Outcome {
-        let deadline = arrival + self.core.shared.limits.deadline;
-        if let Err(fail) = self.read_whole_body(adm, deadline).await {
-            return match fail {
-                // The body was read whole: the connection can carry the next request.
-                SendFail::Refuse(e) if self.pos > self.head.len => self.refuse(&e).await,
-                other => self.send_failed(other).await,
-            };
-        }
-        let adm = &*adm;
-        let reserved = match adm.create_index {
-            true => match self.reserve_shards(adm.cluster, deadline).await {
-                Ok(n) => n,
-                Err(fail) => return self.send_failed(fail).await,
-            },
-            false => 0,
+impl<T: Transport> Exchange<'_, '_, T> {
+    /// Before a slot is awaited: a body that must be seen whole is read and transformed,
+    /// and the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
+    /// anything reaches the upstream). Returns the shards reserved.
+    async fn prepare(&mut self) -> Result<u64, SendFail> {
+        let BodyPlan::Whole { kind, limit } = self.d.body else {
+            return Ok(0);
         };
-        // The real name of the index being created (the ledger matches it with metering's).
-        let created = adm
-            .create_index
-            .then(|| created_index(&self.fwd_target).to_vec());
-        let outcome = self.admitted(adm, deadline).await;
-        if let Some(name) = created {
-            let ok = (200..300).contains(&outcome.status);
-            adm.cluster.state.finish_creation(&name, reserved, ok);
+        let len = buffered::read_whole(self.client, self.deadline, limit).await?;
+        let sealer = &self.client.core.shared.sealer;
+        let ids = (&**sealer, self.d.cluster.id.as_str());
+        let body = buffered::body(self.client, len);
+        let whole = whole_body(self.d.tenant.as_ref(), ids, kind, body)?;
+        if let Some(new) = whole.body {
+            self.client.replace_body(len, &new);
         }
-        outcome
-    }
-
-    /// The multitenant class's JSON bodies (and a single-tenant `_reindex`) are read whole,
-    /// rewritten as data and written again before anything is forwarded (`tenancy`); what
-    /// the body says can change the target and the response plan (a point in time).
-    async fn read_whole_body(
-        &mut self,
-        adm: &mut Admitted<'_>,
-        deadline: Instant,
-    ) -> Result<(), SendFail> {
-        let whole = match &adm.tenant {
-            Some(t) => !t.plan.body.is_streamed() && t.plan.body != BodyKind::Document,
-            None => adm.reindex,
-        };
-        if !whole || !self.has_body() {
-            return Ok(());
+        if let Some(t) = self.d.tenant.as_mut() {
+            t.plan
+                .apply_body_facts(whole.facts, &t.prefix, &mut self.targets.target)?;
         }
-        let len = self
-            .buffer_body(deadline, self.core.shared.limits.max_body)
-            .await?;
-        let body = &self.buf[self.head.len..self.head.len + len];
-        let mut out = Vec::with_capacity(len + 64);
-        let read = match &adm.tenant {
-            Some(tp) => {
-                let t = Tenant {
-                    prefix: &tp.prefix,
-                    ids: Some((&self.core.shared.sealer, &adm.cluster.id)),
-                };
-                tenancy::rewrite_json_body(&t, tp.plan.body, body, &mut out).map(Some)
-            }
-            None => tenancy::single_tenant_reindex(body).map(|b| {
-                out = b;
-                None
-            }),
-        };
-        let facts = match read {
-            Ok(f) => f,
-            Err(e) => {
-                self.pos = self.head.len + len; // read whole: the next request follows it
-                return Err(SendFail::Refuse(e));
-            }
-        };
-        self.replace_body(len, &out);
-        if let (Some(facts), Some(tp)) = (facts, adm.tenant.as_mut()) {
-            if let Err(e) = tp
-                .plan
-                .apply_body_facts(facts, &tp.prefix, &mut self.fwd_target)
-            {
-                self.pos = self.head.len + out.len();
-                return Err(SendFail::Refuse(e));
-            }
+        if self.d.reserve != Reservation::CreateIndex {
+            return Ok(0);
         }
-        Ok(())
-    }
-
-    /// Index creation (spec 2.2, 8): the body's `p * (1 + r)` must fit the plan's shard
-    /// capacity; refused with 400 before anything reaches the upstream. Returns the shards
-    /// reserved. (A multitenant body was already read and rewritten.)
-    async fn reserve_shards(
-        &mut self,
-        cluster: &Cluster,
-        deadline: Instant,
-    ) -> Result<u64, SendFail> {
-        let len = self
-            .buffer_body(deadline, super::buffered::MAX_INSPECTED_BODY)
-            .await?;
-        let body = &self.buf[self.head.len..self.head.len + len];
-        let asked = create_index_shards(body, ShardDefaults::ES7)
-            .map_err(SendFail::Refuse)?
-            .total();
-        let plan = &cluster.plan;
+        let len = match self.client.head.framing {
+            Framing::Length(n) => n as usize,
+            _ => 0,
+        };
+        let asked =
+            create_index_shards(buffered::body(self.client, len), ShardDefaults::ES7)?.total();
+        let (cluster, plan) = (self.d.cluster, &self.d.cluster.plan);
         match cluster.state.reserve_shards(asked, plan.shards) {
             Ok(()) => Ok(asked),
             Err(in_use) => Err(SendFail::Refuse(EdgeError::ShardCapacity {
@@ -192,55 +146,53 @@ impl Session {
         }
     }
 
-    async fn admitted(&mut self, adm: &Admitted<'_>, deadline: Instant) -> Outcome {
-        let (permit, queue_us) = match self.wait_for_slot(adm.cluster, deadline).await {
+    async fn admitted(&mut self) -> Outcome {
+        let (permit, queue_us) = match self.wait_for_slot().await {
             Ok(p) => p,
             Err(Refusal::Gone(waited)) => {
                 return Outcome {
                     queue_us: Some(waited),
-                    ..gone()
+                    ..Outcome::gone()
                 }
             }
             Err(Refusal::Error(e, waited)) => {
-                self.keep_alive &= !self.has_body();
-                let o = self.refuse(&e).await;
+                let c = &mut *self.client;
+                c.keep_alive &= !c.has_body();
+                let o = c.answer_error(&e).await;
                 return Outcome {
                     queue_us: waited,
                     ..o
                 };
             }
         };
-        let mut outcome = self.forward(adm, deadline, permit).await;
+        let granted = Instant::now();
+        let mut outcome = self.forward(permit).await;
         outcome.queue_us = queue_us;
+        outcome.upstream_us = Some(granted.elapsed().as_micros() as u64);
         outcome
     }
 
-    async fn wait_for_slot(
-        &mut self,
-        cluster: &Cluster,
-        deadline: Instant,
-    ) -> Result<(Permit, Option<u64>), Refusal> {
+    async fn wait_for_slot(&mut self) -> Result<(Permit, Option<u64>), Refusal> {
+        let cluster = self.d.cluster;
         let plan = &cluster.plan;
         let mut ticket = match cluster.allowance.acquire() {
             Admission::Granted(p) => return Ok((p, None)),
             Admission::Full => {
-                return Err(Refusal::Error(
-                    EdgeError::QueueFull {
-                        concurrency: plan.concurrency,
-                        queue_size: plan.queue_size,
-                    },
-                    None,
-                ))
+                let e = EdgeError::QueueFull {
+                    concurrency: plan.concurrency,
+                    queue_size: plan.queue_size,
+                };
+                return Err(Refusal::Error(e, None));
             }
             Admission::Queued(t) => t,
         };
         let start = Instant::now();
-        let queue_end = (start + plan.queue_timeout).min(deadline);
+        let queue_end = (start + plan.queue_timeout).min(self.deadline);
         loop {
             let now = Instant::now();
             if now >= queue_end {
-                let e = if now >= deadline {
-                    EdgeError::GatewayTimeout(self.core.shared.limits.deadline.as_secs())
+                let e = if now >= self.deadline {
+                    EdgeError::GatewayTimeout(self.client.core.shared.limits.deadline.as_secs())
                 } else {
                     EdgeError::QueueTimeout {
                         concurrency: plan.concurrency,
@@ -254,150 +206,70 @@ impl Session {
             if let Ok(p) = monoio::time::timeout(slice, &mut ticket).await {
                 return Ok((p, Some(start.elapsed().as_micros() as u64)));
             }
-            if self.io.peer_closed() {
+            if self.client.io.peer_closed() {
                 return Err(Refusal::Gone(start.elapsed().as_micros() as u64));
             }
         }
     }
 
     /// Sends the request (retrying once when allowed) and relays the response.
-    async fn forward(&mut self, adm: &Admitted<'_>, deadline: Instant, permit: Permit) -> Outcome {
-        if !self.send_continue().await {
-            return gone();
+    async fn forward(&mut self, permit: Permit) -> Outcome {
+        if !self.client.send_continue().await {
+            return Outcome::gone();
         }
-        if !self.auto_create.is_empty() {
-            let name = std::mem::take(&mut self.auto_create);
-            let prefix = adm.tenant.map(|t| t.prefix);
-            let made = self
-                .ensure_index(adm.cluster, prefix.as_ref(), &name, deadline)
-                .await;
-            self.auto_create = name;
+        if self.d.reserve == Reservation::AutoCreate {
+            let prefix = self.d.tenant.as_ref().map(|t| &t.prefix);
+            let name = &self.targets.auto_create;
+            let core = &self.client.core;
+            let made =
+                precreate::ensure_index(core, self.d.cluster, prefix, name, self.deadline).await;
             if let Err(fail) = made {
-                return self.send_failed(fail).await;
+                return self.client.answer_send_failure(fail).await;
             }
         }
-        let replayable = self.body_buffered();
-        let addr = adm.cluster.upstreams[self.core.pick(adm.cluster.upstreams.len())];
-        let mut rhead = std::mem::take(&mut self.rhead);
-        let mut outcome = self
-            .attempt(adm, addr, true, replayable, &mut rhead, deadline)
-            .await;
+        let replayable = self.client.body_buffered();
+        let cluster = self.d.cluster;
+        let addr = cluster.upstreams[self.client.core.pick(cluster.upstreams.len())];
+        let mut outcome = self.attempt(addr, true, replayable).await;
         if outcome.is_none() {
-            outcome = self
-                .attempt(adm, addr, false, replayable, &mut rhead, deadline)
-                .await;
+            outcome = self.attempt(addr, false, replayable).await;
         }
         drop(permit);
-        self.rhead = rhead;
-        outcome.unwrap_or_else(gone)
-    }
-
-    /// Answers `Expect: 100-continue` (once admitted); false when the client is gone.
-    pub(super) async fn send_continue(&mut self) -> bool {
-        if !(self.head.expect_continue && self.has_body()) {
-            return true;
-        }
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-        let (res, out) = self.io.write_all(out).await;
-        self.out = out;
-        res.is_ok()
-    }
-
-    /// What the request's body goes through on its way upstream (multitenant JSON bodies
-    /// were already rewritten whole: they pass).
-    fn body_filter(adm: &Admitted<'_>) -> BodyFilter {
-        match (adm.tenant, adm.bulk_limit) {
-            (Some(t), limit) => t
-                .plan
-                .body_rewriter(t.prefix, limit.unwrap_or(u64::MAX))
-                .map_or(BodyFilter::Pass, BodyFilter::Rewrite),
-            (None, Some(limit)) => BodyFilter::Count(BulkCounter::new(), limit),
-            (None, None) => BodyFilter::Pass,
-        }
+        outcome.unwrap_or_else(Outcome::gone)
     }
 
     /// One try: connection, request, response head, relay. `None`: retry on a fresh
     /// connection (a reused one failed before any byte, and the request can be replayed).
     async fn attempt(
         &mut self,
-        adm: &Admitted<'_>,
         addr: SocketAddr,
         first: bool,
         replayable: bool,
-        rhead: &mut ResponseHead,
-        deadline: Instant,
     ) -> Option<Outcome> {
-        let pooled = if first {
-            self.core.pool.take_idle(addr, Instant::now())
-        } else {
-            None
-        };
-        let mut up = match pooled {
-            Some(c) => c,
-            None => match Pool::connect(
-                addr,
-                self.core.shared.limits.connect_timeout,
-                self.core.take_upstream_buffer(),
-            )
-            .await
-            {
-                Ok(c) => c,
-                Err(_) => {
-                    return Some(
-                        self.fail(EdgeError::ServiceUnavailable(
-                            "the cluster's search engine cannot be reached",
-                        ))
-                        .await,
-                    )
-                }
-            },
+        let core = self.client.core.clone();
+        let timeout = core.shared.limits.connect_timeout;
+        let checkout = core
+            .pool
+            .checkout(addr, !first, timeout, || core.take_upstream_buffer());
+        let mut up = match checkout.await {
+            Ok(c) => c,
+            Err(_) => {
+                let e =
+                    EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached");
+                return Some(self.client.answer_before_response(&e).await);
+            }
         };
         let may_retry = first && up.reused && replayable;
-        self.pos = self.head.len;
-        let mut filter = Self::body_filter(adm);
-        let sent = self.send_request(&mut up, &mut filter, adm, deadline).await;
-        self.end_body_reads(); // the next request head is read as soon as any byte comes
-        let body_bytes = match sent {
-            Err(SendFail::Upstream) if may_retry => return None,
-            Err(SendFail::Upstream) => {
-                // The upstream may have answered before reading the whole body (a 413 of
-                // its own) and stopped reading: relay that answer rather than a 502.
-                let early = (Instant::now() + EARLY_ANSWER_WAIT).min(deadline);
-                if self
-                    .read_response_head(&mut up, rhead, early)
-                    .await
-                    .is_err()
-                {
-                    return Some(self.send_failed(SendFail::Upstream).await);
-                }
-                self.keep_alive = false; // the rest of the client's body was never read
-                (self.pos - self.head.len.min(self.pos)) as u64
-            }
-            Err(fail) => return Some(self.send_failed(fail).await),
+        self.client.pos = self.client.head.len;
+        let sent = self.send(&mut up).await;
+        self.client.end_body_reads(); // the next request head is read as soon as any byte comes
+        let body_bytes = match self.response_head(&mut up, sent, may_retry).await {
             Ok(n) => n,
+            Err(answered) => return answered,
         };
-        match self.read_response_head(&mut up, rhead, deadline).await {
-            Err(HeadFail::NoBytes) if may_retry => return None,
-            Err(f) => return Some(self.head_failed(f).await),
-            Ok(()) => {}
-        }
-        let (o, reusable) = match adm.tenant {
-            Some(t) => {
-                let ids = t.plan.response.ids.map(|_| {
-                    (
-                        self.core.shared.sealer.clone(),
-                        Arc::from(adm.cluster.id.as_str()),
-                    )
-                });
-                self.relay_rewritten(&mut up, rhead, &t, ids, deadline)
-                    .await
-            }
-            None => self.relay(&mut up, rhead, deadline).await,
-        };
+        let (o, reusable) = self.relay(&mut up).await;
         if reusable {
-            self.core.pool.put(up, Instant::now());
+            core.pool.put(up, Instant::now());
         }
         Some(Outcome {
             bytes_in: body_bytes,
@@ -405,94 +277,72 @@ impl Session {
         })
     }
 
-    async fn head_failed(&mut self, f: HeadFail) -> Outcome {
-        let e = match f {
-            HeadFail::NoBytes => {
-                EdgeError::BadGateway("the search engine closed the connection without answering")
-            }
-            HeadFail::Bad(why) => EdgeError::BadGateway(why),
-            HeadFail::Deadline => {
-                EdgeError::GatewayTimeout(self.core.shared.limits.deadline.as_secs())
-            }
-        };
-        self.fail(e).await
-    }
-
-    /// An error before any response byte was sent: answer it; keep the connection only
-    /// when the request's body was fully read.
-    async fn fail(&mut self, e: EdgeError) -> Outcome {
-        let body_done = self.pos >= self.buf.len() || self.body_buffered();
-        self.keep_alive &= body_done;
-        self.refuse(&e).await
-    }
-
-    async fn send_failed(&mut self, fail: SendFail) -> Outcome {
-        match fail {
-            SendFail::Upstream => {
-                self.keep_alive = false;
-                self.refuse(&EdgeError::BadGateway(
-                    "the search engine closed the connection while receiving the request",
-                ))
-                .await
-            }
-            SendFail::Client => gone(),
-            SendFail::Refuse(e) => {
-                self.keep_alive = false;
-                self.refuse(&e).await
-            }
-        }
-    }
-
-    /// Reads the upstream's response head into `rh` (skipping interim 1xx heads).
-    async fn read_response_head(
+    /// After sending (`sent`): the response head into `scratch.rhead`, and the body bytes
+    /// the client sent. `Err(None)`: retry; `Err(Some(_))`: answered already.
+    async fn response_head(
         &mut self,
         up: &mut UpstreamConn,
-        rh: &mut ResponseHead,
-        deadline: Instant,
-    ) -> Result<(), HeadFail> {
-        let limits = HeadLimits {
-            max_head: 64 * 1024,
-            max_auth: 0,
-            max_headers: 256,
-        };
-        let mut got_any = !up.buf.is_empty();
-        loop {
-            if !up.buf.is_empty() {
-                match rh.parse(&up.buf, self.method, &limits) {
-                    Ok(true) if rh.status < 200 => {
-                        up.buf.drain(..rh.len);
-                        continue;
-                    }
-                    Ok(true) => return Ok(()),
-                    Ok(false) => {}
-                    Err(_) => {
-                        return Err(HeadFail::Bad(
-                            "the search engine sent a malformed response head",
-                        ))
-                    }
+        sent: Result<u64, SendFail>,
+        may_retry: bool,
+    ) -> Result<u64, Option<Outcome>> {
+        let method = self.client.method;
+        let rhead = &mut self.scratch.rhead;
+        match sent {
+            Err(SendFail::Upstream) if may_retry => Err(None),
+            Err(SendFail::Upstream) => {
+                // The upstream may have answered before reading the whole body (a 413 of
+                // its own) and stopped reading: relay that answer rather than a 502.
+                let early = (Instant::now() + EARLY_ANSWER_WAIT).min(self.deadline);
+                if up.read_head(rhead, method, early).await.is_err() {
+                    return Err(Some(
+                        self.client.answer_send_failure(SendFail::Upstream).await,
+                    ));
                 }
+                self.client.keep_alive = false; // the rest of the client's body was never read
+                let c = &*self.client;
+                Ok((c.pos - c.head.len.min(c.pos)) as u64)
             }
-            match up.read_more(deadline).await {
-                Ok(n) if n > 0 => got_any = true,
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    return Err(HeadFail::Deadline)
+            Err(fail) => Err(Some(self.client.answer_send_failure(fail).await)),
+            Ok(n) => match up.read_head(rhead, method, self.deadline).await {
+                Ok(()) => Ok(n),
+                Err(HeadFail::NoBytes) if may_retry => Err(None),
+                Err(f) => {
+                    let e = f.error(self.client.core.shared.limits.deadline.as_secs());
+                    Err(Some(self.client.answer_before_response(&e).await))
                 }
-                _ if got_any => {
-                    return Err(HeadFail::Bad("the search engine cut its response head"))
-                }
-                _ => return Err(HeadFail::NoBytes),
-            }
+            },
         }
     }
-}
 
-/// The client went away: nothing to send, close.
-pub(super) fn gone() -> Outcome {
-    Outcome {
-        status: 499,
-        bytes_in: 0,
-        bytes_out: 0,
-        queue_us: None,
-        next: Next::Close,
+    /// The request, head and body, through the decision's request filter.
+    async fn send(&mut self, up: &mut UpstreamConn) -> Result<u64, SendFail> {
+        let mut filter = RequestFilter::for_decision(self.d);
+        let mut sending = Sending {
+            client: self.client,
+            up,
+            out: &mut self.scratch.up_out,
+            rewritten: &mut self.scratch.rewritten,
+            deadline: self.deadline,
+        };
+        sending
+            .send(&mut filter, self.d, &self.targets.target)
+            .await
+    }
+
+    /// The response whose head is in `scratch.rhead`, through the decision's response
+    /// filter.
+    async fn relay(&mut self, up: &mut UpstreamConn) -> (Outcome, bool) {
+        let rh = &self.scratch.rhead;
+        let core = &self.client.core;
+        let cluster = self.d.cluster;
+        let ids = || (core.shared.sealer.clone(), Arc::from(cluster.id.as_str()));
+        let mut filter = ResponseFilter::for_response(self.d.tenant.as_ref(), rh, &up.buf, ids);
+        let mut relaying = Relaying {
+            client: self.client,
+            up,
+            rewritten: &mut self.scratch.rewritten,
+            deadline: self.deadline,
+        };
+        relaying.relay(rh, &mut filter).await
     }
 }

@@ -1,10 +1,19 @@
-//! The edge: thread-per-core runtime, listeners, TLS, client sessions, upstream pools.
+//! The edge: thread-per-core runtime, listeners, TLS, client connections, upstream pools.
 //!
-//! Owns all of the edge's I/O: `start` (process start, signals, reload), `workers` (one
-//! pinned monoio runtime per core, accept loops), `tls` and `io` (client transports),
-//! `session` (request loop and policy chain), `exchange` (admission, upstream request),
-//! `relay` (upstream response), `upstream` (per-core pools), `accesslog`, `certs`,
-//! `engine_child` (the embedded engine as a supervised process).
+//! Process: `start` (start, signals, reload), `workers` (one pinned monoio runtime per
+//! core, accept loops), `core` (what each core holds), `control` (readiness and metering),
+//! `metrics_http` (the metrics listener), `engine_child` (the embedded engine as a
+//! supervised process), `certs`, `keyfile`.
+//!
+//! A request's way (docs/request-path.md walks it file by file): `io` (the client
+//! transport, over `tcp` or `tls`) -> `session` (the connection's request loop: read a
+//! head, `policy::decide`, record) -> `exchange` (carry the decision out: admit, upstream,
+//! relay) with its stages `buffered` (bodies read whole), `precreate` (indices created
+//! first), `send` (the request upstream, the body through a `filter`), `upstream` (pools,
+//! response heads) and `relay` (the response back, through a `filter`); `client` is the
+//! client side every stage writes through, `outcome` the leaf types they hand back. No
+//! stage imports the one that runs it, and there is no import cycle among these modules
+//! (checked by `tests/layout.rs`).
 //!
 //! Must not import `engine`: every upstream, the embedded engine included, is reached over
 //! HTTP, so real Elasticsearch/OpenSearch nodes can take its place.
@@ -12,18 +21,27 @@
 pub mod accesslog;
 mod buffered;
 pub mod certs;
+mod client;
 mod control;
 mod core;
+#[cfg(test)]
+mod duplex;
 mod engine_child;
 mod exchange;
+mod filter;
 mod io;
 mod keyfile;
+mod metrics_http;
+mod outcome;
+#[cfg(test)]
+mod pipeline_tests;
+mod precreate;
 mod relay;
 mod send;
 mod session;
 mod sock;
 mod start;
-mod tenant;
+mod tcp;
 mod tls;
 mod upstream;
 pub mod workers;

@@ -190,7 +190,7 @@ mod tests {
                 for byte in [b'a', b'b'] {
                     peer.write_all(&[byte]).unwrap();
                     let (res, buf) =
-                        super::super::io::read_tcp(&mut s, Vec::with_capacity(16)).await;
+                        super::super::tcp::read_tcp(&mut s, Vec::with_capacity(16)).await;
                     assert_eq!((res.unwrap(), buf[0]), (1, byte));
                     assert!(!s.maybe_readable(), "drained: nothing can be there");
                     settle().await;
@@ -199,12 +199,12 @@ mod tests {
                 peer.write_all(b"c").unwrap();
                 settle().await;
                 assert!(s.maybe_readable(), "a byte arrived");
-                let (res, buf) = super::super::io::read_tcp(&mut s, Vec::with_capacity(16)).await;
+                let (res, buf) = super::super::tcp::read_tcp(&mut s, Vec::with_capacity(16)).await;
                 assert_eq!((res.unwrap(), buf[0]), (1, b'c'));
                 drop(peer);
                 settle().await;
                 assert!(s.maybe_readable(), "the peer ended");
-                let (res, _) = super::super::io::read_tcp(&mut s, Vec::with_capacity(16)).await;
+                let (res, _) = super::super::tcp::read_tcp(&mut s, Vec::with_capacity(16)).await;
                 assert_eq!(res.unwrap(), 0);
                 assert!(s.maybe_readable(), "the end stays readable");
             });

@@ -1,7 +1,9 @@
 //! Starting and stopping the edge: load the config (or the embedded default), prepare TLS,
-//! start the embedded engine, build the registry, bind the listeners, start one pinned
-//! worker per core, print where everything answers, then run the control loop: SIGHUP or a
-//! change of the config file reloads the registry; SIGTERM/SIGINT drains and exits 0.
+//! start the embedded engine, open the control plane (its store, the file's seed applied
+//! through its commands), bind the listeners, start one pinned worker per core and the
+//! admin API, print where everything answers, then run the control loop: SIGHUP or a
+//! change of the config file applies the file's seed again, maintenance windows end at
+//! their `until`; SIGTERM/SIGINT drains and exits 0.
 //!
 //! Must not touch: request handling (see `session`).
 
@@ -10,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -23,9 +25,9 @@ use super::keyfile;
 use super::sock::reuseport_listeners;
 use super::workers::{run_worker, Driver, WorkerListeners};
 use super::ServeArgs;
-use crate::config::{embedded, Config};
+use crate::config::{embedded, AdminConfig, Config};
+use crate::control::boot::{self, SharedPlane};
 use crate::metrics::MetricsHub;
-use crate::registry::{Registry, Snapshot};
 
 /// Runs the edge until SIGTERM/SIGINT. Errors are for the operator, one line each.
 pub fn run(args: ServeArgs) -> Result<(), String> {
@@ -47,10 +49,6 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     };
     std::fs::create_dir_all(&config.edge.data_dir)
         .map_err(|e| format!("data dir {}: {e}", config.edge.data_dir.display()))?;
-    let tls = match config.edge.https {
-        Some(_) => Some(tls_config(&config)?),
-        None => None,
-    };
     let engine = match &config.engine {
         Some(e) => Some(EngineChild::start(e.listen, &e.data_dir)?),
         None => None,
@@ -58,12 +56,17 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let (Some(child), Some(e)) = (&engine, config.engine.as_mut()) {
         e.listen = child.addr; // a port 0 became a real port
     }
+    if embedded && config.admin.is_none() {
+        config.admin = Some(AdminConfig::default()); // the embedded default serves it
+    }
     let key = keyfile::load_or_create(&config.edge.data_dir)?;
     let sealer = Arc::new(crate::tenancy::IdSealer::new(&key));
-    let registry = Arc::new(Registry::new(
-        Snapshot::build(&config, None, 1, Instant::now(), &key).map_err(|e| e.to_string())?,
-        key,
-    ));
+    let plane = boot::open(&config, &key)?;
+    let registry = boot::lock(&plane).registry().clone();
+    let tls = match config.edge.https {
+        Some(_) => Some(tls_config(&config, &plane)?),
+        None => None,
+    };
     let threads = args
         .threads
         .unwrap_or_else(|| {
@@ -82,25 +85,57 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         draining: AtomicBool::new(false),
         sealer,
     });
-    control::probe_unready(&registry);
+    control::probe_unready(&registry, &plane);
     let stop_control = Arc::new(AtomicBool::new(false));
     let settings = ControlSettings {
         metering_interval: config.edge.metering_interval.0,
         disable_factor: config.edge.disable_factor,
     };
-    let control = control::spawn(registry.clone(), settings, stop_control.clone())
+    let control = control::spawn(plane.clone(), settings, stop_control.clone())
         .map_err(|e| format!("control thread: {e}"))?;
+    if let Some(addr) = config.edge.metrics {
+        let bound = super::metrics_http::spawn(addr, shared.clone())
+            .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
+        println!("searchgate: metrics http://{bound}/metrics");
+    }
     let workers = spawn_workers(driver, threads, &shared, per_worker)?;
+    let admin = match &config.admin {
+        Some(a) => {
+            let tls = admin_tls(a, &config, &plane, &shared)?;
+            let env = boot::api_env(&config, http, https);
+            Some(boot::start_admin(
+                a,
+                &config.edge.data_dir,
+                plane.clone(),
+                env,
+                tls,
+            )?)
+        }
+        None => None,
+    };
     print_banner(
         &config,
+        &plane,
         driver,
         threads,
-        http,
-        https,
+        (http, https),
         embedded,
         engine.as_ref().map(|e| e.addr),
     );
-    control_loop(signals, &config_path, &config, &registry, &shared, &workers)?;
+    if let Some(a) = &admin {
+        let token = match &a.token_file {
+            Some(f) => format!("token in {}", f.display()),
+            None => "token from the configuration file".into(),
+        };
+        println!("searchgate: admin API on {} ({token})", a.url);
+        if embedded {
+            println!("  try: cargo run --release -- admin clusters list");
+        }
+    }
+    control_loop(signals, &config_path, &config, &plane, &shared, &workers)?;
+    if let Some(a) = admin {
+        a.stop();
+    }
     for w in workers {
         let _ = w.join();
     }
@@ -113,12 +148,35 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn tls_config(config: &Config) -> Result<Arc<rustls::ServerConfig>, String> {
+/// The admin listener's TLS: its own certificate, or the edge's (generated ones name
+/// `localhost` and the loopback addresses too); `None` unless `[admin] tls = true`.
+fn admin_tls(
+    a: &AdminConfig,
+    config: &Config,
+    plane: &SharedPlane,
+    shared: &Shared,
+) -> Result<Option<Arc<rustls::ServerConfig>>, String> {
+    if !a.tls {
+        return Ok(None);
+    }
+    match (&a.tls_cert, &a.tls_key, &shared.tls) {
+        (Some(c), Some(k), _) => certs::server_config(c, k)
+            .map(Some)
+            .map_err(|e| format!("admin TLS: {e}")),
+        (_, _, Some(edge)) => Ok(Some(edge.clone())),
+        _ => tls_config(config, plane).map(Some),
+    }
+}
+
+/// The edge's TLS: the configured certificate, or one generated for every region of the
+/// clusters known at start (file and store) and the admin API's default region.
+fn tls_config(config: &Config, plane: &SharedPlane) -> Result<Arc<rustls::ServerConfig>, String> {
     let (cert, key) = match (&config.edge.tls_cert, &config.edge.tls_key) {
         (Some(c), Some(k)) => (c.clone(), k.clone()),
         _ => {
-            let mut regions: Vec<String> =
-                config.clusters.iter().map(|c| c.region.clone()).collect();
+            let snap = boot::lock(plane).snapshot();
+            let mut regions: Vec<String> = snap.catalog.live().map(|c| c.region.clone()).collect();
+            regions.extend(config.admin.as_ref().map(|a| a.default_region.clone()));
             regions.sort();
             regions.dedup();
             let names = certs::leaf_names(&config.edge.domain, &regions);
@@ -176,10 +234,10 @@ fn spawn_workers(
 
 fn print_banner(
     config: &Config,
+    plane: &SharedPlane,
     driver: Driver,
     threads: usize,
-    http: Option<SocketAddr>,
-    https: Option<SocketAddr>,
+    (http, https): (Option<SocketAddr>, Option<SocketAddr>),
     embedded: bool,
     engine: Option<SocketAddr>,
 ) {
@@ -196,23 +254,30 @@ fn print_banner(
     if let Some(e) = engine {
         println!("searchgate: embedded engine on {e}");
     }
+    let (scheme, port) = match (https, http) {
+        (Some(a), _) => ("https", a.port()),
+        (None, Some(a)) => ("http", a.port()),
+        (None, None) => return,
+    };
     let ca = config.edge.data_dir.join(certs::CA_CERT);
-    for c in &config.clusters {
-        // Only the embedded default's own demo credentials are shown; configured passwords never are.
-        let pass = if embedded {
-            c.password.expose().to_string()
-        } else {
-            "<password>".into()
-        };
-        let (scheme, addr) = match (https, http) {
-            (Some(a), _) => ("https", a),
-            (None, Some(a)) => ("http", a),
-            (None, None) => continue,
-        };
-        let port = addr.port();
+    let snap = boot::lock(plane).snapshot();
+    for c in snap.catalog.live() {
+        // Only the embedded default's own demo password is shown (from its file, and only
+        // while it is still the cluster's password); no other password is ever known.
+        let pass = config
+            .clusters
+            .iter()
+            .find(|f| f.id == c.id && embedded)
+            .map(|f| f.password.expose())
+            .filter(|p| c.password.verify(p.as_bytes()))
+            .unwrap_or("<password>");
         println!(
-            "searchgate: cluster {} ({:?}, plan {}, mode {:?})",
-            c.id, c.class, c.plan, c.mode
+            "searchgate: cluster {} ({}, plan {}, mode {}, {})",
+            c.id,
+            c.class.as_str(),
+            c.plan,
+            c.mode.as_str(),
+            c.state()
         );
         println!(
             "  {scheme}://{}:{pass}@{}.{}.{}:{port}",
@@ -224,7 +289,7 @@ fn print_banner(
                 c.username
             );
         }
-        if embedded && scheme == "https" {
+        if embedded && scheme == "https" && pass != "<password>" {
             println!(
                 "  try: curl --cacert {} https://{}:{pass}@localhost:{port}/",
                 ca.display(),
@@ -238,12 +303,13 @@ fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-/// Waits for signals and config changes until shutdown; then sets `draining`.
+/// Waits for signals and config changes until shutdown; then sets `draining`. Ends
+/// maintenance windows whose time came.
 fn control_loop(
     mut signals: Signals,
     path: &Path,
     first: &Config,
-    registry: &Registry,
+    plane: &SharedPlane,
     shared: &Shared,
     workers: &[JoinHandle<()>],
 ) -> Result<(), String> {
@@ -252,7 +318,7 @@ fn control_loop(
     loop {
         for sig in signals.pending() {
             match sig {
-                SIGHUP => reload(path, &mut current, registry, "SIGHUP"),
+                SIGHUP => reload(path, &mut current, plane, "SIGHUP"),
                 _ => {
                     println!("searchgate: shutting down: finishing requests in flight");
                     shared.draining.store(true, Ordering::Release);
@@ -263,7 +329,12 @@ fn control_loop(
         let now = modified(path);
         if now != seen {
             seen = now;
-            reload(path, &mut current, registry, "file change");
+            reload(path, &mut current, plane, "file change");
+        }
+        match boot::lock(plane).expire_maintenance() {
+            Ok(0) => {}
+            Ok(n) => println!("searchgate: {n} maintenance window(s) ended"),
+            Err(e) => eprintln!("searchgate: ending maintenance windows: {e}"),
         }
         if workers.iter().all(|w| w.is_finished()) {
             return Err("every worker stopped".into());
@@ -272,20 +343,20 @@ fn control_loop(
     }
 }
 
-fn reload(path: &Path, current: &mut Config, registry: &Registry, why: &str) {
+/// Applies the file again: its settings stay as at start (listeners, `[engine]`,
+/// `[admin]`), its plans and clusters go through the control plane's commands.
+fn reload(path: &Path, current: &mut Config, plane: &SharedPlane, why: &str) {
     match Config::load(path) {
         Err(e) => eprintln!("searchgate: reload ({why}) refused, keeping the running config: {e}"),
         Ok(mut next) => {
             next.engine = current.engine.clone(); // the engine's address is fixed while running
+            next.admin = current.admin.clone();
             if next.edge.https != current.edge.https || next.edge.http != current.edge.http {
                 eprintln!("searchgate: listener changes take effect at the next restart");
             }
-            match registry.apply(&next, Instant::now()) {
-                Ok(gen) => {
-                    println!(
-                        "searchgate: reloaded ({why}): {} cluster(s), generation {gen}",
-                        next.clusters.len()
-                    );
+            match boot::apply_file(plane, &next) {
+                Ok((gen, live)) => {
+                    println!("searchgate: reloaded ({why}): {live} cluster(s), generation {gen}");
                     *current = next;
                 }
                 Err(e) => {

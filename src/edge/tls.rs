@@ -13,7 +13,7 @@ use std::sync::Arc;
 use monoio::net::TcpStream;
 use rustls::{ServerConfig, ServerConnection};
 
-use super::io::{read_tcp, write_tcp};
+use super::tcp::{read_tcp, write_tcp};
 
 /// Ciphertext read size: one maximal TLS record plus header.
 const CIPHER_BUF: usize = 17 * 1024;

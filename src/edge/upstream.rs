@@ -1,7 +1,10 @@
-//! Per-core upstream connection pools: keep-alive connections to each upstream address,
-//! reused most-recently-returned first, dropped when idle too long or closed by the peer.
+//! Upstream connections: per-core keep-alive pools (reused most-recently-returned first,
+//! dropped when idle too long or closed by the peer), and reading a response head from a
+//! connection, the one place where interim (1xx) heads are skipped, for the main request
+//! and the edge's own requests alike.
 //!
-//! Must not touch: HTTP or policy; the session decides what is reusable.
+//! Must not touch: policy, the request (see `send`); the exchange decides what is
+//! reusable.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -10,6 +13,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use monoio::net::TcpStream;
+
+use super::outcome::HeadFail;
+use crate::proto::{HeadLimits, Method, ResponseHead};
 
 /// Response buffer kept with each upstream connection.
 pub const UPSTREAM_BUF: usize = 64 * 1024;
@@ -31,12 +37,54 @@ impl UpstreamConn {
     pub async fn read_more(&mut self, deadline: Instant) -> io::Result<usize> {
         let buf = std::mem::take(&mut self.buf);
         let left = deadline.saturating_duration_since(Instant::now());
-        match monoio::time::timeout(left, super::io::read_tcp(&mut self.tcp, buf)).await {
+        match monoio::time::timeout(left, super::tcp::read_tcp(&mut self.tcp, buf)).await {
             Ok((res, buf)) => {
                 self.buf = buf;
                 res
             }
             Err(_) => Err(io::ErrorKind::TimedOut.into()),
+        }
+    }
+
+    /// Reads the response head to a `method` request into `rh`, skipping interim 1xx heads
+    /// (`100 Continue` and the like: their bytes are dropped and the next head is read).
+    /// The body that follows starts at `buf[rh.len..]`.
+    pub async fn read_head(
+        &mut self,
+        rh: &mut ResponseHead,
+        method: Method,
+        deadline: Instant,
+    ) -> Result<(), HeadFail> {
+        let limits = HeadLimits {
+            max_head: 64 * 1024,
+            max_auth: 0,
+            max_headers: 256,
+        };
+        let mut got_any = !self.buf.is_empty();
+        loop {
+            if !self.buf.is_empty() {
+                match rh.parse(&self.buf, method, &limits) {
+                    Ok(true) if rh.status < 200 => {
+                        self.buf.drain(..rh.len);
+                        continue;
+                    }
+                    Ok(true) => return Ok(()),
+                    Ok(false) => {}
+                    Err(_) => {
+                        return Err(HeadFail::Bad(
+                            "the search engine sent a malformed response head",
+                        ))
+                    }
+                }
+            }
+            match self.read_more(deadline).await {
+                Ok(n) if n > 0 => got_any = true,
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(HeadFail::Deadline),
+                _ if got_any => {
+                    return Err(HeadFail::Bad("the search engine cut its response head"))
+                }
+                _ => return Err(HeadFail::NoBytes),
+            }
         }
     }
 }
@@ -84,6 +132,23 @@ impl Pool {
             }
         }
         None
+    }
+
+    /// A connection to `addr`: a pooled one unless `fresh` is asked for, else a new one
+    /// (with `buf()` as its buffer).
+    pub async fn checkout(
+        &self,
+        addr: SocketAddr,
+        fresh: bool,
+        timeout: Duration,
+        buf: impl FnOnce() -> Vec<u8>,
+    ) -> Result<UpstreamConn, ConnectError> {
+        if !fresh {
+            if let Some(c) = self.take_idle(addr, Instant::now()) {
+                return Ok(c);
+            }
+        }
+        Pool::connect(addr, timeout, buf()).await
     }
 
     /// A new connection to `addr`.

@@ -189,7 +189,7 @@ mod tests {
     use std::task::{Poll, Waker};
 
     use super::*;
-    use crate::edge::io::{read_tcp, write_tcp};
+    use crate::edge::tcp::{read_tcp, write_tcp};
 
     /// Set by another thread, which then wakes the task waiting for it.
     #[derive(Default)]

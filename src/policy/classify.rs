@@ -197,6 +197,18 @@ pub struct Route {
 
 pub use super::endpoints::ROUTES;
 
+impl Route {
+    /// What the body of a request to this endpoint is, whatever the cluster's class (the
+    /// edge counts `_bulk` actions on every class and reads a `_reindex` body on every
+    /// class; a blocked row has no body to read).
+    pub fn body_kind(&self) -> BodyKind {
+        match self.tenancy {
+            Tenancy::Rewrite { body, .. } => body,
+            Tenancy::Block => BodyKind::None,
+        }
+    }
+}
+
 /// True when `seg` is an index (or alias) expression as the upstream routes it.
 pub fn is_index_expr(seg: &[u8]) -> bool {
     match seg.first() {

@@ -1,6 +1,10 @@
 //! Pure decisions about a request: route (host -> cluster), authenticate (constant-time
 //! Basic credentials), classify (read / update / not exposed), mode, admit (allowance),
-//! shard capacity.
+//! shard capacity; and `decide`, which takes them in order for one request and returns
+//! what the edge must do with it.
+//!
+//! Sees the registry only through `view`'s traits (the registry implements them), so the
+//! registry may use policy's building blocks without an import circle.
 //!
 //! Must not touch: sockets, monoio, the wall clock (callers pass time in), tantivy.
 
@@ -9,8 +13,10 @@ pub mod auth;
 pub mod blocked;
 pub mod bulk;
 pub mod classify;
+pub mod decide;
 pub mod endpoints;
 pub mod mode;
 pub mod path;
 pub mod route;
 pub mod shards;
+pub mod view;

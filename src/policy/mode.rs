@@ -7,6 +7,8 @@
 //!
 //! Must not touch: classification (takes a [`Class`]), I/O, the registry's storage.
 
+use std::sync::Arc;
+
 use super::classify::Class;
 use crate::errors::EdgeError;
 
@@ -36,6 +38,20 @@ pub enum Mode {
     Destroyed,
 }
 
+/// A mode as requests meet it: the mode and, when an operator set it, their reason (shown
+/// in the 403 body).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeView {
+    pub mode: Mode,
+    pub reason: Option<Arc<str>>,
+}
+
+impl From<Mode> for ModeView {
+    fn from(mode: Mode) -> Self {
+        ModeView { mode, reason: None }
+    }
+}
+
 impl From<crate::config::Mode> for Mode {
     /// A mode from the configuration file or registry: set by an operator.
     fn from(m: crate::config::Mode) -> Self {
@@ -51,11 +67,13 @@ impl From<crate::config::Mode> for Mode {
     }
 }
 
-/// Whether a request of `class` may proceed in `mode`, and if not, the error to answer.
-pub fn decide(mode: Mode, class: &Class) -> Result<(), EdgeError> {
+/// Whether a request of `class` may proceed in `mode` (a [`Mode`], or a [`ModeView`] with
+/// the operator's reason), and if not, the error to answer.
+pub fn decide(mode: impl Into<ModeView>, class: &Class) -> Result<(), EdgeError> {
+    let ModeView { mode, reason } = mode.into();
     match mode {
         Mode::Provisioning | Mode::Destroyed => return Err(EdgeError::ClusterNotFound),
-        Mode::Disabled(_) => return Err(EdgeError::Disabled),
+        Mode::Disabled(_) => return Err(EdgeError::Disabled(reason)),
         _ => {}
     }
     if let Class::NotImplemented(endpoint) = class {
@@ -64,8 +82,8 @@ pub fn decide(mode: Mode, class: &Class) -> Result<(), EdgeError> {
     match (mode, class) {
         (_, Class::Read) | (Mode::Normal, _) => Ok(()),
         (Mode::ReadOnly(SetBy::Metering), Class::DeleteIndex) => Ok(()),
-        (Mode::ReadOnly(_), _) => Err(EdgeError::ReadOnly),
-        (Mode::Maintenance, _) => Err(EdgeError::Maintenance),
+        (Mode::ReadOnly(_), _) => Err(EdgeError::ReadOnly(reason)),
+        (Mode::Maintenance, _) => Err(EdgeError::Maintenance(reason)),
         (Mode::Provisioning | Mode::Destroyed | Mode::Disabled(_), _) => {
             unreachable!("handled above")
         }
@@ -129,9 +147,9 @@ mod tests {
         use SetBy::*;
         let ok = Ok(());
         let nf = Err(E::ClusterNotFound);
-        let dis = Err(E::Disabled);
-        let ro = Err(E::ReadOnly);
-        let mnt = Err(E::Maintenance);
+        let dis = Err(E::Disabled(None));
+        let ro = Err(E::ReadOnly(None));
+        let mnt = Err(E::Maintenance(None));
         let n501 = Err(E::NotImplemented("_snapshot".into()));
         #[rustfmt::skip]
         let table: Vec<(Mode, [Result<(), EdgeError>; 4])> = vec![
@@ -165,6 +183,33 @@ mod tests {
         assert_eq!(status(Mode::Normal, &ni()), 501);
         let e = decide(Mode::Maintenance, &Class::Update).unwrap_err();
         assert!(e.headers().iter().any(|(k, _)| *k == "Retry-After"));
+    }
+
+    // spec 3, 7: the operator's reason reaches the 403 body, after the standard words
+    #[test]
+    fn the_operators_reason_is_in_the_refusal() {
+        let why: Arc<str> = Arc::from("migrating data until 14:00 UTC");
+        let view = |mode| ModeView {
+            mode,
+            reason: Some(why.clone()),
+        };
+        for (mode, start) in [
+            (Mode::Maintenance, "Maintenance"),
+            (Mode::ReadOnly(SetBy::Operator), "Cluster Read-only"),
+            (Mode::Disabled(SetBy::Operator), "Cluster Disabled"),
+        ] {
+            let e = decide(view(mode), &Class::Update).unwrap_err();
+            let v = e.body().to_value();
+            let reason = v["error"]["reason"].as_str().unwrap();
+            assert!(reason.starts_with(start), "{reason}");
+            assert!(
+                reason.contains("migrating data until 14:00 UTC"),
+                "{reason}"
+            );
+            assert_eq!(v["error"]["mode_reason"], "migrating data until 14:00 UTC");
+            assert_eq!(e.status(), 403);
+        }
+        assert_eq!(decide(view(Mode::Normal), &Class::Update), Ok(()));
     }
 
     #[test]

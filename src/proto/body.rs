@@ -31,6 +31,18 @@ pub fn chunk_size_line(len: usize, out: &mut [u8; 18]) -> &[u8] {
     &out[..digits + 2]
 }
 
+/// Appends `data` to `out` as one chunk: size line, data, CRLF. Nothing for no data (an
+/// empty chunk would end the body: that is [`LAST_CHUNK`]'s job).
+pub fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    let mut line = [0u8; 18];
+    out.extend_from_slice(chunk_size_line(data.len(), &mut line));
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+}
+
 /// What one call of [`BodyDecoder::decode`] found at the front of its input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decoded {

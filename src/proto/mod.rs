@@ -18,7 +18,9 @@ mod scan;
 mod tests;
 mod write;
 
-pub use body::{chunk_size_line, BodyDecoder, Decoded, LAST_CHUNK, MAX_CHUNK_LINE, MAX_TRAILERS};
+pub use body::{
+    chunk_size_line, push_chunk, BodyDecoder, Decoded, LAST_CHUNK, MAX_CHUNK_LINE, MAX_TRAILERS,
+};
 pub use head::{HeadLimits, RequestHead};
 pub use response::ResponseHead;
 pub use write::{

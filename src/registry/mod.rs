@@ -1,12 +1,16 @@
-//! The registry: clusters, plans, credentials and modes as an immutable [`Snapshot`],
-//! published through [`Registry`] and swapped atomically on reload.
+//! The registry: plans and clusters as pure data ([`Catalog`], changed only by
+//! [`catalog::apply`] and compared by [`diff::diff`]), the runtime state kept beside it by
+//! cluster id ([`runtime::Runtime`]: allowances, readiness, usage), and the [`Snapshot`]
+//! the edge reads: both put together, immutable, published through [`Registry`] and
+//! swapped atomically.
 //!
-//! Owns: building a snapshot from a validated [`Config`] (pure), carrying each cluster's
-//! allowance across snapshots by cluster id so a reload never forgets requests in flight
-//! (a plan change resizes the allowance at once), and lookups by host and by username.
+//! How a change flows (see `control`): apply the command to the catalog (pure; a refusal
+//! changes nothing), [`compile`] the result (upstreams resolved, tenants' isolation
+//! checked; still nothing changed), commit it to the store, then reconcile the runtime
+//! from the diff and [`Snapshot::assemble`] and publish the next snapshot.
 //!
-//! Must not touch: sockets, monoio, the clock. Cores read snapshots; only the control
-//! thread publishes them.
+//! Must not touch: sockets, monoio, the clock (time is passed in), the store. Cores read
+//! snapshots; only the control plane publishes them.
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -16,12 +20,19 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
-use crate::config::{ClusterClass, ClusterConfig, Config, Mode, PlanConfig, Secret};
+use crate::config::{ClusterClass, Config, Mode};
 use crate::policy::admit::Allowance;
-use crate::policy::auth::credentials_match;
+use crate::policy::auth::Credential;
+use crate::policy::mode::ModeView;
 use crate::tenancy::{Prefix, TenancyKey};
 
+pub mod catalog;
+pub mod diff;
+mod directory;
+pub mod runtime;
+pub mod seed;
 pub mod state;
+pub use catalog::{Catalog, ClusterRecord, Command, Millis, PlanRecord, Refusal};
 pub use state::ClusterState;
 
 /// A plan's limits (spec 1.6, 8).
@@ -36,20 +47,22 @@ pub struct Plan {
     pub memory: u64,
     pub max_bulk_actions: u64,
     pub monthly_price_cents: u64,
+    pub max_open_contexts: u64,
 }
 
-impl From<&PlanConfig> for Plan {
-    fn from(p: &PlanConfig) -> Self {
+impl From<&PlanRecord> for Plan {
+    fn from(p: &PlanRecord) -> Self {
         Plan {
             name: p.name.clone(),
             concurrency: p.concurrency,
             queue_size: p.queue_size,
-            queue_timeout: p.queue_timeout.0,
+            queue_timeout: Duration::from_millis(p.queue_timeout_ms),
             shards: p.shards,
-            disk: p.disk.0,
-            memory: p.memory.0,
+            disk: p.disk,
+            memory: p.memory,
             max_bulk_actions: p.max_bulk_actions,
             monthly_price_cents: p.monthly_price_cents,
+            max_open_contexts: p.max_open_contexts,
         }
     }
 }
@@ -61,54 +74,72 @@ pub struct Cluster {
     pub hostname: String,
     pub region: String,
     pub class: ClusterClass,
+    /// The operator's mode (provisioning and destroyed included).
     pub mode: Mode,
+    /// Why the operator set it (shown in the 403 body).
+    pub mode_reason: Option<Arc<str>>,
+    /// When a maintenance window ends (the control plane ends it then).
+    pub mode_until: Option<Instant>,
     pub plan: Arc<Plan>,
     pub username: String,
-    pub password: Secret,
+    /// The username and the salted hash of the password.
+    pub credential: Credential,
     /// Upstream nodes, resolved.
     pub upstreams: Vec<SocketAddr>,
-    /// The allowance shared by every core (and kept across snapshots).
+    /// The allowance shared by every core (runtime state, kept across snapshots).
     pub allowance: Arc<Allowance>,
-    /// Metering verdict, usage, readiness (kept across snapshots).
+    /// Metering verdict, usage, readiness (runtime state, kept across snapshots).
     pub state: Arc<ClusterState>,
     /// The pair replaced by a rotation, still accepted until its deadline (grace period).
     pub previous: Option<OldCredentials>,
     /// The namespace of the multitenant class's index names on the shared upstream.
     pub prefix: Option<Prefix>,
+    /// The stored record this view was made from.
+    pub record: Arc<ClusterRecord>,
 }
 
 /// Credentials replaced by a rotation and still accepted for a grace period.
 #[derive(Debug, Clone)]
 pub struct OldCredentials {
-    pub username: String,
-    pub password: Secret,
+    pub credential: Credential,
     pub until: Instant,
 }
 
 impl Cluster {
-    /// Whether `user:pass` opens this cluster at `now` (constant-time comparisons).
+    /// Whether `user:pass` opens this cluster at `now`: the username compared and the
+    /// password's salted HMAC checked, both in constant time.
     pub fn accepts(&self, user: &[u8], pass: &[u8], now: Instant) -> bool {
-        let current = credentials_match(
-            user,
-            pass,
-            self.username.as_bytes(),
-            self.password.expose().as_bytes(),
-        );
-        let old = self.previous.as_ref().is_some_and(|o| {
-            now < o.until
-                && credentials_match(
-                    user,
-                    pass,
-                    o.username.as_bytes(),
-                    o.password.expose().as_bytes(),
-                )
-        });
+        let current = self.credential.matches(user, pass);
+        let old = self
+            .previous
+            .as_ref()
+            .is_some_and(|o| now < o.until && o.credential.matches(user, pass));
         current | old
     }
 
-    /// The mode requests see (operator's mode, or metering's verdict under normal).
-    pub fn effective_mode(&self) -> crate::policy::mode::Mode {
-        self.state.effective_mode(self.mode)
+    /// The mode requests see (operator's mode with its reason, or metering's verdict
+    /// under normal), as last published.
+    pub fn effective_mode(&self) -> ModeView {
+        self.view(self.mode)
+    }
+
+    /// The mode requests see at `now`: a maintenance window whose `until` passed counts
+    /// as ended even before the control plane published its end.
+    pub fn effective_mode_at(&self, now: Instant) -> ModeView {
+        match self.mode_until {
+            Some(until) if now >= until && self.mode == Mode::Maintenance => {
+                self.view(Mode::Normal)
+            }
+            _ => self.effective_mode(),
+        }
+    }
+
+    fn view(&self, operator: Mode) -> ModeView {
+        let mode = self.state.effective_mode(operator);
+        let reason = (operator != Mode::Normal)
+            .then(|| self.mode_reason.clone())
+            .flatten();
+        ModeView { mode, reason }
     }
 }
 
@@ -119,13 +150,16 @@ pub struct Snapshot {
     pub generation: u64,
     pub domain: String,
     pub route_by_username: bool,
+    /// The catalog this snapshot was made from.
+    pub catalog: Arc<Catalog>,
     clusters: Vec<Arc<Cluster>>,
     by_host: HashMap<String, usize>,
     by_id: HashMap<String, usize>,
     by_username: HashMap<String, usize>,
 }
 
-/// Why a snapshot could not be built.
+/// Why a catalog cannot be served (an upstream that does not resolve, tenants that would
+/// share an upstream unnamespaced).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("cluster `{cluster}`: {message}")]
 pub struct RegistryError {
@@ -133,10 +167,205 @@ pub struct RegistryError {
     pub message: String,
 }
 
+/// The edge's settings a snapshot is made with.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub domain: String,
+    pub route_by_username: bool,
+    /// The embedded engine (clusters without an upstream use it).
+    pub engine: Option<SocketAddr>,
+    pub key: TenancyKey,
+}
+
+impl Settings {
+    /// The settings of `config` with tenancy key `key`.
+    pub fn from_config(config: &Config, key: &TenancyKey) -> Settings {
+        Settings {
+            domain: config.edge.domain.to_ascii_lowercase(),
+            route_by_username: config.edge.route_by_username,
+            engine: config.engine.as_ref().map(|e| e.listen),
+            key: key.clone(),
+        }
+    }
+}
+
+/// A live cluster ready to be put in a snapshot: its upstreams resolved, its prefix derived.
+#[derive(Debug, Clone)]
+struct Compiled {
+    record: Arc<ClusterRecord>,
+    upstreams: Vec<SocketAddr>,
+    prefix: Option<Prefix>,
+}
+
+/// A catalog checked for serving (see [`compile`]).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    catalog: Arc<Catalog>,
+    clusters: Vec<Compiled>,
+}
+
+impl Checked {
+    /// The catalog checked.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+}
+
+/// Resolves `host:port` (DNS): what [`compile`] uses outside tests.
+pub fn resolve(u: &str) -> Result<SocketAddr, String> {
+    u.to_socket_addrs()
+        .map_err(|e| format!("upstream `{u}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("upstream `{u}` resolves to nothing"))
+}
+
+/// Checks that `cat` can be served: every live cluster's upstreams resolve (with
+/// `resolve`), and tenants of a shared upstream are isolated. Changes nothing.
+pub fn compile(
+    cat: &Arc<Catalog>,
+    settings: &Settings,
+    resolve: &dyn Fn(&str) -> Result<SocketAddr, String>,
+) -> Result<Checked, RegistryError> {
+    let mut cache: HashMap<&str, SocketAddr> = HashMap::new();
+    let mut clusters = Vec::with_capacity(cat.clusters.len());
+    for c in cat.live() {
+        let err = |message: String| RegistryError {
+            cluster: c.id.clone(),
+            message,
+        };
+        let upstreams = match &c.upstream {
+            Some(list) => {
+                let mut out = Vec::with_capacity(list.len());
+                for u in list {
+                    let addr = match cache.get(u.as_str()) {
+                        Some(a) => *a,
+                        None => {
+                            let a = resolve(u).map_err(err)?;
+                            cache.insert(u, a);
+                            a
+                        }
+                    };
+                    out.push(addr);
+                }
+                out
+            }
+            None => vec![settings
+                .engine
+                .ok_or_else(|| err("no upstream and no engine".into()))?],
+        };
+        let prefix =
+            (c.class == ClusterClass::Multitenant).then(|| Prefix::derive(&settings.key, &c.id));
+        clusters.push(Compiled {
+            record: c.clone(),
+            upstreams,
+            prefix,
+        });
+    }
+    check_isolation(&clusters)?;
+    Ok(Checked {
+        catalog: cat.clone(),
+        clusters,
+    })
+}
+
+/// Tenants of a shared upstream are isolated only if every index on it is namespaced: a
+/// single-tenant cluster must not share an upstream with multitenant ones, and no two
+/// prefixes may be equal.
+fn check_isolation(clusters: &[Compiled]) -> Result<(), RegistryError> {
+    let shared: HashMap<SocketAddr, &str> = clusters
+        .iter()
+        .filter(|c| c.record.class == ClusterClass::Multitenant)
+        .flat_map(|c| c.upstreams.iter().map(move |a| (*a, c.record.id.as_str())))
+        .collect();
+    let mut prefixes: HashMap<Prefix, &str> = HashMap::new();
+    for c in clusters {
+        let id = c.record.id.as_str();
+        if let Some(p) = c.prefix {
+            if let Some(other) = prefixes.insert(p, id) {
+                return Err(RegistryError {
+                    cluster: id.into(),
+                    message: format!("its index prefix equals cluster `{other}`'s; rename one"),
+                });
+            }
+        } else if let Some(m) = c.upstreams.iter().find_map(|a| shared.get(a)) {
+            return Err(RegistryError {
+                cluster: id.into(),
+                message: format!("a single-tenant cluster cannot share its upstream with the multitenant cluster `{m}` (its indices would not be namespaced)"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `until_ms` (wall clock) as an instant, given that `now_ms` is `now`.
+fn instant_of(until_ms: Millis, now: Instant, now_ms: Millis) -> Instant {
+    now + Duration::from_millis(until_ms.saturating_sub(now_ms).max(0) as u64)
+}
+
 impl Snapshot {
-    /// Builds a snapshot from `config` at `now`, reusing the allowances and states of `prev`
-    /// by cluster id (allowances resized to the new plan), and keeping rotated-out
-    /// credentials for the configured grace period.
+    /// The snapshot of a checked catalog with the runtime's handles. Clusters whose record,
+    /// plan and handles did not change are shared with `prev`.
+    pub fn assemble(
+        checked: &Checked,
+        runtime: &runtime::Runtime,
+        prev: Option<&Snapshot>,
+        settings: &Settings,
+        generation: u64,
+        (now, now_ms): (Instant, Millis),
+    ) -> Snapshot {
+        let cat = &checked.catalog;
+        let plans: HashMap<&str, Arc<Plan>> = cat
+            .plans
+            .iter()
+            .map(|(n, p)| (n.as_str(), Arc::new(Plan::from(&**p))))
+            .collect();
+        let mut snap = Snapshot {
+            generation,
+            domain: settings.domain.clone(),
+            route_by_username: settings.route_by_username,
+            catalog: cat.clone(),
+            ..Snapshot::default()
+        };
+        for c in &checked.clusters {
+            let (Some(h), Some(plan)) =
+                (runtime.get(&c.record.id), plans.get(c.record.plan.as_str()))
+            else {
+                continue; // compile and reconcile saw the same catalog: not reached
+            };
+            let reuse = prev.and_then(|p| p.by_id(&c.record.id)).filter(|o| {
+                Arc::ptr_eq(&o.record, &c.record)
+                    && *o.plan == **plan
+                    && Arc::ptr_eq(&o.allowance, &h.allowance)
+                    && Arc::ptr_eq(&o.state, &h.state)
+                    && o.upstreams == c.upstreams
+            });
+            let cluster = match reuse {
+                Some(o) => o.clone(),
+                None => Arc::new(view(c, plan.clone(), h, now, now_ms)),
+            };
+            snap.push(cluster);
+        }
+        snap
+    }
+
+    fn push(&mut self, c: Arc<Cluster>) {
+        let index = self.clusters.len();
+        self.by_host
+            .insert(format!("{}.{}", c.hostname, c.region), index);
+        self.by_id.insert(c.id.clone(), index);
+        self.by_username.insert(c.username.clone(), index);
+        if let Some(o) = &c.previous {
+            // Rotated-out usernames keep routing during their grace (unless reused since).
+            self.by_username
+                .entry(o.credential.username.clone())
+                .or_insert(index);
+        }
+        self.clusters.push(c);
+    }
+
+    /// A snapshot of `config`'s plans and clusters, as the control plane would publish it
+    /// on first start (for tests and benchmarks). With `prev`, its runtime handles are
+    /// carried over by cluster id and reconciled.
     pub fn build(
         config: &Config,
         prev: Option<&Snapshot>,
@@ -144,71 +373,31 @@ impl Snapshot {
         now: Instant,
         key: &TenancyKey,
     ) -> Result<Snapshot, RegistryError> {
-        let plans: HashMap<&str, Arc<Plan>> = config
-            .plans
-            .iter()
-            .map(|p| (p.name.as_str(), Arc::new(Plan::from(p))))
-            .collect();
-        let engine = config.engine.as_ref().map(|e| e.listen);
-        let mut snap = Snapshot {
-            generation,
-            domain: config.edge.domain.to_ascii_lowercase(),
-            route_by_username: config.edge.route_by_username,
-            ..Snapshot::default()
-        };
-        for c in &config.clusters {
-            let err = |message: String| RegistryError {
-                cluster: c.id.clone(),
-                message,
-            };
-            let plan = plans
-                .get(c.plan.as_str())
-                .cloned()
-                .ok_or_else(|| err(format!("no plan `{}`", c.plan)))?;
-            let upstreams = match &c.upstream {
-                Some(list) => resolve(list).map_err(err)?,
-                None => vec![engine.ok_or_else(|| err("no upstream and no engine".into()))?],
-            };
-            let old = prev.and_then(|p| p.by_id(&c.id));
-            let allowance = match old {
-                Some(old) => {
-                    old.allowance.resize(plan.concurrency, plan.queue_size);
-                    old.allowance.clone()
-                }
-                None => Arc::new(Allowance::new(plan.concurrency, plan.queue_size)),
-            };
-            let state = carry_state(old, c.class, &upstreams);
-            let previous = rotated(old, c, config.edge.credential_grace.0, now);
-            let prefix = (c.class == ClusterClass::Multitenant).then(|| Prefix::derive(key, &c.id));
-            let index = snap.clusters.len();
-            snap.by_host
-                .insert(format!("{}.{}", c.hostname, c.region), index);
-            snap.by_id.insert(c.id.clone(), index);
-            snap.by_username.insert(c.username.clone(), index);
-            snap.clusters.push(Arc::new(Cluster {
-                id: c.id.clone(),
-                hostname: c.hostname.clone(),
-                region: c.region.clone(),
-                class: c.class,
-                mode: c.mode,
-                plan,
-                username: c.username.clone(),
-                password: c.password.clone(),
-                upstreams,
-                allowance,
-                state,
-                previous,
-                prefix,
-            }));
-        }
-        check_isolation(&snap.clusters)?;
-        // Rotated-out usernames keep routing during their grace (unless reused since).
-        for (i, c) in snap.clusters.iter().enumerate() {
-            if let Some(o) = &c.previous {
-                snap.by_username.entry(o.username.clone()).or_insert(i);
+        let cat = seed::catalog_of(config, 0).map_err(|e| RegistryError {
+            cluster: "-".into(),
+            message: e.to_string(),
+        })?;
+        let settings = Settings::from_config(config, key);
+        let checked = compile(&Arc::new(cat), &settings, &resolve)?;
+        let runtime = match prev {
+            Some(p) => {
+                let mut rt = runtime::Runtime::of_snapshot(p);
+                rt.reconcile(
+                    &diff::diff(&p.catalog, checked.catalog()),
+                    checked.catalog(),
+                );
+                rt
             }
-        }
-        Ok(snap)
+            None => runtime::Runtime::new(checked.catalog()),
+        };
+        Ok(Snapshot::assemble(
+            &checked,
+            &runtime,
+            prev,
+            &settings,
+            generation,
+            (now, 0),
+        ))
     }
 
     /// Every cluster.
@@ -234,82 +423,40 @@ impl Snapshot {
     }
 }
 
-/// Tenants of a shared upstream are isolated only if every index on it is namespaced: a
-/// single-tenant cluster must not share an upstream with multitenant ones, and no two
-/// prefixes may be equal.
-fn check_isolation(clusters: &[Arc<Cluster>]) -> Result<(), RegistryError> {
-    let shared: HashMap<SocketAddr, &str> = clusters
-        .iter()
-        .filter(|c| c.class == ClusterClass::Multitenant)
-        .flat_map(|c| c.upstreams.iter().map(move |a| (*a, c.id.as_str())))
-        .collect();
-    let mut prefixes: HashMap<Prefix, &str> = HashMap::new();
-    for c in clusters {
-        if let Some(p) = c.prefix {
-            if let Some(other) = prefixes.insert(p, &c.id) {
-                return Err(RegistryError {
-                    cluster: c.id.clone(),
-                    message: format!("its index prefix equals cluster `{other}`'s; rename one"),
-                });
-            }
-        } else if let Some(m) = c.upstreams.iter().find_map(|a| shared.get(a)) {
-            return Err(RegistryError {
-                cluster: c.id.clone(),
-                message: format!("a single-tenant cluster cannot share its upstream with the multitenant cluster `{m}` (its indices would not be namespaced)"),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The state a cluster keeps across a reload. A single-tenant cluster that is new, or whose
-/// upstream changed, must answer before it is reachable (404 until then); the shared
-/// engine of the multitenant class is always up.
-fn carry_state(
-    old: Option<&Arc<Cluster>>,
-    class: ClusterClass,
-    upstreams: &[SocketAddr],
-) -> Arc<ClusterState> {
-    match old {
-        Some(o) if o.upstreams == upstreams => o.state.clone(),
-        Some(o) => {
-            o.state.set_ready(class == ClusterClass::Multitenant);
-            o.state.clone()
-        }
-        None => Arc::new(ClusterState::new(class == ClusterClass::Multitenant)),
-    }
-}
-
-/// The credentials a reload rotated out, kept for `grace` (none when grace is zero).
-fn rotated(
-    old: Option<&Arc<Cluster>>,
-    c: &ClusterConfig,
-    grace: Duration,
+fn view(
+    c: &Compiled,
+    plan: Arc<Plan>,
+    h: &runtime::Handles,
     now: Instant,
-) -> Option<OldCredentials> {
-    let old = old?;
-    if old.username == c.username && old.password == c.password {
-        // Unchanged: an earlier rotation's grace carries on.
-        return old.previous.clone().filter(|p| now < p.until);
+    now_ms: Millis,
+) -> Cluster {
+    let r = &c.record;
+    let previous = r
+        .previous
+        .as_ref()
+        .filter(|p| p.until > now_ms)
+        .map(|p| OldCredentials {
+            credential: Credential::new(&p.username, &p.password),
+            until: instant_of(p.until, now, now_ms),
+        });
+    Cluster {
+        id: r.id.clone(),
+        hostname: r.hostname.clone(),
+        region: r.region.clone(),
+        class: r.class,
+        mode: r.mode,
+        mode_reason: r.mode_reason.as_deref().map(Arc::from),
+        mode_until: r.mode_until.map(|u| instant_of(u, now, now_ms)),
+        plan,
+        username: r.username.clone(),
+        credential: Credential::new(&r.username, &r.password),
+        upstreams: c.upstreams.clone(),
+        allowance: h.allowance.clone(),
+        state: h.state.clone(),
+        previous,
+        prefix: c.prefix,
+        record: r.clone(),
     }
-    (!grace.is_zero()).then(|| OldCredentials {
-        username: old.username.clone(),
-        password: old.password.clone(),
-        until: now + grace,
-    })
-}
-
-fn resolve(list: &[String]) -> Result<Vec<SocketAddr>, String> {
-    let mut out = Vec::with_capacity(list.len());
-    for u in list {
-        let addr = u
-            .to_socket_addrs()
-            .map_err(|e| format!("upstream `{u}`: {e}"))?
-            .next()
-            .ok_or_else(|| format!("upstream `{u}` resolves to nothing"))?;
-        out.push(addr);
-    }
-    Ok(out)
 }
 
 /// The published snapshot, read by every core without locks.
@@ -317,17 +464,15 @@ fn resolve(list: &[String]) -> Result<Vec<SocketAddr>, String> {
 pub struct Registry {
     current: ArcSwap<Snapshot>,
     generation: AtomicU64,
-    key: TenancyKey,
 }
 
 impl Registry {
-    /// A registry publishing `first`, built with `key` (reloads use it too).
-    pub fn new(first: Snapshot, key: TenancyKey) -> Self {
+    /// A registry publishing `first`.
+    pub fn new(first: Snapshot) -> Self {
         let generation = AtomicU64::new(first.generation);
         Registry {
             current: ArcSwap::from_pointee(first),
             generation,
-            key,
         }
     }
 
@@ -341,14 +486,12 @@ impl Registry {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Builds and publishes a snapshot of `config` at `now`; returns its generation.
-    pub fn apply(&self, config: &Config, now: Instant) -> Result<u64, RegistryError> {
-        let prev = self.load();
-        let generation = prev.generation + 1;
-        let next = Snapshot::build(config, Some(&prev), generation, now, &self.key)?;
+    /// Publishes `next` (its generation must be the next one); only the control plane calls
+    /// this, after the change is committed.
+    pub fn publish(&self, next: Snapshot) {
+        let generation = next.generation;
         self.current.store(Arc::new(next));
         self.generation.store(generation, Ordering::Release);
-        Ok(generation)
     }
 }
 

@@ -1,18 +1,16 @@
-//! Snapshot building, lookups, and allowances carried across reloads.
+//! Snapshots: lookups, commands carried through compile -> reconcile -> assemble, runtime
+//! handles kept across snapshots, and refused changes that touch nothing.
 
+use super::catalog::{apply_all, Ctx};
+use super::runtime::Runtime;
 use super::*;
 use crate::policy::admit::Admission;
-use std::time::Instant;
+use crate::policy::auth::PasswordHash;
+use crate::policy::shards::Usage;
 
 /// A fixed tenancy key for tests.
 pub(crate) fn key() -> TenancyKey {
     TenancyKey::from_bytes([7; 32])
-}
-
-impl Registry {
-    fn apply_now(&self, c: &Config) -> Result<u64, RegistryError> {
-        self.apply(c, Instant::now())
-    }
 }
 
 pub(crate) fn config(extra_clusters: &str, concurrency: u32) -> Config {
@@ -48,6 +46,63 @@ password = "acmepass"
     Config::parse(&text, "test").unwrap()
 }
 
+fn no_usage(_: &str) -> Usage {
+    Usage::default()
+}
+
+/// What the control plane does with a change, without the store: apply, compile,
+/// reconcile, assemble, publish.
+struct Harness {
+    settings: Settings,
+    runtime: Runtime,
+    registry: Registry,
+    t0: Instant,
+}
+
+impl Harness {
+    fn new(c: &Config) -> Harness {
+        let settings = Settings::from_config(c, &key());
+        let snap = Snapshot::build(c, None, 1, Instant::now(), &key()).unwrap();
+        Harness {
+            settings,
+            runtime: runtime::Runtime::of_snapshot(&snap),
+            registry: Registry::new(snap),
+            t0: Instant::now(),
+        }
+    }
+
+    /// Runs `cmds` at `now_ms` (milliseconds after the harness started).
+    fn run(&mut self, cmds: &[Command], now_ms: Millis) -> Result<u64, String> {
+        let prev = self.registry.load();
+        let ctx = Ctx {
+            now: now_ms,
+            usage: &no_usage,
+        };
+        let next = apply_all(&prev.catalog, cmds, &ctx).map_err(|e| e.to_string())?;
+        let checked =
+            compile(&Arc::new(next), &self.settings, &resolve).map_err(|e| e.to_string())?;
+        self.runtime.reconcile(
+            &diff::diff(&prev.catalog, checked.catalog()),
+            checked.catalog(),
+        );
+        let at = self.t0 + Duration::from_millis(now_ms as u64);
+        let snap = Snapshot::assemble(
+            &checked,
+            &self.runtime,
+            Some(&prev),
+            &self.settings,
+            prev.generation + 1,
+            (at, now_ms),
+        );
+        self.registry.publish(snap);
+        Ok(self.registry.generation())
+    }
+
+    fn cluster(&self, id: &str) -> Arc<Cluster> {
+        self.registry.load().by_id(id).unwrap().clone()
+    }
+}
+
 #[test]
 fn lookups_by_host_and_username() {
     let snap = Snapshot::build(&config("", 2), None, 1, Instant::now(), &key()).unwrap();
@@ -69,22 +124,29 @@ fn absent_upstream_defaults_to_the_engine() {
     );
 }
 
+#[test]
+fn passwords_are_kept_as_salted_hashes_only() {
+    let snap = Snapshot::build(&config("", 2), None, 1, Instant::now(), &key()).unwrap();
+    let acme = snap.by_id("acme").unwrap();
+    assert!(acme.accepts(b"acmeuser", b"acmepass", Instant::now()));
+    let stored = serde_json::to_string(&*acme.record).unwrap();
+    assert!(!stored.contains("acmepass"), "{stored}");
+    assert!(stored.contains("hmac-sha256$"), "{stored}");
+}
+
 // spec 1.8: a plan change takes effect immediately for connection limits
 #[test]
-fn reload_keeps_the_allowance_and_resizes_it() {
-    let registry = Registry::new(
-        Snapshot::build(&config("", 1), None, 1, Instant::now(), &key()).unwrap(),
-        key(),
-    );
-    let before = registry.load();
-    let acme = before.by_id("acme").unwrap().clone();
+fn a_plan_change_keeps_the_allowance_and_resizes_it() {
+    let mut h = Harness::new(&config("", 1));
+    let acme = h.cluster("acme");
     let permit = match acme.allowance.acquire() {
         Admission::Granted(p) => p,
         other => panic!("{other:?}"),
     };
-    assert_eq!(registry.apply_now(&config("", 5)).unwrap(), 2);
-    let after = registry.load();
-    let acme2 = after.by_id("acme").unwrap();
+    let mut bigger = PlanRecord::from(&config("", 5).plans[0]);
+    bigger.name = "small".into();
+    assert_eq!(h.run(&[Command::PutPlan(bigger)], 0).unwrap(), 2);
+    let acme2 = h.cluster("acme");
     assert!(
         Arc::ptr_eq(&acme.allowance, &acme2.allowance),
         "same allowance object"
@@ -97,114 +159,145 @@ fn reload_keeps_the_allowance_and_resizes_it() {
     assert_eq!(acme2.allowance.limit(), 5);
     drop(permit);
     assert_eq!(acme2.allowance.in_flight(), 0);
-    assert_eq!(registry.generation(), 2);
 }
 
+// issue 11: a refused change changes nothing, runtime state included (the bug this fixes:
+// a refused reload used to resize live allowances and mark live clusters not ready).
 #[test]
-fn removed_clusters_disappear_on_reload() {
-    let extra = r#"
-[[clusters]]
-id = "beta"
-hostname = "beta"
-region = "us-east-1"
-class = "single-tenant"
-plan = "small"
-username = "betauser"
-password = "betapass"
-upstream = ["127.0.0.1:9999"]
-"#;
-    let registry = Registry::new(
-        Snapshot::build(&config(extra, 1), None, 1, Instant::now(), &key()).unwrap(),
-        key(),
-    );
-    assert!(registry.load().by_id("beta").is_some());
-    registry.apply_now(&config("", 1)).unwrap();
-    assert!(registry.load().by_id("beta").is_none());
-    assert!(registry.load().by_username("betauser").is_none());
+fn a_refused_change_touches_no_runtime_state() {
+    let extra = "[[clusters]]\nid = \"solo\"\nhostname = \"solo\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"solouser\"\npassword = \"solopass\"\nupstream = [\"127.0.0.1:9000\"]\n";
+    let mut h = Harness::new(&config(extra, 1));
+    let solo = h.cluster("solo");
+    solo.state.set_ready(true);
+    let mut bigger = PlanRecord::from(&config("", 7).plans[0]);
+    bigger.name = "small".into();
+    // A bigger plan and a moved upstream, with a refused command last: all or none.
+    let cmds = [
+        Command::PutPlan(bigger),
+        Command::SetUpstream {
+            id: "solo".into(),
+            upstream: Some(vec!["127.0.0.1:9001".into()]),
+        },
+        Command::ChangePlan {
+            id: "acme".into(),
+            plan: "nope".into(),
+        },
+    ];
+    assert!(h.run(&cmds, 0).unwrap_err().contains("no plan `nope`"));
+    // Refused at compile (a single-tenant cluster on the multitenant engine): also nothing.
+    let onto_engine = [
+        Command::PutPlan({
+            let mut p = PlanRecord::from(&config("", 7).plans[0]);
+            p.name = "small".into();
+            p
+        }),
+        Command::SetUpstream {
+            id: "solo".into(),
+            upstream: None,
+        },
+    ];
+    assert!(h
+        .run(&onto_engine, 0)
+        .unwrap_err()
+        .contains("cannot share its upstream"));
+    assert_eq!(h.registry.generation(), 1, "nothing published");
+    assert_eq!(solo.allowance.limit(), 1, "not resized");
+    assert!(solo.state.is_ready(), "not marked unready");
+    assert_eq!(h.cluster("acme").allowance.limit(), 1);
 }
 
-fn with_password(c: &Config, password: &str, grace_secs: u64) -> Config {
-    let mut c = c.clone();
-    c.clusters[0].password = Secret::new(password);
-    c.edge.credential_grace = crate::config::Dur(Duration::from_secs(grace_secs));
-    c
+fn rotate(grace_until: Option<Millis>) -> Command {
+    Command::SetCredentials {
+        id: "acme".into(),
+        username: "acmeuser".into(),
+        password: PasswordHash::new(b"newpass"),
+        grace_until,
+    }
 }
 
 // spec 5.4: after rotation the old pair is outdated (401 at once, by default)
 #[test]
 fn rotation_without_grace_outdates_the_old_pair_at_once() {
-    let t0 = Instant::now();
-    let first = config("", 1);
-    let registry = Registry::new(Snapshot::build(&first, None, 1, t0, &key()).unwrap(), key());
-    registry
-        .apply(&with_password(&first, "newpass", 0), t0)
-        .unwrap();
-    let acme = registry.load().by_id("acme").unwrap().clone();
-    assert!(acme.accepts(b"acmeuser", b"newpass", t0));
-    assert!(!acme.accepts(b"acmeuser", b"acmepass", t0));
+    let mut h = Harness::new(&config("", 1));
+    h.run(&[rotate(None)], 0).unwrap();
+    let acme = h.cluster("acme");
+    assert!(acme.accepts(b"acmeuser", b"newpass", h.t0));
+    assert!(!acme.accepts(b"acmeuser", b"acmepass", h.t0));
 }
 
 #[test]
 fn rotation_with_grace_keeps_the_old_pair_until_its_deadline() {
-    let t0 = Instant::now();
-    let first = config("", 1);
-    let registry = Registry::new(Snapshot::build(&first, None, 1, t0, &key()).unwrap(), key());
-    registry
-        .apply(&with_password(&first, "newpass", 10), t0)
+    let mut h = Harness::new(&config("", 1));
+    h.run(&[rotate(Some(10_000))], 0).unwrap();
+    let acme = h.cluster("acme");
+    let at = |ms: u64| h.t0 + Duration::from_millis(ms);
+    assert!(acme.accepts(b"acmeuser", b"acmepass", at(9_000)));
+    assert!(!acme.accepts(b"acmeuser", b"acmepass", at(10_000)));
+    assert!(!acme.accepts(b"acmeuser", b"wrong", at(0)));
+    assert!(acme.accepts(b"acmeuser", b"newpass", at(0)));
+    // A snapshot assembled after the deadline has no old pair.
+    h.run(&[Command::MarkProvisioned { id: "acme".into() }], 11_000)
         .unwrap();
-    let acme = registry.load().by_id("acme").unwrap().clone();
-    assert!(acme.accepts(b"acmeuser", b"acmepass", t0 + Duration::from_secs(9)));
-    assert!(!acme.accepts(b"acmeuser", b"acmepass", t0 + Duration::from_secs(10)));
-    assert!(!acme.accepts(b"acmeuser", b"wrong", t0));
-    // An unrelated reload later carries the grace on; after it, the old pair is gone.
-    registry
-        .apply(
-            &with_password(&first, "newpass", 10),
-            t0 + Duration::from_secs(5),
-        )
-        .unwrap();
-    let acme = registry.load().by_id("acme").unwrap().clone();
-    assert!(acme.accepts(b"acmeuser", b"acmepass", t0 + Duration::from_secs(6)));
-    registry
-        .apply(
-            &with_password(&first, "newpass", 10),
-            t0 + Duration::from_secs(11),
-        )
-        .unwrap();
-    assert!(registry.load().by_id("acme").unwrap().previous.is_none());
+    let mut other = PlanRecord::from(&config("", 2).plans[0]);
+    other.name = "small".into();
+    h.run(&[Command::PutPlan(other)], 11_000).unwrap();
+    assert!(h.cluster("acme").previous.is_none());
 }
 
-// issue 5: a new single-tenant cluster is not reachable until its upstream answers
+// issue 5: a single-tenant cluster is not reachable until its upstream answers
 #[test]
-fn readiness_of_new_and_changed_single_tenant_clusters() {
-    let extra = |port: u16| {
-        format!(
-            "[[clusters]]\nid = \"solo\"\nhostname = \"solo\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"solouser\"\npassword = \"solopass\"\nupstream = [\"127.0.0.1:{port}\"]\n"
-        )
-    };
-    let t0 = Instant::now();
-    let registry = Registry::new(
-        Snapshot::build(&config(&extra(9000), 1), None, 1, t0, &key()).unwrap(),
-        key(),
-    );
-    let snap = registry.load();
+fn readiness_of_new_and_moved_single_tenant_clusters() {
+    let extra = "[[clusters]]\nid = \"solo\"\nhostname = \"solo\"\nregion = \"r\"\nclass = \"single-tenant\"\nplan = \"small\"\nusername = \"solouser\"\npassword = \"solopass\"\nupstream = [\"127.0.0.1:9000\"]\n";
+    let mut h = Harness::new(&config(extra, 1));
     assert!(
-        snap.by_id("acme").unwrap().state.is_ready(),
+        h.cluster("acme").state.is_ready(),
         "multitenant: shared engine"
     );
-    let solo = snap.by_id("solo").unwrap();
+    let solo = h.cluster("solo");
     assert!(!solo.state.is_ready());
     solo.state.set_ready(true);
-    registry.apply(&config(&extra(9000), 1), t0).unwrap();
-    assert!(
-        registry.load().by_id("solo").unwrap().state.is_ready(),
-        "unchanged upstream"
-    );
-    registry.apply(&config(&extra(9001), 1), t0).unwrap();
-    assert!(
-        !registry.load().by_id("solo").unwrap().state.is_ready(),
-        "moved upstream"
-    );
+    h.run(&[Command::MarkProvisioned { id: "solo".into() }], 0)
+        .unwrap();
+    assert!(h.cluster("solo").state.is_ready(), "unchanged upstream");
+    let moved = Command::SetUpstream {
+        id: "solo".into(),
+        upstream: Some(vec!["127.0.0.1:9001".into()]),
+    };
+    h.run(&[moved], 0).unwrap();
+    assert!(!h.cluster("solo").state.is_ready(), "moved upstream");
+    assert_eq!(h.cluster("solo").record.state(), "provisioning");
+}
+
+#[test]
+fn destroyed_clusters_disappear_from_the_snapshot() {
+    let mut h = Harness::new(&config("", 1));
+    h.run(&[Command::Destroy { id: "acme".into() }], 0).unwrap();
+    let snap = h.registry.load();
+    assert!(snap.by_id("acme").is_none() && snap.by_username("acmeuser").is_none());
+    assert_eq!(snap.catalog.clusters["acme"].state(), "destroyed");
+}
+
+// spec 3: the operator's reason goes with the mode
+#[test]
+fn modes_carry_their_reason_and_maintenance_ends_at_until() {
+    use crate::policy::mode::Mode as M;
+    let mut h = Harness::new(&config("", 1));
+    let set = Command::SetMode {
+        id: "acme".into(),
+        mode: Mode::Maintenance,
+        reason: Some("upgrading to 7.10.3".into()),
+        until: Some(5_000),
+    };
+    h.run(&[set], 1_000).unwrap();
+    let acme = h.cluster("acme");
+    let v = acme.effective_mode();
+    assert_eq!(v.mode, M::Maintenance);
+    assert_eq!(v.reason.as_deref(), Some("upgrading to 7.10.3"));
+    let before = h.t0 + Duration::from_millis(4_999);
+    let after = h.t0 + Duration::from_millis(5_000);
+    assert_eq!(acme.effective_mode_at(before).mode, M::Maintenance);
+    let ended = acme.effective_mode_at(after);
+    assert_eq!((ended.mode, ended.reason), (M::Normal, None));
 }
 
 // spec 1.6: tenants of a shared engine are namespaced; nothing unprefixed may live there
@@ -221,5 +314,4 @@ fn multitenant_clusters_get_distinct_prefixes_and_single_tenant_cannot_share() {
     let e = Snapshot::build(&config(solo, 1), None, 1, Instant::now(), &key()).unwrap_err();
     assert_eq!(e.cluster, "solo");
     assert!(e.message.contains("cannot share its upstream"), "{e}");
-    assert!(snap.by_id("acme").unwrap().prefix.is_some());
 }

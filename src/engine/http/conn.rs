@@ -11,7 +11,7 @@ use super::encoding::{with_decoded, Coding};
 use crate::engine::api::params::{segments, Params};
 use crate::engine::api::{Body, Engine, Request, Response};
 use crate::engine::error::EngineError;
-use crate::errors::ErrorBody;
+use crate::errors::{EdgeError, ErrorBody, ProtoLimits};
 use crate::proto::{
     chunk_size_line, write_response_head, BodyDecoder, Framing, HeadLimits, Method, ProtoError,
     RequestHead, Version, LAST_CHUNK,
@@ -67,15 +67,13 @@ fn copy_head(head: &RequestHead, buf: &[u8]) -> Head {
     }
 }
 
-fn proto_error(e: ProtoError) -> ErrorBody {
-    let (status, kind) = match e {
-        ProtoError::HeadTooLarge | ProtoError::TooManyHeaders | ProtoError::BodyTooLarge => {
-            (413, "request_entity_too_large_exception")
-        }
-        ProtoError::UnsupportedVersion => (505, "http_version_not_supported_exception"),
-        _ => (400, "illegal_argument_exception"),
+/// A malformed request head: the answer the edge gives to the same error (`errors.rs`).
+fn proto_error(e: ProtoError, max_body: u64) -> ErrorBody {
+    let limits = ProtoLimits {
+        max_head: HeadLimits::default().max_head,
+        max_body,
     };
-    ErrorBody::new(status, kind, e.to_string())
+    EdgeError::from_proto(e, limits).body()
 }
 
 /// Reads until a complete head is in `buf`. Ok(None): the client closed between requests.
@@ -108,7 +106,11 @@ pub fn serve(engine: &Engine, mut stream: TcpStream) {
             Ok(Some(())) => {}
             Ok(None) => return,
             Err(e) => {
-                let _ = write_error(&mut stream, Version::Http11, proto_error(e));
+                let _ = write_error(
+                    &mut stream,
+                    Version::Http11,
+                    proto_error(e, engine.max_body),
+                );
                 return;
             }
         }

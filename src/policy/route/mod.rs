@@ -4,11 +4,8 @@
 //!
 //! Must not touch: credentials checking (see `auth`), sockets. Allocation-free.
 
-use std::sync::Arc;
-
-use crate::config::Mode;
+use super::view::{ClusterView, Directory};
 use crate::errors::EdgeError;
-use crate::registry::{Cluster, Snapshot};
 
 /// Longest host name considered (RFC 1035: 253).
 const MAX_HOST: usize = 253;
@@ -44,29 +41,25 @@ pub fn is_anonymous_host(host: &str) -> bool {
 
 /// Finds the cluster for a normalized `host` and the request's `username` (if any).
 /// Clusters not provisioned yet or destroyed are not found (spec 3).
-pub fn route<'s>(
-    snap: &'s Snapshot,
+pub fn route<'s, D: Directory>(
+    snap: &'s D,
     host: &str,
     username: Option<&[u8]>,
-) -> Result<&'s Arc<Cluster>, EdgeError> {
-    let found = if snap.route_by_username && is_anonymous_host(host) {
+) -> Result<&'s D::Cluster, EdgeError> {
+    let found = if snap.route_by_username() && is_anonymous_host(host) {
         let user = username.ok_or(EdgeError::AuthRequired)?;
         let user = std::str::from_utf8(user).map_err(|_| EdgeError::AuthRequired)?;
         // An unknown username is a credentials problem, not an address problem.
         Some(snap.by_username(user).ok_or(EdgeError::AuthRequired)?)
     } else {
-        host.strip_suffix(snap.domain.as_str())
+        host.strip_suffix(snap.domain())
             .and_then(|h| h.strip_suffix('.'))
             .and_then(|hostname_region| snap.by_host(hostname_region))
     };
     match found {
         // Not provisioned yet, destroyed, or a new single-tenant cluster whose upstream has
         // not answered yet: no cluster answers here (spec 3).
-        Some(c)
-            if !matches!(c.mode, Mode::Provisioning | Mode::Destroyed) && c.state.is_ready() =>
-        {
-            Ok(c)
-        }
+        Some(c) if c.reachable() => Ok(c),
         _ => Err(EdgeError::ClusterNotFound),
     }
 }

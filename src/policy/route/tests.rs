@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::registry::tests::{config, key};
+use crate::registry::Snapshot;
 use std::time::Instant;
 
 fn snap(extra: &str) -> Snapshot {

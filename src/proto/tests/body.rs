@@ -389,6 +389,22 @@ fn cut_chunked_body_is_not_complete_at_eof() {
 }
 
 #[test]
+fn push_chunk_frames_data_and_skips_nothing() {
+    let mut out = Vec::new();
+    push_chunk(&mut out, b"hello");
+    push_chunk(&mut out, b"");
+    push_chunk(&mut out, &[b'x'; 16]);
+    out.extend_from_slice(LAST_CHUNK);
+    let mut want = b"5\r\nhello\r\n10\r\n".to_vec();
+    want.extend_from_slice(&[b'x'; 16]);
+    want.extend_from_slice(b"\r\n0\r\n\r\n");
+    assert_eq!(
+        out, want,
+        "an empty piece adds no chunk (it would end the body)"
+    );
+}
+
+#[test]
 fn chunk_size_line_encoding() {
     let mut out = [0u8; 18];
     assert_eq!(chunk_size_line(0, &mut out), b"0\r\n");

@@ -12,13 +12,13 @@
 //! `policy` or `tenancy`.
 
 mod bulk;
-mod http;
+pub(crate) mod http;
 mod hugo;
 mod mapping;
 mod page;
 mod prune;
 mod report;
-mod target;
+pub(crate) mod target;
 mod time;
 
 use std::collections::HashSet;

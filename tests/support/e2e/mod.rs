@@ -9,9 +9,12 @@
 //! Include with `#[path = "support/e2e/mod.rs"] mod e2e;`.
 #![allow(dead_code)]
 
+pub mod admin;
 pub mod answers;
 #[path = "../edge/client.rs"]
 pub mod client;
+#[path = "../edge/metrics.rs"]
+pub mod metrics;
 #[path = "../edge/mock.rs"]
 pub mod mock;
 
@@ -165,6 +168,8 @@ pub struct Config {
     pub edge: Vec<(String, String)>,
     /// Run the embedded engine (`[engine]` on 127.0.0.1:0, a temp data dir).
     pub engine: bool,
+    /// Serve the admin API (`[admin]` on 127.0.0.1:0, the token generated in the data dir).
+    pub admin: bool,
     pub plans: Vec<PlanSpec>,
     pub clusters: Vec<ClusterSpec>,
 }
@@ -175,6 +180,7 @@ impl Config {
         Config {
             edge: Vec::new(),
             engine: true,
+            admin: false,
             plans: vec![PlanSpec::new("p")],
             clusters: Vec::new(),
         }
@@ -184,6 +190,12 @@ impl Config {
     pub fn edge(mut self, key: &str, toml_value: &str) -> Config {
         self.edge.retain(|(k, _)| k != key);
         self.edge.push((key.into(), toml_value.into()));
+        self
+    }
+
+    /// With the admin API.
+    pub fn with_admin(mut self) -> Config {
+        self.admin = true;
         self
     }
 
@@ -235,6 +247,8 @@ impl Config {
             ("idle_timeout", "\"30s\"".into()),
             ("shutdown_grace", "\"2s\"".into()),
             ("metering_interval", "\"1h\"".into()),
+            // Gauges the tests wait on (queue depth, requests in flight).
+            ("metrics", "\"127.0.0.1:0\"".into()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -252,6 +266,9 @@ impl Config {
                 "\n[engine]\nlisten = \"127.0.0.1:0\"\ndata_dir = {:?}\n",
                 dir.join("engine")
             ));
+        }
+        if self.admin {
+            out.push_str("\n[admin]\nlisten = \"127.0.0.1:0\"\n");
         }
         out.push('\n');
         for p in &self.plans {
@@ -332,23 +349,32 @@ impl Lines {
 pub struct Edge {
     child: Child,
     pub http: SocketAddr,
+    /// The metrics listener (gauges to wait on).
+    pub metrics: Option<SocketAddr>,
     /// The embedded engine's address (reached directly only by tests, never by clients).
     pub engine: Option<SocketAddr>,
     pub dir: tempfile::TempDir,
     pub path: PathBuf,
     pub config: Config,
     pub out: Arc<Lines>,
-    generation: u64,
+    /// The admin API, when the config has `[admin]`.
+    pub admin: Option<admin::Admin>,
 }
 
 impl Edge {
     /// Writes `config` and starts the edge; returns once it listens (and has metered each
     /// cluster once, as it does at start).
     pub fn start(config: Config) -> Edge {
-        let dir = tempfile::tempdir().expect("temp dir");
+        Edge::start_in(tempfile::tempdir().expect("temp dir"), config, &[])
+    }
+
+    /// Starts the edge in `dir` (a restart when an edge ran there before: same data dir,
+    /// same store) with extra environment variables.
+    pub fn start_in(dir: tempfile::TempDir, config: Config, env: &[(&str, &str)]) -> Edge {
         let path = dir.path().join("searchgate.toml");
         std::fs::write(&path, config.toml(dir.path())).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+            .envs(env.iter().copied())
             .arg("serve")
             .arg("--config")
             .arg(&path)
@@ -366,12 +392,13 @@ impl Edge {
         let mut edge = Edge {
             child,
             http: "0.0.0.0:0".parse().unwrap(),
+            metrics: None,
             engine: None,
             dir,
             path,
             config,
             out,
-            generation: 1,
+            admin: None,
         };
         let line = edge
             .out
@@ -381,6 +408,8 @@ impl Edge {
             .split_whitespace()
             .find_map(|w| w.strip_prefix("http="));
         edge.http = http.expect("http=").parse().expect("http address");
+        let metrics = edge.out.wait_for("searchgate: metrics ", Duration::ZERO);
+        edge.metrics = metrics.map(|l| metrics::address_in(&l));
         if edge.config.engine {
             let line = edge
                 .out
@@ -388,7 +417,69 @@ impl Edge {
                 .expect("the engine's address");
             edge.engine = Some(line.rsplit(' ').next().unwrap().parse().unwrap());
         }
+        if edge.config.admin {
+            let line = edge
+                .out
+                .wait_for("searchgate: admin API on ", Duration::from_secs(10))
+                .expect("the admin API's address");
+            let url = line.split_whitespace().nth(4).expect("a URL").to_string();
+            let file = line
+                .split("token in ")
+                .nth(1)
+                .expect("the token file")
+                .trim_end_matches(')');
+            let token = std::fs::read_to_string(file).expect("the token file");
+            edge.admin = Some(admin::Admin {
+                url,
+                token: token.trim().to_string(),
+            });
+        }
         edge
+    }
+
+    /// The admin API (panics when the config has none).
+    pub fn admin(&self) -> &admin::Admin {
+        self.admin.as_ref().expect("an edge with [admin]")
+    }
+
+    /// Kills the edge with SIGKILL (no cleanup at all) and hands back its directory, to
+    /// start again in it.
+    pub fn kill9(mut self) -> tempfile::TempDir {
+        self.signal(libc::SIGKILL);
+        let _ = self.child.wait();
+        // The engine child gets SIGTERM from the kernel (PR_SET_PDEATHSIG): wait until it
+        // is gone, so a restart's engine finds its data directory free.
+        if let Some(engine) = self.engine {
+            eventually("the engine child to exit", Duration::from_secs(20), || {
+                std::net::TcpStream::connect(engine).is_err().then_some(())
+            });
+        }
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// Stops the edge with SIGTERM, waits for it, and hands back its directory.
+    pub fn stop(mut self) -> tempfile::TempDir {
+        self.signal(libc::SIGTERM);
+        let status = self.child.wait().expect("the edge exits");
+        assert!(
+            status.success(),
+            "SIGTERM: exit {status:?}\n{}",
+            self.out.text()
+        );
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// Waits until gauge `name` of `cluster` (e.g. `searchgate_queue_depth`) satisfies
+    /// `pred`; returns its value.
+    pub fn wait_gauge(
+        &self,
+        name: &str,
+        cluster: &str,
+        what: &str,
+        pred: impl Fn(u64) -> bool,
+    ) -> u64 {
+        let addr = self.metrics.expect("a metrics listener");
+        metrics::wait_for(addr, name, cluster, what, pred)
     }
 
     /// The embedded engine's address.
@@ -420,9 +511,10 @@ impl Edge {
     /// Rewrites the config file (atomically) and waits until the edge applied it (it
     /// watches the file).
     pub fn reload(&mut self, config: Config) {
+        let skip = self.out.len();
         self.write(&config, None);
         self.config = config;
-        self.wait_reloaded("file change");
+        self.wait_reloaded(skip, "file change");
     }
 
     /// Rewrites the config file keeping its modification time (the file watcher cannot see
@@ -431,15 +523,15 @@ impl Edge {
         let before = std::fs::metadata(&self.path).unwrap().modified().unwrap();
         self.write(&config, Some(before));
         self.config = config;
-        // Give the watcher a few rounds to (not) notice: a reload now would be a bug.
-        std::thread::sleep(Duration::from_millis(600));
-        let marker = format!("generation {}", self.generation + 1);
-        assert!(
-            self.out.wait_for(&marker, Duration::ZERO).is_none(),
-            "the edge reloaded a file whose modification time did not change"
-        );
-        self.signal(libc::SIGHUP);
-        self.wait_reloaded("SIGHUP");
+        // A reload by the file watcher (a bug: the modification time did not change) would
+        // print "file change" first. The watcher looks at the file right after a signal's
+        // reload, in the same round of the control loop, so a second SIGHUP (next round)
+        // checks that it did nothing.
+        for _ in 0..2 {
+            let skip = self.out.len();
+            self.signal(libc::SIGHUP);
+            self.wait_reloaded(skip, "SIGHUP");
+        }
     }
 
     fn write(&self, config: &Config, mtime: Option<SystemTime>) {
@@ -452,12 +544,12 @@ impl Edge {
         std::fs::rename(&tmp, &self.path).unwrap();
     }
 
-    fn wait_reloaded(&mut self, why: &str) {
-        self.generation += 1;
-        let marker = format!("generation {}", self.generation);
+    /// Waits for the first reload line printed after line `skip` (the control plane's own
+    /// changes publish generations too, so the line, not a generation number, is awaited).
+    fn wait_reloaded(&mut self, skip: usize, why: &str) {
         let line = self
             .out
-            .wait_for(&marker, Duration::from_secs(15))
+            .wait_for_after(skip, "searchgate: reloaded (", Duration::from_secs(15))
             .unwrap_or_else(|| panic!("no reload ({why}):\n{}", self.out.text()));
         assert!(line.contains(&format!("reloaded ({why})")), "{line}");
     }
@@ -625,6 +717,14 @@ impl Client {
         }
         r
     }
+}
+
+/// Sends a request the mock upstream holds until released (`.mock("hold")`), on a
+/// connection and thread of its own.
+pub fn held(edge: &Edge, t: &Tenant, path: &str) -> std::thread::JoinHandle<Response> {
+    let mut c = edge.client();
+    let req = t.req("GET", path).mock("hold");
+    std::thread::spawn(move || c.send(&req))
 }
 
 /// A request straight to an engine (no edge, no credentials).

@@ -13,7 +13,8 @@
 //!   connection is closed);
 //! - `then=close|stale|stale-close`: after the answer, on the idle connection, its end, an
 //!   unsolicited `408`, or both, as servers do when they time out idle keep-alive
-//!   connections.
+//!   connections; done once the test calls [`Mock::go_stale`] (after it has read the
+//!   answer, so the edge has read it whole and the 408 comes apart).
 //!
 //! Requests without `X-Forwarded-For` come from the edge's own control thread (readiness
 //! probes, metering), not from a client: they are answered (`GET /`: `{}`, anything else:
@@ -91,7 +92,11 @@ struct Inner {
     max_in_flight: usize,
     released: bool,
     stale_sent: usize,
+    /// `then=` actions the test let happen ([`Mock::go_stale`]).
+    stale_allowed: usize,
     drop_reused: bool,
+    /// Body bytes of Content-Length requests read so far (complete or not).
+    body_bytes: usize,
 }
 
 #[derive(Debug, Default)]
@@ -192,6 +197,11 @@ impl Mock {
         self.state.lock().max_in_flight
     }
 
+    /// Body bytes of Content-Length requests read so far, requests in progress included.
+    pub fn body_bytes(&self) -> usize {
+        self.state.lock().body_bytes
+    }
+
     /// Requests in flight now.
     pub fn in_flight(&self) -> usize {
         self.state.lock().in_flight
@@ -200,6 +210,11 @@ impl Mock {
     /// Lets every `hold` request (waiting or to come) be answered.
     pub fn release(&self) {
         self.state.update(|g| g.released = true);
+    }
+
+    /// Lets the next `then=` action (idle close, unsolicited 408) happen.
+    pub fn go_stale(&self) {
+        self.state.update(|g| g.stale_allowed += 1);
     }
 
     /// Sets whether requests on reused connections go unanswered (connection closed).
@@ -270,6 +285,10 @@ impl MockView<'_> {
     pub fn stale_sent(&self) -> usize {
         self.0.stale_sent
     }
+    /// Body bytes of Content-Length requests read so far, requests in progress included.
+    pub fn body_bytes(&self) -> usize {
+        self.0.body_bytes
+    }
     /// Metering requests (`_cat/indices`) of the control thread answered so far.
     pub fn metered(&self) -> usize {
         self.0
@@ -284,6 +303,7 @@ impl Drop for Mock {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         self.release();
+        self.state.update(|g| g.stale_allowed = usize::MAX);
         let _ = TcpStream::connect(self.addr); // wake the accept loop
         if let Some(h) = self.accept.take() {
             let _ = h.join();
@@ -324,12 +344,13 @@ fn plan_of(value: Option<&str>) -> Plan {
 }
 
 /// Bytes read from a connection and not yet consumed.
-struct Reader {
+struct Reader<'a> {
     conn: TcpStream,
     buf: Vec<u8>,
+    st: &'a State,
 }
 
-impl Reader {
+impl Reader<'_> {
     /// Reads more; false at end of stream or error.
     fn fill(&mut self) -> bool {
         let mut chunk = [0u8; 16 * 1024];
@@ -356,13 +377,17 @@ impl Reader {
         }
     }
 
-    /// Exactly `n` bytes appended to `out`; false (with what came appended) at end of stream.
-    fn exact(&mut self, n: usize, out: &mut Vec<u8>) -> bool {
+    /// Exactly `n` bytes appended to `out`; false (with what came appended) at end of
+    /// stream. `body`: they are a Content-Length body (counted as they come).
+    fn exact(&mut self, n: usize, out: &mut Vec<u8>, body: bool) -> bool {
         let mut left = n;
         loop {
             let take = left.min(self.buf.len());
             out.extend_from_slice(&self.buf[..take]);
             self.buf.drain(..take);
+            if body && take > 0 {
+                self.st.update(|g| g.body_bytes += take);
+            }
             left -= take;
             if left == 0 {
                 return true;
@@ -440,11 +465,11 @@ fn read_chunked(r: &mut Reader, out: &mut Vec<u8>) -> bool {
                 }
             }
         }
-        if !r.exact(size, out) {
+        if !r.exact(size, out, false) {
             return false;
         }
         let mut crlf = Vec::new();
-        if !r.exact(2, &mut crlf) {
+        if !r.exact(2, &mut crlf, false) {
             return false;
         }
         assert_eq!(crlf, b"\r\n", "chunk data is followed by CRLF");
@@ -457,6 +482,7 @@ fn serve_conn(st: &State, conn: TcpStream, n: usize) -> bool {
     let mut r = Reader {
         conn: conn.try_clone().expect("clone the mock's socket"),
         buf: Vec::new(),
+        st,
     };
     let mut w = conn;
     let mut seq = 0;
@@ -514,7 +540,7 @@ fn read_request(st: &State, r: &mut Reader, n: usize) -> Option<(Head, Vec<u8>, 
         let len = head.header("content-length").map_or(0, |v| {
             v.trim().parse::<usize>().expect("a valid Content-Length")
         });
-        r.exact(len, &mut body)
+        r.exact(len, &mut body, true)
     };
     if !complete {
         st.update(|g| {
@@ -591,10 +617,15 @@ fn serve_request(
         None => keep,
         Some(then) => {
             // What servers do to idle keep-alive connections: close them, or send a 408
-            // nobody asked for (then maybe close). Later than the answer, so the edge has put
-            // the connection back in its pool (had it seen this with the answer, it would
-            // drop the connection and the test would pass anyway).
-            std::thread::sleep(Duration::from_millis(200));
+            // nobody asked for (then maybe close). Only once the test has read the answer
+            // (`go_stale`): the edge has then read it whole and this comes apart (had it
+            // come with the answer, the edge would drop the connection and the test would
+            // pass anyway).
+            let mut g = st.lock();
+            while g.stale_allowed <= g.stale_sent {
+                g = st.changed.wait(g).unwrap_or_else(|p| p.into_inner());
+            }
+            drop(g);
             if then.starts_with("stale") {
                 let stale = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n";
                 let _ = w.write_all(stale);

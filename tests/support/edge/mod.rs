@@ -1,11 +1,13 @@
 //! Shared helpers of the edge's end-to-end tests (`tests/edge_*.rs`): a mock upstream that
 //! records what reaches it ([`mock`]), a guard that runs `searchgate serve` with a temp
-//! config ([`server`]), and plain/TLS clients that read responses byte-exactly ([`client`]).
+//! config ([`server`]), plain/TLS clients that read responses byte-exactly ([`client`]),
+//! and the edge's own gauges to wait on ([`metrics`]).
 //!
 //! Include with `#[path = "support/edge/mod.rs"] mod edge;`.
 #![allow(dead_code)]
 
 pub mod client;
+pub mod metrics;
 pub mod mock;
 pub mod server;
 

@@ -157,6 +157,8 @@ impl Setup {
             ("access_log", format!("{:?}", dir.join("access.log"))),
             // Metering reads each upstream once at start, then not during a test.
             ("metering_interval", "\"1h\"".into()),
+            // Gauges the tests wait on (queue depth, requests in flight).
+            ("metrics", "\"127.0.0.1:0\"".into()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
@@ -205,6 +207,7 @@ impl Setup {
             child,
             http: "0.0.0.0:0".parse().unwrap(),
             https: "0.0.0.0:0".parse().unwrap(),
+            metrics: None,
             dir,
             config,
             setup: self,
@@ -222,6 +225,8 @@ impl Setup {
                     server.err.text()
                 )
             });
+        let metrics = server.out.wait_for("searchgate: metrics ", Duration::ZERO);
+        server.metrics = metrics.map(|l| super::metrics::address_in(&l));
         for word in line.split_whitespace() {
             if let Some(a) = word.strip_prefix("http=") {
                 server.http = a.parse().expect("http address");
@@ -283,6 +288,8 @@ pub struct Server {
     child: Child,
     pub http: SocketAddr,
     pub https: SocketAddr,
+    /// The metrics listener (`[edge] metrics`), when the setup has one (the default).
+    pub metrics: Option<SocketAddr>,
     pub dir: tempfile::TempDir,
     pub config: PathBuf,
     pub setup: Setup,
@@ -292,6 +299,19 @@ pub struct Server {
 }
 
 impl Server {
+    /// Waits until gauge `name` of `cluster` (e.g. `searchgate_queue_depth`) satisfies
+    /// `pred`; returns its value.
+    pub fn wait_gauge(
+        &self,
+        name: &str,
+        cluster: &str,
+        what: &str,
+        pred: impl Fn(u64) -> bool,
+    ) -> u64 {
+        let addr = self.metrics.expect("a metrics listener");
+        super::metrics::wait_for(addr, name, cluster, what, pred)
+    }
+
     /// The generated CA certificate.
     pub fn ca(&self) -> PathBuf {
         self.dir.path().join("data").join("ca.pem")

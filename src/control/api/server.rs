@@ -1,0 +1,249 @@
+//! The admin listener's I/O: blocking sockets, a thread per connection (admin traffic is
+//! small; at most [`MAX_CONNECTIONS`] at once, beyond that 503 with `Retry-After`),
+//! optional TLS (rustls), and the project's own sans-IO HTTP/1.1 codec: heads parsed by
+//! `proto::RequestHead` (httparse; ambiguous framing refused), bodies decoded by
+//! `proto::BodyDecoder` with a limit of [`MAX_BODY`], responses written by
+//! `proto::write_response_head`. Keep-alive and pipelining work as on the edge.
+//!
+//! Must not touch: what a request means (see `api::handle`).
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rustls::{ServerConfig, ServerConnection, StreamOwned};
+
+use super::{handle, Api, ApiError, Request, Response};
+use crate::proto::{
+    write_response_head, BodyDecoder, Framing, HeadLimits, ProtoError, RequestHead, Version,
+};
+
+/// Largest request body (admin requests are small JSON objects).
+pub const MAX_BODY: u64 = 1 << 20;
+/// Connections served at once.
+pub const MAX_CONNECTIONS: usize = 64;
+/// A connection idle (or a request stalled) this long is closed.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Starts the admin listener's accept loop on `listener`; it stops when `stop` is set (and
+/// a connection wakes it).
+pub fn spawn(
+    listener: TcpListener,
+    api: Arc<Api>,
+    tls: Option<Arc<ServerConfig>>,
+    stop: Arc<AtomicBool>,
+) -> io::Result<JoinHandle<()>> {
+    let open = Arc::new(AtomicUsize::new(0));
+    std::thread::Builder::new()
+        .name("admin".into())
+        .spawn(move || {
+            for conn in listener.incoming() {
+                if stop.load(Ordering::Acquire) {
+                    return;
+                }
+                let Ok(stream) = conn else { continue };
+                if open.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+                    open.fetch_sub(1, Ordering::AcqRel);
+                    busy(stream);
+                    continue;
+                }
+                let (api, tls, open) = (api.clone(), tls.clone(), open.clone());
+                let spawned =
+                    std::thread::Builder::new()
+                        .name("admin-conn".into())
+                        .spawn(move || {
+                            serve(stream, &api, tls);
+                            open.fetch_sub(1, Ordering::AcqRel);
+                        });
+                if spawned.is_err() {
+                    // The closure (and its count) is gone with the failed spawn.
+                    continue;
+                }
+            }
+        })
+}
+
+/// Wakes the accept loop (after `stop` was set).
+pub fn wake(addr: SocketAddr) {
+    let _ = TcpStream::connect_timeout(&addr, Duration::from_secs(1));
+}
+
+fn busy(mut stream: TcpStream) {
+    let e = ApiError::unavailable("the admin API is serving too many connections", 1);
+    let _ = write(&mut stream, Version::Http11, &e.into_response(), false);
+}
+
+fn serve(stream: TcpStream, api: &Api, tls: Option<Arc<ServerConfig>>) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(TIMEOUT));
+    let _ = stream.set_write_timeout(Some(TIMEOUT));
+    match tls {
+        None => session(stream, api),
+        Some(cfg) => {
+            let Ok(conn) = ServerConnection::new(cfg) else {
+                return;
+            };
+            session(StreamOwned::new(conn, stream), api)
+        }
+    }
+}
+
+/// Requests on one connection until it closes.
+fn session<S: Read + Write>(mut stream: S, api: &Api) {
+    let mut buf: Vec<u8> = Vec::with_capacity(8 << 10);
+    let mut head = RequestHead::new();
+    loop {
+        match read_head(&mut stream, &mut buf, &mut head) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                let _ = write(
+                    &mut stream,
+                    Version::Http11,
+                    &proto_error(e).into_response(),
+                    false,
+                );
+                return;
+            }
+        }
+        let version = head.version;
+        let (req, keep) = match read_request(&mut stream, &mut buf, &head) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = write(&mut stream, version, &e.into_response(), false);
+                return;
+            }
+        };
+        let resp = handle(api, &req);
+        if write(&mut stream, version, &resp, keep).is_err() || !keep {
+            return;
+        }
+    }
+}
+
+fn proto_error(e: ProtoError) -> ApiError {
+    match e {
+        ProtoError::HeadTooLarge | ProtoError::TooManyHeaders | ProtoError::BodyTooLarge => {
+            ApiError::new(413, "payload_too_large", e.to_string())
+        }
+        _ => ApiError::bad_request(e.to_string()),
+    }
+}
+
+/// Reads until a head is complete at the start of `buf`. `Ok(false)`: closed quietly.
+fn read_head<S: Read>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    head: &mut RequestHead,
+) -> Result<bool, ProtoError> {
+    let limits = HeadLimits::default();
+    let mut chunk = [0u8; 8 << 10];
+    loop {
+        if !buf.is_empty() && head.parse(buf, &limits)? {
+            return Ok(true);
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return Ok(false),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// The request whose head is parsed, its body read and decoded; `buf` keeps what follows
+/// it. Returns whether the connection may carry another request.
+fn read_request<S: Read + Write>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    head: &RequestHead,
+) -> Result<(Request, bool), ApiError> {
+    let text = |name: &[u8]| {
+        head.header(buf, name)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    let mut req = Request {
+        method: head.method,
+        path: String::from_utf8_lossy(head.path(buf)).into_owned(),
+        query: head
+            .query(buf)
+            .map(|q| String::from_utf8_lossy(q).into_owned()),
+        authorization: head.authorization.map(|a| a.of(buf).to_vec()),
+        idempotency_key: text(b"idempotency-key"),
+        if_match: text(b"if-match"),
+        content_type: text(b"content-type"),
+        body: Vec::new(),
+    };
+    let framing = head.framing;
+    let keep = head.keep_alive;
+    buf.drain(..head.len);
+    let mut dec = BodyDecoder::new(framing, MAX_BODY).map_err(|_| too_large())?;
+    if head.expect_continue && !matches!(framing, Framing::None | Framing::Length(0)) {
+        s.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+            .map_err(|_| ApiError::bad_request("the client went away"))?;
+    }
+    let mut chunk = [0u8; 16 << 10];
+    while !dec.is_done() {
+        if buf.is_empty() {
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return Err(ApiError::bad_request("the body ended early")),
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let d = dec.decode(buf).map_err(|e| match e {
+            ProtoError::BodyTooLarge => too_large(),
+            other => ApiError::bad_request(other.to_string()),
+        })?;
+        req.body.extend_from_slice(&buf[d.data.clone()]);
+        buf.drain(..d.consumed);
+        if d.consumed == 0 && !d.done {
+            // The decoder needs more bytes than `buf` holds.
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => return Err(ApiError::bad_request("the body ended early")),
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+    }
+    Ok((req, keep))
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        413,
+        "payload_too_large",
+        format!("the body is over the admin API's limit of {MAX_BODY} bytes"),
+    )
+}
+
+fn write<S: Write>(s: &mut S, version: Version, resp: &Response, keep: bool) -> io::Result<()> {
+    let body = serde_json::to_vec_pretty(&resp.body).expect("JSON values serialise");
+    let mut out = Vec::with_capacity(256 + body.len());
+    let etag = resp.etag.map(|v| format!("\"{v}\""));
+    let retry = resp.retry_after.map(|s| s.to_string());
+    let mut headers: Vec<(&str, &[u8])> = vec![("Content-Type", b"application/json")];
+    if let Some(e) = &etag {
+        headers.push(("ETag", e.as_bytes()));
+    }
+    if let Some(r) = &retry {
+        headers.push(("Retry-After", r.as_bytes()));
+    }
+    if resp.status == 401 {
+        headers.push(("WWW-Authenticate", b"Bearer realm=\"searchgate-admin\""));
+    }
+    if resp.replayed {
+        headers.push(("Idempotent-Replayed", b"true"));
+    }
+    write_response_head(
+        &mut out,
+        version,
+        resp.status,
+        &headers,
+        Framing::Length(body.len() as u64 + 1),
+        keep,
+    );
+    out.extend_from_slice(&body);
+    out.push(b'\n');
+    s.write_all(&out)?;
+    s.flush()
+}

@@ -1,0 +1,133 @@
+//! The admin API's JSON: clusters (never a password, except the once-only fields the
+//! handlers add), plans, audit entries, and times as RFC 3339.
+//!
+//! Must not touch: the store, the plane.
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use super::ApiEnv;
+use crate::control::seed::{differs_from_file, DeclaredCluster};
+use crate::control::store::AuditEntry;
+use crate::policy::mode::Mode as Effective;
+use crate::policy::shards::Usage;
+use crate::registry::catalog::Source;
+use crate::registry::{ClusterRecord, Millis, PlanRecord};
+
+/// `ms` as RFC 3339 (UTC, seconds).
+pub fn time(ms: Millis) -> String {
+    let t = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+fn opt_time(ms: Option<Millis>) -> Value {
+    ms.map_or(Value::Null, |m| json!(time(m)))
+}
+
+/// What the edge knows of a live cluster at the moment.
+#[derive(Debug, Clone, Copy)]
+pub struct Live {
+    pub effective: Effective,
+    pub usage: Usage,
+    pub in_flight: u32,
+    pub queued: u32,
+}
+
+/// The name of a mode as requests meet it.
+pub fn effective_name(m: Effective) -> &'static str {
+    match m {
+        Effective::Normal => "normal",
+        Effective::ReadOnly(_) => "read-only",
+        Effective::Disabled(_) => "disabled",
+        Effective::Maintenance => "maintenance",
+        Effective::Provisioning => "provisioning",
+        Effective::Destroyed => "destroyed",
+    }
+}
+
+/// The cluster's address: `<scheme>://<username>[:<password>]@<hostname>.<region>.<domain>`.
+pub fn address(r: &ClusterRecord, env: &ApiEnv, password: Option<&str>) -> String {
+    let port = env.port.map(|p| format!(":{p}")).unwrap_or_default();
+    let pass = password.map(|p| format!(":{p}")).unwrap_or_default();
+    format!(
+        "{}://{}{pass}@{}.{}.{}{port}",
+        env.scheme, r.username, r.hostname, r.region, env.domain
+    )
+}
+
+/// A cluster: state, mode and its reason, plan, usage, address without password.
+pub fn cluster(
+    r: &ClusterRecord,
+    live: Option<Live>,
+    env: &ApiEnv,
+    declared: Option<&DeclaredCluster>,
+) -> Value {
+    let usage = live.map(|l| {
+        json!({
+            "indices": l.usage.indices,
+            "shards": l.usage.shards,
+            "documents": l.usage.docs,
+            "disk_bytes": l.usage.bytes,
+            "requests_in_flight": l.in_flight,
+            "requests_queued": l.queued,
+        })
+    });
+    let grace = r.previous.as_ref().map(|p| time(p.until));
+    let mut v = json!({
+        "id": r.id,
+        "name": r.name,
+        "class": r.class.as_str(),
+        "region": r.region,
+        "hostname": r.hostname,
+        "state": r.state(),
+        "mode": r.mode.as_str(),
+        "mode_reason": r.mode_reason,
+        "mode_until": opt_time(r.mode_until),
+        "effective_mode": live.map(|l| effective_name(l.effective)),
+        "plan": r.plan,
+        "address": address(r, env, None),
+        "username": r.username,
+        "previous_credentials_valid_until": grace,
+        "upstream": r.upstream.clone().map_or(json!("embedded engine"), |u| json!(u)),
+        "usage": usage,
+        "source": match r.source { Source::File => "file", Source::Api => "api" },
+        "created_at": time(r.created_at),
+        "provisioned_at": opt_time(r.provisioned_at),
+        "destroyed_at": opt_time(r.destroyed_at),
+        "version": r.version,
+    });
+    if let (Some(d), true) = (declared, r.is_live()) {
+        v["differs_from_file"] = json!(differs_from_file(d, r));
+    }
+    v
+}
+
+/// A plan.
+pub fn plan(p: &PlanRecord) -> Value {
+    json!({
+        "name": p.name,
+        "concurrency": p.concurrency,
+        "queue_size": p.queue_size,
+        "queue_timeout_ms": p.queue_timeout_ms,
+        "shards": p.shards,
+        "disk_bytes": p.disk,
+        "memory_bytes": p.memory,
+        "max_bulk_actions": p.max_bulk_actions,
+        "max_open_contexts": p.max_open_contexts,
+        "monthly_price_cents": p.monthly_price_cents,
+    })
+}
+
+/// An audit entry.
+pub fn audit(id: u64, e: &AuditEntry) -> Value {
+    json!({
+        "id": id,
+        "at": time(e.at),
+        "actor": e.actor,
+        "action": e.action,
+        "target": e.target,
+        "before": e.before,
+        "after": e.after,
+    })
+}

@@ -1,0 +1,147 @@
+//! Wiring the control plane into a process: open the store and the plane, apply the
+//! file's seed (at start and on every reload), and start the admin listener. Used by
+//! `edge::start`; every message is one line for the operator.
+//!
+//! Must not touch: the request path, the edge's runtime.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use rustls::ServerConfig;
+
+use super::api::{server, Api, ApiEnv};
+use super::plane::{now_ms, Change, Plane};
+use super::seed;
+use super::sqlite::{SqliteStore, DB_FILE};
+use super::token::{AdminToken, TOKEN_FILE};
+use crate::config::{AdminConfig, Config};
+use crate::registry::Settings;
+use crate::tenancy::TenancyKey;
+
+/// File in the data directory naming the admin listener's URL (the CLI reads it).
+pub const URL_FILE: &str = "admin.url";
+
+/// The plane shared by the admin API, the control loop and the control thread.
+pub type SharedPlane = Arc<Mutex<Plane>>;
+
+/// Locks the plane (a panicked holder does not poison it for the others).
+pub fn lock(plane: &SharedPlane) -> std::sync::MutexGuard<'_, Plane> {
+    plane.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Opens `<data_dir>/control.db` and the plane over it, then applies `config`'s seed.
+pub fn open(config: &Config, key: &TenancyKey) -> Result<SharedPlane, String> {
+    let path = config.edge.data_dir.join(DB_FILE);
+    let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let plane = Plane::open(Box::new(store), Settings::from_config(config, key))?;
+    let plane = Arc::new(Mutex::new(plane));
+    apply_file(&plane, config)
+        .map_err(|e| format!("the configuration's clusters and plans: {e}"))?;
+    Ok(plane)
+}
+
+/// Applies the file's `[[plans]]` and `[[clusters]]` through the command path (see
+/// `control::seed` for which wins when file and API disagree). Prints the seed's notes.
+/// Returns the published generation and the number of live clusters.
+pub fn apply_file(plane: &SharedPlane, config: &Config) -> Result<(u64, usize), String> {
+    let mut p = lock(plane);
+    if p.settings().domain != config.edge.domain.to_ascii_lowercase()
+        || p.settings().route_by_username != config.edge.route_by_username
+    {
+        eprintln!(
+            "searchgate: `domain` and `route_by_username` changes take effect at the next restart"
+        );
+    }
+    let snap = p.snapshot();
+    let grace = config.edge.credential_grace.0;
+    let planned = seed::plan(config, p.declared(), &snap.catalog, now_ms(), grace)?;
+    for note in &planned.notes {
+        println!("searchgate: file and admin API: {note}");
+    }
+    let out = p
+        .submit(Change {
+            actor: "file".into(),
+            cmds: planned.cmds,
+            seed: Some(planned.declared),
+            ..Change::default()
+        })
+        .map_err(|e| e.to_string())?;
+    Ok((out.generation, out.catalog.live().count()))
+}
+
+/// A running admin listener.
+#[derive(Debug)]
+pub struct Admin {
+    pub url: String,
+    /// Where the token is (`None`: given in the configuration file).
+    pub token_file: Option<PathBuf>,
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Admin {
+    /// Stops accepting (connections being served finish on their own).
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Release);
+        server::wake(self.addr);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Binds `admin.listen` and serves the admin API there; writes its URL to
+/// `<data_dir>/admin.url`.
+pub fn start_admin(
+    admin: &AdminConfig,
+    data_dir: &Path,
+    plane: SharedPlane,
+    env: ApiEnv,
+    tls: Option<Arc<ServerConfig>>,
+) -> Result<Admin, String> {
+    let token = AdminToken::load_or_create(admin.token.as_ref().map(|t| t.expose()), data_dir)?;
+    let listener = TcpListener::bind(admin.listen)
+        .map_err(|e| format!("admin listener {}: {e}", admin.listen))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let url = format!("{scheme}://{addr}");
+    std::fs::write(data_dir.join(URL_FILE), format!("{url}\n"))
+        .map_err(|e| format!("{}: {e}", data_dir.join(URL_FILE).display()))?;
+    let api = Arc::new(Api { plane, token, env });
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = server::spawn(listener, api, tls, stop.clone())
+        .map_err(|e| format!("admin thread: {e}"))?;
+    Ok(Admin {
+        url,
+        token_file: admin.token.is_none().then(|| data_dir.join(TOKEN_FILE)),
+        addr,
+        stop,
+        thread: Some(thread),
+    })
+}
+
+/// Where cluster addresses point: the HTTPS listener if there is one (else HTTP), its port
+/// left out when it is the scheme's default; and where new clusters go.
+pub fn api_env(config: &Config, http: Option<SocketAddr>, https: Option<SocketAddr>) -> ApiEnv {
+    let (scheme, addr, default_port) = match (https, http) {
+        (Some(a), _) => ("https", Some(a), 443),
+        (None, a) => ("http", a, 80),
+    };
+    let admin = config.admin.clone().unwrap_or_default();
+    let mut shared: Vec<Option<String>> = Vec::new();
+    if config.engine.is_some() {
+        shared.push(None);
+    }
+    shared.extend(admin.shared_upstreams.iter().cloned().map(Some));
+    ApiEnv {
+        scheme: scheme.into(),
+        port: addr.map(|a| a.port()).filter(|p| *p != default_port),
+        domain: config.edge.domain.to_ascii_lowercase(),
+        default_region: admin.default_region,
+        shared_upstreams: shared,
+    }
+}

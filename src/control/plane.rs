@@ -1,0 +1,414 @@
+//! The control plane's one writer: every change (admin API, the file's seed, the system's
+//! own: provisioned, maintenance ended, indices purged) goes through [`Plane::submit`]:
+//!
+//! 1. apply the commands to the current catalog (pure; a refusal changes nothing);
+//! 2. compile the result for serving (upstreams resolve, tenants stay isolated);
+//! 3. commit the batch (records, audit, plan history, idempotent response, seed) to the
+//!    store: durable when it returns;
+//! 4. only then reconcile the runtime state from the diff and publish the next snapshot.
+//!
+//! A crash between 3 and 4 loses nothing (the store has it; a restart serves it), and a
+//! crash before 3 applies nothing. `SEARCHGATE_FAILPOINT=before-commit|after-commit` makes
+//! an admin-API change stop at that point and print `searchgate: failpoint <name>`, so a
+//! test can kill -9 the process there.
+//!
+//! Must not touch: sockets (the API and the control thread call it), the request path.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::seed::Declared;
+use super::store::{AuditEntry, Batch, Event, Idempotent, PlanChange, Store, StoreError};
+use crate::config::{ClusterClass, Mode};
+use crate::policy::shards::Usage;
+use crate::registry::catalog::{apply_all, Ctx};
+use crate::registry::diff::{diff, ClusterChange, Diff};
+use crate::registry::runtime::Runtime;
+use crate::registry::{
+    compile, resolve, Catalog, ClusterRecord, Command, Millis, Refusal, Registry, RegistryError,
+    Settings, Snapshot,
+};
+use crate::tenancy::Prefix;
+
+/// The wall clock in milliseconds since the Unix epoch.
+pub fn now_ms() -> Millis {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as Millis)
+}
+
+/// A change to submit: commands, who asks, and what to store with it.
+#[derive(Debug, Clone, Default)]
+pub struct Change {
+    /// `token:<id>`, `file` or `system`.
+    pub actor: String,
+    pub cmds: Vec<Command>,
+    /// The response to keep for an `Idempotency-Key`.
+    pub idempotent: Option<Idempotent>,
+    /// What the file declares, when this change applies it.
+    pub seed: Option<Declared>,
+}
+
+/// Why a change was not made. Nothing changed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error(transparent)]
+    Unservable(#[from] RegistryError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A change made.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The store's batch number (`None`: nothing needed storing).
+    pub seq: Option<u64>,
+    /// The snapshot generation published.
+    pub generation: u64,
+    pub catalog: Arc<Catalog>,
+}
+
+/// A destroyed multitenant cluster whose indices are still on its shared upstream.
+#[derive(Debug, Clone)]
+pub struct Purge {
+    pub id: String,
+    pub upstream: SocketAddr,
+    pub prefix: Prefix,
+}
+
+/// The writer.
+pub struct Plane {
+    store: Box<dyn Store>,
+    settings: Settings,
+    runtime: Runtime,
+    registry: Arc<Registry>,
+    seq: u64,
+    declared: Declared,
+    failpoint: Option<String>,
+}
+
+impl std::fmt::Debug for Plane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plane").field("seq", &self.seq).finish()
+    }
+}
+
+impl Plane {
+    /// Loads the store's catalog and publishes it as generation 1.
+    pub fn open(mut store: Box<dyn Store>, settings: Settings) -> Result<Plane, String> {
+        let (cat, seq) = store.load().map_err(|e| e.to_string())?;
+        let declared = match store.seed().map_err(|e| e.to_string())? {
+            Some(v) => serde_json::from_value(v).map_err(|e| format!("stored seed: {e}"))?,
+            None => Declared::default(),
+        };
+        let checked = compile(&Arc::new(cat), &settings, &resolve).map_err(|e| e.to_string())?;
+        let runtime = Runtime::new(checked.catalog());
+        let first = Snapshot::assemble(
+            &checked,
+            &runtime,
+            None,
+            &settings,
+            1,
+            (Instant::now(), now_ms()),
+        );
+        Ok(Plane {
+            store,
+            settings,
+            runtime,
+            registry: Arc::new(Registry::new(first)),
+            seq,
+            declared,
+            failpoint: std::env::var("SEARCHGATE_FAILPOINT").ok(),
+        })
+    }
+
+    /// The registry the edge reads.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.registry.load()
+    }
+
+    /// The store, for reads (audit, idempotent responses, history).
+    pub fn store(&mut self) -> &mut dyn Store {
+        &mut *self.store
+    }
+
+    /// What the file declared when it was last applied.
+    pub fn declared(&self) -> &Declared {
+        &self.declared
+    }
+
+    /// The edge's settings snapshots are made with.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// A cluster's current usage (runtime state).
+    pub fn usage(&self, id: &str) -> Usage {
+        self.runtime
+            .get(id)
+            .map(|h| h.state.usage())
+            .unwrap_or_default()
+    }
+
+    /// Applies, commits, then publishes `change` (see the module docs).
+    pub fn submit(&mut self, change: Change) -> Result<Outcome, ControlError> {
+        self.submit_with(change, &mut |_| None)
+    }
+
+    /// [`Plane::submit`], with `respond` called on the new catalog once it is checked and
+    /// before the commit: the idempotent response it returns is committed with the change.
+    pub fn submit_with(
+        &mut self,
+        change: Change,
+        respond: &mut dyn FnMut(&Catalog) -> Option<Idempotent>,
+    ) -> Result<Outcome, ControlError> {
+        let (now, now_ms) = (Instant::now(), now_ms());
+        let prev = self.registry.load();
+        let runtime = &self.runtime;
+        let usage = |id: &str| runtime.get(id).map(|h| h.state.usage()).unwrap_or_default();
+        let ctx = Ctx {
+            now: now_ms,
+            usage: &usage,
+        };
+        let next = Arc::new(apply_all(&prev.catalog, &change.cmds, &ctx)?);
+        let checked = compile(&next, &self.settings, &resolve)?;
+        let d = diff(&prev.catalog, &next);
+        let seed = match &change.seed {
+            Some(s) if *s != self.declared => Some(s),
+            _ => None,
+        };
+        let idempotent = respond(&next).or_else(|| change.idempotent.clone());
+        let mut seq = None;
+        if !d.is_empty() || seed.is_some() || idempotent.is_some() {
+            let mut batch = batch_of(&prev.catalog, &next, &d, &change, now_ms);
+            batch.idempotent = idempotent;
+            batch.seed = seed.map(|s| serde_json::to_value(s).expect("a seed serialises"));
+            self.failpoint("before-commit", &change.actor);
+            let n = self.store.commit(self.seq, &batch)?;
+            self.seq = n;
+            seq = Some(n);
+            self.failpoint("after-commit", &change.actor);
+        }
+        if let Some(s) = change.seed {
+            self.declared = s;
+        }
+        self.runtime.reconcile(&d, &next);
+        let generation = prev.generation + 1;
+        let snap = Snapshot::assemble(
+            &checked,
+            &self.runtime,
+            Some(&prev),
+            &self.settings,
+            generation,
+            (now, now_ms),
+        );
+        self.registry.publish(snap);
+        Ok(Outcome {
+            seq,
+            generation,
+            catalog: next,
+        })
+    }
+
+    fn failpoint(&self, at: &str, actor: &str) {
+        if self.failpoint.as_deref() != Some(at) || !actor.starts_with("token:") {
+            return;
+        }
+        println!("searchgate: failpoint {at}: holding (seq {})", self.seq);
+        let _ = std::io::stdout().flush();
+        loop {
+            std::thread::park();
+        }
+    }
+
+    /// Ends maintenance windows whose `until` passed (actor `system`). Returns how many.
+    pub fn expire_maintenance(&mut self) -> Result<usize, ControlError> {
+        self.expire_maintenance_at(now_ms())
+    }
+
+    /// Ends maintenance windows whose `until` is at or before `now`.
+    pub fn expire_maintenance_at(&mut self, now: Millis) -> Result<usize, ControlError> {
+        let snap = self.registry.load();
+        let cmds: Vec<Command> = snap
+            .catalog
+            .live()
+            .filter(|c| c.mode == Mode::Maintenance && c.mode_until.is_some_and(|u| u <= now))
+            .map(|c| Command::SetMode {
+                id: c.id.clone(),
+                mode: Mode::Normal,
+                reason: Some("the maintenance window ended".into()),
+                until: None,
+            })
+            .collect();
+        if cmds.is_empty() {
+            return Ok(0);
+        }
+        let n = cmds.len();
+        self.submit(Change {
+            actor: "system".into(),
+            cmds,
+            ..Change::default()
+        })?;
+        Ok(n)
+    }
+
+    /// Records that these clusters' upstreams answered for the first time.
+    pub fn mark_provisioned(&mut self, ids: &[String]) -> Result<(), ControlError> {
+        let snap = self.registry.load();
+        let cmds: Vec<Command> = ids
+            .iter()
+            .filter(|id| {
+                snap.catalog
+                    .clusters
+                    .get(*id)
+                    .is_some_and(|c| c.is_live() && c.provisioned_at.is_none())
+            })
+            .map(|id| Command::MarkProvisioned { id: id.clone() })
+            .collect();
+        if cmds.is_empty() {
+            return Ok(());
+        }
+        self.submit(Change {
+            actor: "system".into(),
+            cmds,
+            ..Change::default()
+        })
+        .map(drop)
+    }
+
+    /// Destroyed multitenant clusters whose indices are still to be deleted.
+    pub fn pending_purges(&self) -> Vec<Purge> {
+        let snap = self.registry.load();
+        snap.catalog
+            .clusters
+            .values()
+            .filter(|c| !c.is_live() && !c.purged && c.class == ClusterClass::Multitenant)
+            .filter_map(|c| {
+                let upstream = match &c.upstream {
+                    None => self.settings.engine?,
+                    Some(list) => resolve(list.first()?).ok()?,
+                };
+                Some(Purge {
+                    id: c.id.clone(),
+                    upstream,
+                    prefix: Prefix::derive(&self.settings.key, &c.id),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A record as the audit log shows it: no password hash.
+pub fn redacted(c: &ClusterRecord) -> Value {
+    let mut v = serde_json::to_value(c).expect("a record serialises");
+    if let Some(o) = v.as_object_mut() {
+        o.remove("password");
+        if let Some(p) = o.get_mut("previous").and_then(Value::as_object_mut) {
+            p.remove("password");
+        }
+    }
+    v
+}
+
+/// What `change` (from `prev` to `next`, differing by `d`) writes to the store.
+fn batch_of(prev: &Catalog, next: &Catalog, d: &Diff, change: &Change, at: Millis) -> Batch {
+    let mut events: Vec<Event> = d
+        .records
+        .iter()
+        .filter_map(|id| next.clusters.get(id))
+        .map(|c| Event::Cluster {
+            record: Box::new(ClusterRecord::clone(c)),
+        })
+        .collect();
+    for name in &d.plans {
+        events.push(match next.plans.get(name) {
+            Some(p) => Event::Plan {
+                record: (**p).clone(),
+            },
+            None => Event::PlanRemoved { name: name.clone() },
+        });
+    }
+    let audit = change
+        .cmds
+        .iter()
+        .map(|cmd| {
+            let (before, after) = if cmd.is_plan() {
+                let plan = |c: &Catalog| {
+                    c.plans
+                        .get(cmd.target())
+                        .map(|p| serde_json::to_value(&**p).expect("a plan serialises"))
+                };
+                (plan(prev), plan(next))
+            } else {
+                let rec = |c: &Catalog| c.clusters.get(cmd.target()).map(|r| redacted(r));
+                (rec(prev), rec(next))
+            };
+            AuditEntry {
+                at,
+                actor: change.actor.clone(),
+                action: cmd.action().into(),
+                target: cmd.target().into(),
+                before,
+                after,
+            }
+        })
+        .collect();
+    Batch {
+        at,
+        events,
+        audit,
+        plan_changes: plan_changes(prev, next, d, at),
+        idempotent: None,
+        seed: None,
+    }
+}
+
+/// The plan intervals a change starts: a cluster created, moved, destroyed, or its plan's
+/// price changed.
+fn plan_changes(prev: &Catalog, next: &Catalog, d: &Diff, at: Millis) -> Vec<PlanChange> {
+    let price = |name: &str| next.plans.get(name).map(|p| p.monthly_price_cents);
+    let row = |id: &str, event: &str, plan: Option<&str>| PlanChange {
+        cluster_id: id.into(),
+        at,
+        event: event.into(),
+        plan: plan.map(str::to_string),
+        monthly_price_cents: plan.and_then(price),
+    };
+    let mut out = Vec::new();
+    for (id, change) in &d.clusters {
+        let new_plan = next.clusters.get(id).map(|c| c.plan.as_str());
+        match change {
+            ClusterChange::Added => out.push(row(id, "created", new_plan)),
+            ClusterChange::Removed => out.push(row(id, "destroyed", None)),
+            ClusterChange::Changed(f) if f.limits => {
+                let old_plan = prev.clusters.get(id).map(|c| c.plan.as_str());
+                let price_moved = new_plan.and_then(|p| {
+                    let before = prev.plans.get(p).map(|x| x.monthly_price_cents);
+                    (before != price(p)).then_some(())
+                });
+                if old_plan != new_plan {
+                    out.push(row(id, "changed", new_plan));
+                } else if price_moved.is_some() {
+                    out.push(row(id, "price", new_plan));
+                }
+            }
+            ClusterChange::Changed(_) => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "plane_tests.rs"]
+mod tests;

@@ -1,0 +1,142 @@
+//! The writer: commit then publish, refusals that touch neither the store nor the
+//! snapshot, the plan history and the system's own changes.
+
+use super::*;
+use crate::control::sqlite::{SqliteStore, DB_FILE};
+use crate::registry::catalog::tests::{plan, record};
+use crate::tenancy::TenancyKey;
+
+fn settings() -> Settings {
+    Settings {
+        domain: "example.test".into(),
+        route_by_username: false,
+        engine: Some("127.0.0.1:9201".parse().unwrap()),
+        key: TenancyKey::from_bytes([3; 32]),
+    }
+}
+
+fn open(dir: &std::path::Path) -> Plane {
+    let store = SqliteStore::open(&dir.join(DB_FILE)).unwrap();
+    Plane::open(Box::new(store), settings()).unwrap()
+}
+
+fn api(cmds: Vec<Command>) -> Change {
+    Change {
+        actor: "token:t1".into(),
+        cmds,
+        ..Change::default()
+    }
+}
+
+fn seeded(dir: &std::path::Path) -> Plane {
+    let mut p = open(dir);
+    p.submit(api(vec![
+        Command::PutPlan(plan("small", 2)),
+        Command::PutPlan(plan("big", 8)),
+        Command::CreateCluster(Box::new(record("a", "small"))),
+    ]))
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_change_is_committed_then_published_and_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = seeded(dir.path());
+    assert_eq!(p.snapshot().generation, 2);
+    let out = p
+        .submit(api(vec![Command::ChangePlan {
+            id: "a".into(),
+            plan: "big".into(),
+        }]))
+        .unwrap();
+    assert_eq!((out.seq, out.generation), (Some(2), 3));
+    assert_eq!(p.snapshot().by_id("a").unwrap().plan.name, "big");
+    drop(p);
+    let mut p = open(dir.path());
+    let a = p.snapshot().by_id("a").unwrap().clone();
+    assert_eq!(a.plan.name, "big");
+    assert_eq!(a.allowance.limit(), 8);
+    let history = p.store().plan_history("a").unwrap();
+    let events: Vec<(&str, Option<&str>)> = history
+        .iter()
+        .map(|h| (h.event.as_str(), h.plan.as_deref()))
+        .collect();
+    assert_eq!(
+        events,
+        [("created", Some("small")), ("changed", Some("big"))]
+    );
+    assert_eq!(history[1].monthly_price_cents, Some(900));
+}
+
+// issue 11: a refused change changes nothing: not the store, not the snapshot
+#[test]
+fn a_refused_change_commits_and_publishes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = seeded(dir.path());
+    let before = p.snapshot();
+    for cmds in [
+        vec![Command::ChangePlan {
+            id: "a".into(),
+            plan: "gold".into(),
+        }],
+        // A single-tenant cluster on the multitenant engine: refused when compiled.
+        vec![Command::CreateCluster(Box::new({
+            let mut r = record("solo", "small");
+            r.class = ClusterClass::SingleTenant;
+            r
+        }))],
+    ] {
+        assert!(p.submit(api(cmds)).is_err());
+    }
+    assert!(Arc::ptr_eq(&before, &p.snapshot()), "nothing published");
+    assert_eq!(p.store().changes_since(0, 10).unwrap().len(), 1);
+    let audit = p
+        .store()
+        .audit(&crate::control::store::AuditQuery {
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(audit.len(), 3, "only the first batch's three commands");
+    let created = &audit
+        .iter()
+        .find(|(_, a)| a.action == "cluster.create")
+        .unwrap()
+        .1;
+    assert_eq!(created.actor, "token:t1");
+    let after = created.after.as_ref().unwrap();
+    assert!(
+        after.get("password").is_none(),
+        "no secret in the audit log: {after}"
+    );
+}
+
+#[test]
+fn maintenance_ends_by_itself_and_provisioning_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = seeded(dir.path());
+    let mut solo = record("solo", "small");
+    solo.class = ClusterClass::SingleTenant;
+    solo.upstream = Some(vec!["127.0.0.1:9333".into()]);
+    solo.provisioned_at = None;
+    p.submit(api(vec![
+        Command::CreateCluster(Box::new(solo)),
+        Command::SetMode {
+            id: "a".into(),
+            mode: Mode::Maintenance,
+            reason: Some("upgrade".into()),
+            until: Some(now_ms() + 60_000),
+        },
+    ]))
+    .unwrap();
+    assert_eq!(p.expire_maintenance().unwrap(), 0, "not yet");
+    assert_eq!(p.expire_maintenance_at(now_ms() + 60_001).unwrap(), 1);
+    assert_eq!(p.snapshot().by_id("a").unwrap().mode, Mode::Normal);
+    assert_eq!(
+        p.snapshot().catalog.clusters["solo"].state(),
+        "provisioning"
+    );
+    p.mark_provisioned(&["solo".into()]).unwrap();
+    assert_eq!(p.snapshot().catalog.clusters["solo"].state(), "running");
+}

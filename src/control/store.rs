@@ -1,0 +1,123 @@
+//! The durable store behind one small trait: committed batches in (the events of a change,
+//! its audit entries, the plan history it adds, an idempotent response, the file's seed),
+//! the catalog and the change feed out. SQLite is the embedded implementation
+//! ([`super::sqlite`]); a fleet of edges would share a PostgreSQL store in its place, with
+//! LISTEN/NOTIFY waking [`Store::changes_since`] readers.
+//!
+//! A commit is atomic and durable when it returns: the control plane acknowledges and
+//! applies a change only after that.
+//!
+//! Must not touch: the registry's runtime state, sockets.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::registry::{Catalog, ClusterRecord, Millis, PlanRecord};
+
+/// One record written by a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    /// A cluster's record after the change (tombstones too: records are never removed).
+    Cluster { record: Box<ClusterRecord> },
+    /// A plan's record after the change.
+    Plan { record: PlanRecord },
+    /// A plan removed.
+    PlanRemoved { name: String },
+}
+
+/// Who changed what, when, before and after (without secrets).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    pub at: Millis,
+    /// `token:<id>`, `file` or `system`.
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+}
+
+/// The start of an interval a cluster spends on a plan (`plan` is `None` once destroyed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanChange {
+    pub cluster_id: String,
+    pub at: Millis,
+    /// `created`, `changed`, `price` (the plan's price changed) or `destroyed`.
+    pub event: String,
+    pub plan: Option<String>,
+    pub monthly_price_cents: Option<u64>,
+}
+
+/// The response to a request with an `Idempotency-Key`, secrets blanked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Idempotent {
+    pub key: String,
+    /// Hash of the request (method, path, body): the same key with other parameters is
+    /// refused.
+    pub fingerprint: String,
+    pub status: u16,
+    pub body: Value,
+}
+
+/// Everything one change writes, committed at once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Batch {
+    pub at: Millis,
+    pub events: Vec<Event>,
+    pub audit: Vec<AuditEntry>,
+    pub plan_changes: Vec<PlanChange>,
+    pub idempotent: Option<Idempotent>,
+    /// What the file declared, when this batch applied it.
+    pub seed: Option<Value>,
+}
+
+/// A batch as the change feed gives it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    pub seq: u64,
+    pub at: Millis,
+    pub events: Vec<Event>,
+}
+
+/// Which audit entries to read, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct AuditQuery {
+    /// Only this cluster's or plan's.
+    pub target: Option<String>,
+    /// Only entries with an id below this (paging back).
+    pub before_id: Option<u64>,
+    pub limit: usize,
+}
+
+/// Why the store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database is busy (another writer holds it): retry shortly.
+    #[error("the store is busy: {0}")]
+    Busy(String),
+    /// Another writer committed since this one loaded (a fleet's store).
+    #[error("the store moved on to change {0}; reload and retry")]
+    Stale(u64),
+    #[error("the store failed: {0}")]
+    Failed(String),
+}
+
+/// The durable store.
+pub trait Store: Send {
+    /// The catalog as last committed, and the sequence number of the last batch.
+    fn load(&mut self) -> Result<(Catalog, u64), StoreError>;
+    /// Commits `batch` after change `after_seq` (refused with [`StoreError::Stale`] when
+    /// another batch came first); durable when it returns. Returns the batch's number.
+    fn commit(&mut self, after_seq: u64, batch: &Batch) -> Result<u64, StoreError>;
+    /// The change feed: batches committed after `seq`, oldest first, at most `limit`.
+    fn changes_since(&mut self, seq: u64, limit: usize) -> Result<Vec<Committed>, StoreError>;
+    /// Audit entries, newest first, with their ids.
+    fn audit(&mut self, q: &AuditQuery) -> Result<Vec<(u64, AuditEntry)>, StoreError>;
+    /// The stored response of an idempotent request.
+    fn idempotent(&mut self, key: &str) -> Result<Option<Idempotent>, StoreError>;
+    /// What the file declared when it was last applied.
+    fn seed(&mut self) -> Result<Option<Value>, StoreError>;
+    /// A cluster's plan intervals, oldest first (what invoices are computed from).
+    fn plan_history(&mut self, cluster: &str) -> Result<Vec<PlanChange>, StoreError>;
+}

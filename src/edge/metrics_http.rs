@@ -1,0 +1,91 @@
+//! The metrics listener (`[edge] metrics`, off by default): `GET /metrics` answers the
+//! Prometheus text of `metrics::exposition`, per cluster: requests in flight and queued
+//! (the allowance's atomics, read at scrape time), the allowance, requests by status class.
+//! Unauthenticated, so it belongs on loopback or an operator network; one thread, blocking
+//! I/O, one request per connection (scrapes are rare and small), on the crate's own codec.
+//!
+//! Tests wait on these gauges ("the second request is queued") instead of sleeping.
+//!
+//! Must not touch: the request path (it only reads the snapshot and the hub).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::core::Shared;
+use crate::metrics::exposition::{render, Gauges};
+use crate::proto::{write_response_head, Framing, HeadLimits, Method, RequestHead, Version};
+
+/// Binds the listener on `addr` (port 0: any) and serves it on a thread of its own;
+/// returns the bound address.
+pub fn spawn(addr: SocketAddr, shared: Arc<Shared>) -> std::io::Result<SocketAddr> {
+    let listener = TcpListener::bind(addr)?;
+    let bound = listener.local_addr()?;
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let _ = serve(conn, &shared);
+            }
+        })?;
+    Ok(bound)
+}
+
+fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut buf = Vec::with_capacity(1024);
+    let mut head = RequestHead::new();
+    let limits = HeadLimits::default();
+    let mut chunk = [0u8; 1024];
+    loop {
+        match head.parse(&buf, &limits) {
+            Ok(true) => break,
+            Ok(false) => {}
+            Err(_) => return answer(&mut conn, 400, b"bad request\n"),
+        }
+        let n = conn.read(&mut chunk)?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    if head.method != Method::Get || head.path(&buf) != b"/metrics" {
+        return answer(&mut conn, 404, b"only GET /metrics here\n");
+    }
+    let text = exposition(shared);
+    answer(&mut conn, 200, text.as_bytes())
+}
+
+/// The exposition text now.
+fn exposition(shared: &Shared) -> String {
+    let snap = shared.registry.load();
+    let gauges: Vec<Gauges<'_>> = snap
+        .clusters()
+        .iter()
+        .map(|c| Gauges {
+            cluster: &c.id,
+            in_flight: c.allowance.in_flight(),
+            queued: c.allowance.queued(),
+            allowance: c.allowance.limit(),
+        })
+        .collect();
+    let mut out = String::with_capacity(4096);
+    render(&gauges, &shared.metrics.all(), &mut out);
+    out
+}
+
+fn answer(conn: &mut TcpStream, status: u16, body: &[u8]) -> std::io::Result<()> {
+    let mut out = Vec::with_capacity(256 + body.len());
+    let headers: [(&str, &[u8]); 1] = [("Content-Type", b"text/plain; version=0.0.4")];
+    write_response_head(
+        &mut out,
+        Version::Http11,
+        status,
+        &headers,
+        Framing::Length(body.len() as u64),
+        false,
+    );
+    out.extend_from_slice(body);
+    conn.write_all(&out)
+}

@@ -1,0 +1,126 @@
+//! Whitelisted indices the edge creates before a write needs them (spec 1.5, 2.2): an
+//! extra upstream request, `PUT /<index>`, ahead of the request that writes to it. On the
+//! multitenant class the upstream's own whitelist cannot match prefixed names, so the edge
+//! must; on both classes this is where the plan's shard capacity is checked for them
+//! (with the upstream's default shards). `resource_already_exists_exception` counts as
+//! success, and a core remembers for a short while the indices it found, so a stream of
+//! writes makes one extra request, not one each.
+//!
+//! The extra request reads its answer through `UpstreamConn::read_head`, the same as the
+//! main request (interim `100 Continue` heads skipped there, once for both).
+//!
+//! Must not touch: the client, the main request's upstream connection, the rules of the
+//! whitelist (`tenancy`).
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use super::core::Core;
+use super::outcome::SendFail;
+use super::tcp::write_tcp;
+use crate::errors::EdgeError;
+use crate::policy::path::encode_segment;
+use crate::policy::shards::ShardDefaults;
+use crate::proto::{BodyDecoder, Method, ResponseHead};
+use crate::registry::Cluster;
+use crate::tenancy::{self, Prefix};
+
+/// Largest upstream answer to an index creation the edge reads.
+const SMALL_ANSWER: u64 = 64 * 1024;
+
+/// Makes sure the whitelisted index `name` (as the client named it) exists upstream,
+/// creating it when this core has not seen it recently; `prefix`: the tenant's namespace.
+pub(super) async fn ensure_index(
+    core: &Core,
+    cluster: &Cluster,
+    prefix: Option<&Prefix>,
+    name: &[u8],
+    deadline: Instant,
+) -> Result<(), SendFail> {
+    let mut path = Vec::with_capacity(64);
+    match prefix {
+        Some(p) => tenancy::write_index_path(p, name, &mut path)?,
+        None => {
+            path.push(b'/');
+            encode_segment(name, &mut path);
+        }
+    }
+    if core.index_known(&path, Instant::now()) {
+        return Ok(());
+    }
+    let asked = ShardDefaults::ES7.primaries * (1 + ShardDefaults::ES7.replicas);
+    let plan = &cluster.plan;
+    cluster
+        .state
+        .reserve_shards(asked, plan.shards)
+        .map_err(|in_use| EdgeError::ShardCapacity {
+            plan: plan.name.clone(),
+            capacity: plan.shards,
+            in_use,
+            asked,
+        })?;
+    let mut req = Vec::with_capacity(128);
+    req.extend_from_slice(b"PUT ");
+    req.extend_from_slice(&path);
+    req.extend_from_slice(b" HTTP/1.1\r\nHost: searchgate\r\nContent-Length: 0\r\n\r\n");
+    let addr = cluster.upstreams[core.pick(cluster.upstreams.len())];
+    let answer = fetch(core, addr, req, Method::Put, deadline).await;
+    let created = matches!(answer, Ok((200..=299, _)));
+    cluster.state.finish_creation(&path[1..], asked, created);
+    let exists = match &answer {
+        Ok((200..=299, _)) => true,
+        Ok((_, body)) => memchr::memmem::find(body, b"resource_already_exists_exception").is_some(),
+        Err(_) => false,
+    };
+    if exists {
+        core.remember_index(path, Instant::now());
+    }
+    answer.map(|_| ())
+}
+
+/// Sends one bodiless request of the edge's own and reads the whole answer (status, body).
+pub(super) async fn fetch(
+    core: &Core,
+    addr: SocketAddr,
+    req: Vec<u8>,
+    method: Method,
+    deadline: Instant,
+) -> Result<(u16, Vec<u8>), SendFail> {
+    let timeout = core.shared.limits.connect_timeout;
+    let mut up = core
+        .pool
+        .checkout(addr, false, timeout, || core.take_upstream_buffer())
+        .await
+        .map_err(|_| {
+            EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached")
+        })?;
+    let len = req.len();
+    match super::client::until(deadline, write_tcp(&mut up.tcp, req, 0..len)).await {
+        Some((Ok(()), _)) => {}
+        _ => return Err(SendFail::Upstream),
+    }
+    let mut head = ResponseHead::default();
+    up.read_head(&mut head, method, deadline)
+        .await
+        .map_err(|_| SendFail::Upstream)?;
+    let mut dec = BodyDecoder::new(head.framing, SMALL_ANSWER).map_err(|_| SendFail::Upstream)?;
+    let (mut body, mut pos) = (Vec::new(), head.len);
+    while !dec.is_done() {
+        let d = dec.decode(&up.buf[pos..]).map_err(|_| SendFail::Upstream)?;
+        body.extend_from_slice(&up.buf[pos + d.data.start..pos + d.data.end]);
+        pos += d.consumed;
+        if d.consumed == 0 && !d.done {
+            up.buf.drain(..pos);
+            pos = 0;
+            match up.read_more(deadline).await {
+                Ok(n) if n > 0 => {}
+                _ => return Err(SendFail::Upstream),
+            }
+        }
+    }
+    up.buf.drain(..pos);
+    if head.keep_alive && up.buf.is_empty() {
+        core.pool.put(up, Instant::now());
+    }
+    Ok((head.status, body))
+}

@@ -1,0 +1,283 @@
+//! The Prometheus text exposition (format 0.0.4) of the hub's figures, the registry's
+//! allowance gauges and the process figures: a pure function of its inputs, mounted by the
+//! admin API at `GET /metrics`.
+//!
+//! Labels are bounded: `cluster` (the registry's cluster id), `code` (status class) and
+//! `core` (worker number); never index names, paths or anything a client chooses. The
+//! three latency histograms share one bucket set from 1 ms to 60 s (`buckets`).
+//!
+//! Must not touch: the hub's locks (it renders a [`HubSnapshot`]), sockets.
+
+use std::fmt::Write as _;
+
+use super::buckets::Buckets;
+use super::hub::{ClusterTotals, HubSnapshot};
+use super::process::ProcessFigures;
+use crate::registry::Snapshot;
+
+/// The `Content-Type` of the exposition.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+const CLASSES: [(usize, &str); 6] = [
+    (1, "1xx"),
+    (2, "2xx"),
+    (3, "3xx"),
+    (4, "4xx"),
+    (5, "5xx"),
+    (0, "other"),
+];
+
+/// Renders every family.
+pub fn prometheus(hub: &HubSnapshot, registry: &Snapshot, process: &ProcessFigures) -> String {
+    let mut out = Out(String::with_capacity(4096 + hub.clusters.len() * 6000));
+    cluster_counters(&mut out, hub);
+    cluster_histograms(&mut out, hub);
+    allowance_gauges(&mut out, registry);
+    core_figures(&mut out, hub);
+    process_figures(&mut out, hub, process);
+    out.0
+}
+
+struct Out(String);
+
+impl Out {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    /// One sample: `name{labels} value`; `labels` already rendered (may be empty).
+    fn sample(&mut self, name: &str, labels: &str, value: impl std::fmt::Display) {
+        if labels.is_empty() {
+            let _ = writeln!(self.0, "{name} {value}");
+        } else {
+            let _ = writeln!(self.0, "{name}{{{labels}}} {value}");
+        }
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped as the format asks.
+fn escape(v: &str) -> String {
+    let mut s = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '"' => s.push_str("\\\""),
+            '\n' => s.push_str("\\n"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+fn cluster_label(id: &str) -> String {
+    format!("cluster=\"{}\"", escape(id))
+}
+
+fn cluster_counters(out: &mut Out, hub: &HubSnapshot) {
+    let name = "searchgate_requests_total";
+    out.family(
+        name,
+        "counter",
+        "Requests answered, by cluster and status class.",
+    );
+    for (id, t) in &hub.clusters {
+        let c = cluster_label(id);
+        for (i, class) in CLASSES {
+            if i != 0 || t.status_classes[0] > 0 {
+                out.sample(name, &format!("{c},code=\"{class}\""), t.status_classes[i]);
+            }
+        }
+    }
+    type Field = fn(&ClusterTotals) -> u64;
+    let counters: [(&str, &str, Field); 5] = [
+        (
+            "searchgate_request_bytes_total",
+            "Bytes received from clients (heads and bodies).",
+            |t| t.bytes_in,
+        ),
+        (
+            "searchgate_response_bytes_total",
+            "Bytes sent to clients.",
+            |t| t.bytes_out,
+        ),
+        (
+            "searchgate_request_too_large_total",
+            "Requests answered 413 Request Too Large.",
+            |t| t.too_large,
+        ),
+        (
+            "searchgate_too_many_requests_total",
+            "Requests answered 429 Too Many Requests.",
+            |t| t.too_many,
+        ),
+        (
+            "searchgate_gateway_timeouts_total",
+            "Requests answered 504 Gateway Timeout.",
+            |t| t.timeouts,
+        ),
+    ];
+    for (name, help, field) in counters {
+        out.family(name, "counter", help);
+        for (id, t) in &hub.clusters {
+            out.sample(name, &cluster_label(id), field(t));
+        }
+    }
+}
+
+fn cluster_histograms(out: &mut Out, hub: &HubSnapshot) {
+    type Field = fn(&ClusterTotals) -> &Buckets;
+    let families: [(&str, &str, Field); 3] = [
+        (
+            "searchgate_request_duration_seconds",
+            "Whole request at the edge, first byte of the head to the last byte answered.",
+            |t| &t.total,
+        ),
+        (
+            "searchgate_queue_wait_seconds",
+            "Wait for a concurrency slot, of the requests that queued.",
+            |t| &t.queue,
+        ),
+        (
+            "searchgate_upstream_duration_seconds",
+            "Time a request held its concurrency slot: upstream exchange and relay.",
+            |t| &t.upstream,
+        ),
+    ];
+    for (name, help, field) in families {
+        out.family(name, "histogram", help);
+        let (bucket, sum, count) = (
+            format!("{name}_bucket"),
+            format!("{name}_sum"),
+            format!("{name}_count"),
+        );
+        for (id, t) in &hub.clusters {
+            let c = cluster_label(id);
+            let b = field(t);
+            for (le, n) in b.cumulative() {
+                out.sample(&bucket, &format!("{c},le=\"{le}\""), n);
+            }
+            out.sample(&sum, &c, b.sum_us as f64 / 1e6);
+            out.sample(&count, &c, b.count());
+        }
+    }
+}
+
+fn allowance_gauges(out: &mut Out, registry: &Snapshot) {
+    type Field = fn(&crate::policy::admit::Allowance) -> u32;
+    let gauges: [(&str, &str, Field); 3] = [
+        (
+            "searchgate_requests_in_flight",
+            "Requests holding a concurrency slot now.",
+            |a| a.in_flight(),
+        ),
+        (
+            "searchgate_queue_depth",
+            "Requests waiting for a concurrency slot now.",
+            |a| a.queued(),
+        ),
+        (
+            "searchgate_allowance",
+            "The plan's concurrency allowance.",
+            |a| a.limit(),
+        ),
+    ];
+    for (name, help, field) in gauges {
+        out.family(name, "gauge", help);
+        for c in registry.clusters() {
+            out.sample(name, &cluster_label(&c.id), field(&c.allowance));
+        }
+    }
+}
+
+fn core_figures(out: &mut Out, hub: &HubSnapshot) {
+    type Field = fn(&super::hub::CoreTotals) -> u64;
+    let figures: [(&str, &str, &str, Field); 4] = [
+        (
+            "searchgate_core_requests_total",
+            "counter",
+            "Requests answered by each worker core.",
+            |c| c.requests,
+        ),
+        (
+            "searchgate_core_unrouted_requests_total",
+            "counter",
+            "Requests refused before a cluster was known.",
+            |c| c.unrouted,
+        ),
+        (
+            "searchgate_core_connections",
+            "gauge",
+            "Open client connections per worker core.",
+            |c| c.connections,
+        ),
+        (
+            "searchgate_core_dropped_samples_total",
+            "counter",
+            "Metric samples lost to a full buffer.",
+            |c| c.dropped,
+        ),
+    ];
+    for (name, kind, help, field) in figures {
+        out.family(name, kind, help);
+        for (i, core) in hub.cores.iter().enumerate() {
+            out.sample(name, &format!("core=\"{i}\""), field(core));
+        }
+    }
+}
+
+fn process_figures(out: &mut Out, hub: &HubSnapshot, p: &ProcessFigures) {
+    let connections: u64 = hub.cores.iter().map(|c| c.connections).sum();
+    out.family(
+        "searchgate_connections",
+        "gauge",
+        "Open client connections.",
+    );
+    out.sample("searchgate_connections", "", connections);
+    let figures = [
+        ("process_open_fds", "Open file descriptors.", p.open_fds),
+        (
+            "process_max_fds",
+            "Limit of open file descriptors.",
+            p.max_fds,
+        ),
+        (
+            "process_resident_memory_bytes",
+            "Resident memory.",
+            p.resident_bytes,
+        ),
+    ];
+    for (name, help, value) in figures {
+        if let Some(v) = value {
+            out.family(name, "gauge", help);
+            out.sample(name, "", v);
+        }
+    }
+    let window = [
+        (
+            "searchgate_latency_window_bytes",
+            "gauge",
+            "Memory held by the latency window.",
+            hub.window_bytes,
+        ),
+        (
+            "searchgate_latency_window_covered_seconds",
+            "gauge",
+            "Span the latency window covers.",
+            hub.window_covered_secs,
+        ),
+        (
+            "searchgate_latency_window_evicted_total",
+            "counter",
+            "Window minutes dropped to stay within its budget.",
+            hub.window_evicted,
+        ),
+    ];
+    for (name, kind, help, value) in window {
+        out.family(name, kind, help);
+        out.sample(name, "", value);
+    }
+}
+
+#[cfg(test)]
+#[path = "expose_tests.rs"]
+mod tests;

@@ -1,0 +1,409 @@
+//! The latency report a capacity engineer reads: percentiles p50 … p99.999 and max of a
+//! cluster's whole-request, queue-wait and upstream times over a recent window, and the
+//! full percentile distribution in HdrHistogram's text format (the four columns `Value
+//! Percentile TotalCount 1/(1-Percentile)` with its `#[Mean …]` footer, as Java's
+//! `outputPercentileDistribution` prints it and HdrHistogram's plotter reads it). Values are
+//! recorded in µs and shown in milliseconds.
+//!
+//! Pure: the admin API (`GET /v1/clusters/{id}/latency?window=`) and the `latency` CLI call
+//! [`report`] and serialise the result; nothing here does I/O.
+//!
+//! Must not touch: the hub's internals (it asks `MetricsHub::latency`), sockets.
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use super::hub::MetricsHub;
+use super::window::{new_histogram, Metric, INTERVAL_MS, KEPT_INTERVALS};
+
+/// µs per unit shown (milliseconds).
+pub const MS: f64 = 1000.0;
+/// Reporting points per halving of the distance to 100% (Java's default).
+pub const TICKS_PER_HALF_DISTANCE: u32 = 5;
+/// The longest window kept.
+pub const MAX_WINDOW: Duration = Duration::from_millis(INTERVAL_MS * KEPT_INTERVALS as u64);
+
+/// Percentiles of one metric, in milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub min_ms: f64,
+    pub mean_ms: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub p99: f64,
+    #[serde(rename = "p99.9")]
+    pub p99_9: f64,
+    #[serde(rename = "p99.99")]
+    pub p99_99: f64,
+    #[serde(rename = "p99.999")]
+    pub p99_999: f64,
+    pub max_ms: f64,
+}
+
+impl Percentiles {
+    /// The percentiles of `h` (µs), shown in ms; all zero when `h` is empty.
+    pub fn of(h: &Histogram<u64>) -> Percentiles {
+        let q = |q: f64| {
+            if h.is_empty() {
+                0.0
+            } else {
+                h.value_at_quantile(q) as f64 / MS
+            }
+        };
+        Percentiles {
+            count: h.len(),
+            min_ms: if h.is_empty() {
+                0.0
+            } else {
+                h.min() as f64 / MS
+            },
+            mean_ms: if h.is_empty() { 0.0 } else { h.mean() / MS },
+            p50: q(0.5),
+            p75: q(0.75),
+            p90: q(0.9),
+            p99: q(0.99),
+            p99_9: q(0.999),
+            p99_99: q(0.9999),
+            p99_999: q(0.99999),
+            max_ms: if h.is_empty() {
+                0.0
+            } else {
+                h.max() as f64 / MS
+            },
+        }
+    }
+}
+
+/// One cluster's latency over a window.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyReport {
+    pub cluster: String,
+    /// The window asked for.
+    pub window_secs: u64,
+    /// What the kept minutes cover (whole minutes: at least the window when that much was
+    /// kept, less after a restart or when the memory budget dropped old minutes).
+    pub from_unix_ms: Option<u64>,
+    pub to_unix_ms: Option<u64>,
+    /// Whole requests.
+    pub total: Percentiles,
+    /// Of the requests that waited for a concurrency slot.
+    pub queue: Percentiles,
+    /// Of the requests that reached the upstream.
+    pub upstream: Percentiles,
+    /// The whole-request percentile distribution, HdrHistogram text format, in ms.
+    pub distribution: String,
+    #[serde(skip)]
+    histograms: [Histogram<u64>; 3],
+}
+
+impl LatencyReport {
+    /// A report of the given histograms (total, queue, upstream; µs).
+    pub fn from_histograms(
+        cluster: &str,
+        window: Duration,
+        span: Option<(u64, u64)>,
+        histograms: [Histogram<u64>; 3],
+    ) -> LatencyReport {
+        LatencyReport {
+            cluster: cluster.to_string(),
+            window_secs: window.as_secs(),
+            from_unix_ms: span.map(|s| s.0),
+            to_unix_ms: span.map(|s| s.1),
+            total: Percentiles::of(&histograms[0]),
+            queue: Percentiles::of(&histograms[1]),
+            upstream: Percentiles::of(&histograms[2]),
+            distribution: percentile_distribution(&histograms[0], MS),
+            histograms,
+        }
+    }
+
+    /// The histogram of one metric (µs).
+    pub fn histogram(&self, m: Metric) -> &Histogram<u64> {
+        &self.histograms[m as usize]
+    }
+
+    /// The whole-request distribution as HdrHistogram's text table.
+    pub fn percentile_table(&self) -> &str {
+        &self.distribution
+    }
+
+    /// A short human summary: one line per metric.
+    pub fn summary_table(&self) -> String {
+        let mut s = format!(
+            "{:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+            "ms", "count", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max"
+        );
+        for (name, p) in [
+            ("total", &self.total),
+            ("queue", &self.queue),
+            ("upstream", &self.upstream),
+        ] {
+            let _ = writeln!(
+                s,
+                "{name:<10} {:>9} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+                p.count, p.p50, p.p90, p.p99, p.p99_9, p.p99_99, p.p99_999, p.max_ms
+            );
+        }
+        s
+    }
+}
+
+/// `cluster`'s report over the `window` before `now`; empty (count 0) when the hub has no
+/// request of it in that time. The caller checks that the cluster exists.
+pub fn report(hub: &MetricsHub, cluster: &str, window: Duration, now: SystemTime) -> LatencyReport {
+    let window = window.min(MAX_WINDOW);
+    match hub.latency(cluster, window, now) {
+        Some(w) => LatencyReport::from_histograms(cluster, window, w.span, w.histograms),
+        None => {
+            let empty = [new_histogram(), new_histogram(), new_histogram()];
+            LatencyReport::from_histograms(cluster, window, None, empty)
+        }
+    }
+}
+
+/// Parses a window such as `5m`, `90s` or `1h` (at least 1 s, at most [`MAX_WINDOW`]).
+pub fn parse_window(text: &str) -> Result<Duration, String> {
+    let d = crate::config::parse_duration(text)?;
+    if d < Duration::from_secs(1) || d > MAX_WINDOW {
+        return Err(format!(
+            "window `{text}`: must be between 1s and {}m (the minutes kept)",
+            MAX_WINDOW.as_secs() / 60
+        ));
+    }
+    Ok(d)
+}
+
+/// HdrHistogram's percentile distribution of `h`, values divided by `scale`.
+pub fn percentile_distribution(h: &Histogram<u64>, scale: f64) -> String {
+    let mut s = format!(
+        "{:>12} {:>14} {:>10} {:>14}\n\n",
+        "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
+    );
+    if !h.is_empty() {
+        let mut total = 0u64;
+        for v in h.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
+            total += v.count_since_last_iteration();
+            let value = v.value_iterated_to() as f64 / scale;
+            let q = v.quantile_iterated_to();
+            if q < 1.0 {
+                let _ = writeln!(
+                    s,
+                    "{value:12.3} {q:2.12} {total:10} {:14.2}",
+                    1.0 / (1.0 - q)
+                );
+            } else {
+                let _ = writeln!(s, "{value:12.3} {q:2.12} {total:10}");
+            }
+        }
+    }
+    let (mean, sd, max) = if h.is_empty() {
+        (0.0, 0.0, 0.0)
+    } else {
+        (h.mean() / scale, h.stdev() / scale, h.max() as f64 / scale)
+    };
+    let buckets = u64::from(h.buckets());
+    let sub_buckets = 2 * h.distinct_values() as u64 / (buckets + 1);
+    let _ = write!(
+        s,
+        "#[Mean    = {mean:12.3}, StdDeviation   = {sd:12.3}]\n\
+         #[Max     = {max:12.3}, Total count    = {:12}]\n\
+         #[Buckets = {buckets:12}, SubBuckets     = {sub_buckets:12}]\n",
+        h.len()
+    );
+    s
+}
+
+/// One row of a percentile distribution read back from its text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DistributionRow {
+    pub value: f64,
+    pub quantile: f64,
+    pub total_count: u64,
+}
+
+/// Reads the rows of a percentile distribution text (header, footer and blank lines
+/// skipped); an error names the first line that is not a row.
+pub fn parse_distribution(text: &str) -> Result<Vec<DistributionRow>, String> {
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') || t.starts_with("Value") {
+            continue;
+        }
+        let cols: Vec<&str> = t.split_whitespace().collect();
+        let bad = || format!("line {}: not a distribution row: {line}", i + 1);
+        if !(3..=4).contains(&cols.len()) {
+            return Err(bad());
+        }
+        rows.push(DistributionRow {
+            value: cols[0].parse().map_err(|_| bad())?,
+            quantile: cols[1].parse().map_err(|_| bad())?,
+            total_count: cols[2].parse().map_err(|_| bad())?,
+        });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::window::new_histogram;
+    use crate::metrics::{CoreMetrics, Sample};
+    use std::time::UNIX_EPOCH;
+
+    #[test]
+    fn the_distribution_has_hdrhistograms_columns_and_footer() {
+        let mut h = new_histogram();
+        for v in 1..=10_000u64 {
+            h.record(v * 100).unwrap(); // 0.1 ms .. 1 s
+        }
+        let text = percentile_distribution(&h, MS);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "       Value     Percentile TotalCount 1/(1-Percentile)"
+        );
+        assert_eq!(lines[1], "");
+        // First row: the smallest value at percentile 0.
+        assert_eq!(
+            lines[2],
+            "       0.100 0.000000000000          1           1.00"
+        );
+        let rows = parse_distribution(&text).unwrap();
+        assert!(rows.len() > 50);
+        let last = rows.last().unwrap();
+        assert_eq!(last.quantile, 1.0);
+        assert_eq!(last.total_count, 10_000);
+        let last_line = lines.iter().rev().find(|l| !l.starts_with('#')).unwrap();
+        assert_eq!(
+            last_line.split_whitespace().count(),
+            3,
+            "no 1/(1-p) at 100%"
+        );
+        assert!(rows
+            .windows(2)
+            .all(|w| w[0].quantile <= w[1].quantile && w[0].total_count <= w[1].total_count));
+        for r in &rows {
+            let expect = h.value_at_quantile(r.quantile) as f64 / MS;
+            assert!((r.value - expect).abs() < 0.0015, "{r:?} vs {expect}");
+        }
+        // 50% is reached at 500 ms (within 1%) after 5,000 values.
+        let p50 = rows.iter().find(|r| r.quantile == 0.5).unwrap();
+        assert!(
+            (p50.value - 500.0).abs() <= 5.0 && p50.total_count >= 5_000,
+            "{p50:?}"
+        );
+        let footer: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("#["))
+            .copied()
+            .collect();
+        assert_eq!(footer.len(), 3);
+        assert!(footer[0].starts_with("#[Mean    = ") && footer[0].contains(", StdDeviation   = "));
+        assert!(
+            footer[1].starts_with("#[Max     = ")
+                && footer[1].ends_with(", Total count    =        10000]")
+        );
+        assert!(
+            footer[2].starts_with("#[Buckets = ")
+                && footer[2].ends_with(", SubBuckets     =          256]")
+        );
+        let mean: f64 = footer[0][12..24].trim().parse().unwrap();
+        assert!((mean - 500.05).abs() < 5.0, "{mean}");
+    }
+
+    #[test]
+    fn an_empty_histogram_prints_header_and_footer_only() {
+        let text = percentile_distribution(&new_histogram(), MS);
+        assert!(parse_distribution(&text).unwrap().is_empty());
+        assert!(text.contains("Total count    =            0]"));
+    }
+
+    #[test]
+    fn report_percentiles_match_the_recorded_samples_within_hdr_precision() {
+        let hub = MetricsHub::default();
+        let mut core = CoreMetrics::default();
+        let mut exact: Vec<u64> = Vec::new();
+        let mut x = 12345u64;
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let us = 200 + (x >> 33) % 50_000; // 0.2 .. 50 ms
+            exact.push(us);
+            core.record(
+                "acme",
+                &Sample {
+                    status: 200,
+                    total_us: us,
+                    upstream_us: Some(us / 2),
+                    ..Sample::default()
+                },
+            );
+        }
+        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        hub.absorb_at(&mut core, now);
+        let r = report(&hub, "acme", Duration::from_secs(300), now);
+        exact.sort_unstable();
+        let at = |q: f64| {
+            exact[((q * exact.len() as f64).ceil() as usize).clamp(1, exact.len()) - 1] as f64 / MS
+        };
+        for (q, got) in [
+            (0.5, r.total.p50),
+            (0.9, r.total.p90),
+            (0.99, r.total.p99),
+            (0.999, r.total.p99_9),
+            (0.99999, r.total.p99_999),
+        ] {
+            let want = at(q);
+            assert!(
+                (got - want).abs() <= want * 0.01 + 0.001,
+                "q {q}: {got} vs {want}"
+            );
+        }
+        assert_eq!(r.total.count, 20_000);
+        assert_eq!(r.upstream.count, 20_000);
+        assert_eq!(r.queue.count, 0);
+        assert!(
+            (r.total.max_ms - *exact.last().unwrap() as f64 / MS).abs() <= r.total.max_ms * 0.01
+        );
+        assert_eq!(r.histogram(Metric::Total).len(), 20_000);
+
+        let json = serde_json::to_value(&r).unwrap();
+        for k in ["p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max_ms"] {
+            assert!(json["total"][k].is_f64(), "{k}");
+        }
+        assert_eq!(json["window_secs"], 300);
+        assert_eq!(json["cluster"], "acme");
+        assert!(json["distribution"]
+            .as_str()
+            .unwrap()
+            .starts_with("       Value"));
+        assert!(r.summary_table().lines().count() == 4);
+
+        let none = report(&hub, "nobody", Duration::from_secs(60), now);
+        assert_eq!(none.total.count, 0);
+        assert_eq!(none.from_unix_ms, None);
+    }
+
+    #[test]
+    fn windows_are_parsed_and_bounded() {
+        assert_eq!(parse_window("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_window("1h"), Ok(MAX_WINDOW));
+        assert!(parse_window("61m").is_err());
+        assert!(parse_window("0s").is_err());
+        assert!(parse_window("five").is_err());
+    }
+
+    #[test]
+    fn a_row_that_is_not_a_row_is_named() {
+        let e = parse_distribution("Value Percentile\n\n1.0 0.5 3 2.0\nbogus line here now x\n")
+            .unwrap_err();
+        assert!(e.starts_with("line 4"), "{e}");
+    }
+}

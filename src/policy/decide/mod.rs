@@ -1,0 +1,284 @@
+//! The one decision about a request, taken before any byte of it goes upstream: which
+//! cluster it is for (route by Host, or by username on `localhost`), whether its
+//! credentials open that cluster (authentication), what it is (the route table of
+//! `classify`), whether the cluster's mode lets it through, and how the edge must carry it
+//! out: the target to forward, what to do with the body, the `_bulk` action limit, the
+//! shards to reserve, the multitenant plan.
+//!
+//! Pure: the clusters (a [`Directory`]), the parsed head, the listener's facts and the
+//! clock come in; a [`Decision`] or the refusal ([`EdgeError`], rendered by the edge)
+//! comes out. Nothing is reserved, counted or sent here: `edge::exchange` does that with
+//! the decision in hand. Tested from a table of raw heads against plain-data clusters
+//! (`tests.rs`), without a socket.
+//!
+//! Order of the checks (each refusal is the first that applies):
+//! 1. Host (400 when it is not a host name), TLS server name against Host (421);
+//! 2. route (404 Cluster Not Found; 401 for an unknown username on `localhost`), then the
+//!    credentials (401);
+//! 3. a Content-Length over `max_body` (413), before any body byte is read;
+//! 4. the path (400 when it does not decode), blocked endpoints and the mode (404, 403,
+//!    501: `mode::decide`);
+//! 5. the multitenant class: headers its rewriting depends on (400), the target in the
+//!    tenant's namespace (400 for names it cannot take, 501 for endpoints it cannot confine).
+//!
+//! Must not touch: sockets, the runtime state behind the clusters (allowance, shard
+//! ledger), the wall clock (`now` is passed in).
+
+use std::time::Instant;
+
+use super::auth::{parse_basic, MAX_CREDENTIALS};
+use super::classify::{classify_request, BodyKind, Class, Route};
+use super::mode;
+use super::route::{normalize_host, route};
+use super::view::{ClusterView, Directory};
+use crate::errors::EdgeError;
+use crate::proto::{Framing, RequestHead};
+use crate::tenancy::{self, IdSealer, Prefix, RequestPlan, Tenant};
+
+/// Largest index-creation body the edge reads whole to count its shards (they are small).
+pub const MAX_INDEX_BODY: u64 = 1 << 20;
+
+/// What the edge knows of the connection a request came on, and its own limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Listener<'a> {
+    /// The server name the client asked for in its TLS handshake (`None`: plain TCP, or no
+    /// SNI). When both it and a Host header are there, they must name the same host.
+    pub sni: Option<&'a str>,
+    /// `[edge] max_body`: a Content-Length above it is refused before the body is read.
+    pub max_body: u64,
+    /// The node's sealer of the multitenant class's scroll and point-in-time ids (`None`:
+    /// no sealed id opens, every one is a missing search context).
+    pub ids: Option<&'a IdSealer>,
+}
+
+/// Bytes a decision writes, into buffers the connection keeps from one request to the
+/// next (so deciding allocates nothing per request).
+#[derive(Debug, Default)]
+pub struct Targets {
+    /// The request-target to forward, origin form: the classified path in canonical form
+    /// (with the tenant's index names on the multitenant class), then the query.
+    pub target: Vec<u8>,
+    /// The whitelisted index, as the client named it, that a document write may
+    /// auto-create: the edge creates it first ([`Reservation::AutoCreate`]). Empty: none.
+    pub auto_create: Vec<u8>,
+}
+
+/// What the edge does with the request body on its way upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyPlan {
+    /// Forwarded as it comes (re-framed, never altered).
+    Stream,
+    /// Forwarded as it comes, `_bulk` actions counted: 413 above `max_actions`
+    /// (single-tenant `_bulk`; spec 7).
+    CountBulk { max_actions: u64 },
+    /// Rewritten into the tenant's namespace as it streams (the multitenant class's NDJSON
+    /// bodies: `_bulk`, with the same action limit, and `_msearch`); sent chunked, since
+    /// its length changes.
+    Rewrite { kind: BodyKind, max_actions: u64 },
+    /// Read whole (at most `limit` bytes, 413 above) before anything is sent, then
+    /// forwarded with its new length: index creation (its shards are counted against the
+    /// plan), every JSON body of the multitenant class (parsed strictly, rewritten as data
+    /// and written again by `tenancy`), a single-tenant `_reindex` (a remote source is
+    /// refused).
+    Whole { kind: BodyKind, limit: u64 },
+}
+
+/// Shards a request may add to the cluster; the edge reserves them against the plan's
+/// capacity (400 when they do not fit) before the request is forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reservation {
+    None,
+    /// `PUT /<index>`: the shards its body asks for (read whole first: [`BodyPlan::Whole`]).
+    CreateIndex,
+    /// The upstream's default shards for [`Targets::auto_create`], which the edge creates
+    /// before the write.
+    AutoCreate,
+}
+
+/// How a multitenant request is rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TenantPlan {
+    pub prefix: Prefix,
+    pub plan: RequestPlan,
+}
+
+/// A request the edge forwards, and how.
+#[derive(Debug)]
+pub struct Decision<'s, C> {
+    /// The cluster it is for.
+    pub cluster: &'s C,
+    /// Read, update or index deletion (what the mode was checked against).
+    pub class: Class,
+    pub body: BodyPlan,
+    pub reserve: Reservation,
+    /// The multitenant class's plan (`None`: single tenant, forwarded as classified).
+    pub tenant: Option<TenantPlan>,
+}
+
+impl<C> Decision<'_, C> {
+    /// `max_bulk_actions` when the body is a `_bulk` body (counted or rewritten).
+    pub fn bulk_limit(&self) -> Option<u64> {
+        match self.body {
+            BodyPlan::CountBulk { max_actions }
+            | BodyPlan::Rewrite {
+                kind: BodyKind::Bulk,
+                max_actions,
+            } => Some(max_actions),
+            _ => None,
+        }
+    }
+}
+
+/// Decides what to do with the request whose head `head` was parsed from `buf`: forward it
+/// (the [`Decision`], with the forward target written into `out`), or refuse it.
+pub fn decide<'s, D: Directory>(
+    clusters: &'s D,
+    head: &RequestHead,
+    buf: &[u8],
+    listener: &Listener<'_>,
+    now: Instant,
+    out: &mut Targets,
+) -> Result<Decision<'s, D::Cluster>, EdgeError> {
+    let cluster = authenticate(clusters, head, buf, listener, now)?;
+    if let Framing::Length(n) = head.framing {
+        if n > listener.max_body {
+            return Err(EdgeError::BodyTooLarge(listener.max_body));
+        }
+    }
+    // Classify on the decoded path, apply the mode, and forward exactly what was classified
+    // (for the multitenant class: with every index name in the tenant's namespace).
+    let classified = classify_request(head.method, head.path(buf), cluster.class())?;
+    mode::decide(cluster.mode(now), &classified.class)?;
+    out.target.clear();
+    out.auto_create.clear();
+    let tenant = match cluster.prefix() {
+        None => {
+            classified
+                .path
+                .write_target(head.query(buf), &mut out.target);
+            None
+        }
+        Some(prefix) => {
+            let header = |name: &[u8]| head.header(buf, name);
+            tenancy::check_headers(
+                header(b"content-type"),
+                header(b"content-encoding"),
+                header(b"accept"),
+                has_body(head),
+            )?;
+            let t = Tenant {
+                prefix: &prefix,
+                ids: listener.ids.map(|s| (s, cluster.id())),
+            };
+            let plan = tenancy::plan_request(&t, &classified, head.query(buf), &mut out.target)?;
+            Some(TenantPlan { prefix, plan })
+        }
+    };
+    // A write that auto-creates a whitelisted index: the edge creates it first, after the
+    // plan's shard check (for either class).
+    if let Some(name) = tenancy::auto_create_target(head.method, &classified) {
+        out.auto_create.extend_from_slice(name);
+    }
+    let kind = classified.route.map_or(BodyKind::None, Route::body_kind);
+    let body = body_plan(
+        kind,
+        tenant.is_some(),
+        head,
+        listener,
+        cluster.max_bulk_actions(),
+    );
+    let reserve = if kind == BodyKind::CreateIndex {
+        Reservation::CreateIndex
+    } else if !out.auto_create.is_empty() {
+        Reservation::AutoCreate
+    } else {
+        Reservation::None
+    };
+    Ok(Decision {
+        cluster,
+        class: classified.class,
+        body,
+        reserve,
+        tenant,
+    })
+}
+
+/// The request declared a body.
+fn has_body(head: &RequestHead) -> bool {
+    !matches!(head.framing, Framing::None | Framing::Length(0))
+}
+
+/// What the edge does with a body of `kind` (the route table's), on the multitenant class
+/// (`tenant`) or not.
+fn body_plan(
+    kind: BodyKind,
+    tenant: bool,
+    head: &RequestHead,
+    listener: &Listener<'_>,
+    max_actions: u64,
+) -> BodyPlan {
+    let whole = BodyPlan::Whole {
+        kind,
+        limit: listener.max_body,
+    };
+    match kind {
+        BodyKind::CreateIndex => BodyPlan::Whole {
+            kind,
+            limit: MAX_INDEX_BODY,
+        },
+        BodyKind::Bulk | BodyKind::Msearch if tenant => BodyPlan::Rewrite { kind, max_actions },
+        BodyKind::Bulk => BodyPlan::CountBulk { max_actions },
+        BodyKind::Document => BodyPlan::Stream,
+        // No body, or one the endpoint does not take (refused unless blank).
+        _ if !has_body(head) => BodyPlan::Stream,
+        _ if tenant => whole,
+        BodyKind::Reindex => whole,
+        _ => BodyPlan::Stream,
+    }
+}
+
+/// Route and authenticate (spec 2.1, 5): the cluster the request is for, when its Basic
+/// credentials open it.
+fn authenticate<'s, D: Directory>(
+    clusters: &'s D,
+    head: &RequestHead,
+    buf: &[u8],
+    listener: &Listener<'_>,
+    now: Instant,
+) -> Result<&'s D::Cluster, EdgeError> {
+    let mut host_buf = [0u8; 253];
+    let host = match head.host {
+        Some(span) => normalize_host(span.of(buf), &mut host_buf)
+            .ok_or(EdgeError::BadRequest("invalid Host header"))?,
+        None => "localhost", // HTTP/1.0 without Host
+    };
+    if let (Some(sni), Some(_)) = (listener.sni, head.host) {
+        if !sni.eq_ignore_ascii_case(host) {
+            return Err(EdgeError::Misdirected);
+        }
+    }
+    let mut cred_buf = [0u8; MAX_CREDENTIALS];
+    let creds = head
+        .authorization
+        .and_then(|s| parse_basic(s.of(buf), &mut cred_buf));
+    let cluster = route(clusters, host, creds.map(|c| c.0))?;
+    let (user, pass) = creds.ok_or(EdgeError::AuthRequired)?;
+    if !cluster.accepts(user, pass, now) {
+        return Err(EdgeError::AuthRequired);
+    }
+    Ok(cluster)
+}
+
+/// The index a forwarded `PUT /<index>` target creates: its first path segment, as
+/// forwarded (the shard ledger matches it with what metering reads).
+pub fn created_index(target: &[u8]) -> &[u8] {
+    let path = target.strip_prefix(b"/").unwrap_or(target);
+    let end = path
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(path.len());
+    &path[..end]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,666 @@
+//! `decide` from a table: raw request heads against plain-data clusters, no registry and
+//! no socket. Each row names the spec section it checks.
+
+use std::time::Instant;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+
+use super::*;
+use crate::config::ClusterClass;
+use crate::policy::auth::credentials_match;
+use crate::policy::mode::{Mode, ModeView, SetBy};
+use crate::proto::HeadLimits;
+use crate::tenancy::TenancyKey;
+
+/// One cluster, as plain data.
+#[derive(Debug)]
+struct Plain {
+    id: &'static str,
+    hostname_region: &'static str,
+    user: &'static str,
+    pass: &'static str,
+    class: ClusterClass,
+    mode: Mode,
+    reachable: bool,
+    prefix: Option<Prefix>,
+}
+
+impl ClusterView for Plain {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn reachable(&self) -> bool {
+        self.reachable
+    }
+    fn accepts(&self, user: &[u8], pass: &[u8], _now: Instant) -> bool {
+        credentials_match(user, pass, self.user.as_bytes(), self.pass.as_bytes())
+    }
+    fn class(&self) -> ClusterClass {
+        self.class
+    }
+    fn mode(&self, _now: Instant) -> ModeView {
+        self.mode.into()
+    }
+    fn prefix(&self) -> Option<Prefix> {
+        self.prefix
+    }
+    fn max_bulk_actions(&self) -> u64 {
+        10
+    }
+}
+
+struct Clusters(Vec<Plain>);
+
+impl Directory for Clusters {
+    type Cluster = Plain;
+    fn domain(&self) -> &str {
+        "example.test"
+    }
+    fn route_by_username(&self) -> bool {
+        true
+    }
+    fn by_host(&self, hostname_region: &str) -> Option<&Plain> {
+        self.0.iter().find(|c| c.hostname_region == hostname_region)
+    }
+    fn by_username(&self, username: &str) -> Option<&Plain> {
+        self.0.iter().find(|c| c.user == username)
+    }
+}
+
+fn prefix() -> Prefix {
+    Prefix::derive(&TenancyKey::from_bytes([7; 32]), "mt")
+}
+
+fn cluster(id: &'static str, mode: Mode) -> Plain {
+    Plain {
+        id,
+        hostname_region: match id {
+            "acme" => "acme-7f3k.us-east-1",
+            "mt" => "mt-1.eu-west-1",
+            _ => "other.us-east-1",
+        },
+        user: match id {
+            "acme" => "acmeuser",
+            "mt" => "mtuser",
+            _ => "otheruser",
+        },
+        pass: "secret1",
+        class: if id == "mt" {
+            ClusterClass::Multitenant
+        } else {
+            ClusterClass::SingleTenant
+        },
+        mode,
+        reachable: true,
+        prefix: (id == "mt").then(prefix),
+    }
+}
+
+fn clusters() -> Clusters {
+    let mut provisioning = cluster("other", Mode::Provisioning);
+    provisioning.reachable = false;
+    Clusters(vec![
+        cluster("acme", Mode::Normal),
+        cluster("mt", Mode::Normal),
+        provisioning,
+    ])
+}
+
+const JSON: &str = "Content-Type: application/json";
+const ACME: &str = "acme-7f3k.us-east-1.example.test";
+const MT: &str = "mt-1.eu-west-1.example.test";
+
+fn basic(user: &str, pass: &str) -> String {
+    format!(
+        "Authorization: Basic {}",
+        STANDARD.encode(format!("{user}:{pass}"))
+    )
+}
+
+/// A head: `line`, then `Host: host` (none when empty), the cluster's credentials for
+/// `creds` (`acme`, `mt`; anything else: none) and `extra` header lines.
+fn head(line: &str, host: &str, creds: &str, extra: &[&str]) -> Vec<u8> {
+    let mut s = format!("{line}\r\n");
+    if !host.is_empty() {
+        s.push_str(&format!("Host: {host}\r\n"));
+    }
+    match creds {
+        "acme" => s.push_str(&format!("{}\r\n", basic("acmeuser", "secret1"))),
+        "mt" => s.push_str(&format!("{}\r\n", basic("mtuser", "secret1"))),
+        "wrong" => s.push_str(&format!("{}\r\n", basic("acmeuser", "nope"))),
+        _ => {}
+    }
+    for h in extra {
+        s.push_str(&format!("{h}\r\n"));
+    }
+    s.push_str("\r\n");
+    s.into_bytes()
+}
+
+/// What a row expects.
+#[derive(Debug, PartialEq)]
+enum Want {
+    /// Forwarded to `cluster` with this target, body plan, reservation, auto-created index,
+    /// and (multitenant) a tenant plan.
+    Forward {
+        cluster: &'static str,
+        class: Class,
+        target: String,
+        body: BodyPlan,
+        reserve: Reservation,
+        auto_create: &'static str,
+        tenant: bool,
+    },
+    Refuse(EdgeError),
+}
+
+fn fwd(cluster: &'static str, class: Class, target: &str) -> Want {
+    Want::Forward {
+        cluster,
+        class,
+        target: target.to_string(),
+        body: BodyPlan::Stream,
+        reserve: Reservation::None,
+        auto_create: "",
+        tenant: cluster == "mt",
+    }
+}
+
+fn with_body(mut w: Want, plan: BodyPlan, reserve: Reservation, create: &'static str) -> Want {
+    if let Want::Forward {
+        body,
+        reserve: r,
+        auto_create,
+        ..
+    } = &mut w
+    {
+        (*body, *r, *auto_create) = (plan, reserve, create);
+    }
+    w
+}
+
+fn run(dir: &Clusters, raw: &[u8], sni: Option<&str>, max_body: u64) -> Want {
+    let mut h = RequestHead::new();
+    assert_eq!(
+        h.parse(raw, &HeadLimits::default()),
+        Ok(true),
+        "{}",
+        String::from_utf8_lossy(raw)
+    );
+    let listener = Listener {
+        sni,
+        max_body,
+        ids: None,
+    };
+    let mut out = Targets::default();
+    match decide(dir, &h, raw, &listener, Instant::now(), &mut out) {
+        Err(e) => Want::Refuse(e),
+        Ok(d) => Want::Forward {
+            cluster: d.cluster.id,
+            class: d.class,
+            target: String::from_utf8(out.target).unwrap(),
+            body: d.body,
+            reserve: d.reserve,
+            auto_create: String::from_utf8(out.auto_create).unwrap().leak(),
+            tenant: d.tenant.is_some(),
+        },
+    }
+}
+
+fn table(rows: Vec<(&str, Vec<u8>, Option<&str>, Want)>) {
+    let dir = clusters();
+    for (spec, raw, sni, want) in rows {
+        let got = run(&dir, &raw, sni, 1000);
+        assert_eq!(got, want, "{spec}: {}", String::from_utf8_lossy(&raw));
+    }
+}
+
+use EdgeError as E;
+
+// spec 2.1, 5, 7: route by Host (port and case ignored) or by username, then credentials.
+#[test]
+fn routing_and_authentication() {
+    let search = "GET /books/_search?q=a HTTP/1.1";
+    let ok = || fwd("acme", Class::Read, "/books/_search?q=a");
+    table(vec![
+        ("2.1 by host", head(search, ACME, "acme", &[]), None, ok()),
+        (
+            "2.1 port and case ignored",
+            head(
+                search,
+                "ACME-7f3k.US-east-1.example.test.:9243",
+                "acme",
+                &[],
+            ),
+            None,
+            ok(),
+        ),
+        (
+            "7 unknown host: 404",
+            head(search, "nope.us-east-1.example.test", "acme", &[]),
+            None,
+            Want::Refuse(E::ClusterNotFound),
+        ),
+        (
+            "3 not provisioned: 404 before any credential check",
+            head(search, "other.us-east-1.example.test", "", &[]),
+            None,
+            Want::Refuse(E::ClusterNotFound),
+        ),
+        (
+            "5.3 no credentials: 401",
+            head(search, ACME, "", &[]),
+            None,
+            Want::Refuse(E::AuthRequired),
+        ),
+        (
+            "5.4 wrong password: 401",
+            head(search, ACME, "wrong", &[]),
+            None,
+            Want::Refuse(E::AuthRequired),
+        ),
+        (
+            "5.1 another cluster's credentials: 401",
+            head(search, ACME, "mt", &[]),
+            None,
+            Want::Refuse(E::AuthRequired),
+        ),
+        (
+            "2.1 localhost routes by username",
+            head(search, "localhost:9243", "acme", &[]),
+            None,
+            ok(),
+        ),
+        (
+            "2.1 an IP literal routes by username",
+            head(search, "127.0.0.1", "mt", &[]),
+            None,
+            with_body(
+                fwd(
+                    "mt",
+                    Class::Read,
+                    &format!("/{}books/_search?q=a", prefix().as_str()),
+                ),
+                BodyPlan::Stream,
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "5.3 localhost without credentials: 401",
+            head(search, "localhost", "", &[]),
+            None,
+            Want::Refuse(E::AuthRequired),
+        ),
+        (
+            "HTTP/1.0 without Host is localhost",
+            head("GET /books/_search?q=a HTTP/1.0", "", "acme", &[]),
+            None,
+            ok(),
+        ),
+        (
+            "a Host that is no host name: 400",
+            head(search, "a:b", "acme", &[]),
+            None,
+            Want::Refuse(E::BadRequest("invalid Host header")),
+        ),
+        (
+            "TLS server name and Host agree (case-insensitive)",
+            head(search, ACME, "acme", &[]),
+            Some("Acme-7f3k.us-east-1.example.test"),
+            ok(),
+        ),
+        (
+            "TLS server name and Host disagree: 421",
+            head(search, ACME, "acme", &[]),
+            Some(MT),
+            Want::Refuse(E::Misdirected),
+        ),
+    ]);
+}
+
+// spec 1.4, 3, 7, 8: limits, paths, blocked endpoints and modes, in the order they apply.
+#[test]
+fn limits_paths_and_modes() {
+    let put = |len: u64| {
+        head(
+            "PUT /books/_doc/1 HTTP/1.1",
+            ACME,
+            "acme",
+            &[&format!("Content-Length: {len}")],
+        )
+    };
+    table(vec![
+        (
+            "8 body at the limit",
+            put(1000),
+            None,
+            fwd("acme", Class::Update, "/books/_doc/1"),
+        ),
+        (
+            "8 body over the limit: 413 from Content-Length",
+            put(1001),
+            None,
+            Want::Refuse(E::BodyTooLarge(1000)),
+        ),
+        (
+            "a path that does not decode: 400",
+            head("GET /b%zz/_search HTTP/1.1", ACME, "acme", &[]),
+            None,
+            Want::Refuse(E::BadRequest(
+                "invalid percent-encoding in the request path",
+            )),
+        ),
+        (
+            "1.4 blocked endpoint: 501",
+            head("GET /_snapshot HTTP/1.1", ACME, "acme", &[]),
+            None,
+            Want::Refuse(E::NotImplemented("_snapshot".into())),
+        ),
+        (
+            "the path is forwarded as classified: canonical, query kept",
+            head(
+                "GET //books/./%5Fsearch/?q=a%20b HTTP/1.1",
+                ACME,
+                "acme",
+                &[],
+            ),
+            None,
+            fwd("acme", Class::Read, "/books/_search?q=a%20b"),
+        ),
+        (
+            "absolute form without a path (fuzz finding): origin form `/?x`",
+            head(&format!("GET http://{ACME}?x HTTP/1.1"), "h", "acme", &[]),
+            None,
+            fwd("acme", Class::Read, "/?x"),
+        ),
+    ]);
+    // The mode applies after routing and authentication (spec 3).
+    let modes = [
+        (Mode::ReadOnly(SetBy::Operator), Some(E::ReadOnly(None))),
+        (Mode::Maintenance, Some(E::Maintenance(None))),
+        (Mode::Disabled(SetBy::Metering), Some(E::Disabled(None))),
+        (Mode::Normal, None),
+    ];
+    for (mode, refusal) in modes {
+        let dir = Clusters(vec![cluster("acme", mode)]);
+        let update = run(&dir, &put(5), None, 1000);
+        let want = match &refusal {
+            Some(e) => Want::Refuse(e.clone()),
+            None => fwd("acme", Class::Update, "/books/_doc/1"),
+        };
+        assert_eq!(update, want, "{mode:?} update");
+        let search = head("GET /books/_search HTTP/1.1", ACME, "acme", &[]);
+        let read = run(&dir, &search, None, 1000);
+        let want = match refusal {
+            Some(E::Disabled(None)) => Want::Refuse(E::Disabled(None)),
+            _ => fwd("acme", Class::Read, "/books/_search"),
+        };
+        assert_eq!(read, want, "{mode:?} read");
+    }
+}
+
+// spec 1.5, 2.2, 4.1, 7: the route table decides the body's handling, the `_bulk` limit and
+// the shards to reserve (no string compare of the last segment).
+#[test]
+fn body_handling_from_the_route_table() {
+    let count = BodyPlan::CountBulk { max_actions: 10 };
+    let single = |line: &str, target: &str, class: Class| {
+        (head(line, ACME, "acme", &[]), fwd("acme", class, target))
+    };
+    let rows = [
+        single("POST /_bulk HTTP/1.1", "/_bulk", Class::Update),
+        single("POST /books/_bulk HTTP/1.1", "/books/_bulk", Class::Update),
+        single(
+            "POST /books/doc/_bulk/ HTTP/1.1",
+            "/books/doc/_bulk",
+            Class::Update,
+        ),
+        single("POST /%5Fbulk HTTP/1.1", "/_bulk", Class::Update),
+    ];
+    let mut table_rows = Vec::new();
+    for (raw, want) in rows {
+        let want = with_body(want, count, Reservation::None, "");
+        table_rows.push(("4.1 single-tenant _bulk: counted", raw, None, want));
+    }
+    let p = prefix();
+    let p = p.as_str();
+    table_rows.extend([
+        (
+            "a document id named _bulk is a document, not a bulk body",
+            head("PUT /books/_doc/_bulk HTTP/1.1", ACME, "acme", &[]),
+            None,
+            fwd("acme", Class::Update, "/books/_doc/_bulk"),
+        ),
+        (
+            "single-tenant _msearch passes untouched",
+            head("POST /_msearch HTTP/1.1", ACME, "acme", &[]),
+            None,
+            fwd("acme", Class::Read, "/_msearch"),
+        ),
+        (
+            "2.2 index creation: body read whole, shards reserved",
+            head("PUT /books HTTP/1.1", ACME, "acme", &[]),
+            None,
+            with_body(
+                fwd("acme", Class::Update, "/books"),
+                BodyPlan::Whole {
+                    kind: BodyKind::CreateIndex,
+                    limit: MAX_INDEX_BODY,
+                },
+                Reservation::CreateIndex,
+                "",
+            ),
+        ),
+        (
+            "1.5 a write to a whitelisted index creates it first",
+            head("POST /logstash-1/_doc HTTP/1.1", ACME, "acme", &[]),
+            None,
+            with_body(
+                fwd("acme", Class::Update, "/logstash-1/_doc"),
+                BodyPlan::Stream,
+                Reservation::AutoCreate,
+                "logstash-1",
+            ),
+        ),
+        (
+            "1.5 other indices are never auto-created",
+            head("POST /books/_doc HTTP/1.1", ACME, "acme", &[]),
+            None,
+            fwd("acme", Class::Update, "/books/_doc"),
+        ),
+        (
+            "multitenant _bulk: rewritten, with the same limit",
+            head("POST /_bulk HTTP/1.1", MT, "mt", &[]),
+            None,
+            with_body(
+                fwd("mt", Class::Update, "/_bulk"),
+                BodyPlan::Rewrite {
+                    kind: BodyKind::Bulk,
+                    max_actions: 10,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "multitenant _msearch: rewritten",
+            head("POST /_msearch HTTP/1.1", MT, "mt", &[]),
+            None,
+            with_body(
+                fwd("mt", Class::Read, &format!("/{p}*/_msearch")),
+                BodyPlan::Rewrite {
+                    kind: BodyKind::Msearch,
+                    max_actions: 10,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "multitenant index creation: whole body, in the tenant's namespace",
+            head("PUT /books HTTP/1.1", MT, "mt", &[]),
+            None,
+            with_body(
+                fwd("mt", Class::Update, &format!("/{p}books")),
+                BodyPlan::Whole {
+                    kind: BodyKind::CreateIndex,
+                    limit: MAX_INDEX_BODY,
+                },
+                Reservation::CreateIndex,
+                "",
+            ),
+        ),
+        (
+            "multitenant auto-creation names the tenant's index",
+            head("PUT /events-1/_doc/7 HTTP/1.1", MT, "mt", &[]),
+            None,
+            with_body(
+                fwd("mt", Class::Update, &format!("/{p}events-1/_doc/7")),
+                BodyPlan::Stream,
+                Reservation::AutoCreate,
+                "events-1",
+            ),
+        ),
+        (
+            "multitenant: endpoints that cannot be confined are 501",
+            head("GET /_tasks HTTP/1.1", MT, "mt", &[]),
+            None,
+            Want::Refuse(E::NotImplemented("_tasks".into())),
+        ),
+        (
+            "multitenant: a body of a media type it cannot read is 406, as Elasticsearch answers",
+            head(
+                "POST /books/_search HTTP/1.1",
+                MT,
+                "mt",
+                &["Content-Type: application/cbor", "Content-Length: 2"],
+            ),
+            None,
+            Want::Refuse(E::Refused {
+                status: 406,
+                kind: "content_type_exception",
+                reason: "Content-Type header [application/cbor] is not supported".into(),
+            }),
+        ),
+        (
+            "multitenant: a compressed body is 400",
+            head(
+                "POST /books/_search HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Content-Encoding: gzip", "Content-Length: 2"],
+            ),
+            None,
+            Want::Refuse(E::BadRequest(
+                "compressed request bodies are not supported on this cluster",
+            )),
+        ),
+        (
+            "issue 10: a multitenant JSON body is read whole, up to the body limit",
+            head(
+                "POST /books/_search HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            with_body(
+                fwd("mt", Class::Read, &format!("/{p}books/_search")),
+                BodyPlan::Whole {
+                    kind: BodyKind::Search,
+                    limit: 1000,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "issue 10: a body the endpoint does not take is read whole (refused unless blank)",
+            head(
+                "POST /books/_refresh HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Transfer-Encoding: chunked"],
+            ),
+            None,
+            with_body(
+                fwd("mt", Class::Update, &format!("/{p}books/_refresh")),
+                BodyPlan::Whole {
+                    kind: BodyKind::None,
+                    limit: 1000,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "a multitenant search without a body has nothing to read",
+            head("GET /books/_search HTTP/1.1", MT, "mt", &[]),
+            None,
+            fwd("mt", Class::Read, &format!("/{p}books/_search")),
+        ),
+        (
+            "multitenant documents pass as sent",
+            head(
+                "PUT /books/_doc/1 HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            fwd("mt", Class::Update, &format!("/{p}books/_doc/1")),
+        ),
+        (
+            "single-tenant _reindex: read whole (a remote source is refused)",
+            head(
+                "POST /_reindex HTTP/1.1",
+                ACME,
+                "acme",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            with_body(
+                fwd("acme", Class::Update, "/_reindex"),
+                BodyPlan::Whole {
+                    kind: BodyKind::Reindex,
+                    limit: 1000,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "single-tenant searches stream",
+            head(
+                "POST /books/_search HTTP/1.1",
+                ACME,
+                "acme",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            fwd("acme", Class::Read, "/books/_search"),
+        ),
+    ]);
+    table(table_rows);
+}
+
+#[test]
+fn the_bulk_limit_and_the_created_index() {
+    let dir = clusters();
+    let raw = head("POST /_bulk HTTP/1.1", MT, "mt", &[]);
+    let mut h = RequestHead::new();
+    assert_eq!(h.parse(&raw, &HeadLimits::default()), Ok(true));
+    let listener = Listener {
+        sni: None,
+        max_body: 1000,
+        ids: None,
+    };
+    let mut out = Targets::default();
+    let d = decide(&dir, &h, &raw, &listener, Instant::now(), &mut out).unwrap();
+    assert_eq!(d.bulk_limit(), Some(10));
+    assert_eq!(created_index(b"/books"), b"books");
+    assert_eq!(created_index(b"/a%2Fb?wait_for_active_shards=1"), b"a%2Fb");
+    assert_eq!(created_index(b"/"), b"");
+}

@@ -1,0 +1,251 @@
+//! `searchgate admin`: the admin API from the command line. A client of the HTTP API only
+//! (it imports nothing of the edge or the control plane): JSON from the API, printed as
+//! human tables, or as it came with `--json`; on failure the API's message and a non-zero
+//! exit status.
+//!
+//! Without `--url` and `--token-file` it finds the embedded default's admin listener and
+//! token in `./data` (`admin.url`, `admin.token`), so it works from the directory
+//! `cargo run --release` ran in. An `https` admin URL is verified against `./data/ca.pem`
+//! (the edge's own CA) when that file exists.
+//!
+//! Must not touch: `edge`, `engine`, `control` (HTTP only).
+
+mod table;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+
+/// `searchgate admin` options.
+#[derive(Debug, Args)]
+pub struct AdminArgs {
+    /// The admin API (default: the URL in ./data/admin.url, else http://127.0.0.1:9900).
+    #[arg(long, global = true)]
+    pub url: Option<String>,
+    /// File holding the bearer token (default: ./data/admin.token).
+    #[arg(long, global = true)]
+    pub token_file: Option<PathBuf>,
+    /// Print the API's JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Clusters: list, show, create, delete.
+    Clusters {
+        #[command(subcommand)]
+        command: ClustersCommand,
+    },
+    /// Moves cluster ID to plan PLAN (refused when its usage exceeds the plan).
+    Plan { id: String, plan: String },
+    /// Sets cluster ID's mode: normal, read-only, disabled or maintenance.
+    Mode {
+        id: String,
+        mode: String,
+        /// Why (shown to the cluster's clients in the 403 body).
+        #[arg(long)]
+        reason: Option<String>,
+        /// Maintenance ends by itself after this long (e.g. 30m).
+        #[arg(long)]
+        until: Option<String>,
+    },
+    /// New credentials for cluster ID, printed once.
+    Rotate {
+        id: String,
+        /// The old pair keeps working this long (e.g. 2m; default: 401 at once).
+        #[arg(long)]
+        grace: Option<String>,
+    },
+    /// The plans.
+    Plans,
+    /// The audit log, newest first.
+    Audit,
+}
+
+/// `searchgate admin clusters ...`.
+#[derive(Debug, Subcommand)]
+pub enum ClustersCommand {
+    /// Every cluster that is not destroyed.
+    List,
+    /// One cluster.
+    Show { id: String },
+    /// A new cluster; its credentials are printed once.
+    Create {
+        #[arg(long)]
+        plan: String,
+        /// multitenant (default) or single-tenant.
+        #[arg(long)]
+        class: Option<String>,
+        #[arg(long)]
+        region: Option<String>,
+        #[arg(long)]
+        name: Option<String>,
+        /// host:port of a single-tenant cluster's own nodes (the API's `upstream`).
+        #[arg(long)]
+        upstream: Option<String>,
+    },
+    /// Destroys a cluster (404 Cluster Not Found from the next request on).
+    Delete { id: String },
+}
+
+/// Runs the command; prints what it got.
+pub fn run(args: AdminArgs) -> ExitCode {
+    match call(&args) {
+        Ok(v) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            } else {
+                table::print(&args.command, &v);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("searchgate admin: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Where the embedded default keeps its files.
+const DATA: &str = "./data";
+
+fn base_url(args: &AdminArgs) -> String {
+    if let Some(u) = &args.url {
+        return u.trim_end_matches('/').to_string();
+    }
+    std::fs::read_to_string(Path::new(DATA).join("admin.url"))
+        .map(|s| s.trim().trim_end_matches('/').to_string())
+        .unwrap_or_else(|_| "http://127.0.0.1:9900".into())
+}
+
+fn token(args: &AdminArgs) -> Result<String, String> {
+    let path = args
+        .token_file
+        .clone()
+        .unwrap_or_else(|| Path::new(DATA).join("admin.token"));
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "cannot read the admin token from {} ({e}); pass --token-file FILE",
+            path.display()
+        )
+    })?;
+    Ok(text.trim().to_string())
+}
+
+fn agent() -> ureq::Agent {
+    let mut config = ureq::Agent::config_builder().http_status_as_error(false);
+    if let Ok(pem) = std::fs::read(Path::new(DATA).join("ca.pem")) {
+        let certs: Vec<_> = ureq::tls::parse_pem(&pem)
+            .filter_map(|i| match i {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let tls = ureq::tls::TlsConfig::builder()
+            .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
+            .build();
+        config = config.tls_config(tls);
+    }
+    config.build().new_agent()
+}
+
+/// The request a command makes: method, path, body.
+fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
+    let id_path = |id: &str, tail: &str| format!("/v1/clusters/{}{tail}", encode(id));
+    match cmd {
+        AdminCommand::Clusters { command } => match command {
+            ClustersCommand::List => ("GET", "/v1/clusters".into(), None),
+            ClustersCommand::Show { id } => ("GET", id_path(id, ""), None),
+            ClustersCommand::Delete { id } => ("DELETE", id_path(id, ""), None),
+            ClustersCommand::Create {
+                plan,
+                class,
+                region,
+                name,
+                upstream,
+            } => {
+                let mut body = json!({ "plan": plan });
+                for (k, v) in [
+                    ("class", class),
+                    ("region", region),
+                    ("name", name),
+                    ("upstream", upstream),
+                ] {
+                    if let Some(v) = v {
+                        body[k] = json!(v);
+                    }
+                }
+                ("POST", "/v1/clusters".into(), Some(body))
+            }
+        },
+        AdminCommand::Plan { id, plan } => {
+            ("PUT", id_path(id, "/plan"), Some(json!({ "plan": plan })))
+        }
+        AdminCommand::Mode {
+            id,
+            mode,
+            reason,
+            until,
+        } => {
+            let mut body = json!({ "mode": mode, "reason": reason });
+            if let Some(u) = until {
+                body["until"] = json!(u);
+            }
+            ("PUT", id_path(id, "/mode"), Some(body))
+        }
+        AdminCommand::Rotate { id, grace } => {
+            let body = grace.as_ref().map_or(json!({}), |g| json!({ "grace": g }));
+            ("POST", id_path(id, "/credentials/rotate"), Some(body))
+        }
+        AdminCommand::Plans => ("GET", "/v1/plans".into(), None),
+        AdminCommand::Audit => ("GET", "/v1/audit".into(), None),
+    }
+}
+
+/// A path segment, percent-encoded.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// Calls the API; the JSON answer, or the API's message.
+fn call(args: &AdminArgs) -> Result<Value, String> {
+    let (method, path, body) = request(&args.command);
+    let url = format!("{}{path}", base_url(args));
+    let token = token(args)?;
+    let req = ureq::http::Request::builder()
+        .method(method)
+        .uri(&url)
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", "application/json");
+    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    let req = req.body(bytes).map_err(|e| e.to_string())?;
+    let mut resp = agent()
+        .run(req)
+        .map_err(|e| format!("cannot reach the admin API at {url}: {e}"))?;
+    let status = resp.status().as_u16();
+    let text = resp
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| e.to_string())?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|_| format!("{status} from {url}: {}", text.trim()))?;
+    if status >= 400 {
+        let reason = v["error"]["reason"].as_str().unwrap_or("no reason given");
+        return Err(format!("{status}: {reason}"));
+    }
+    Ok(v)
+}
