@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::buffered;
 use super::client::Client;
+use super::contexts::Counted;
 use super::filter::{whole_body, RequestFilter, ResponseFilter};
 use super::io::Transport;
 use super::outcome::{HeadFail, Outcome, SendFail};
@@ -37,6 +38,7 @@ use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targ
 use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
+use crate::tenancy::IdKind;
 
 /// How long the edge looks for an upstream's early answer after it stopped reading a body.
 const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
@@ -59,6 +61,10 @@ struct Exchange<'a, 'd, T> {
     d: &'a mut Decision<'d, Arc<Cluster>>,
     targets: &'a mut Targets,
     deadline: Instant,
+    /// The open search contexts the request counts (multitenant scroll and PIT).
+    contexts: Option<Counted>,
+    /// The upstream ids the response filter sealed.
+    sealed: Vec<(IdKind, String)>,
 }
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
@@ -85,6 +91,8 @@ pub(super) async fn run<T: Transport>(
         d,
         targets,
         deadline,
+        contexts: None,
+        sealed: Vec::new(),
     };
     let reserved = match x.prepare().await {
         Ok(n) => n,
@@ -95,6 +103,9 @@ pub(super) async fn run<T: Transport>(
         Err(fail) => return x.client.answer_send_failure(fail).await,
     };
     let outcome = x.admitted().await;
+    if let Some(counted) = x.contexts.take() {
+        counted.settle(outcome.status, &x.sealed);
+    }
     let (d, targets) = (&*x.d, &*x.targets);
     if d.reserve == Reservation::CreateIndex {
         // The real name of the index (the ledger matches it with metering's).
@@ -107,9 +118,24 @@ pub(super) async fn run<T: Transport>(
 
 impl<T: Transport> Exchange<'_, '_, T> {
     /// Before a slot is awaited: a body that must be seen whole is read and transformed,
-    /// and the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
-    /// anything reaches the upstream). Returns the shards reserved.
+    /// the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
+    /// anything reaches the upstream), and so is the place of a search context it opens
+    /// (429). Returns the shards reserved.
     async fn prepare(&mut self) -> Result<u64, SendFail> {
+        let shards = self.read_whole_body().await?;
+        let body = match self.client.head.framing {
+            Framing::Length(n) if self.client.body_buffered() => {
+                buffered::body(self.client, n as usize)
+            }
+            _ => &[],
+        };
+        self.contexts = Counted::reserve(self.d, &self.targets.target, body)?;
+        Ok(shards)
+    }
+
+    /// A `BodyPlan::Whole` body: read, transformed, and for an index creation its shards
+    /// reserved. Returns the shards reserved.
+    async fn read_whole_body(&mut self) -> Result<u64, SendFail> {
         let BodyPlan::Whole { kind, limit } = self.d.body else {
             return Ok(0);
         };
@@ -267,6 +293,9 @@ impl<T: Transport> Exchange<'_, '_, T> {
             Ok(n) => n,
             Err(answered) => return answered,
         };
+        if let Some(c) = &self.contexts {
+            c.on_head(self.scratch.rhead.status);
+        }
         let (o, reusable) = self.relay(&mut up).await;
         if reusable {
             core.pool.put(up, Instant::now());
@@ -343,6 +372,9 @@ impl<T: Transport> Exchange<'_, '_, T> {
             rewritten: &mut self.scratch.rewritten,
             deadline: self.deadline,
         };
-        relaying.relay(rh, &mut filter).await
+        let relayed = relaying.relay(rh, &mut filter).await;
+        self.sealed.clear();
+        self.sealed.extend_from_slice(filter.sealed());
+        relayed
     }
 }

@@ -168,6 +168,14 @@ pub(super) enum ResponseFilter {
 }
 
 impl ResponseFilter {
+    /// The upstream scroll and point-in-time ids the filter sealed.
+    pub fn sealed(&self) -> &[(tenancy::IdKind, String)] {
+        match self {
+            ResponseFilter::Rewrite { un, .. } => un.sealed(),
+            ResponseFilter::Pass => &[],
+        }
+    }
+
     /// The filter for the response whose head `rh` was parsed from `buf`, to a request
     /// planned with `tenant`.
     /// `ids`: the node's sealer and the cluster id, for responses whose scroll or

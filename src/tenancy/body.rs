@@ -120,6 +120,7 @@ impl RequestPlan {
         }
         target.drain(..all.len() - 1);
         self.response.ids = Some(super::ids::IdFields::Search);
+        self.contexts = super::contexts::ContextUse::Continue;
         Ok(())
     }
 }

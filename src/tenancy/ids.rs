@@ -17,8 +17,8 @@
 //! (`_scroll_id` and `pit_id` of search responses, `id` of a point-in-time opening), every
 //! other byte through the prefix [`Stripper`].
 //!
-//! The per-cluster count of open contexts is runtime state; [`ContextBudget`] is its pure
-//! decision (the integration phase wires the counter).
+//! The filter keeps the upstream ids it sealed ([`IdFilter::sealed`]), which the edge
+//! counts against the plan's limit of open contexts (`contexts`).
 //!
 //! Must not touch: I/O, the registry, request routing.
 
@@ -134,35 +134,6 @@ impl IdSealer {
     }
 }
 
-/// The per-cluster limit of open search contexts (scrolls and points in time), so that one
-/// tenant cannot use up the shared upstream's own limit (500 by default) for the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContextBudget {
-    /// Contexts the cluster's plan may hold open at once.
-    pub limit: u32,
-}
-
-impl ContextBudget {
-    /// Whether a request that opens one more context may go ahead, given the cluster's
-    /// `open` contexts now: refused at `limit + 1` with the numbers, as Elasticsearch words
-    /// its own limit.
-    pub fn decide(&self, open: u32) -> Result<(), EdgeError> {
-        if open < self.limit {
-            return Ok(());
-        }
-        Err(EdgeError::Refused {
-            status: 429,
-            kind: "too_many_scroll_contexts_exception",
-            reason: format!(
-                "Trying to create too many scroll contexts. Must be less than or equal to: [{}]. \
-                 This limit can be raised by upgrading the plan; clear scrolls and close points \
-                 in time you no longer need.",
-                self.limit
-            ),
-        })
-    }
-}
-
 /// Which top-level fields of a response hold ids to seal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdFields {
@@ -216,6 +187,8 @@ pub struct IdFilter {
     key: Vec<u8>,
     target: Option<IdKind>,
     capture: Vec<u8>,
+    /// The upstream ids sealed so far.
+    sealed: Vec<(IdKind, String)>,
 }
 
 impl IdFilter {
@@ -237,7 +210,13 @@ impl IdFilter {
             key: Vec::new(),
             target: None,
             capture: Vec::new(),
+            sealed: Vec::new(),
         }
+    }
+
+    /// The upstream ids sealed so far, with their kind.
+    pub fn sealed(&self) -> &[(IdKind, String)] {
+        &self.sealed
     }
 
     /// Filters the next chunk, appending to `out`.
@@ -381,6 +360,8 @@ impl IdFilter {
         if raw.len() < MAX_ID && !raw.contains(&b'\\') {
             let token = self.sealer.seal(&self.cluster, kind, &raw);
             out.extend_from_slice(token.as_bytes());
+            self.sealed
+                .push((kind, String::from_utf8_lossy(&raw).into_owned()));
         }
         out.push(b'"');
         self.capture = raw;

@@ -44,15 +44,6 @@ fn tokens_open_only_on_their_cluster_and_kind() {
     );
 }
 
-#[test]
-fn context_budget_at_n_and_n_plus_one() {
-    let b = ContextBudget { limit: 3 };
-    assert!(b.decide(2).is_ok());
-    let e = b.decide(3).unwrap_err();
-    assert_eq!(e.status(), 429);
-    assert!(e.body().reason.contains("[3]"));
-}
-
 fn filter(fields: IdFields, chunks: &[&[u8]]) -> Vec<u8> {
     let p = Prefix::from_bytes(b"abcdefghijklmnopqrst-").unwrap();
     let mut f = IdFilter::new(Stripper::new(p), sealer(), Arc::from("acme"), fields);

@@ -58,6 +58,7 @@
 //! Must not touch: sockets, monoio, the registry, the classification table (it reads it).
 
 pub mod body;
+pub mod contexts;
 pub mod ids;
 pub mod json;
 pub mod lucene;
@@ -71,7 +72,8 @@ pub mod request;
 pub mod response;
 
 pub use body::{rewrite_json_body, single_tenant_reindex, BodyFacts};
-pub use ids::{ContextBudget, IdFields, IdKind, IdSealer};
+pub use contexts::{ContextBudget, ContextUse, OpenContexts};
+pub use ids::{IdFields, IdKind, IdSealer};
 pub use media::check_headers;
 pub use ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};
 pub use prefix::{Prefix, Stripper, TenancyKey, PREFIX_LEN};

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use super::body::rewrite_json_body;
+use super::contexts::ContextUse;
 use super::ids::{IdFields, IdKind, IdSealer};
 use super::names::{is_auto_create, is_concrete, rewrite_expr};
 use super::ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};
@@ -16,7 +17,7 @@ use super::references::params::read_query;
 use super::references::Tenant;
 use super::response::{ResponsePlan, ResponseRewriter};
 use crate::errors::EdgeError;
-use crate::policy::classify::{BodyKind, Classified, ResponseKind, Route, Seg, Tenancy};
+use crate::policy::classify::{BodyKind, Classified, Methods, ResponseKind, Route, Seg, Tenancy};
 use crate::policy::path::{encode_segment, is_literal};
 use crate::proto::Method;
 
@@ -31,6 +32,9 @@ pub struct RequestPlan {
     pub response: ResponsePlan,
     /// The path named no index and the tenant's `<P>*` was inserted first.
     pub inserted_all: bool,
+    /// What the request does to the cluster's open search contexts (counted against the
+    /// plan's `max_open_contexts`: `contexts`).
+    pub contexts: ContextUse,
 }
 
 impl RequestPlan {
@@ -87,6 +91,15 @@ pub fn plan_request(
         ResponseKind::PitOpen => Some(IdFields::PitOpen),
         _ => None,
     };
+    let closes_by_path = route.name == "_search/scroll" && route.methods == Methods::DELETE;
+    let contexts = match (body, response) {
+        (_, ResponseKind::PitOpen) => ContextUse::Open(IdKind::Pit),
+        (BodyKind::Scroll, _) => ContextUse::Continue,
+        (BodyKind::ClearScroll | BodyKind::ClosePit, _) => ContextUse::Close,
+        _ if closes_by_path => ContextUse::Close,
+        (_, ResponseKind::Search) if facts.scroll => ContextUse::Open(IdKind::Scroll),
+        _ => ContextUse::None,
+    };
     Ok(RequestPlan {
         body,
         response: ResponsePlan {
@@ -96,6 +109,7 @@ pub fn plan_request(
             ids,
         },
         inserted_all,
+        contexts,
     })
 }
 

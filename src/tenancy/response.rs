@@ -115,6 +115,15 @@ impl ResponseRewriter {
         }
     }
 
+    /// The upstream scroll and point-in-time ids sealed so far (none unless the plan
+    /// seals ids).
+    pub fn sealed(&self) -> &[(super::IdKind, String)] {
+        match self {
+            ResponseRewriter::Ids(f) => f.sealed(),
+            _ => &[],
+        }
+    }
+
     /// Ends the body.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         match self {

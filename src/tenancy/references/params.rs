@@ -265,7 +265,7 @@ fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), E
 }
 
 /// A query component decoded once (`+` is a space), as UTF-8.
-fn decode(s: &[u8]) -> Result<String, EdgeError> {
+pub(crate) fn decode(s: &[u8]) -> Result<String, EdgeError> {
     let plus: Vec<u8> = s
         .iter()
         .map(|&b| if b == b'+' { b' ' } else { b })
