@@ -1,17 +1,63 @@
-//! End-to-end: the three attacks issue 10 found against the edge's old byte scanner, through
-//! `searchgate serve` with two multitenant clusters on one embedded engine (a marker document
-//! each) and a single-tenant cluster alone on its own engine for comparison: each attack is
-//! now refused, or answered exactly as the cluster alone answers it (so nothing about any
-//! prefix shows), and nothing is written outside the tenant.
+//! End-to-end attack suite of issue 10 (§4a), through `searchgate serve` with two
+//! multitenant clusters on one embedded engine, a marker document each:
+//!
+//! - the whole suite (`support/e2e/attacks.rs`: every family of the reference table), over
+//!   the plain and the TLS listener, asserting on the raw bytes of every response that no
+//!   tenant's prefix and no other tenant's marker appears, and that nothing is written
+//!   outside the tenants;
+//! - the three attacks the issue found against the old byte scanner, compared with a
+//!   single-tenant cluster alone on its own engine: each is now refused, or answered
+//!   exactly as the cluster alone answers it (so nothing about any prefix shows).
 
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 
+use std::cell::Cell;
+
 use e2e::answers::{all_bytes, contains, normalize};
+use e2e::attacks::{self, World};
 use e2e::{
     direct, engine_indices, prefix_of, ClusterSpec, Config, Edge, Engine, Req, Response, Tenant,
 };
 use serde_json::{json, Value};
+
+// issue 10 §4a: every family of the reference table, both listeners.
+#[test]
+fn the_attack_suite_over_both_listeners() {
+    let config = Config::new()
+        .edge("https", "\"127.0.0.1:0\"")
+        .cluster(ClusterSpec::multitenant("alpha", "p"))
+        .cluster(ClusterSpec::multitenant("bravo", "p"));
+    let edge = Edge::start(config);
+    let engine = edge.engine();
+    let mut w = World {
+        edge: &edge,
+        upstream: engine,
+        alpha: edge.tenant("alpha"),
+        bravo: edge.tenant("bravo"),
+        pa: String::new(),
+        pb: String::new(),
+        tls: false,
+        suffix: "",
+        checked: Cell::new(0),
+    };
+    w.pa = "#".repeat(21); // unknown until the first index exists
+    w.pb = "#".repeat(21);
+    attacks::seed(&w);
+    w.pa = prefix_of(engine, "alpha-only");
+    w.pb = prefix_of(engine, "bravo-only");
+    for (tls, suffix) in [(false, ""), (true, "-tls")] {
+        (w.tls, w.suffix) = (tls, suffix);
+        attacks::core(&w);
+        attacks::victim_intact(&w);
+    }
+    attacks::nothing_outside(&w);
+    assert!(
+        w.checked.get() > 200,
+        "{} responses checked",
+        w.checked.get()
+    );
+}
 
 fn doc(me: &str, i: u32) -> Value {
     json!({"title": format!("{me} book {i}"), "body": format!("{me}secret{i} shared words"), "n": i})

@@ -11,6 +11,7 @@
 
 pub mod admin;
 pub mod answers;
+pub mod attacks;
 #[path = "../edge/client.rs"]
 pub mod client;
 #[path = "../edge/metrics.rs"]
@@ -349,6 +350,8 @@ impl Lines {
 pub struct Edge {
     child: Child,
     pub http: SocketAddr,
+    /// The HTTPS listener, when the config has `https` (its CA: [`Edge::ca`]).
+    pub https: Option<SocketAddr>,
     /// The metrics listener (gauges to wait on).
     pub metrics: Option<SocketAddr>,
     /// The embedded engine's address (reached directly only by tests, never by clients).
@@ -392,6 +395,7 @@ impl Edge {
         let mut edge = Edge {
             child,
             http: "0.0.0.0:0".parse().unwrap(),
+            https: None,
             metrics: None,
             engine: None,
             dir,
@@ -408,6 +412,10 @@ impl Edge {
             .split_whitespace()
             .find_map(|w| w.strip_prefix("http="));
         edge.http = http.expect("http=").parse().expect("http address");
+        let https = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("https="));
+        edge.https = https.and_then(|a| a.parse().ok());
         let metrics = edge.out.wait_for("searchgate: metrics ", Duration::ZERO);
         edge.metrics = metrics.map(|l| metrics::address_in(&l));
         if edge.config.engine {
@@ -490,6 +498,24 @@ impl Edge {
     /// A plain connection (kept alive by the caller).
     pub fn conn(&self) -> Conn {
         Conn::plain(self.http)
+    }
+
+    /// The CA that signed the HTTPS listener's certificate (in the edge's data dir).
+    pub fn ca(&self) -> PathBuf {
+        self.dir.path().join("edge").join("ca.pem")
+    }
+
+    /// A TLS connection to the HTTPS listener for `host` (the SNI the edge checks against
+    /// Host).
+    pub fn tls_conn(&self, host: &str) -> Conn {
+        Conn::tls(self.https.expect("an edge with https"), &self.ca(), host)
+    }
+
+    /// Sends `req` on a new connection over TLS (SNI: its Host) and reads the response.
+    pub fn send_tls(&self, req: &Req) -> Response {
+        let host = req.host.clone().unwrap_or_else(|| "localhost".into());
+        let mut c = self.tls_conn(&host);
+        exchange(&mut c, req)
     }
 
     /// A keep-alive client.
