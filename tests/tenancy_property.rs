@@ -403,7 +403,7 @@ fn check(method: Method, target: &str, ct: &str, body: &str) -> Fate {
         return Fate::Refused; // nothing reaches the upstream
     }
     let fwd = String::from_utf8(fwd).unwrap();
-    let esc = w.a.as_str().replace('-', "\\-");
+    let esc = format!("\"{}\"", w.a.as_str());
     for line in up_body.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
         assert!(
             !line.iter().all(u8::is_ascii_whitespace),

@@ -5,7 +5,7 @@
 //! - [`regexp`]: a strict parser of Lucene's `RegExp` syntax (all optional operators on,
 //!   as Elasticsearch's default `flags: ALL`), and a canonical writer: every literal
 //!   character that is not a letter or digit escaped, every group explicit. A regexp on
-//!   `_index` is forwarded only as `<escaped prefix>(<canonical form>)`, which cannot match
+//!   `_index` is forwarded only as `"<prefix>"(<canonical form>)`, which cannot match
 //!   outside the tenant's prefix whatever the expression says.
 //! - [`query_string`]: a conservative lexer that finds every field name the classic
 //!   parser could read in a query text (escapes including `\uXXXX`, whitespace before

@@ -84,14 +84,18 @@ pub fn canonical(re: &Re) -> String {
     out
 }
 
-/// `<escaped prefix>(<canonical form of s>)`: matches only strings that start with
-/// `prefix`, whatever `s` is.
+/// `"<prefix>"(<canonical form of s>)`: matches only strings that start with `prefix`,
+/// whatever `s` is. The prefix is written as one quoted literal (Lucene's `"..."`), so its
+/// bytes stay contiguous: an upstream that echoed the expression (a profile, an error
+/// quoting the query) would show them as the response filter removes them, not in an
+/// escaped form it cannot see (attacks-10 #11). `prefix` must hold no `"`.
 pub fn confine(prefix: &str, s: &str) -> Result<String, ReError> {
+    debug_assert!(!prefix.contains('"'));
     let re = parse(s)?;
-    let mut out = String::with_capacity(prefix.len() * 2 + s.len() + 2);
-    for c in prefix.chars() {
-        push_literal(c, &mut out);
-    }
+    let mut out = String::with_capacity(prefix.len() + s.len() + 4);
+    out.push('"');
+    out.push_str(prefix);
+    out.push('"');
     out.push('(');
     write(&re, 0, &mut out);
     out.push(')');
@@ -472,19 +476,21 @@ mod tests {
         assert!(parse(&deep).is_err());
     }
 
-    // Whatever the tenant writes, the result starts with its escaped prefix and one group:
-    // no alternation, intersection or complement can escape it.
+    // Whatever the tenant writes, the result starts with its prefix, quoted, and one group:
+    // no alternation, intersection or complement can escape it (attacks-10 #11: the
+    // prefix's bytes are contiguous, so an echo of the expression would be stripped).
     #[test]
     fn confined_after_the_prefix() {
         let p = "abcdefghijklmnopqrst-";
         for s in ["b.*", ".*|x", "a)|(.*", "~(x)", "@", "x&@", "#"] {
             match confine(p, s) {
                 Ok(c) => {
-                    assert!(c.starts_with("abcdefghijklmnopqrst\\-("), "{c}");
+                    assert!(c.starts_with("\"abcdefghijklmnopqrst-\"("), "{c}");
                     assert!(c.ends_with(')'));
                     let re = parse(&c).unwrap();
                     let Re::Concat(parts) = re else { panic!("{c}") };
-                    assert_eq!(parts.len(), 22, "{c}");
+                    assert_eq!(parts.len(), 2, "{c}");
+                    assert_eq!(canonical(&parts[0]), "abcdefghijklmnopqrst\\-");
                 }
                 Err(_) => assert_eq!(s, "a)|(.*"),
             }

@@ -70,7 +70,7 @@
 //! | `DELETE /_pit` body | `id` | open (point in time) |
 //! | query DSL | `term`, `terms` values on `_index` | rewrite: `<P>value` |
 //! | query DSL | `prefix`, `wildcard` values on `_index` | rewrite: `<P>value` |
-//! | query DSL | `regexp` on `_index` | check with a strict Lucene regexp parser, then rewrite to `<escaped P>(<canonical>)`; `flags` other than `ALL` refused |
+//! | query DSL | `regexp` on `_index` | check with a strict Lucene regexp parser, then rewrite to `"<P>"(<canonical>)` (the prefix one quoted literal: its bytes stay contiguous, so any echo is stripped); `flags` other than `ALL` refused |
 //! | query DSL | `match` on `_index` | rewrite `query` to `<P>value`; fuzziness and other options refused |
 //! | query DSL | `fuzzy`, `range`, `match_phrase`, `match_phrase_prefix`, `match_bool_prefix`, `common`, `span_term`, `terms_set`, `geo_bounding_box`, `geo_distance`, `geo_polygon` on `_index` | refuse |
 //! | query DSL | `distance_feature`, `rank_feature` `field` | check (`_index` refused) |

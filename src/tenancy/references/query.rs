@@ -21,7 +21,7 @@ pub enum OnIndex {
     /// `prefix`, `wildcard`: the value becomes `<P>value`.
     Prefix,
     Wildcard,
-    /// `regexp`: strict Lucene parse, then `<escaped P>(<canonical>)`.
+    /// `regexp`: strict Lucene parse, then `"<P>"(<canonical>)`.
     Regexp,
     /// `match` without fuzziness: `query` becomes `<P>value`.
     Match,

@@ -5,7 +5,9 @@
 //! Tenant `alpha` attacks, tenant `bravo` is the victim (and the other way round where it
 //! matters). Every response of the suite goes through [`World::send`], which asserts on its
 //! raw bytes (head and body) that neither tenant's prefix (its 20 secret characters, with
-//! or without the `-`) nor the other tenant's marker document appears. Each family of the
+//! or without the `-`) nor the other tenant's marker document appears, unless the request
+//! itself carried it (an attack naming the other tenant's real index, as if it had learned
+//! it, may see its own words echoed, and learns nothing from that). Each family of the
 //! reference table (`src/tenancy/references/mod.rs`) has at least one attack; what the
 //! answer must be beyond that depends on the upstream only where the edge forwards: the
 //! edge's own refusals (400, 404 of sealed ids, 501) are checked exactly.
@@ -69,7 +71,13 @@ impl World<'_> {
             Who::Bravo => marker("alpha"),
         };
         let bytes = all_bytes(&r);
+        let sent = req.bytes();
         for secret in [&self.pa[..20], &self.pb[..20], &other] {
+            // An attack that names another tenant's real index (as if it had learned it)
+            // may see its own words echoed; nothing else.
+            if contains(&sent, secret) {
+                continue;
+            }
             assert!(
                 !contains(&bytes, secret),
                 "{} {}: [{secret}] shown:\n{}",
@@ -524,7 +532,11 @@ pub fn expressions(w: &World<'_>) {
     }
     for target in ["/_x/_search", "/+books/_search", "/a:b/_search"] {
         let r = w.get(Who::Alpha, target);
-        assert!(matches!(r.status, 400 | 404), "{target}: {}", r.text());
+        assert!(
+            matches!(r.status, 400 | 404 | 501),
+            "{target}: {}",
+            r.text()
+        );
     }
     let long = "x".repeat(240);
     let r = w.send(Who::Alpha, &w.alpha.req("PUT", &format!("/{long}")));
@@ -543,7 +555,11 @@ pub fn references_in_bodies(w: &World<'_>) {
     );
     assert_eq!(r.status, 200, "{}", r.text());
     let docs = r.json()["docs"].clone();
-    assert_eq!(docs[0]["found"], false, "{docs}");
+    assert!(
+        docs[0]["found"] != true && docs[0]["_source"].is_null(),
+        "{docs}"
+    );
+    assert_eq!(docs[1]["found"], true, "{docs}");
     for q in [
         json!({"terms": {"who": {"index": format!("{pb}books"), "id": "1", "path": "who"}}}),
         json!({"terms": {"who": {"index": "books", "id": "1", "path": "who"}}}),
