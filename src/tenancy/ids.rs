@@ -6,12 +6,18 @@
 //!
 //! `token = "sg1." + base64url(nonce ‖ ChaCha20-Poly1305(key, nonce, upstream id, ad))`
 //!
-//! with `key` a subkey of the node secret (`searchgate/tenancy/ids/v1`), a random 96-bit
-//! nonce, and `ad = kind ‖ cluster id`. A token opens only on the cluster that got it and
-//! for the kind it was issued as; another cluster's token, a tampered or truncated one, or
-//! a raw upstream id opens to nothing, which the edge answers as Elasticsearch answers a
-//! missing context (404 `search_context_missing_exception`). Tokens reveal nothing but
-//! their length.
+//! with `key` a subkey of the node secret (`searchgate/tenancy/ids/v1`), `ad = kind ‖
+//! cluster id`, and a 96-bit nonce derived from what is sealed (HMAC-SHA256 under a second
+//! subkey, `searchgate/tenancy/ids/nonce/v1`, of `ad` and the id: a synthetic nonce, as in
+//! SIV). So one upstream id always gives one token, as Elasticsearch gives one id back: a
+//! point in time's `pit_id` is compared with the one the client sent (the official clients'
+//! flows do), and a scroll keeps its id from page to page. Distinct ids get distinct nonces
+//! (a collision needs about 2^48 ids under one key). A token opens only on the cluster
+//! that got it and for the kind it was issued as; another cluster's token, a tampered or
+//! truncated one, or a raw upstream id opens to nothing, which the edge answers as
+//! Elasticsearch answers a missing context (404 `search_context_missing_exception`). Tokens
+//! reveal their length, and whether two of them hold the same id (which the tenant was
+//! given anyway).
 //!
 //! [`IdFilter`] seals ids in responses as they stream: JSON-aware on the top level only
 //! (`_scroll_id` and `pit_id` of search responses, `id` of a point-in-time opening), every
@@ -27,6 +33,7 @@ use std::sync::Arc;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305, NONCE_LEN};
+use ring::hmac;
 
 use super::prefix::{Stripper, TenancyKey};
 use super::response::StringState;
@@ -56,6 +63,8 @@ impl IdKind {
 /// Seals and opens ids with the node's key (one per edge node, shared by all cores).
 pub struct IdSealer {
     key: LessSafeKey,
+    /// Derives each token's nonce from what it seals.
+    nonce_key: hmac::Key,
 }
 
 impl std::fmt::Debug for IdSealer {
@@ -76,19 +85,27 @@ impl IdSealer {
     pub fn new(key: &TenancyKey) -> IdSealer {
         let sub = key.subkey(b"searchgate/tenancy/ids/v1");
         let unbound = UnboundKey::new(&CHACHA20_POLY1305, &sub).expect("a 32-byte key");
+        let nonce_key = key.subkey(b"searchgate/tenancy/ids/nonce/v1");
         IdSealer {
             key: LessSafeKey::new(unbound),
+            nonce_key: hmac::Key::new(hmac::HMAC_SHA256, &nonce_key),
         }
     }
 
     /// The token for `upstream_id`, bound to `cluster` and `kind`.
     pub fn seal(&self, cluster: &str, kind: IdKind, upstream_id: &[u8]) -> String {
-        let nonce_bytes: [u8; NONCE_LEN] = rand::random();
+        let ad = aad(kind, cluster);
+        let mut mac = hmac::Context::with_key(&self.nonce_key);
+        mac.update(&(ad.len() as u64).to_be_bytes());
+        mac.update(&ad);
+        mac.update(upstream_id);
+        let mut nonce_bytes = [0u8; NONCE_LEN];
+        nonce_bytes.copy_from_slice(&mac.sign().as_ref()[..NONCE_LEN]);
         let mut buf = upstream_id.to_vec();
         self.key
             .seal_in_place_append_tag(
                 Nonce::assume_unique_for_key(nonce_bytes),
-                Aad::from(aad(kind, cluster)),
+                Aad::from(ad),
                 &mut buf,
             )
             .expect("sealing a bounded id");

@@ -33,8 +33,14 @@ fn tokens_open_only_on_their_cluster_and_kind() {
         );
         assert_eq!(s.open("acme", IdKind::Scroll, &t[..i]), None);
     }
-    // two seals of one id differ (random nonce)
-    assert_ne!(t, s.seal("acme", IdKind::Scroll, raw.as_bytes()));
+    // one id, one token (a synthetic nonce): a point in time's id comes back as it went;
+    // another id, kind or cluster gives another token
+    assert_eq!(t, s.seal("acme", IdKind::Scroll, raw.as_bytes()));
+    let other = s.seal("acme", IdKind::Scroll, b"another id");
+    let (a, b) = (&t[TOKEN_TAG.len()..][..16], &other[TOKEN_TAG.len()..][..16]);
+    assert_ne!(a, b, "distinct nonces");
+    assert_ne!(t, s.seal("acme", IdKind::Pit, raw.as_bytes()));
+    assert_ne!(t, s.seal("acme2", IdKind::Scroll, raw.as_bytes()));
     let e = s.open_or_missing("acme", IdKind::Pit, "junk").unwrap_err();
     let body = e.body();
     assert_eq!(body.status, 404);
