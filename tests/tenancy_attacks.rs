@@ -12,8 +12,6 @@
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 
-use std::cell::Cell;
-
 use e2e::answers::{all_bytes, contains, normalize};
 use e2e::attacks::{self, World};
 use e2e::{
@@ -24,28 +22,8 @@ use serde_json::{json, Value};
 // issue 10 §4a: every family of the reference table, both listeners.
 #[test]
 fn the_attack_suite_over_both_listeners() {
-    let config = Config::new()
-        .edge("https", "\"127.0.0.1:0\"")
-        .cluster(ClusterSpec::multitenant("alpha", "p"))
-        .cluster(ClusterSpec::multitenant("bravo", "p"));
-    let edge = Edge::start(config);
-    let engine = edge.engine();
-    let mut w = World {
-        edge: &edge,
-        upstream: engine,
-        alpha: edge.tenant("alpha"),
-        bravo: edge.tenant("bravo"),
-        pa: String::new(),
-        pb: String::new(),
-        tls: false,
-        suffix: "",
-        checked: Cell::new(0),
-    };
-    w.pa = "#".repeat(21); // unknown until the first index exists
-    w.pb = "#".repeat(21);
-    attacks::seed(&w);
-    w.pa = prefix_of(engine, "alpha-only");
-    w.pb = prefix_of(engine, "bravo-only");
+    let edge = Edge::start(attacks::two_tenants(None, true));
+    let mut w = World::seeded(&edge, edge.engine());
     for (tls, suffix) in [(false, ""), (true, "-tls")] {
         (w.tls, w.suffix) = (tls, suffix);
         attacks::core(&w);

@@ -11,8 +11,8 @@
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 
-use e2e::answers::{all_bytes, contains};
-use e2e::{prefix_of, ClusterSpec, Config, Edge, Req, Response, Tenant};
+use e2e::attacks;
+use e2e::{prefix_of, Edge, Req, Response, Tenant};
 use serde_json::{json, Value};
 
 /// One tenant's side of the test, on one listener.
@@ -31,16 +31,8 @@ impl Side<'_> {
         } else {
             self.edge.send(req)
         };
-        let bytes = all_bytes(&r);
-        for s in &self.secrets {
-            assert!(
-                !contains(&bytes, s),
-                "{} {}: [{s}] shown:\n{}",
-                req.method,
-                req.target,
-                String::from_utf8_lossy(&bytes)
-            );
-        }
+        let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        attacks::confined(req, &r, &secrets);
         r
     }
 
@@ -396,7 +388,7 @@ fn round(edge: &Edge, tls: bool, pa: &str, pb: &str) {
         edge,
         t: edge.tenant(me),
         tls,
-        secrets: vec![marker(other), pa.to_string(), pb.to_string()],
+        secrets: vec![marker(other), pa[..20].to_string(), pb[..20].to_string()],
     };
     let (a, b) = (side("alpha", "bravo"), side("bravo", "alpha"));
     let suffix = if tls { "t" } else { "p" };
@@ -416,11 +408,7 @@ fn round(edge: &Edge, tls: bool, pa: &str, pb: &str) {
 
 #[test]
 fn the_multitenant_class_gets_scroll_pit_jobs_aliases_templates_resolve_confined() {
-    let config = Config::new()
-        .edge("https", "\"127.0.0.1:0\"")
-        .cluster(ClusterSpec::multitenant("alpha", "p"))
-        .cluster(ClusterSpec::multitenant("bravo", "p"));
-    let edge = Edge::start(config);
+    let edge = Edge::start(attacks::two_tenants(None, true));
     let engine = edge.engine();
     for me in ["alpha", "bravo"] {
         let s = Side {

@@ -14,8 +14,9 @@
 
 #[path = "support/e2e/mod.rs"]
 mod e2e;
+#[path = "support/installs.rs"]
+mod installs;
 
-use std::cell::Cell;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -24,57 +25,14 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use e2e::attacks::{self, World};
-use e2e::{prefix_of, ClusterSpec, Config, Edge};
+use e2e::Edge;
 
 /// The PyPI package and version the test installs.
 const PACKAGE: &str = "osmem-server==0.1.6";
 
 /// The virtualenv with `osmem-server`; its `python`.
 fn venv() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tenancy-pypi-venv");
-    let python = dir.join("bin/python");
-    let ready = |python: &Path| {
-        Command::new(python)
-            .args([
-                "-c",
-                "import osmem_server; assert osmem_server.__version__ == '0.1.6'",
-            ])
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    };
-    if python.exists() && ready(&python) {
-        return python;
-    }
-    let out = Command::new("python3")
-        .args(["-m", "venv", "--clear"])
-        .arg(&dir)
-        .output()
-        .expect("python3 is needed for this test (apt-get install python3-venv)");
-    assert!(
-        out.status.success(),
-        "python3 -m venv: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .arg(PACKAGE)
-        .output()
-        .expect("pip");
-    assert!(
-        out.status.success(),
-        "pip install {PACKAGE}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(ready(&python), "{PACKAGE} installed but not importable");
-    python
+    installs::venv("tenancy-pypi", &[PACKAGE])
 }
 
 /// A running `osmem-server` (killed on drop; it also exits when its stdin closes).
@@ -142,28 +100,8 @@ impl Drop for Osmem {
 fn the_attack_suite_holds_in_front_of_osmem_server_from_pypi() {
     let python = venv();
     let osmem = Osmem::start(&python);
-    let mut config = Config::new();
-    config.engine = false;
-    for id in ["alpha", "bravo"] {
-        let mut c = ClusterSpec::multitenant(id, "p");
-        c.upstream = Some(osmem.addr);
-        config = config.cluster(c);
-    }
-    let edge = Edge::start(config);
-    let mut w = World {
-        edge: &edge,
-        upstream: osmem.addr,
-        alpha: edge.tenant("alpha"),
-        bravo: edge.tenant("bravo"),
-        pa: "#".repeat(21),
-        pb: "#".repeat(21),
-        tls: false,
-        suffix: "",
-        checked: Cell::new(0),
-    };
-    attacks::seed(&w);
-    w.pa = prefix_of(osmem.addr, "alpha-only");
-    w.pb = prefix_of(osmem.addr, "bravo-only");
+    let edge = Edge::start(attacks::two_tenants(Some(osmem.addr), false));
+    let w = World::seeded(&edge, osmem.addr);
     attacks::core(&w);
     attacks::victim_intact(&w);
     attacks::nothing_outside(&w);

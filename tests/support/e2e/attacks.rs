@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use super::answers::{all_bytes, contains};
 use super::client::{Req, Response};
-use super::{direct, Edge, Tenant};
+use super::{direct, prefix_of, ClusterSpec, Config, Edge, Tenant};
 
 /// The attack's world: the edge, the two tenants and their prefixes (read from the
 /// upstream directly, as only a test can).
@@ -70,24 +70,19 @@ impl World<'_> {
             Who::Alpha => marker("bravo"),
             Who::Bravo => marker("alpha"),
         };
-        let bytes = all_bytes(&r);
-        let sent = req.bytes();
-        for secret in [&self.pa[..20], &self.pb[..20], &other] {
-            // An attack that names another tenant's real index (as if it had learned it)
-            // may see its own words echoed; nothing else.
-            if contains(&sent, secret) {
-                continue;
-            }
-            assert!(
-                !contains(&bytes, secret),
-                "{} {}: [{secret}] shown:\n{}",
-                req.method,
-                req.target,
-                String::from_utf8_lossy(&bytes)
-            );
-        }
+        confined(req, &r, &[&self.pa[..20], &self.pb[..20], &other]);
         self.checked.set(self.checked.get() + 1);
         r
+    }
+
+    /// `alpha`'s POST of an NDJSON body.
+    pub fn ndjson(&self, target: &str, body: &[u8]) -> Response {
+        self.raw(Who::Alpha, "POST", target, "application/x-ndjson", body)
+    }
+
+    /// `alpha`'s POST of a JSON body given as bytes.
+    pub fn json_bytes(&self, target: &str, body: &[u8]) -> Response {
+        self.raw(Who::Alpha, "POST", target, "application/json", body)
     }
 
     pub fn raw(&self, who: Who, method: &str, target: &str, ct: &str, body: &[u8]) -> Response {
@@ -110,6 +105,64 @@ impl World<'_> {
     /// `alpha`'s search of `target` with `body`.
     pub fn search(&self, target: &str, body: &Value) -> Response {
         self.json(Who::Alpha, "POST", target, body)
+    }
+}
+
+/// Asserts that no byte of `r` (head or body) shows one of `secrets`, unless `req`
+/// itself carried it: an attack that names another tenant's real index (as if it had
+/// learned it) may see its own words echoed, and learns nothing from that.
+pub fn confined(req: &Req, r: &Response, secrets: &[&str]) {
+    let bytes = all_bytes(r);
+    let sent = req.bytes();
+    for secret in secrets {
+        if contains(&sent, secret) {
+            continue;
+        }
+        assert!(
+            !contains(&bytes, secret),
+            "{} {}: [{secret}] shown:\n{}",
+            req.method,
+            req.target,
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+}
+
+/// Two multitenant clusters, `alpha` and `bravo`, on `upstream` (`None`: the embedded
+/// engine), with the HTTPS listener when `https`.
+pub fn two_tenants(upstream: Option<std::net::SocketAddr>, https: bool) -> Config {
+    let mut config = Config::new();
+    if https {
+        config = config.edge("https", "\"127.0.0.1:0\"");
+    }
+    config.engine = upstream.is_none();
+    for id in ["alpha", "bravo"] {
+        let mut c = ClusterSpec::multitenant(id, "p");
+        c.upstream = upstream;
+        config = config.cluster(c);
+    }
+    config
+}
+
+impl<'a> World<'a> {
+    /// The world of `edge` started with [`two_tenants`] on `upstream`, seeded ([`seed`]),
+    /// its prefixes read from the upstream.
+    pub fn seeded(edge: &'a Edge, upstream: std::net::SocketAddr) -> World<'a> {
+        let mut w = World {
+            edge,
+            upstream,
+            alpha: edge.tenant("alpha"),
+            bravo: edge.tenant("bravo"),
+            pa: "#".repeat(21), // unknown until the first index exists
+            pb: "#".repeat(21),
+            tls: false,
+            suffix: "",
+            checked: Cell::new(0),
+        };
+        seed(&w);
+        w.pa = prefix_of(upstream, "alpha-only");
+        w.pb = prefix_of(upstream, "bravo-only");
+        w
     }
 }
 
@@ -209,13 +262,7 @@ pub fn ndjson_framing(w: &World<'_>) {
     for blank in [" ", "\r", "\t", "  \t", ""] {
         // a blank header line is an empty header: the path's indices, the tenant's own
         let body = format!("{blank}\n{{\"size\":10}}\n{{\"index\":\"*\"}}\n{{\"size\":10}}\n");
-        let r = w.raw(
-            Who::Alpha,
-            "POST",
-            "/_msearch",
-            "application/x-ndjson",
-            body.as_bytes(),
-        );
+        let r = w.ndjson("/_msearch", body.as_bytes());
         if r.status == 200 {
             assert!(r.text().contains(&marker("alpha")), "{}", r.text());
         } else {
@@ -224,13 +271,7 @@ pub fn ndjson_framing(w: &World<'_>) {
         // blank lines between pairs
         let body =
             format!("{{}}\n{{\"size\":10}}\n{blank}\n{{\"index\":\"*\"}}\n{{\"size\":10}}\n");
-        let r = w.raw(
-            Who::Alpha,
-            "POST",
-            "/_msearch",
-            "application/x-ndjson",
-            body.as_bytes(),
-        );
+        let r = w.ndjson("/_msearch", body.as_bytes());
         assert!(matches!(r.status, 200 | 400), "{}", r.text());
     }
     for body in [
@@ -238,29 +279,14 @@ pub fn ndjson_framing(w: &World<'_>) {
         "\n{}\n{\"size\":10}\n",
         "{\"index\":\"_all\"}\n{}\n",
     ] {
-        let r = w.raw(
-            Who::Alpha,
-            "POST",
-            "/_msearch",
-            "application/x-ndjson",
-            body.as_bytes(),
-        );
+        let r = w.ndjson("/_msearch", body.as_bytes());
         assert_eq!(r.status, 200, "{body:?}: {}", r.text());
     }
     // a last line without its newline is refused (7.10 refuses it too)
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
-        "/_msearch",
-        "application/x-ndjson",
-        b"{}\n{\"size\":10}",
-    );
+    let r = w.ndjson("/_msearch", b"{}\n{\"size\":10}");
     refused(&r, "msearch without a final newline");
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
+    let r = w.ndjson(
         "/_bulk",
-        "application/x-ndjson",
         b"{\"index\":{\"_index\":\"books\",\"_id\":\"9\"}}\n{\"n\":9}",
     );
     refused(&r, "bulk without a final newline");
@@ -270,19 +296,10 @@ pub fn ndjson_framing(w: &World<'_>) {
         "\n \r\n{{\"index\":{{\"_index\":\"{pb}books\",\"_id\":\"9\"}}}}\r\n{{\"n\":9}}\n",
         pb = w.pb
     );
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
-        "/_bulk",
-        "application/x-ndjson",
-        body.as_bytes(),
-    );
+    let r = w.ndjson("/_bulk", body.as_bytes());
     assert_eq!(r.status, 200, "{}", r.text());
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
+    let r = w.ndjson(
         "/_bulk",
-        "application/x-ndjson",
         b"{\"index\":{\"_index\":\"books\",\"pipeline\":\"p\"}}\n{}\n",
     );
     refused(&r, "bulk pipeline");
@@ -322,39 +339,21 @@ pub fn escaped_and_duplicate_keys(w: &World<'_>) {
         assert_eq!(r.json()["error"]["type"], "x_content_parse_exception");
     }
     // `\u005findex` is `_index`: rewritten like it
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
-        "/_search",
-        "application/json",
-        br#"{"query":{"term":{"\u005findex":"books"}}}"#,
-    );
+    let r = w.json_bytes("/_search", br#"{"query":{"term":{"\u005findex":"books"}}}"#);
     if r.status == 200 {
         assert!(!ids(&r).is_empty(), "{}", r.text());
     }
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
+    let r = w.json_bytes(
         "/_search",
-        "application/json",
         br#"{"query":{"match_all":{}},"query":{"match_all":{}}}"#,
     );
     refused(&r, "a duplicate query");
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
+    let r = w.ndjson(
         "/_bulk",
-        "application/x-ndjson",
         b"{\"index\":{\"_index\":\"books\",\"\\u005findex\":\"x\"}}\n{}\n",
     );
     refused(&r, "a duplicate bulk key");
-    let r = w.raw(
-        Who::Alpha,
-        "POST",
-        "/_search",
-        "application/json",
-        b"{\"query\":{\"match_all\":{}}} trailing",
-    );
+    let r = w.json_bytes("/_search", b"{\"query\":{\"match_all\":{}}} trailing");
     refused(&r, "trailing bytes");
     let r = w.raw(Who::Alpha, "POST", "/_search", "text/plain", b"{}");
     assert_eq!(r.status, 406, "{}", r.text());
