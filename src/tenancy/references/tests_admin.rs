@@ -410,3 +410,41 @@ fn query_parameters() {
     );
     assert_eq!(q("scroll_id=RAW").unwrap_err().status(), 404);
 }
+
+/// attacks-10 #2 (issue 10 §1: one reading of the query string): Elasticsearch's
+/// `RestUtils.decodeQueryString` ends a parameter at `;` as at `&`, so `df=_index;` is
+/// `df=_index` upstream. The edge splits where the upstream splits and writes `;` encoded.
+#[test]
+fn semicolons_separate_parameters_as_upstream() {
+    let refused: &[(&str, &str)] = &[
+        ("size=0&q=a*&df=_index;", "[_index]"),
+        ("q=a*;df=_index", "[_index]"),
+        ("sort=_index;", "sort on [_index]"),
+        ("sort=_index;&size=1", "sort on [_index]"),
+        ("df=title;df=_index", "more than once"),
+        ("size=1;size=2", "more than once"),
+        ("q=a*;source={}", "[source]"),
+        ("x;df=title", "unrecognized parameter: [x]"),
+        ("format=json;format=yaml", "more than once"),
+    ];
+    for (input, why) in refused {
+        let e = q(input).unwrap_err();
+        assert_eq!(e.status(), 400, "{input}");
+        assert!(
+            e.body().reason.contains(why),
+            "{input}: {:?}",
+            e.body().reason
+        );
+    }
+    let table: &[(&str, &str)] = &[
+        // a `;` the tenant encoded is data: it goes upstream encoded
+        ("q=a%3Bb", "?q=a%3Bb"),
+        ("df=title%3B", "?df=title%3B"),
+        ("size=1;pretty", "?size=1&pretty"),
+        ("size=1;;from=2", "?size=1&from=2"),
+        ("q=a%26b%3Dc%2Bd%23e%25", "?q=a%26b%3Dc%2Bd%23e%25"),
+    ];
+    for (input, want) in table {
+        assert_eq!(q(input).map(|r| r.0).as_deref(), Ok(*want), "{input}");
+    }
+}
