@@ -448,3 +448,27 @@ fn semicolons_separate_parameters_as_upstream() {
         assert_eq!(q(input).map(|r| r.0).as_deref(), Ok(*want), "{input}");
     }
 }
+
+/// attacks-10 #3: `format` wins over `Accept` upstream and its short names are matched
+/// without regard to case (`XContentType.fromMediaTypeOrFormat`): only `json` and the
+/// text formats of `_cat` pass.
+#[test]
+fn format_parameter_is_json_or_text() {
+    for bad in [
+        "yaml",
+        "YAML",
+        "Yaml",
+        "smile",
+        "SMILE",
+        "cbor",
+        "application/yaml",
+        "application/json;x",
+        "Json",
+    ] {
+        let e = q(&format!("format={bad}")).unwrap_err();
+        assert_eq!(e.status(), 400, "{bad}");
+    }
+    for ok in ["json", "JSON", "txt", "text", ""] {
+        assert!(q(&format!("format={ok}")).is_ok(), "{ok}");
+    }
+}
