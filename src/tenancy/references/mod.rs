@@ -25,6 +25,9 @@
 //! | query string | `source`, `pipeline`, `index`, `name`, `alias`, `target`, `new_index` | refuse |
 //! | query string | `wait_for_completion=false` | refuse (task ids are shared upstream state) |
 //! | header | `Content-Type` of a body | check: `application/json`, `application/x-ndjson`, `application/vnd.elasticsearch+json`/`+x-ndjson` with `compatible-with=7\|8\|9` only; other types 406; CBOR, Smile, YAML, compression refused |
+//! | header | `Content-Type` without a body | check: it picks the response format upstream when `Accept` names none, so JSON/NDJSON as above, or `application/x-www-form-urlencoded`/`text/plain` (no format upstream); others 406 |
+//! | header, query string | `Accept`, `format` (the upstream's response format: `format`, else `Accept`, else `Content-Type`, short names like `yaml` matched in any case) | check: every `Accept` range JSON, NDJSON, `text/plain` or a wildcard (`*/*`, `application/*`, `text/*`), or the short name `json`; `format` only `json` or text; YAML, Smile, CBOR in any spelling refused (406 / 400) |
+//! | responses | a body that is not a JSON object where ids are sealed (search with scroll or PIT, PIT opening) | refuse: `ResponsePlan::check_upstream` (502 before the head) and the filter writes the 502 body instead of releasing it |
 //! | `_bulk` | framing | Elasticsearch 7.10's `BulkRequestParser`: lines end at `\n`, a trailing `\r` is trimmed, blank or whitespace-only action lines skipped, a last line without `\n` refused; the edge writes one compact line per action or source, no blank lines (`ndjson`) |
 //! | `_bulk` | action line: `index`, `create`, `update`, `delete` with `_index` | rewrite (one name); other actions refused |
 //! | `_bulk` | action keys `_id`, `_type`, `routing`, `op_type`, `version`, `version_type`, `if_seq_no`, `if_primary_term`, `retry_on_conflict`, `require_alias`, `_source` | pass |
