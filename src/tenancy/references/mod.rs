@@ -80,6 +80,7 @@
 //! | query DSL | `fuzzy`, `range`, `match_phrase`, `match_phrase_prefix`, `match_bool_prefix`, `common`, `span_term`, `terms_set`, `geo_bounding_box`, `geo_distance`, `geo_polygon` on `_index` | refuse |
 //! | query DSL | `distance_feature`, `rank_feature` `field` | check (`_index` refused) |
 //! | query DSL | `terms` lookup `index` | rewrite (one name) |
+//! | query DSL | `terms` lookup on `_index` (or a field pattern that could be it) | refuse: the looked-up values are the tenant's data, compared unprefixed and as patterns with the prefixed name upstream (a prefix oracle) |
 //! | query DSL | `query_string` | check the text (`lucene::query_string`) and `default_field`/`fields` |
 //! | query DSL | `multi_match`, `combined_fields`, `simple_query_string` `fields`; `more_like_this` `fields` | check field lists (`_index` patterns refused, exactly `*` passes) |
 //! | query DSL | `more_like_this` `like`/`unlike` documents `_index` | rewrite (one name) |

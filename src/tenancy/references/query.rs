@@ -283,7 +283,8 @@ fn on_index_value(
     Ok(())
 }
 
-/// `terms`: values on `_index` rewritten; a lookup's `index` rewritten.
+/// `terms`: values on `_index` rewritten; a lookup's `index` rewritten; a lookup on a field
+/// that could be `_index` refused.
 fn terms(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
     for (field, v) in o.iter_mut() {
         let here = at(where_, field);
@@ -298,6 +299,11 @@ fn terms(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
                 }
             }
             Value::Array(_) => {}
+            // looked-up values are the tenant's own data, compared unprefixed (and as
+            // patterns) with the prefixed name: a prefix oracle (attacks-10 #4)
+            Value::Object(_) if could_name_index(field) => {
+                return Err(unsupported("a terms lookup on [_index]", &here))
+            }
             Value::Object(lookup) => {
                 known_keys(lookup, &["index", "id", "path", "routing", "type"], &here)?;
                 match lookup.get_mut("index") {

@@ -305,6 +305,48 @@ fn queries_refused() {
     );
 }
 
+/// attacks-10 #4 (issue 10 §2: `_index` comparisons): the values a terms lookup fetches
+/// are compared unprefixed, and as patterns, with the prefixed name upstream: refused on
+/// `_index` wherever a query can stand (the review's exact `_count` body first).
+#[test]
+fn terms_lookups_on_the_index_field_are_refused() {
+    let lookup = r#"{"terms":{"_index":{"index":"books","id":"oracle","path":"v"}}}"#;
+    refused(
+        BodyKind::QueryOnly,
+        &[(
+            r#"{"query":{"terms":{"_index":{"index":"books","id":"oracle","path":"v"}}}}"#,
+            "a terms lookup on [_index]",
+        )],
+    );
+    for (kind, body) in [
+        (BodyKind::Search, format!(r#"{{"query":{lookup}}}"#)),
+        (BodyKind::Search, format!(r#"{{"post_filter":{{"bool":{{"filter":[{lookup}]}}}}}}"#)),
+        (BodyKind::Search, format!(r#"{{"aggs":{{"f":{{"filter":{lookup}}}}}}}"#)),
+        (BodyKind::DeleteByQuery, format!(r#"{{"query":{lookup}}}"#)),
+        (
+            BodyKind::Search,
+            r#"{"query":{"terms":{"_ind*":{"index":"b","id":"1","path":"v"}}}}"#.to_string(),
+        ),
+        (
+            BodyKind::Search,
+            r#"{"query":{"terms":{"_index":{"index":"b","id":"1","path":"v"},"boost":2}}}"#
+                .to_string(),
+        ),
+    ] {
+        let e = rw(kind, &body).expect_err(&body);
+        assert_eq!(e.status(), 400, "{body}");
+        assert!(e.body().reason.contains("[_index]"), "{body}: {e:?}");
+    }
+    // a lookup on another field still works, its index rewritten
+    ok(
+        BodyKind::QueryOnly,
+        &[(
+            r#"{"query":{"terms":{"tags":{"index":"books","id":"1","path":"v"}}}}"#,
+            r#"{"query":{"terms":{"tags":{"index":"P:books","id":"1","path":"v"}}}}"#,
+        )],
+    );
+}
+
 // Aggregations: `_index` buckets allowed where only values come back, include/exclude and
 // `after` rewritten; scripts and unknown types refused.
 #[test]
