@@ -11,8 +11,8 @@ use super::super::names::is_concrete;
 use super::super::painless::check_script;
 use super::query::query;
 use super::{
-    at, check_field_list, illegal, known_keys, object_mut, parsing, rewrite_expression,
-    rewrite_name, unsupported, Tenant,
+    at, check_field_list, check_field_list_setting, illegal, known_keys, object_mut, parsing,
+    rewrite_expression, rewrite_name, unsupported, Tenant,
 };
 use crate::errors::EdgeError;
 
@@ -79,7 +79,7 @@ pub fn settings(v: &Value, s: SettingsAt, where_: &str) -> Result<(), EdgeError>
             )));
         }
         if k == "query.default_field" || k.starts_with("query.default_field.") {
-            check_field_list(value, &at(where_, &key))?;
+            check_field_list_setting(value, &at(where_, &key))?;
         }
     }
     Ok(())
@@ -117,7 +117,7 @@ pub fn mappings(v: &Value, where_: &str) -> Result<(), EdgeError> {
                 let here = at(where_, k);
                 match k {
                     "runtime" | "script" => return Err(unsupported(k, &here)),
-                    "copy_to" => check_field_list(v, &here)?,
+                    "copy_to" => check_field_list_setting(v, &here)?,
                     _ => mappings(v, &here)?,
                 }
             }

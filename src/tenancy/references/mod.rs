@@ -60,8 +60,8 @@
 //! | `_delete_by_query`, `_update_by_query` body | `query`, `max_docs`, `conflicts`, `slice`, `size`, `sort`, `_source`; `script` (update) | query DSL; script checked |
 //! | `_reindex` body | `source.index` (expression), `dest.index` (one name) | rewrite; `source.remote`, `dest.pipeline`, `dest.op_type` other than index/create refused; `source.query` a query; `script` checked |
 //! | `PUT /<index>` body | `aliases` names | rewrite (one name, no pattern); `filter` a query; routing options pass |
-//! | `PUT /<index>` body | `settings` | check: `index.default_pipeline`, `index.final_pipeline` refused; `index.query.default_field` must not name `_index` |
-//! | `PUT /<index>` body | `mappings` | check: field aliases (`"type": "alias"`) to metadata fields and `runtime` scripts refused |
+//! | `PUT /<index>` body | `settings` | check: `index.default_pipeline`, `index.final_pipeline` refused; `index.query.default_field` must not name `_index`, read as Elasticsearch reads a list setting (a string split at commas, each part trimmed: `"title,_index"`, `" _index"` refused) |
+//! | `PUT /<index>` body | `mappings` | check: field aliases (`"type": "alias"`) to metadata fields, `copy_to` into `_index` (a string split at commas, as Elasticsearch reads it) and `runtime` scripts refused |
 //! | `PUT /<index>/_settings`, `PUT /<index>/_mapping` body | settings, mappings | check as above |
 //! | `POST /_aliases` body | `actions[].add/remove/remove_index`: `index`, `indices` | rewrite (expressions); `remove_index` with a wildcard refused |
 //! | `POST /_aliases` body | `alias`, `aliases` | rewrite (`add`: one name each; `remove`: patterns allowed); `filter` a query; unknown actions and keys refused |
@@ -230,6 +230,32 @@ pub fn check_field_list(v: &Value, where_: &str) -> Result<(), EdgeError> {
             "[{where_}] must hold field names, found [{}]",
             other.token_name()
         ))),
+    };
+    match v {
+        Value::Array(a) => a.iter().try_for_each(one),
+        other => one(other),
+    }
+}
+
+/// A field list read the way Elasticsearch reads list settings (`Settings.getAsList`: a
+/// string is split at commas and each part trimmed, as Java's `String.trim` does) and
+/// mapping string arrays (`XContentMapValues.nodeStringArrayValue`: a string is split at
+/// commas): `index.query.default_field`, `copy_to`. Every reading of every element (as
+/// sent, split, trimmed either way) is checked; one that could be `_index` is refused
+/// (attacks-10 #5: `"title,_index"` and `" _index"` name `_index` upstream).
+pub fn check_field_list_setting(v: &Value, where_: &str) -> Result<(), EdgeError> {
+    let java_trim = |s: &str| s.trim_matches(|c: char| c <= ' ').to_string();
+    let one = |f: &Value| -> Result<(), EdgeError> {
+        let Value::String(s) = f else {
+            return check_field_list(f, where_);
+        };
+        let mut readings = vec![s.clone()];
+        for part in s.split(',') {
+            readings.extend([part.to_string(), java_trim(part), part.trim().to_string()]);
+        }
+        readings
+            .iter()
+            .try_for_each(|r| check_field_list(&Value::String(r.clone()), where_))
     };
     match v {
         Value::Array(a) => a.iter().try_for_each(one),

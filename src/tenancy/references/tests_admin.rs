@@ -472,3 +472,76 @@ fn format_parameter_is_json_or_text() {
         assert!(q(&format!("format={ok}")).is_ok(), "{ok}");
     }
 }
+
+/// attacks-10 #5 (issue 10 §2: `_index` in settings): `index.query.default_field` is a list
+/// setting; Elasticsearch splits a string value at commas and trims each part, so
+/// `"title,_index"` and `" _index"` make `_index` a default field. Checked in every place
+/// settings are read (index creation, settings updates, templates), and `copy_to` alike.
+#[test]
+fn default_field_settings_are_read_as_lists() {
+    let values = [
+        r#""title,_index""#,
+        r#"" _index""#,
+        r#""_index ""#,
+        r#""title, _index ,body""#,
+        r#""\t_index""#,
+        r#""\u0001_index""#,
+        r#""title,_ind*""#,
+        r#"["title", " _index"]"#,
+        r#"["title,_index"]"#,
+        r#""*,_index^2""#,
+    ];
+    for v in values {
+        for (kind, body) in [
+            (
+                BodyKind::CreateIndex,
+                format!(r#"{{"settings":{{"index.query.default_field":{v}}}}}"#),
+            ),
+            (
+                BodyKind::CreateIndex,
+                format!(r#"{{"settings":{{"index":{{"query":{{"default_field":{v}}}}}}}}}"#),
+            ),
+            (
+                BodyKind::Settings,
+                format!(r#"{{"index.query.default_field":{v}}}"#),
+            ),
+            (
+                BodyKind::Settings,
+                format!(r#"{{"settings":{{"query.default_field":{v}}}}}"#),
+            ),
+            (
+                BodyKind::Template,
+                format!(
+                    r#"{{"index_patterns":["x*"],"settings":{{"query.default_field":{v}}}}}"#
+                ),
+            ),
+            (
+                BodyKind::IndexTemplate,
+                format!(
+                    r#"{{"index_patterns":["x*"],"template":{{"settings":{{"index.query.default_field":{v}}}}}}}"#
+                ),
+            ),
+            (
+                BodyKind::ComponentTemplate,
+                format!(r#"{{"template":{{"settings":{{"index.query.default_field":{v}}}}}}}"#),
+            ),
+            (
+                BodyKind::CreateIndex,
+                format!(
+                    r#"{{"mappings":{{"properties":{{"t":{{"type":"text","copy_to":{v}}}}}}}}}"#
+                ),
+            ),
+        ] {
+            let e = rw(kind, &body).expect_err(&body);
+            assert_eq!(e.status(), 400, "{body}");
+            assert!(e.body().reason.contains("_ind"), "{body}: {e:?}");
+        }
+    }
+    ok(
+        BodyKind::Settings,
+        &[(
+            r#"{"index.query.default_field":"title, body,*"}"#,
+            r#"{"index.query.default_field":"title, body,*"}"#,
+        )],
+    );
+}
