@@ -166,10 +166,6 @@ fn index_names_inside_queries() {
                 r#"{"query":{"geo_shape":{"loc":{"indexed_shape":{"id":"d","index":"P:shapes"}}}}}"#,
             ),
             (
-                r#"{"query":{"percolate":{"field":"q","index":"docs","id":"2"}}}"#,
-                r#"{"query":{"percolate":{"field":"q","index":"P:docs","id":"2"}}}"#,
-            ),
-            (
                 r#"{"query":{"query_string":{"query":"title:(a OR b) AND *:x","fields":["title^2","*"]}}}"#,
                 r#"{"query":{"query_string":{"query":"title:(a OR b) AND *:x","fields":["title^2","*"]}}}"#,
             ),
@@ -566,3 +562,6 @@ fn every_query_type_is_in_the_documented_table() {
 
 #[path = "tests_admin.rs"]
 mod admin_tests;
+
+#[path = "tests_aggs.rs"]
+mod aggs_tests;

@@ -545,3 +545,62 @@ fn default_field_settings_are_read_as_lists() {
         )],
     );
 }
+
+/// attacks-10 #7 (issue 10 §2): a percolator index stores queries as documents, which the
+/// edge forwards unread and the upstream runs with the index's real name; the field type
+/// is refused wherever mappings are read, and the `percolate` query wherever queries are.
+#[test]
+fn percolator_is_refused() {
+    let field = r#"{"type":"percolator"}"#;
+    for (kind, body) in [
+        (
+            BodyKind::CreateIndex,
+            format!(r#"{{"mappings":{{"properties":{{"query":{field},"t":{{"type":"text"}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"properties":{{"query":{field}}}}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"properties":{{"o":{{"properties":{{"q":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"dynamic_templates":[{{"q":{{"match":"q*","mapping":{field}}}}}]}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"properties":{{"t":{{"type":"text","fields":{{"q":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Template,
+            format!(r#"{{"index_patterns":["q*"],"mappings":{{"properties":{{"query":{field}}}}}}}"#),
+        ),
+        (
+            BodyKind::IndexTemplate,
+            format!(r#"{{"index_patterns":["q*"],"template":{{"mappings":{{"properties":{{"query":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::ComponentTemplate,
+            format!(r#"{{"template":{{"mappings":{{"properties":{{"query":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Search,
+            r#"{"query":{"percolate":{"field":"query","document":{"t":"x"}}}}"#.to_string(),
+        ),
+        (
+            BodyKind::Search,
+            r#"{"query":{"percolate":{"field":"query","index":"docs","id":"2"}}}"#.to_string(),
+        ),
+        (
+            BodyKind::QueryOnly,
+            r#"{"query":{"bool":{"filter":{"percolate":{"field":"q","document":{}}}}}}"#
+                .to_string(),
+        ),
+    ] {
+        let e = rw(kind, &body).expect_err(&body);
+        assert_eq!(e.status(), 400, "{body}");
+        assert!(e.body().reason.contains("percolat"), "{body}: {e:?}");
+    }
+}
