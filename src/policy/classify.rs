@@ -152,10 +152,16 @@ pub enum Seg {
     Name,
     /// Scroll ids (a comma list of sealed tokens the tenancy layer opens); not `_all`.
     ScrollIds,
-    /// Any segment (ids, metrics, field lists).
+    /// Any segment (ids, metrics, names). On multitenant clusters one that starts with `_`
+    /// is refused: see [`endpoint_name_in_value`].
     Any,
-    /// Zero or more segments of any kind (last only).
+    /// Zero or more segments of any kind (last only); multitenant: as [`Seg::Any`].
     Rest,
+    /// A field-name list in the last position after the literal `field` of
+    /// `_mapping/field/{fields}`: any segment, `_` allowed (metadata fields such as `_id`),
+    /// because no Elasticsearch route has an explicit child there (see
+    /// [`endpoint_name_in_value`]).
+    Fields,
 }
 
 /// Methods a row applies to (bit set).
@@ -224,8 +230,37 @@ fn seg_matches(p: Seg, s: &[u8]) -> bool {
         Seg::Index | Seg::Alias => is_index_expr(s),
         Seg::Name => !s.starts_with(b"_"),
         Seg::ScrollIds => s != b"_all",
-        Seg::Any | Seg::Rest => true,
+        Seg::Any | Seg::Rest | Seg::Fields => true,
     }
+}
+
+/// Multitenant: the position of the first segment that sits where this row reads a value
+/// (an id, a type, a setting name, a metric: [`Seg::Any`], [`Seg::Name`], [`Seg::Rest`])
+/// and starts with `_`. `None` when the upstream routes the path as this row says.
+///
+/// Why (attacks-10 #1 and #8): Elasticsearch 7.10 (and OpenSearch 1.x) route with a
+/// `PathTrie` tried in four modes (explicit nodes only, wildcard root, wildcard leaf, any
+/// wildcard). Explicit children are preferred, and when an explicit subtree finds no
+/// handler the trie backs up and tries the wildcard child at the same depth. So
+/// `/<i>/_doc/_msearch` is not the document `_msearch` for the upstream: `_doc` is tried
+/// explicitly, `_msearch` is no child of it, the trie backs up to the `{type}` wildcard and
+/// finds the typed `/{index}/{type}/_msearch` (a multi-search whose body the edge never
+/// read). The same backtracking turns `/<i>/_settings/_search`, `/<i>/_mapping/_mget`,
+/// `/<i>/_settings/x/_update`, `/<i>/_create/_bulk`... into typed searches, gets and bulk
+/// writes. Every name that an Elasticsearch (or plugin) route lists after `{index}`,
+/// `{index}/{type}` or `{index}/{type}/{id}` starts with `_`, and the edge forwards every
+/// index segment as `<P>...`, so a path whose value segments do not start with `_` can
+/// only be routed as the row says (the few explicit names without `_`, like `field` in
+/// `_mapping/field`, lead to reads of the tenant's own mapping). Documents whose id starts
+/// with `_` exist in Elasticsearch (ids are not restricted), but which handler a path
+/// with one reaches depends on the method, the version and the plugins installed
+/// (`POST /<i>/_doc/_search` is a search, `PUT` of the same path a write): on multitenant
+/// clusters such ids are reachable through bodies only (`_bulk`, `_mget`, searches).
+pub fn endpoint_name_in_value(route: &Route, path: &NormPath) -> Option<usize> {
+    (0..path.len()).find(|&i| {
+        let seg = route.pattern.get(i).or(route.pattern.last());
+        path.seg(i).starts_with(b"_") && matches!(seg, Some(Seg::Any | Seg::Name | Seg::Rest))
+    })
 }
 
 /// The first row of [`ROUTES`] matching `method` and the strict path.

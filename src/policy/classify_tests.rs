@@ -424,3 +424,32 @@ fn index_expressions() {
         assert!(!is_index_expr(s.as_bytes()), "{s}");
     }
 }
+
+// attacks-10 #1, #8: value segments that Elasticsearch's PathTrie could route as endpoint
+// names (its backtracking from `_doc`/`_settings`/... to the `{type}` wildcard)
+#[test]
+fn endpoint_names_in_value_positions() {
+    let at = |m: Method, p: &str| {
+        let c = classify_request(m, p.as_bytes(), Mt).unwrap();
+        endpoint_name_in_value(c.route.expect(p), &c.path)
+    };
+    let table: &[(Method, &str, Option<usize>)] = &[
+        (Post, "/books/_doc/_msearch", Some(2)),
+        (Post, "/books/_create/_bulk", Some(2)),
+        (Post, "/books/_settings/_search", Some(2)),
+        (Post, "/books/_settings/x/_update", Some(3)),
+        (Put, "/books/_mapping/_doc", Some(2)),
+        (Get, "/_stats/_all", Some(1)),
+        (Post, "/books/_doc/1", None),
+        (Post, "/books/doc/1/_update", None),
+        (Post, "/books/doc/_msearch", None),
+        (Post, "/_all/_search", None),
+        (Get, "/books/_mapping/field/_id", None),
+        (Get, "/_mapping/field/_source", None),
+        (Put, "/books/_settings", None),
+        (Get, "/_search/scroll/_x", None),
+    ];
+    for &(m, p, want) in table {
+        assert_eq!(at(m, p), want, "{m:?} {p}");
+    }
+}

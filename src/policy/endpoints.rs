@@ -4,11 +4,18 @@
 //! rows for one method come before the general row of the same path, literal rows before
 //! rows with names and ids.
 //!
+//! On multitenant clusters a segment in a value position ([`Seg::Any`], [`Seg::Name`],
+//! [`Seg::Rest`]) must not start with `_`: Elasticsearch's router could take it for an
+//! endpoint name (see `classify::endpoint_name_in_value`). Documents with such ids are
+//! reached through bodies there. Field names after `_mapping/field/` may ([`Seg::Fields`]).
+//!
 //! Must not touch: the rewriting itself (`tenancy`), modes, I/O.
 
 use super::classify::{BodyKind as B, Methods, ResponseKind as Rk, Route, Seg, Tenancy};
 
-use Seg::{Alias as Al, Any as A, Index as I, Lit as L, Name as N, Rest, ScrollIds as Ids};
+use Seg::{
+    Alias as Al, Any as A, Fields as F, Index as I, Lit as L, Name as N, Rest, ScrollIds as Ids,
+};
 
 const fn rw(all_at: Option<u8>, body: B, response: Rk) -> Tenancy {
     Tenancy::Rewrite {
@@ -291,6 +298,19 @@ pub static ROUTES: &[Route] = &[
         Methods::PUT_POST,
         &[I, N, L("_mappings")],
         path(B::Mapping),
+    ),
+    // field mappings: field names may start with `_` (`_id`); nothing routes there but this
+    m(
+        "_mapping/field",
+        Methods::GET_HEAD,
+        &[L("_mapping"), L("field"), F],
+        ALL0,
+    ),
+    m(
+        "_mapping/field",
+        Methods::GET_HEAD,
+        &[I, L("_mapping"), L("field"), F],
+        PATH,
     ),
     r("_mapping", &[L("_mapping"), Rest], false, ALL0),
     r("_mapping", &[L("_mappings"), Rest], false, ALL0),

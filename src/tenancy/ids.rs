@@ -21,7 +21,10 @@
 //!
 //! [`IdFilter`] seals ids in responses as they stream: JSON-aware on the top level only
 //! (`_scroll_id` and `pit_id` of search responses, `id` of a point-in-time opening), every
-//! other byte through the prefix [`Stripper`].
+//! other byte through the prefix [`Stripper`]. A body that is not a JSON object (YAML,
+//! Smile, CBOR: attacks-10 #3) is never released: it is replaced by [`refused_body`], a
+//! 502 error; the edge should refuse it before writing the head
+//! (`ResponsePlan::check_upstream`).
 //!
 //! The filter keeps the upstream ids it sealed ([`IdFilter::sealed`]), which the edge
 //! counts against the plan's limit of open contexts (`contexts`).
@@ -186,6 +189,18 @@ enum St {
     Nested,
     /// Inside a captured top-level string value.
     Capture,
+    /// The body is not a JSON object (YAML, Smile, CBOR, a bare array...): nothing more of
+    /// it is released, the safe message was written instead.
+    Refused,
+}
+
+/// What replaces a body the filter cannot read (it may hold raw ids): the edge's 502 error.
+pub fn refused_body() -> Vec<u8> {
+    EdgeError::BadGateway(
+        "the upstream answered with a body that is not a JSON object where scroll or point-in-time ids must be sealed",
+    )
+    .body()
+    .to_bytes()
 }
 
 /// A response filter sealing ids (see the module docs); everything else is stripped of the
@@ -206,9 +221,23 @@ pub struct IdFilter {
     capture: Vec<u8>,
     /// The upstream ids sealed so far.
     sealed: Vec<(IdKind, String)>,
+    /// [`refused_body`] was written (once).
+    written_refusal: bool,
 }
 
 impl IdFilter {
+    /// A filter that refuses the body outright (the upstream's media type is not JSON).
+    pub fn refusing(strip: Stripper, sealer: Arc<IdSealer>, fields: IdFields) -> Self {
+        let mut f = IdFilter::new(strip, sealer, Arc::from(""), fields);
+        f.st = St::Refused;
+        f
+    }
+
+    /// True once the body was found unreadable (never released, see [`refused_body`]).
+    pub fn refused(&self) -> bool {
+        self.st == St::Refused
+    }
+
     pub fn new(
         strip: Stripper,
         sealer: Arc<IdSealer>,
@@ -228,6 +257,7 @@ impl IdFilter {
             target: None,
             capture: Vec::new(),
             sealed: Vec::new(),
+            written_refusal: false,
         }
     }
 
@@ -247,6 +277,10 @@ impl IdFilter {
                     self.strip.feed(&input[run..], out);
                     return;
                 }
+                St::Refused => {
+                    self.write_refusal(out);
+                    return;
+                }
                 St::Capture => {
                     i = self.capture_bytes(input, i, out);
                     run = i;
@@ -259,6 +293,11 @@ impl IdFilter {
                         self.strip.feed(&input[run..=i], out);
                         self.strip.finish(out);
                         run = i + 1;
+                    } else if self.st == St::Refused {
+                        // what came before (whitespace) goes; this byte and the rest never
+                        self.strip.feed(&input[run..i], out);
+                        self.write_refusal(out);
+                        return;
                     }
                 }
             }
@@ -271,11 +310,20 @@ impl IdFilter {
 
     /// Ends the response.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
-        if self.st == St::Capture {
+        match self.st {
             // cut inside an id: never release it
-            out.push(b'"');
+            St::Capture => out.push(b'"'),
+            St::Refused => self.write_refusal(out),
+            _ => {}
         }
         self.strip.finish(out);
+    }
+
+    fn write_refusal(&mut self, out: &mut Vec<u8>) {
+        if !std::mem::replace(&mut self.written_refusal, true) {
+            self.strip.finish(out);
+            out.extend_from_slice(&refused_body());
+        }
     }
 
     /// One byte at the top level; true when a captured string value starts.
@@ -284,7 +332,8 @@ impl IdFilter {
         match (self.st, b) {
             (St::Start, _) if ws => {}
             (St::Start, b'{') => self.st = St::Member,
-            (St::Start, _) => self.st = St::Pass,
+            // YAML (`---`), Smile (`:)`), CBOR (0xBF), an array: ids could be in it unsealed
+            (St::Start, _) => self.st = St::Refused,
             (St::Member, b'"') => {
                 self.key.clear();
                 self.esc = false;

@@ -116,7 +116,7 @@ fn pit_open_and_other_shapes() {
     let out = filter(IdFields::PitOpen, &[b"{\n  \"id\" : \"46ToAwMDaWR4\"\n}"]);
     let v = opened(&out, &|_| IdKind::Pit);
     assert_eq!(v["id"], "OPENED:46ToAwMDaWR4");
-    // errors and non-objects pass, stripped
+    // errors pass, stripped; non-objects are refused (see the test below)
     for body in [
         &br#"{"error":{"type":"x","index":"abcdefghijklmnopqrst-b"},"status":404}"#[..],
         b"[1,2]",
@@ -128,4 +128,43 @@ fn pit_open_and_other_shapes() {
     // an id cut by the end of the body is never released
     let out = filter(IdFields::Search, &[b"{\"_scroll_id\":\"RAWSCR"]);
     assert!(!String::from_utf8_lossy(&out).contains("RAW"));
+}
+
+/// attacks-10 #3 (issue 10 §3: ids reveal nothing): a search or point-in-time response in
+/// YAML, Smile or CBOR (or any body that is not a JSON object) is never released: the
+/// filter writes the 502 error body instead, at every split point.
+#[test]
+fn non_json_bodies_are_refused_not_passed() {
+    let yaml = b"---\n_scroll_id: \"RAWSCROLL==\"\npit_id: \"RAWPIT\"\n";
+    let smile = b":)\n\x03\xfa\x89_scroll_id\x4aRAWSCROLL==\xfb";
+    let cbor = b"\xbf\x6a_scroll_idkRAWSCROLL==\xff";
+    let pit_yaml = b"---\nid: \"RAWPITID\"\n";
+    let cases: &[(IdFields, &[u8])] = &[
+        (IdFields::Search, yaml),
+        (IdFields::Search, smile),
+        (IdFields::Search, cbor),
+        (IdFields::Search, b"  [\"RAWSCROLL==\"]"),
+        (IdFields::PitOpen, pit_yaml),
+    ];
+    let refusal = refused_body();
+    for &(fields, body) in cases {
+        for i in 0..=body.len() {
+            let out = filter(fields, &[&body[..i], &body[i..]]);
+            let text = String::from_utf8_lossy(&out);
+            assert!(!text.contains("RAW"), "split at {i}: {text}");
+            assert!(out.ends_with(&refusal), "split at {i}: {text}");
+            let trimmed = out[..out.len() - refusal.len()].trim_ascii();
+            assert!(trimmed.is_empty(), "split at {i}: {text}");
+        }
+    }
+    let v: serde_json::Value = serde_json::from_slice(&refusal).unwrap();
+    assert_eq!(v["status"], 502);
+    // a filter built refusing (the upstream's media type was not JSON) releases nothing
+    let p = Prefix::from_bytes(b"abcdefghijklmnopqrst-").unwrap();
+    let mut f = IdFilter::refusing(Stripper::new(p), sealer(), IdFields::Search);
+    let mut out = Vec::new();
+    f.feed(br#"{"_scroll_id":"RAWSCROLL=="}"#, &mut out);
+    f.finish(&mut out);
+    assert!(f.refused());
+    assert_eq!(out, refusal);
 }

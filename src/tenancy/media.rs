@@ -3,8 +3,9 @@
 //! against what the edge can read: a body must be JSON or NDJSON (`application/json`,
 //! `application/x-ndjson`, and `application/vnd.elasticsearch+json` /
 //! `+x-ndjson` with `compatible-with=7|8|9`); anything else is 406 as Elasticsearch
-//! answers a media type it does not support. Compressed bodies and CBOR, Smile or YAML
-//! responses are refused too (the edge must read every byte it forwards and returns).
+//! answers a media type it does not support. Compressed bodies and any `Accept` other than
+//! JSON, NDJSON or text (CBOR, Smile, YAML, in full or as short names) are refused too (the
+//! edge must read every byte it forwards and returns).
 //!
 //! Must not touch: bodies, I/O.
 
@@ -98,9 +99,17 @@ pub fn check_content_type(value: Option<&[u8]>) -> Result<(), EdgeError> {
     Ok(())
 }
 
-/// Checks the headers the multitenant rewriting depends on: a body (when there is one) of
-/// a JSON media type, not compressed; a response asked for as JSON or text. The edge must
-/// also drop `Accept-Encoding`, so the upstream answers uncompressed.
+/// Checks the headers the multitenant rewriting depends on: a `Content-Type` (required
+/// with a body, checked whenever it is sent) of a JSON media type, a body not compressed,
+/// and an `Accept` the upstream can only answer with JSON or text. The edge must also drop
+/// `Accept-Encoding`, so the upstream answers uncompressed.
+///
+/// Elasticsearch picks the response format from `format`, else `Accept`, else the request's
+/// `Content-Type` (even without a body), with `XContentType.fromMediaTypeOrFormat`: a full
+/// media type, one followed by `;`, or a short name (`yaml`, `smile`, `cbor`, any case) all
+/// count (attacks-10 #3). So every `Accept` range must be one of [`ACCEPTED`] and every
+/// `Content-Type` JSON or NDJSON; `format` is checked with the parameters
+/// (`references::params`: `json` or text only).
 pub fn check_headers(
     content_type: Option<&[u8]>,
     content_encoding: Option<&[u8]>,
@@ -112,26 +121,81 @@ pub fn check_headers(
             "compressed request bodies are not supported on this cluster",
         ));
     }
-    if has_body {
-        check_content_type(content_type)?;
+    match content_type {
+        Some(ct) if !has_body => check_bodiless_content_type(ct)?,
+        _ if has_body => check_content_type(content_type)?,
+        _ => {}
     }
-    if let Some(acc) = accept {
-        let text = String::from_utf8_lossy(acc);
-        for range in text.split(',') {
-            let binary = parse(range).is_some_and(|m| {
-                ["cbor", "smile", "yaml"]
-                    .iter()
-                    .any(|b| m.subtype.contains(b))
-            });
-            if binary {
-                return Err(EdgeError::Refused {
-                    status: 406,
-                    kind: "content_type_exception",
-                    reason: format!(
-                        "Accept header [{text}]: only JSON and text responses are supported on this cluster"
-                    ),
-                });
+    match accept {
+        Some(acc) => check_accept(acc),
+        None => Ok(()),
+    }
+}
+
+/// The `Content-Type` of a request without a body: it still picks the response format
+/// upstream when `Accept` names none, so it must be JSON or NDJSON, or one of the types
+/// HTTP clients send with an empty body (`application/x-www-form-urlencoded`, as
+/// `curl -d ''` does, and `text/plain`), which Elasticsearch maps to no format (JSON).
+fn check_bodiless_content_type(raw: &[u8]) -> Result<(), EdgeError> {
+    if check_content_type(Some(raw)).is_ok() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(raw);
+    match parse(&text) {
+        Some(mt) if mt.params.iter().all(|(n, _)| n == "charset") => {
+            match (mt.kind.as_str(), mt.subtype.as_str()) {
+                ("application", "x-www-form-urlencoded") | ("text", "plain") => Ok(()),
+                _ => Err(not_supported(&text)),
             }
+        }
+        _ => Err(not_supported(&text)),
+    }
+}
+
+/// `Accept` ranges whose answer is JSON (or a `_cat` text table), as `type/subtype`.
+pub const ACCEPTED: &[&str] = &[
+    "application/json",
+    "application/x-ndjson",
+    "application/vnd.elasticsearch+json",
+    "application/vnd.elasticsearch+x-ndjson",
+    "text/plain",
+    "application/*",
+    "text/*",
+    "*/*",
+];
+
+/// Checks an `Accept` header: every comma-separated range is in [`ACCEPTED`] (parameters
+/// `q`, `charset=utf-8` and, on the vendor types, `compatible-with=7|8|9` allowed), or the
+/// short name `json`; anything else (`yaml`, `application/smile`, `application/cbor`,
+/// `application/vnd.elasticsearch+yaml`, a malformed range) is 406.
+pub fn check_accept(raw: &[u8]) -> Result<(), EdgeError> {
+    let text = String::from_utf8_lossy(raw);
+    let refuse = || EdgeError::Refused {
+        status: 406,
+        kind: "content_type_exception",
+        reason: format!(
+            "Accept header [{text}]: only JSON and text responses are supported on this cluster"
+        ),
+    };
+    for range in text.split(',') {
+        let range = range.trim();
+        if range.is_empty() || range.eq_ignore_ascii_case("json") {
+            continue;
+        }
+        let mt = parse(range).ok_or_else(refuse)?;
+        let essence = format!("{}/{}", mt.kind, mt.subtype);
+        if !ACCEPTED.contains(&essence.as_str()) {
+            return Err(refuse());
+        }
+        let vendor = essence.starts_with("application/vnd.");
+        let params_ok = mt.params.iter().all(|(name, val)| match name.as_str() {
+            "q" => val.bytes().all(|b| b.is_ascii_digit() || b == b'.'),
+            "charset" => val.eq_ignore_ascii_case("utf-8"),
+            "compatible-with" => vendor && matches!(val.as_str(), "7" | "8" | "9"),
+            _ => false,
+        });
+        if !params_ok {
+            return Err(refuse());
         }
     }
     Ok(())
@@ -174,6 +238,78 @@ mod tests {
             assert_eq!(e.status(), 406, "{bad}");
         }
         assert_eq!(check_content_type(None).unwrap_err().status(), 406);
+    }
+
+    /// attacks-10 #3 (issue 10 §3, ids reveal nothing): `XContentType.fromMediaTypeOrFormat`
+    /// takes short names and `type;...` prefixes from `Accept`, and the request's
+    /// `Content-Type` when `Accept` names nothing it knows, body or not.
+    #[test]
+    fn non_json_response_formats_are_refused() {
+        let j = Some(&b"application/json"[..]);
+        for bad in [
+            "yaml",
+            "YAML",
+            "smile",
+            "Smile",
+            "cbor",
+            "CBOR",
+            "application/yaml",
+            "application/x-yaml",
+            "application/smile",
+            "application/cbor",
+            "application/yaml;q=1, application/json",
+            "application/json, yaml",
+            "application/vnd.elasticsearch+yaml; compatible-with=8",
+            "application/vnd.elasticsearch+smile;compatible-with=7",
+            "application/vnd.elasticsearch+cbor",
+            "text/csv",
+            "text/yaml",
+            "application/json; foo=bar",
+            "application/json; compatible-with=8",
+            "jsonx",
+            "application/jso n",
+            "/",
+        ] {
+            let e = check_headers(j, None, Some(bad.as_bytes()), true).unwrap_err();
+            assert_eq!(e.status(), 406, "{bad}");
+            assert_eq!(e.body().kind, "content_type_exception", "{bad}");
+        }
+        for ok in [
+            "application/json",
+            "Application/JSON; charset=UTF-8",
+            "application/json, text/plain;q=0.5, */*;q=0.1",
+            "application/vnd.elasticsearch+json; compatible-with=8",
+            "application/vnd.elasticsearch+x-ndjson;compatible-with=7",
+            "text/plain",
+            "*/*",
+            "application/*",
+            "json",
+            "",
+        ] {
+            assert!(check_headers(j, None, Some(ok.as_bytes()), true).is_ok(), "{ok}");
+        }
+        // without a body, the Content-Type still chooses the response format upstream
+        for bad in [
+            "application/smile",
+            "application/yaml",
+            "application/x-yaml",
+            "application/cbor",
+            "application/vnd.elasticsearch+smile; compatible-with=8",
+            "yaml",
+            "text/plain; foo=bar",
+        ] {
+            let e = check_headers(Some(bad.as_bytes()), None, Some(b"*/*"), false).unwrap_err();
+            assert_eq!(e.status(), 406, "{bad}");
+        }
+        for ok in [
+            "application/json",
+            "application/x-www-form-urlencoded",
+            "text/plain; charset=utf-8",
+        ] {
+            assert!(check_headers(Some(ok.as_bytes()), None, None, false).is_ok(), "{ok}");
+        }
+        // with a body, only JSON and NDJSON
+        assert!(check_headers(Some(b"text/plain"), None, None, true).is_err());
     }
 
     #[test]

@@ -37,6 +37,7 @@
 //!     plan.apply_body_facts(facts, &prefix, &mut upstream_target)?;   // a PIT search
 //!     // CreateIndex: then the plan's shard check on new_body
 //! }
+//! plan.response.check_upstream(response_content_type)?;   // before the head: 502 if ids could leak
 //! let mut un = plan.response_rewriter(prefix, status, response_content_type, Some((sealer, cluster_id)));
 //! for chunk in upstream_body { un.feed(chunk, &mut out); send_chunked(out); out.clear(); }
 //! un.finish(&mut out);

@@ -14,10 +14,12 @@ use super::names::{is_auto_create, is_concrete, rewrite_expr};
 use super::ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};
 use super::prefix::Prefix;
 use super::references::params::read_query;
-use super::references::Tenant;
+use super::references::{illegal, Tenant};
 use super::response::{ResponsePlan, ResponseRewriter};
 use crate::errors::EdgeError;
-use crate::policy::classify::{BodyKind, Classified, Methods, ResponseKind, Route, Seg, Tenancy};
+use crate::policy::classify::{
+    endpoint_name_in_value, BodyKind, Classified, Methods, ResponseKind, Route, Seg, Tenancy,
+};
 use crate::policy::path::{encode_segment, is_literal};
 use crate::proto::Method;
 
@@ -84,6 +86,14 @@ pub fn plan_request(
     else {
         return Err(EdgeError::NotImplemented(route.name.to_string()));
     };
+    if let Some(i) = endpoint_name_in_value(route, &req.path) {
+        return Err(illegal(format!(
+            "request [{}]: the path segment [{}] starts with '_' where [{}] takes a name or an id; Elasticsearch could route it as an endpoint of its own, so this cluster refuses it (documents with such ids are reachable through _bulk, _mget and searches)",
+            tenant_path(req),
+            String::from_utf8_lossy(req.path.seg(i)),
+            route.name
+        )));
+    }
     let inserted_all = write_path(t, route, req, all_at, target)?;
     let facts = read_query(t, query, &tenant_path(req), target)?;
     let ids = match response {

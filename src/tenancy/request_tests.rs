@@ -386,3 +386,130 @@ fn metering_target() {
     write_metering_target(None, &mut out);
     assert!(out.starts_with(b"/_cat/indices?format=json&bytes=b"));
 }
+
+/// attacks-10 #1 and #8 (issue 10 §1-2: one reading of every path): Elasticsearch's
+/// `PathTrie` backs up from an explicit child (`_doc`, `_create`, `_settings`, `_mapping`,
+/// ...) to the `{type}` wildcard, so these paths are typed searches, multi-searches, bulk
+/// writes and gets upstream, not the documents or settings the rows name. A segment
+/// starting with `_` in a value position is refused (400), whatever the method.
+#[test]
+fn typed_route_fallbacks_are_refused() {
+    let second = ["_doc", "_create", "_settings", "_mapping", "_mappings"];
+    let endpoints = [
+        "_msearch",
+        "_bulk",
+        "_search",
+        "_count",
+        "_mget",
+        "_mtermvectors",
+        "_termvectors",
+        "_delete_by_query",
+        "_update_by_query",
+        "_mapping",
+        "_validate",
+        "_rollup_search",
+        "_graph",
+        "_anything",
+    ];
+    for s in second {
+        for e in endpoints {
+            for m in [Post, Put, Get, Delete, Head] {
+                let t = format!("/books/{s}/{e}");
+                match plan(m, &t) {
+                    Err(err) => assert!(
+                        err.status() == 400 || err.status() == 501,
+                        "{m:?} {t}: {err:?}"
+                    ),
+                    Ok((up, _)) => panic!("{m:?} {t} forwarded as {up}"),
+                }
+            }
+        }
+    }
+    // the exact requests of the review, and the four-segment forms through `Rest`/`Any`
+    let table: &[(Method, &str)] = &[
+        (Post, "/books/_doc/_msearch"),
+        (Post, "/books/_create/_msearch"),
+        (Post, "/books/_doc/_bulk"),
+        (Post, "/books/_doc/_search?scroll=1m"),
+        (Put, "/books/_doc/_mapping?include_type_name=true"),
+        (Post, "/books/_doc/_mtermvectors"),
+        (Post, "/books/_settings/_search"),
+        (Post, "/books/_settings/_mget"),
+        (Put, "/books/_settings/_count"),
+        (Post, "/books/_mapping/_search"),
+        (Post, "/books/_mappings/_delete_by_query"),
+        (Post, "/books/_settings/x/_update"),
+        (Post, "/books/_settings/x/_explain"),
+        (Put, "/books/_settings/a/b/_update_by_query"),
+        (Post, "/books/_update/_search"),
+        (Get, "/books/_source/_search"),
+        (Get, "/books/_explain/_search"),
+        (Post, "/books/_termvectors/_search"),
+        (Post, "/books/doc/_bulk/_search"),
+        (Put, "/books/doc/_x"),
+        (Post, "/books/doc/_search/x"),
+        (Post, "/_settings/_search"),
+        (Put, "/_mapping/_doc"),
+        (Get, "/_stats/_all"),
+        (Post, "/books/%5Fdoc/%5Fmsearch"),
+        (Post, "/books/_doc/%5Fmsearch"),
+    ];
+    for &(m, t) in table {
+        let err = plan(m, t).expect_err(t);
+        assert!(matches!(err.status(), 400 | 501), "{m:?} {t}: {err:?}");
+    }
+    let err = plan(Post, "/books/_doc/_msearch").unwrap_err();
+    assert_eq!(err.status(), 400);
+    assert!(format!("{err:?}").contains("[_msearch]"), "{err:?}");
+}
+
+/// attacks-10 #1: the typed forms Elasticsearch 7.10 accepts, with a type that does not
+/// start with `_`, are read like their untyped forms (or refused where those are).
+#[test]
+fn typed_forms_are_read_like_untyped_ones() {
+    let table: &[(Method, &str, Option<BodyKind>)] = &[
+        (Post, "/books/doc/_search", Some(BodyKind::Search)),
+        (Post, "/books/doc/_msearch", Some(BodyKind::Msearch)),
+        (Post, "/books/doc/_bulk", Some(BodyKind::Bulk)),
+        (Post, "/books/doc/_count", Some(BodyKind::QueryOnly)),
+        (Post, "/books/doc/_mget", Some(BodyKind::Mget)),
+        (Post, "/books/doc/_termvectors", Some(BodyKind::TermVectors)),
+        (Post, "/books/doc/1/_termvectors", Some(BodyKind::TermVectors)),
+        (Post, "/books/doc/1/_explain", Some(BodyKind::QueryOnly)),
+        (Post, "/books/doc/1/_update", Some(BodyKind::Update)),
+        (Put, "/books/doc/1/_create", Some(BodyKind::Document)),
+        (Put, "/books/doc/1", Some(BodyKind::Document)),
+        (
+            Post,
+            "/books/doc/_delete_by_query",
+            Some(BodyKind::DeleteByQuery),
+        ),
+        (
+            Post,
+            "/books/doc/_update_by_query",
+            Some(BodyKind::UpdateByQuery),
+        ),
+        (Put, "/books/doc/_mapping", Some(BodyKind::Mapping)),
+        (Post, "/books/doc/_validate/query", Some(BodyKind::QueryOnly)),
+        (Get, "/books/doc/1/_source", Some(BodyKind::None)),
+        (Post, "/books/doc/_mtermvectors", None),
+    ];
+    for &(m, t, want) in table {
+        match (plan(m, t), want) {
+            (Ok((_, p)), Some(b)) => assert_eq!(p.body, b, "{m:?} {t}"),
+            (Err(e), None) => assert_eq!(e.status(), 501, "{m:?} {t}"),
+            (got, _) => panic!("{m:?} {t}: {got:?}"),
+        }
+    }
+    // field mappings may name metadata fields; document ids without '_' pass
+    assert_eq!(
+        target(Get, "/books/_mapping/field/_id,title"),
+        "/P:books/_mapping/field/_id,title"
+    );
+    assert_eq!(
+        target(Get, "/_mapping/field/_routing"),
+        "/P:*/_mapping/field/_routing"
+    );
+    assert_eq!(target(Put, "/books/_doc/x_"), "/P:books/_doc/x_");
+    assert_eq!(target(Get, "/books/_stats/docs"), "/P:books/_stats/docs");
+}

@@ -16,6 +16,7 @@ use memchr::memchr;
 
 use super::ids::{IdFields, IdFilter, IdSealer};
 use super::prefix::{Prefix, Stripper};
+use crate::errors::EdgeError;
 use crate::policy::classify::ResponseKind;
 
 /// Whether the bytes of a JSON stream are inside a string, escapes followed (the response
@@ -60,6 +61,27 @@ pub struct ResponsePlan {
     pub ids: Option<IdFields>,
 }
 
+impl ResponsePlan {
+    /// Whether the edge can release an upstream response of `content_type` to this request:
+    /// where ids are sealed, only a JSON body (or none) is readable (attacks-10 #3: a YAML,
+    /// Smile or CBOR search or point-in-time response would carry raw ids). The edge calls
+    /// this before it writes the response head and answers the error (502) instead; the
+    /// response filter refuses such a body anyway ([`super::ids::refused_body`]).
+    pub fn check_upstream(&self, content_type: Option<&[u8]>) -> Result<(), EdgeError> {
+        let readable = |ct: &[u8]| {
+            super::media::parse(&String::from_utf8_lossy(ct)).is_some_and(|m| {
+                m.kind == "application" && (m.subtype == "json" || m.subtype.ends_with("+json"))
+            })
+        };
+        match (self.ids, content_type) {
+            (Some(_), Some(ct)) if !readable(ct) => Err(EdgeError::BadGateway(
+                "the upstream answered with a media type other than JSON where scroll or point-in-time ids must be sealed",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The response transform of one multitenant response.
 #[derive(Debug)]
 pub enum ResponseRewriter {
@@ -84,6 +106,11 @@ impl ResponseRewriter {
         let table =
             plan.kind == ResponseKind::CatRows && !plan.help && (200..300).contains(&status);
         let json = content_type.is_some_and(|ct| memchr::memmem::find(ct, b"json").is_some());
+        if let (Some(fields), Err(_)) = (plan.ids, plan.check_upstream(content_type)) {
+            let sealer = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
+            let filter = IdFilter::refusing(Stripper::new(prefix), sealer, fields);
+            return ResponseRewriter::Ids(Box::new(filter));
+        }
         if let (Some(fields), Some((sealer, cluster))) = (plan.ids, ids) {
             let filter = IdFilter::new(Stripper::new(prefix), sealer, cluster, fields);
             return ResponseRewriter::Ids(Box::new(filter));

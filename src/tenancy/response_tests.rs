@@ -342,3 +342,53 @@ fn help_tables_are_not_filtered() {
     let rw = || ResponseRewriter::new(a, p, 200, Some(b"text/plain"), None);
     assert_eq!(all_splits(rw, help), help);
 }
+
+/// attacks-10 #3: where ids are sealed, a response the upstream wrote in another media
+/// type than JSON is refused before the head (`check_upstream`: 502) and, by the filter,
+/// never released.
+#[test]
+fn non_json_responses_where_ids_are_sealed() {
+    let (a, _) = tenants();
+    let ids = |fields| ResponsePlan {
+        ids: Some(fields),
+        ..plan(ResponseKind::Search, false)
+    };
+    for (fields, ct) in [
+        (IdFields::Search, "application/yaml"),
+        (IdFields::Search, "application/smile"),
+        (IdFields::Search, "application/cbor"),
+        (IdFields::Search, "application/vnd.elasticsearch+yaml;compatible-with=8"),
+        (IdFields::PitOpen, "text/plain; charset=UTF-8"),
+        (IdFields::PitOpen, "application/x-ndjson"),
+        (IdFields::PitOpen, "garbage"),
+    ] {
+        let e = ids(fields).check_upstream(Some(ct.as_bytes())).unwrap_err();
+        assert_eq!(e.status(), 502, "{ct}");
+        let sealer = Arc::new(IdSealer::new(&TenancyKey::from_bytes([9; 32])));
+        let body = b"{\"id\":\"RAWPIT\",\"_scroll_id\":\"RAWSCROLL\"}";
+        let out = run(
+            || {
+                ResponseRewriter::new(
+                    a,
+                    ids(fields),
+                    200,
+                    Some(ct.as_bytes()),
+                    Some((sealer.clone(), Arc::from("alpha"))),
+                )
+            },
+            &[body],
+        );
+        assert!(!out.contains("RAW"), "{ct}: {out}");
+        assert!(out.contains("\"status\":502"), "{ct}: {out}");
+    }
+    for ct in [
+        Some("application/json; charset=UTF-8"),
+        Some("application/vnd.elasticsearch+json;compatible-with=8"),
+        None,
+    ] {
+        assert!(ids(IdFields::Search).check_upstream(ct.map(str::as_bytes)).is_ok());
+    }
+    // without ids to seal, other media types are only stripped
+    let p = plan(ResponseKind::Strip, false);
+    assert!(p.check_upstream(Some(b"text/plain")).is_ok());
+}

@@ -10,9 +10,10 @@ use super::super::lucene::could_name_index;
 use super::super::names::is_concrete;
 use super::super::painless::check_script;
 use super::query::query;
+use super::search;
 use super::{
-    at, check_field_list, illegal, known_keys, object_mut, parsing, rewrite_expression,
-    rewrite_name, unsupported, Tenant,
+    at, check_field_list, check_field_list_setting, illegal, known_keys, object_mut, parsing,
+    rewrite_expression, rewrite_name, unsupported, Tenant,
 };
 use crate::errors::EdgeError;
 
@@ -79,7 +80,7 @@ pub fn settings(v: &Value, s: SettingsAt, where_: &str) -> Result<(), EdgeError>
             )));
         }
         if k == "query.default_field" || k.starts_with("query.default_field.") {
-            check_field_list(value, &at(where_, &key))?;
+            check_field_list_setting(value, &at(where_, &key))?;
         }
     }
     Ok(())
@@ -101,11 +102,19 @@ fn flatten<'v>(prefix: &str, v: &'v Value, out: &mut Vec<(String, &'v Value)>) {
     }
 }
 
-/// Mappings: field aliases to metadata fields, `copy_to` into them, and runtime fields or
-/// scripts (which could read `_index`) are refused.
+/// Mappings: field aliases to metadata fields, `copy_to` into them, runtime fields or
+/// scripts (which could read `_index`), and the `percolator` field type are refused.
 pub fn mappings(v: &Value, where_: &str) -> Result<(), EdgeError> {
     match v {
         Value::Object(o) => {
+            if o.get("type").and_then(Value::as_str) == Some("percolator") {
+                // its documents are queries the upstream parses and runs with the index's
+                // real name, never read by the edge (attacks-10 #7)
+                return Err(unsupported(
+                    "the [percolator] field type (its documents are queries the edge does not read)",
+                    where_,
+                ));
+            }
             if o.get("type").and_then(Value::as_str) == Some("alias") {
                 if let Some(Value::String(p)) = o.get("path") {
                     if p.starts_with('_') || could_name_index(p) {
@@ -117,7 +126,7 @@ pub fn mappings(v: &Value, where_: &str) -> Result<(), EdgeError> {
                 let here = at(where_, k);
                 match k {
                     "runtime" | "script" => return Err(unsupported(k, &here)),
-                    "copy_to" => check_field_list(v, &here)?,
+                    "copy_to" => check_field_list_setting(v, &here)?,
                     _ => mappings(v, &here)?,
                 }
             }
@@ -373,28 +382,17 @@ fn job_search_parts(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), Edge
         let Value::Object(so) = s else {
             return Err(parsing("[slice] must be an object"));
         };
+        known_keys(so, &["id", "max", "field"], &at(where_, "slice"))?;
         if let Some(f) = so.get("field") {
             check_field_list(f, &at(where_, "slice.field"))?;
         }
     }
-    if let Some(s) = o.get("sort") {
-        let fields: Vec<&str> = match s {
-            Value::String(f) => vec![f.as_str()],
-            Value::Array(a) => a
-                .iter()
-                .filter_map(|x| {
-                    x.as_str()
-                        .or_else(|| x.as_object().and_then(|o| o.keys().next()))
-                })
-                .collect(),
-            Value::Object(so) => so.keys().collect(),
-            _ => vec![],
-        };
-        if let Some(f) = fields
-            .iter()
-            .find(|f| could_name_index(f) || **f == "_script")
-        {
-            return Err(unsupported(&format!("sort on [{f}]"), &at(where_, "sort")));
+    if let Some(s) = o.get_mut("sort") {
+        // read as a search body's sort: options walked, a nested `filter` is a query
+        // (attacks-10 #10); no `search_after` follows, so `_index` has no use here
+        let here = at(where_, "sort");
+        if !search::sort(t, s, &here)?.is_empty() {
+            return Err(unsupported("sort on [_index]", &here));
         }
     }
     Ok(())

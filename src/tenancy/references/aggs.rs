@@ -1,107 +1,22 @@
-//! The aggregation rows of the table. Every aggregation type Elasticsearch 7.10 knows that
-//! a tenant may use; `_index` as a bucketing field is allowed where only its values come
-//! back (stripped): `terms` (with `include`/`exclude` rewritten), `composite` terms sources
-//! (with `after` rewritten), and the counting metrics. Scripts are refused everywhere.
+//! The aggregation rows of the table, read from `aggs_table`: every aggregation type has a
+//! row listing each key its Elasticsearch 7.10 parser knows and what the key holds, and a
+//! key not in the row is refused. `_index` as a bucketing field is allowed where only its
+//! values come back (stripped): `terms` (with `include`/`exclude` rewritten), `composite`
+//! terms sources (with `after` rewritten), and the counting metrics. Every key that holds
+//! a query (`filter`, `filters`, `background_filter`, `t_test.{a,b}.filter`) is read as a
+//! query, every sort (`top_metrics.sort`, `bucket_sort.sort`) as a search body's sort, and
+//! scripts are refused everywhere.
 //!
 //! Must not touch: queries (see `query`), search options (see `search`).
 
 use super::super::json::{Object, Value};
 use super::super::lucene::{could_name_index, regexp};
+use super::aggs_table::{rule, Agg, OnIndex, K, SOURCES};
 use super::query::query;
-use super::{at, no_scripts, object_mut, parsing, search, unsupported, Tenant};
+use super::{at, check_field_list, no_scripts, object_mut, parsing, search, unsupported, Tenant};
 use crate::errors::EdgeError;
 
-/// How an aggregation type is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agg {
-    /// On a `field` (or none): `_index` refused, no script anywhere.
-    Field,
-    /// On a `field` whose values only count: `_index` allowed.
-    Counting,
-    /// `terms`: `_index` allowed, `include`/`exclude` rewritten.
-    Terms,
-    /// `significant_terms`: `background_filter` is a query, `_index` refused.
-    Significant,
-    Composite,
-    /// The body is a query.
-    Filter,
-    /// `filters`: named (object) or anonymous (array) queries.
-    Filters,
-    TopHits,
-    Refuse,
-}
-
-/// Every aggregation type, alphabetically.
-pub static AGGS: &[(&str, Agg)] = &[
-    ("adjacency_matrix", Agg::Filters),
-    ("auto_date_histogram", Agg::Field),
-    ("avg", Agg::Field),
-    ("avg_bucket", Agg::Field),
-    ("boxplot", Agg::Field),
-    ("bucket_script", Agg::Refuse),
-    ("bucket_selector", Agg::Refuse),
-    ("bucket_sort", Agg::Field),
-    ("cardinality", Agg::Counting),
-    ("children", Agg::Field),
-    ("composite", Agg::Composite),
-    ("cumulative_cardinality", Agg::Field),
-    ("cumulative_sum", Agg::Field),
-    ("date_histogram", Agg::Field),
-    ("date_range", Agg::Field),
-    ("derivative", Agg::Field),
-    ("diversified_sampler", Agg::Field),
-    ("extended_stats", Agg::Field),
-    ("extended_stats_bucket", Agg::Field),
-    ("filter", Agg::Filter),
-    ("filters", Agg::Filters),
-    ("geo_bounds", Agg::Field),
-    ("geo_centroid", Agg::Field),
-    ("geo_distance", Agg::Field),
-    ("geohash_grid", Agg::Field),
-    ("geotile_grid", Agg::Field),
-    ("global", Agg::Field),
-    ("histogram", Agg::Field),
-    ("inference", Agg::Refuse),
-    ("ip_range", Agg::Field),
-    ("matrix_stats", Agg::Field),
-    ("max", Agg::Field),
-    ("max_bucket", Agg::Field),
-    ("median_absolute_deviation", Agg::Field),
-    ("min", Agg::Field),
-    ("min_bucket", Agg::Field),
-    ("missing", Agg::Counting),
-    ("moving_avg", Agg::Field),
-    ("moving_fn", Agg::Refuse),
-    ("moving_percentiles", Agg::Field),
-    ("multi_terms", Agg::Field),
-    ("nested", Agg::Field),
-    ("normalize", Agg::Field),
-    ("parent", Agg::Field),
-    ("percentile_ranks", Agg::Field),
-    ("percentiles", Agg::Field),
-    ("percentiles_bucket", Agg::Field),
-    ("range", Agg::Field),
-    ("rare_terms", Agg::Field),
-    ("rate", Agg::Field),
-    ("reverse_nested", Agg::Field),
-    ("sampler", Agg::Field),
-    ("scripted_metric", Agg::Refuse),
-    ("serial_diff", Agg::Field),
-    ("significant_terms", Agg::Significant),
-    ("significant_text", Agg::Field),
-    ("stats", Agg::Field),
-    ("stats_bucket", Agg::Field),
-    ("string_stats", Agg::Field),
-    ("sum", Agg::Field),
-    ("sum_bucket", Agg::Field),
-    ("t_test", Agg::Field),
-    ("terms", Agg::Terms),
-    ("top_hits", Agg::TopHits),
-    ("top_metrics", Agg::Field),
-    ("value_count", Agg::Counting),
-    ("variable_width_histogram", Agg::Field),
-    ("weighted_avg", Agg::Field),
-];
+pub use super::aggs_table::AGGS;
 
 /// Reads and rewrites an `aggs` object: `{name: {type: body, aggs: {...}, meta: {...}}}`.
 pub fn aggregations(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
@@ -112,7 +27,7 @@ pub fn aggregations(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeE
         for (k, body) in def.iter_mut() {
             match k {
                 "aggs" | "aggregations" => aggregations(t, body, &at(&here, k))?,
-                "meta" => {}
+                "meta" => plain(body, &at(&here, k))?,
                 _ if kind.is_some() => {
                     return Err(parsing(format!(
                         "Found two aggregation type definitions in [{name}]: [{}] and [{k}]",
@@ -135,109 +50,133 @@ pub fn aggregations(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeE
 }
 
 fn one(t: &Tenant, kind: &str, body: &mut Value, where_: &str) -> Result<(), EdgeError> {
-    let Some(&(_, rule)) = AGGS.iter().find(|(n, _)| *n == kind) else {
+    let Some(rule) = rule(kind) else {
         return Err(parsing(format!("Unknown aggregation type [{kind}]")));
     };
     match rule {
         Agg::Refuse => Err(no_scripts(where_)),
-        Agg::Field => fields(body, false, where_),
-        Agg::Counting => fields(body, true, where_),
-        Agg::Filter => query(t, body, where_),
-        Agg::Filters => filters(t, object_mut(body, where_)?, where_),
-        Agg::TopHits => search::hits_options(t, body, where_),
-        Agg::Significant => {
-            let o = object_mut(body, where_)?;
-            if let Some(q) = o.get_mut("background_filter") {
-                query(t, q, &at(where_, "background_filter"))?;
-            }
-            walk_fields(body, false, &["background_filter"], where_)
-        }
-        Agg::Terms => terms(t, object_mut(body, where_)?, where_),
-        Agg::Composite => composite(t, object_mut(body, where_)?, where_),
+        Agg::Query => query(t, body, where_),
+        Agg::Hits => search::hits_options(t, body, where_),
+        Agg::Keys(on, groups) => keyed(t, kind, on, groups, object_mut(body, where_)?, where_),
     }
 }
 
-/// Every `field`/`fields` inside `body` checked (`_index` allowed or not), scripts refused.
-fn fields(body: &Value, index_ok: bool, where_: &str) -> Result<(), EdgeError> {
-    walk_fields(body, index_ok, &[], where_)
+/// The key of `groups` named `k`.
+fn key_kind(groups: &[&[(&str, K)]], k: &str) -> Option<K> {
+    groups
+        .iter()
+        .flat_map(|g| g.iter())
+        .find(|(n, _)| *n == k)
+        .map(|(_, kind)| *kind)
 }
 
-fn walk_fields(v: &Value, index_ok: bool, skip: &[&str], where_: &str) -> Result<(), EdgeError> {
-    match v {
-        Value::Object(o) => walk_object(o, index_ok, skip, where_),
-        Value::Array(a) => a
-            .iter()
-            .try_for_each(|v| walk_fields(v, index_ok, &[], where_)),
-        _ => Ok(()),
-    }
-}
-
-fn walk_object(o: &Object, index_ok: bool, skip: &[&str], where_: &str) -> Result<(), EdgeError> {
-    o.iter().try_for_each(|(k, v)| {
-        let here = at(where_, k);
-        match k {
-            _ if skip.contains(&k) => Ok(()),
-            "script" => Err(no_scripts(&here)),
-            _ if k.ends_with("_script") => Err(no_scripts(&here)),
-            "field" | "fields" if !index_ok => field_names(v, &here),
-            _ => walk_fields(v, index_ok, &[], &here),
-        }
-    })
-}
-
-/// A field name or list; objects inside (`multi_terms.terms[].field`) are walked.
-fn field_names(v: &Value, where_: &str) -> Result<(), EdgeError> {
-    match v {
-        Value::String(s) if could_name_index(s) => {
-            Err(unsupported(&format!("an aggregation on [{s}]"), where_))
-        }
-        Value::Array(a) => a.iter().try_for_each(|x| field_names(x, where_)),
-        Value::Object(_) => walk_fields(v, false, &[], where_),
-        _ => Ok(()),
-    }
-}
-
-fn filters(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
+/// An aggregation body read key by key from its row.
+fn keyed(
+    t: &Tenant,
+    kind: &str,
+    on: OnIndex,
+    groups: &[&[(&str, K)]],
+    o: &mut Object,
+    where_: &str,
+) -> Result<(), EdgeError> {
+    let index = o.get("field").and_then(Value::as_str) == Some("_index");
+    let index_sources = composite_index_sources(o, where_)?;
     for (k, v) in o.iter_mut() {
         let here = at(where_, k);
-        match (k, v) {
-            ("filters", Value::Object(named)) => {
-                for (n, q) in named.iter_mut() {
-                    query(t, q, &at(&here, n))?;
-                }
-            }
-            ("filters", Value::Array(anon)) => {
-                for (i, q) in anon.iter_mut().enumerate() {
-                    query(t, q, &format!("{here}[{i}]"))?;
-                }
-            }
-            ("other_bucket" | "other_bucket_key" | "separator", v)
-                if !matches!(v, Value::Object(_) | Value::Array(_)) => {}
-            _ => return Err(parsing(format!("[{where_}] unknown field [{k}]"))),
+        let Some(key) = key_kind(groups, k) else {
+            return Err(parsing(format!("[{kind}] unknown field [{k}]")));
+        };
+        match key {
+            K::Field => field(v, on, &here)?,
+            K::Fields => check_field_list(v, &here)?,
+            K::Plain => plain(v, &here)?,
+            K::Query => query(t, v, &here)?,
+            K::Sort => sort(t, v, &here)?,
+            K::Script => return Err(no_scripts(&here)),
+            K::FieldConfig => field_configs(t, v, &here)?,
+            K::Filters => filters(t, v, &here)?,
+            K::IncludeExclude if index && on == OnIndex::Terms => include_exclude(t, v, &here)?,
+            K::IncludeExclude => plain(v, &here)?,
+            K::Sources => sources(v, &here)?,
+            K::After => after(t, v, &index_sources, &here)?,
         }
     }
     Ok(())
 }
 
-/// Whether the aggregation body buckets on `_index`.
-fn on_index(o: &Object) -> bool {
-    o.get("field").and_then(Value::as_str) == Some("_index")
+/// The aggregation's `field`: a string; `_index` only as `on` allows.
+fn field(v: &Value, on: OnIndex, where_: &str) -> Result<(), EdgeError> {
+    match v {
+        Value::String(s) if s == "_index" && on != OnIndex::Refuse => Ok(()),
+        Value::String(s) if could_name_index(s) => {
+            Err(unsupported(&format!("an aggregation on [{s}]"), where_))
+        }
+        Value::String(_) => Ok(()),
+        other => Err(parsing(format!(
+            "[{where_}] must be a field name, found [{}]",
+            other.token_name()
+        ))),
+    }
 }
 
-fn terms(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
-    let index = on_index(o);
-    if let Some(f) = o.get("field").and_then(Value::as_str) {
-        if f != "_index" && could_name_index(f) {
-            return Err(unsupported(&format!("an aggregation on [{f}]"), where_));
-        }
+/// A value that holds no query: walked anyway, scripts refused and fields checked.
+fn plain(v: &Value, where_: &str) -> Result<(), EdgeError> {
+    match v {
+        Value::Object(o) => o.iter().try_for_each(|(k, v)| {
+            let here = at(where_, k);
+            match k {
+                "script" => Err(no_scripts(&here)),
+                _ if k.ends_with("_script") => Err(no_scripts(&here)),
+                "field" | "fields" => check_field_list(v, &here),
+                _ => plain(v, &here),
+            }
+        }),
+        Value::Array(a) => a.iter().try_for_each(|v| plain(v, where_)),
+        _ => Ok(()),
     }
-    for key in ["include", "exclude"] {
-        if let (true, Some(v)) = (index, o.get_mut(key)) {
-            include_exclude(t, v, &at(where_, key))?;
+}
+
+/// A sort inside an aggregation: read as a search body's sort (nested filters are
+/// queries, scripts refused); sorting on `_index` only orders the tenant's own names.
+fn sort(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
+    search::sort(t, v, where_).map(|_| ())
+}
+
+/// One `{field, missing, script, filter, time_zone}` or a list of them.
+fn field_configs(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
+    let one = |c: &mut Value, here: &str| -> Result<(), EdgeError> {
+        for (k, v) in object_mut(c, here)?.iter_mut() {
+            let kh = at(here, k);
+            match k {
+                "field" => field(v, OnIndex::Refuse, &kh)?,
+                "filter" => query(t, v, &kh)?,
+                "script" => return Err(no_scripts(&kh)),
+                "missing" | "time_zone" | "timezone" => plain(v, &kh)?,
+                _ => return Err(parsing(format!("[{here}] unknown field [{k}]"))),
+            }
         }
+        Ok(())
+    };
+    match v {
+        Value::Array(list) => list
+            .iter_mut()
+            .enumerate()
+            .try_for_each(|(i, c)| one(c, &format!("{where_}[{i}]"))),
+        c => one(c, where_),
     }
-    // `field` was checked above; the rest for scripts.
-    walk_object(o, true, &["include", "exclude"], where_)
+}
+
+fn filters(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
+    match v {
+        Value::Object(named) => named
+            .iter_mut()
+            .try_for_each(|(n, q)| query(t, q, &at(where_, n))),
+        Value::Array(anon) => anon
+            .iter_mut()
+            .enumerate()
+            .try_for_each(|(i, q)| query(t, q, &format!("{where_}[{i}]"))),
+        _ => Err(parsing(format!("[{where_}] must be an object or an array"))),
+    }
 }
 
 /// `include`/`exclude` on `_index`: exact values prefixed, a regex confined, partitions
@@ -264,37 +203,99 @@ fn include_exclude(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeEr
     }
 }
 
-fn composite(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
-    let mut on_index_names: Vec<String> = Vec::new();
+/// The names of a `composite`'s sources that bucket on `_index` (empty for other types).
+fn composite_index_sources(o: &Object, where_: &str) -> Result<Vec<String>, EdgeError> {
+    let mut names = Vec::new();
     if let Some(Value::Array(sources)) = o.get("sources") {
         for (i, src) in sources.iter().enumerate() {
-            let here = format!("{where_}.sources[{i}]");
             let Some(src) = src.as_object() else {
-                return Err(parsing(format!("[{here}] must be an object")));
+                return Err(parsing(format!("[{where_}.sources[{i}]] must be an object")));
             };
             for (name, def) in src.iter() {
-                let Some(def) = def.as_object() else {
-                    return Err(parsing(format!("[{here}.{name}] must be an object")));
-                };
-                for (kind, body) in def.iter() {
-                    let indexed = body.as_object().is_some_and(on_index);
-                    if indexed && kind != "terms" {
-                        return Err(unsupported(&format!("{kind} on [_index]"), &here));
-                    }
-                    if indexed {
-                        on_index_names.push(name.to_string());
-                    }
-                    walk_fields(body, indexed, &[], &here)?;
+                let on_index = def.as_object().is_some_and(|d| {
+                    d.iter().any(|(_, body)| {
+                        body.as_object()
+                            .and_then(|b| b.get("field"))
+                            .and_then(Value::as_str)
+                            == Some("_index")
+                    })
+                });
+                if on_index {
+                    names.push(name.to_string());
                 }
             }
         }
     }
-    if let Some(after) = o.get_mut("after") {
-        for (name, v) in object_mut(after, &at(where_, "after"))?.iter_mut() {
-            if let (true, Value::String(s)) = (on_index_names.iter().any(|n| n == name), &mut *v) {
-                *s = t.prefixed(s);
-            }
+    Ok(names)
+}
+
+/// `composite.sources`: `[{name: {type: {...}}}]`, each source read from `SOURCES`.
+fn sources(v: &Value, where_: &str) -> Result<(), EdgeError> {
+    let Value::Array(list) = v else {
+        return Err(parsing(format!("[{where_}] must be an array")));
+    };
+    for (i, src) in list.iter().enumerate() {
+        let here = format!("{where_}[{i}]");
+        let Some(src) = src.as_object() else {
+            return Err(parsing(format!("[{here}] must be an object")));
+        };
+        for (name, def) in src.iter() {
+            let nhere = at(&here, name);
+            let Some(def) = def.as_object().filter(|d| d.len() == 1) else {
+                return Err(parsing(format!("[{nhere}] must hold one source")));
+            };
+            let (kind, body) = def.iter().next().expect("one source");
+            let Some((_, groups)) = SOURCES.iter().find(|(n, _)| *n == kind) else {
+                return Err(parsing(format!("invalid source type: {kind}")));
+            };
+            let on = if kind == "terms" {
+                OnIndex::Terms
+            } else {
+                OnIndex::Refuse
+            };
+            let Some(body) = body.as_object() else {
+                return Err(parsing(format!("[{nhere}.{kind}] must be an object")));
+            };
+            source(kind, on, groups, body, &at(&nhere, kind))?;
         }
     }
-    walk_object(o, true, &["sources", "after"], where_)
+    Ok(())
+}
+
+fn source(
+    kind: &str,
+    on: OnIndex,
+    groups: &[&[(&str, K)]],
+    o: &Object,
+    where_: &str,
+) -> Result<(), EdgeError> {
+    for (k, v) in o.iter() {
+        let here = at(where_, k);
+        match key_kind(groups, k) {
+            Some(K::Field) if v.as_str() == Some("_index") && on == OnIndex::Refuse => {
+                return Err(unsupported(&format!("{kind} on [_index]"), where_))
+            }
+            Some(K::Field) => field(v, on, &here)?,
+            Some(K::Script) => return Err(no_scripts(&here)),
+            Some(_) => plain(v, &here)?,
+            None => return Err(parsing(format!("[{kind}] unknown field [{k}]"))),
+        }
+    }
+    Ok(())
+}
+
+/// `composite.after`: the values of `_index` sources prefixed.
+fn after(t: &Tenant, v: &mut Value, index_sources: &[String], where_: &str) -> Result<(), EdgeError> {
+    for (name, v) in object_mut(v, where_)?.iter_mut() {
+        match v {
+            Value::String(s) if index_sources.iter().any(|n| n == name) => *s = t.prefixed(s),
+            _ if index_sources.iter().any(|n| n == name) => {
+                return Err(parsing(format!(
+                    "[{where_}.{name}] on [_index] takes a string"
+                )))
+            }
+            other => plain(other, &at(where_, name))?,
+        }
+    }
+    Ok(())
 }

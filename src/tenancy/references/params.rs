@@ -1,5 +1,7 @@
 //! The query-string rows of the table. The query string is read completely, each key and
-//! value percent- and `+`-decoded once (as Elasticsearch's `RestUtils.decodeQueryString`),
+//! value percent- and `+`-decoded once (as Elasticsearch's `RestUtils.decodeQueryString`,
+//! which `RestRequest` uses in 7.10 and OpenSearch 1.x: a parameter ends at `&` or `;`, the
+//! first `=` splits name and value, the last of a repeated name wins),
 //! decided from [`PARAMS`] (pass / check / open / refuse), and written again canonically;
 //! a parameter the table does not know is refused as Elasticsearch refuses one (400
 //! `illegal_argument_exception`, "request [<path>] contains unrecognized parameter: [p]"),
@@ -188,7 +190,8 @@ pub fn read_query(
     let mut facts = QueryFacts::default();
     let mut seen: Vec<String> = Vec::new();
     let mut first = true;
-    for pair in query.unwrap_or_default().split(|&b| b == b'&') {
+    // `;` ends a parameter too, as in `RestUtils.decodeQueryString` (attacks-10 #2)
+    for pair in query.unwrap_or_default().split(|&b| b == b'&' || b == b';') {
         if pair.is_empty() {
             continue;
         }
@@ -275,11 +278,12 @@ pub(crate) fn decode(s: &[u8]) -> Result<String, EdgeError> {
     String::from_utf8(out).map_err(|_| illegal("the query string is not UTF-8 once decoded"))
 }
 
-/// Percent-encodes everything but unreserved characters and a few safe delimiters.
+/// Percent-encodes everything but unreserved characters and a few safe delimiters; never
+/// `&`, `;`, `=`, `+`, `#` or `%`, which the upstream reads as structure.
 fn encode(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for &b in s.as_bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~!$'()*,;:@/".contains(&b) {
+        if b.is_ascii_alphanumeric() || b"-._~!$'()*,:@/".contains(&b) {
             out.push(b);
         } else {
             out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);

@@ -80,7 +80,7 @@ pub static QUERIES: &[(&str, Rule)] = &[
     ("multi_match", Own(field_lists)),
     ("nested", Own(joined)),
     ("parent_id", Plain),
-    ("percolate", Own(percolate)),
+    ("percolate", Refuse),
     ("pinned", Sub(&["organic"])),
     ("prefix", Field(I::Prefix)),
     ("query_string", Own(query_string_query)),
@@ -134,11 +134,12 @@ pub fn query(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
     };
     match rule {
         Plain => Ok(()),
-        Refuse => Err(if name.contains("script") {
-            no_scripts(&here)
-        } else {
-            unsupported(name, &here)
-        }),
+        Refuse if name.contains("script") => Err(no_scripts(&here)),
+        Refuse if name == "percolate" => Err(unsupported(
+            "percolate (stored queries are documents the edge does not read)",
+            &here,
+        )),
+        Refuse => Err(unsupported(name, &here)),
         Field(on_index) => field_query(t, name, on_index, body, &here),
         Sub(keys) => sub_queries(t, keys, object_mut(body, &here)?, &here),
         Own(f) => f(t, object_mut(body, &here)?, &here),
@@ -283,7 +284,8 @@ fn on_index_value(
     Ok(())
 }
 
-/// `terms`: values on `_index` rewritten; a lookup's `index` rewritten.
+/// `terms`: values on `_index` rewritten; a lookup's `index` rewritten; a lookup on a field
+/// that could be `_index` refused.
 fn terms(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
     for (field, v) in o.iter_mut() {
         let here = at(where_, field);
@@ -298,6 +300,11 @@ fn terms(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
                 }
             }
             Value::Array(_) => {}
+            // looked-up values are the tenant's own data, compared unprefixed (and as
+            // patterns) with the prefixed name: a prefix oracle (attacks-10 #4)
+            Value::Object(_) if could_name_index(field) => {
+                return Err(unsupported("a terms lookup on [_index]", &here))
+            }
             Value::Object(lookup) => {
                 known_keys(lookup, &["index", "id", "path", "routing", "type"], &here)?;
                 match lookup.get_mut("index") {
@@ -517,16 +524,6 @@ fn indexed_shape(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeErr
             so.get_mut("index").expect("just set"),
             &at(&shape_here, "index"),
         )?;
-    }
-    Ok(())
-}
-
-fn percolate(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
-    if let Some(f) = o.get("field") {
-        check_field_list(f, &at(where_, "field"))?;
-    }
-    if let Some(i) = o.get_mut("index") {
-        rewrite_name(t, i, &at(where_, "index"))?;
     }
     Ok(())
 }

@@ -129,8 +129,11 @@ pub fn query_only(t: &Tenant, v: &mut Value, key: &str) -> Result<(), EdgeError>
 }
 
 /// The sort spec (string, object or array of them); returns the positions sorting on
-/// `_index`.
-fn sort(t: &Tenant, v: &mut Value, where_: &str) -> Result<Vec<usize>, EdgeError> {
+/// `_index`. Used for search bodies, `inner_hits`/`top_hits`, `top_metrics`, `bucket_sort`
+/// and the `sort` of by-query jobs and `_reindex` sources: every option is read from
+/// [`SORT_OPTIONS`] (a nested sort's `filter` and the deprecated `nested_filter` are
+/// queries), unknown options refused (attacks-10 #6, #10).
+pub fn sort(t: &Tenant, v: &mut Value, where_: &str) -> Result<Vec<usize>, EdgeError> {
     let mut on_index = Vec::new();
     let items: Vec<&mut Value> = match v {
         Value::Array(a) => a.iter_mut().collect(),
@@ -144,8 +147,8 @@ fn sort(t: &Tenant, v: &mut Value, where_: &str) -> Result<Vec<usize>, EdgeError
                 let (f, spec) = o.iter_mut().next().expect("one key");
                 match f {
                     "_script" => return Err(no_scripts(&here)),
-                    "_geo_distance" => refuse_scripts(spec, &here)?,
-                    _ => sort_options(t, spec, &here)?,
+                    "_geo_distance" => geo_distance_sort(t, spec, &at(&here, f))?,
+                    _ => sort_options(t, spec, &at(&here, f))?,
                 }
                 f.to_string()
             }
@@ -160,25 +163,105 @@ fn sort(t: &Tenant, v: &mut Value, where_: &str) -> Result<Vec<usize>, EdgeError
     Ok(on_index)
 }
 
+/// What an option of a field sort holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SortKey {
+    /// A scalar (`order`, `missing`, `mode`, ...).
+    Scalar,
+    /// A field path (`nested_path`): must not be `_index`.
+    Path,
+    /// `nested`: `{path, filter, max_children, nested}`.
+    Nested,
+    /// A query (`nested_filter`, deprecated but still parsed by 7.10).
+    Query,
+}
+
+/// The options of a field sort (`FieldSortBuilder` of 7.10); `_score` and `_doc` take a
+/// subset of them.
+const SORT_OPTIONS: &[(&str, SortKey)] = &[
+    ("order", SortKey::Scalar),
+    ("missing", SortKey::Scalar),
+    ("mode", SortKey::Scalar),
+    ("sort_mode", SortKey::Scalar),
+    ("unmapped_type", SortKey::Scalar),
+    ("numeric_type", SortKey::Scalar),
+    ("format", SortKey::Scalar),
+    ("nested", SortKey::Nested),
+    ("nested_path", SortKey::Path),
+    ("nested_filter", SortKey::Query),
+];
+
+/// The options of a `_geo_distance` sort besides its one field (`GeoDistanceSortBuilder`).
+const GEO_SORT_OPTIONS: &[(&str, SortKey)] = &[
+    ("order", SortKey::Scalar),
+    ("unit", SortKey::Scalar),
+    ("mode", SortKey::Scalar),
+    ("sort_mode", SortKey::Scalar),
+    ("distance_type", SortKey::Scalar),
+    ("validation_method", SortKey::Scalar),
+    ("ignore_unmapped", SortKey::Scalar),
+    ("nested", SortKey::Nested),
+    ("nested_path", SortKey::Path),
+    ("nested_filter", SortKey::Query),
+];
+
 fn sort_options(t: &Tenant, spec: &mut Value, where_: &str) -> Result<(), EdgeError> {
     let Value::Object(o) = spec else {
-        return Ok(()); // "asc" / "desc"
+        return match spec {
+            Value::String(_) => Ok(()), // "asc" / "desc"
+            _ => Err(parsing(format!("[{where_}] malformed sort"))),
+        };
     };
     for (k, v) in o.iter_mut() {
-        match k {
-            "nested" => nested_sort(t, v, &at(where_, k))?,
-            _ if matches!(v, Value::Object(_) | Value::Array(_)) => {
-                return Err(parsing(format!("[{where_}] unknown sort option [{k}]")))
-            }
-            _ => {}
+        match SORT_OPTIONS.iter().find(|(n, _)| *n == k) {
+            Some(&(_, key)) => sort_option(t, key, v, &at(where_, k))?,
+            None => return Err(parsing(format!("[{where_}] unknown sort option [{k}]"))),
         }
     }
     Ok(())
 }
 
+/// `_geo_distance`: one key is the field (its points pass), the others options.
+fn geo_distance_sort(t: &Tenant, spec: &mut Value, where_: &str) -> Result<(), EdgeError> {
+    let o = object_mut(spec, where_)?;
+    let mut fields = 0;
+    for (k, v) in o.iter_mut() {
+        let here = at(where_, k);
+        match GEO_SORT_OPTIONS.iter().find(|(n, _)| *n == k) {
+            Some(&(_, key)) => sort_option(t, key, v, &here)?,
+            None if could_name_index(k) => {
+                return Err(unsupported(&format!("_geo_distance on [{k}]"), &here))
+            }
+            None => {
+                fields += 1;
+                refuse_scripts(v, &here)?;
+            }
+        }
+    }
+    if fields > 1 {
+        return Err(parsing(format!(
+            "[{where_}] sorts on one field (found {fields})"
+        )));
+    }
+    Ok(())
+}
+
+fn sort_option(t: &Tenant, key: SortKey, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
+    match key {
+        SortKey::Scalar if !matches!(v, Value::Object(_) | Value::Array(_)) => Ok(()),
+        SortKey::Scalar => Err(parsing(format!("[{where_}] must be a value"))),
+        SortKey::Path => check_field_list(v, where_),
+        SortKey::Nested => nested_sort(t, v, where_),
+        SortKey::Query => query(t, v, where_),
+    }
+}
+
 fn nested_sort(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
     let o = object_mut(v, where_)?;
     known_keys(o, &["path", "filter", "max_children", "nested"], where_)?;
+    if let Some(p) = o.get("path") {
+        check_field_list(p, &at(where_, "path"))?;
+    }
     if let Some(f) = o.get_mut("filter") {
         query(t, f, &at(where_, "filter"))?;
     }

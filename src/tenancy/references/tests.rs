@@ -163,10 +163,6 @@ fn index_names_inside_queries() {
                 r#"{"query":{"geo_shape":{"loc":{"indexed_shape":{"id":"d","index":"P:shapes"}}}}}"#,
             ),
             (
-                r#"{"query":{"percolate":{"field":"q","index":"docs","id":"2"}}}"#,
-                r#"{"query":{"percolate":{"field":"q","index":"P:docs","id":"2"}}}"#,
-            ),
-            (
                 r#"{"query":{"query_string":{"query":"title:(a OR b) AND *:x","fields":["title^2","*"]}}}"#,
                 r#"{"query":{"query_string":{"query":"title:(a OR b) AND *:x","fields":["title^2","*"]}}}"#,
             ),
@@ -299,6 +295,48 @@ fn queries_refused() {
                 "must not start with",
             ),
         ],
+    );
+}
+
+/// attacks-10 #4 (issue 10 §2: `_index` comparisons): the values a terms lookup fetches
+/// are compared unprefixed, and as patterns, with the prefixed name upstream: refused on
+/// `_index` wherever a query can stand (the review's exact `_count` body first).
+#[test]
+fn terms_lookups_on_the_index_field_are_refused() {
+    let lookup = r#"{"terms":{"_index":{"index":"books","id":"oracle","path":"v"}}}"#;
+    refused(
+        BodyKind::QueryOnly,
+        &[(
+            r#"{"query":{"terms":{"_index":{"index":"books","id":"oracle","path":"v"}}}}"#,
+            "a terms lookup on [_index]",
+        )],
+    );
+    for (kind, body) in [
+        (BodyKind::Search, format!(r#"{{"query":{lookup}}}"#)),
+        (BodyKind::Search, format!(r#"{{"post_filter":{{"bool":{{"filter":[{lookup}]}}}}}}"#)),
+        (BodyKind::Search, format!(r#"{{"aggs":{{"f":{{"filter":{lookup}}}}}}}"#)),
+        (BodyKind::DeleteByQuery, format!(r#"{{"query":{lookup}}}"#)),
+        (
+            BodyKind::Search,
+            r#"{"query":{"terms":{"_ind*":{"index":"b","id":"1","path":"v"}}}}"#.to_string(),
+        ),
+        (
+            BodyKind::Search,
+            r#"{"query":{"terms":{"_index":{"index":"b","id":"1","path":"v"},"boost":2}}}"#
+                .to_string(),
+        ),
+    ] {
+        let e = rw(kind, &body).expect_err(&body);
+        assert_eq!(e.status(), 400, "{body}");
+        assert!(e.body().reason.contains("[_index]"), "{body}: {e:?}");
+    }
+    // a lookup on another field still works, its index rewritten
+    ok(
+        BodyKind::QueryOnly,
+        &[(
+            r#"{"query":{"terms":{"tags":{"index":"books","id":"1","path":"v"}}}}"#,
+            r#"{"query":{"terms":{"tags":{"index":"P:books","id":"1","path":"v"}}}}"#,
+        )],
     );
 }
 
@@ -521,3 +559,6 @@ fn every_query_type_is_in_the_documented_table() {
 
 #[path = "tests_admin.rs"]
 mod admin_tests;
+
+#[path = "tests_aggs.rs"]
+mod aggs_tests;

@@ -410,3 +410,197 @@ fn query_parameters() {
     );
     assert_eq!(q("scroll_id=RAW").unwrap_err().status(), 404);
 }
+
+/// attacks-10 #2 (issue 10 §1: one reading of the query string): Elasticsearch's
+/// `RestUtils.decodeQueryString` ends a parameter at `;` as at `&`, so `df=_index;` is
+/// `df=_index` upstream. The edge splits where the upstream splits and writes `;` encoded.
+#[test]
+fn semicolons_separate_parameters_as_upstream() {
+    let refused: &[(&str, &str)] = &[
+        ("size=0&q=a*&df=_index;", "[_index]"),
+        ("q=a*;df=_index", "[_index]"),
+        ("sort=_index;", "sort on [_index]"),
+        ("sort=_index;&size=1", "sort on [_index]"),
+        ("df=title;df=_index", "more than once"),
+        ("size=1;size=2", "more than once"),
+        ("q=a*;source={}", "[source]"),
+        ("x;df=title", "unrecognized parameter: [x]"),
+        ("format=json;format=yaml", "more than once"),
+    ];
+    for (input, why) in refused {
+        let e = q(input).unwrap_err();
+        assert_eq!(e.status(), 400, "{input}");
+        assert!(
+            e.body().reason.contains(why),
+            "{input}: {:?}",
+            e.body().reason
+        );
+    }
+    let table: &[(&str, &str)] = &[
+        // a `;` the tenant encoded is data: it goes upstream encoded
+        ("q=a%3Bb", "?q=a%3Bb"),
+        ("df=title%3B", "?df=title%3B"),
+        ("size=1;pretty", "?size=1&pretty"),
+        ("size=1;;from=2", "?size=1&from=2"),
+        ("q=a%26b%3Dc%2Bd%23e%25", "?q=a%26b%3Dc%2Bd%23e%25"),
+    ];
+    for (input, want) in table {
+        assert_eq!(q(input).map(|r| r.0).as_deref(), Ok(*want), "{input}");
+    }
+}
+
+/// attacks-10 #3: `format` wins over `Accept` upstream and its short names are matched
+/// without regard to case (`XContentType.fromMediaTypeOrFormat`): only `json` and the
+/// text formats of `_cat` pass.
+#[test]
+fn format_parameter_is_json_or_text() {
+    for bad in [
+        "yaml",
+        "YAML",
+        "Yaml",
+        "smile",
+        "SMILE",
+        "cbor",
+        "application/yaml",
+        "application/json;x",
+        "Json",
+    ] {
+        let e = q(&format!("format={bad}")).unwrap_err();
+        assert_eq!(e.status(), 400, "{bad}");
+    }
+    for ok in ["json", "JSON", "txt", "text", ""] {
+        assert!(q(&format!("format={ok}")).is_ok(), "{ok}");
+    }
+}
+
+/// attacks-10 #5 (issue 10 §2: `_index` in settings): `index.query.default_field` is a list
+/// setting; Elasticsearch splits a string value at commas and trims each part, so
+/// `"title,_index"` and `" _index"` make `_index` a default field. Checked in every place
+/// settings are read (index creation, settings updates, templates), and `copy_to` alike.
+#[test]
+fn default_field_settings_are_read_as_lists() {
+    let values = [
+        r#""title,_index""#,
+        r#"" _index""#,
+        r#""_index ""#,
+        r#""title, _index ,body""#,
+        r#""\t_index""#,
+        r#""\u0001_index""#,
+        r#""title,_ind*""#,
+        r#"["title", " _index"]"#,
+        r#"["title,_index"]"#,
+        r#""*,_index^2""#,
+    ];
+    for v in values {
+        for (kind, body) in [
+            (
+                BodyKind::CreateIndex,
+                format!(r#"{{"settings":{{"index.query.default_field":{v}}}}}"#),
+            ),
+            (
+                BodyKind::CreateIndex,
+                format!(r#"{{"settings":{{"index":{{"query":{{"default_field":{v}}}}}}}}}"#),
+            ),
+            (
+                BodyKind::Settings,
+                format!(r#"{{"index.query.default_field":{v}}}"#),
+            ),
+            (
+                BodyKind::Settings,
+                format!(r#"{{"settings":{{"query.default_field":{v}}}}}"#),
+            ),
+            (
+                BodyKind::Template,
+                format!(
+                    r#"{{"index_patterns":["x*"],"settings":{{"query.default_field":{v}}}}}"#
+                ),
+            ),
+            (
+                BodyKind::IndexTemplate,
+                format!(
+                    r#"{{"index_patterns":["x*"],"template":{{"settings":{{"index.query.default_field":{v}}}}}}}"#
+                ),
+            ),
+            (
+                BodyKind::ComponentTemplate,
+                format!(r#"{{"template":{{"settings":{{"index.query.default_field":{v}}}}}}}"#),
+            ),
+            (
+                BodyKind::CreateIndex,
+                format!(
+                    r#"{{"mappings":{{"properties":{{"t":{{"type":"text","copy_to":{v}}}}}}}}}"#
+                ),
+            ),
+        ] {
+            let e = rw(kind, &body).expect_err(&body);
+            assert_eq!(e.status(), 400, "{body}");
+            assert!(e.body().reason.contains("_ind"), "{body}: {e:?}");
+        }
+    }
+    ok(
+        BodyKind::Settings,
+        &[(
+            r#"{"index.query.default_field":"title, body,*"}"#,
+            r#"{"index.query.default_field":"title, body,*"}"#,
+        )],
+    );
+}
+
+/// attacks-10 #7 (issue 10 §2): a percolator index stores queries as documents, which the
+/// edge forwards unread and the upstream runs with the index's real name; the field type
+/// is refused wherever mappings are read, and the `percolate` query wherever queries are.
+#[test]
+fn percolator_is_refused() {
+    let field = r#"{"type":"percolator"}"#;
+    for (kind, body) in [
+        (
+            BodyKind::CreateIndex,
+            format!(r#"{{"mappings":{{"properties":{{"query":{field},"t":{{"type":"text"}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"properties":{{"query":{field}}}}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"properties":{{"o":{{"properties":{{"q":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"dynamic_templates":[{{"q":{{"match":"q*","mapping":{field}}}}}]}}"#),
+        ),
+        (
+            BodyKind::Mapping,
+            format!(r#"{{"properties":{{"t":{{"type":"text","fields":{{"q":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Template,
+            format!(r#"{{"index_patterns":["q*"],"mappings":{{"properties":{{"query":{field}}}}}}}"#),
+        ),
+        (
+            BodyKind::IndexTemplate,
+            format!(r#"{{"index_patterns":["q*"],"template":{{"mappings":{{"properties":{{"query":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::ComponentTemplate,
+            format!(r#"{{"template":{{"mappings":{{"properties":{{"query":{field}}}}}}}}}"#),
+        ),
+        (
+            BodyKind::Search,
+            r#"{"query":{"percolate":{"field":"query","document":{"t":"x"}}}}"#.to_string(),
+        ),
+        (
+            BodyKind::Search,
+            r#"{"query":{"percolate":{"field":"query","index":"docs","id":"2"}}}"#.to_string(),
+        ),
+        (
+            BodyKind::QueryOnly,
+            r#"{"query":{"bool":{"filter":{"percolate":{"field":"q","document":{}}}}}}"#
+                .to_string(),
+        ),
+    ] {
+        let e = rw(kind, &body).expect_err(&body);
+        assert_eq!(e.status(), 400, "{body}");
+        assert!(e.body().reason.contains("percolat"), "{body}: {e:?}");
+    }
+}
