@@ -17,7 +17,7 @@ use proptest::prelude::*;
 use searchgate::engine::api::params::{segments, Params};
 use searchgate::engine::api::{Body, Engine, NodeInfo, Request};
 use searchgate::engine::names::{AutoCreate, DEFAULT_AUTO_CREATE};
-use searchgate::engine::search::Scrolls;
+use searchgate::engine::search::{Pits, Scrolls};
 use searchgate::engine::store::shard::WriterOptions;
 use searchgate::engine::store::{ResolveOptions, Store};
 use searchgate::policy::classify::{classify_request, BodyKind, ClusterClass};
@@ -89,6 +89,7 @@ fn world() -> &'static Mutex<World> {
             },
             max_body: 1 << 20,
             scrolls: Arc::new(Scrolls::default()),
+            pits: Arc::new(Pits::default()),
         };
         let key = TenancyKey::from_bytes([42; 32]);
         let (a, b) = (Prefix::derive(&key, "alpha"), Prefix::derive(&key, "bravo"));
