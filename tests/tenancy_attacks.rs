@@ -1,7 +1,7 @@
 //! End-to-end attack suite of issue 10 (§4a), through `searchgate serve` with two
 //! multitenant clusters on one embedded engine, a marker document each:
 //!
-//! - the whole suite (`support/e2e/attacks.rs`: every family of the reference table), over
+//! - the whole suite (`support/attacks/`: every family of the reference table), over
 //!   the plain and the TLS listener, asserting on the raw bytes of every response that no
 //!   tenant's prefix and no other tenant's marker appears, and that nothing is written
 //!   outside the tenants;
@@ -9,11 +9,13 @@
 //!   single-tenant cluster alone on its own engine: each is now refused, or answered
 //!   exactly as the cluster alone answers it (so nothing about any prefix shows).
 
+#[path = "support/attacks/mod.rs"]
+mod attacks;
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 
+use attacks::World;
 use e2e::answers::{all_bytes, contains, normalize};
-use e2e::attacks::{self, World};
 use e2e::{
     direct, engine_indices, prefix_of, ClusterSpec, Config, Edge, Engine, Req, Response, Tenant,
 };
@@ -222,4 +224,96 @@ fn issue_10_attacks_are_refused_or_confined() {
     // bravo's data is untouched and never shown to alpha
     let r = edge.send(&bravo.req("GET", "/bravo-only/_doc/2"));
     assert!(r.text().contains("bravosecret2"), "{}", r.text());
+}
+
+// attacks-10 #11 (issue 10 §2: no response shows any prefix): an upstream that quotes the
+// request it received in its answer (here a mock echoing the body and target) must not
+// show the prefix either: every form in which the edge writes it (names, exclusions, date
+// math, `_index` values, the quoted literal of a confined regexp, NDJSON lines) keeps its
+// 21 bytes contiguous, so the response stripper removes them.
+#[test]
+fn an_upstream_echoing_the_request_shows_no_prefix() {
+    let mock = e2e::mock::Mock::start();
+    let edge = Edge::start(attacks::two_tenants(Some(mock.addr), false));
+    let alpha = edge.tenant("alpha");
+    let searches = [
+        json!({"query": {"regexp": {"_index": "b.*"}}}),
+        json!({"query": {"regexp": {"_index": {"value": "~(books)|a-z", "flags": "ALL"}}}}),
+        json!({"aggs": {"i": {"terms": {"field": "_index", "include": "b.*", "exclude": ["x"]}}}}),
+        json!({"query": {"bool": {"should": [{"prefix": {"_index": "b"}}, {"wildcard": {"_index": "b*k?"}},
+            {"term": {"_index": "books"}}, {"terms": {"_index": ["a", "b"]}}]}}}),
+        json!({"sort": [{"_index": "asc"}], "search_after": ["books"]}),
+        json!({"indices_boost": [{"books": 2.0}]}),
+    ];
+    let mut reqs: Vec<Req> = searches
+        .iter()
+        .map(|b| alpha.json("POST", "/books/_search", b))
+        .collect();
+    for target in [
+        "/%3Cbooks-%7Bnow%2Fd%7D%3E/_search",
+        "/*,-books/_search",
+        "/books,other/_mapping",
+    ] {
+        reqs.push(alpha.req("GET", target));
+    }
+    let lines = [
+        ("/_msearch", "{\"index\":\"books\"}\n{}\n{}\n{}\n"),
+        (
+            "/_bulk",
+            "{\"index\":{\"_index\":\"books\",\"_id\":\"1\"}}\n{\"n\":1}\n",
+        ),
+    ];
+    for (target, body) in lines {
+        reqs.push(raw(
+            &alpha,
+            "POST",
+            target,
+            "application/x-ndjson",
+            body.as_bytes(),
+        ));
+    }
+    for (target, body) in [
+        ("/_mget", json!({"docs": [{"_index": "books", "_id": "1"}]})),
+        (
+            "/_aliases",
+            json!({"actions": [{"add": {"index": "books", "alias": "b"}}]}),
+        ),
+        (
+            "/_reindex",
+            json!({"source": {"index": "books"}, "dest": {"index": "copy"}}),
+        ),
+    ] {
+        reqs.push(alpha.json("POST", target, &body));
+    }
+    reqs.push(alpha.json(
+        "PUT",
+        "/_index_template/t",
+        &json!({"index_patterns": ["b*"], "template": {"aliases": {"x": {}}}}),
+    ));
+    let mut prefix = String::new();
+    for req in reqs {
+        let req = req.header("X-Mock", "echo");
+        let r = edge.send(&req);
+        assert_eq!(r.status, 200, "{} {}: {}", req.method, req.target, r.text());
+        let got = mock.requests().pop().expect("forwarded");
+        if prefix.is_empty() {
+            // the first request searches `/books`: `/<prefix>books/_search` upstream
+            prefix = got.target[1..22].to_string();
+            assert!(prefix.ends_with('-'), "{}", got.target);
+        }
+        // the prefix went upstream (so the echo carries it) ...
+        let sent = [got.target.as_bytes(), &got.body].concat();
+        assert!(contains(&sent, &prefix), "{}: {:?}", req.target, got);
+        assert!(r.json()["echo"].is_string(), "{}", r.text());
+        // ... and came back stripped, in every form
+        let bytes = all_bytes(&r);
+        assert!(
+            !contains(&bytes, &prefix[..20]),
+            "{} {}: the prefix shown:\n{}\nforwarded: {}",
+            req.method,
+            req.target,
+            String::from_utf8_lossy(&bytes),
+            String::from_utf8_lossy(&got.body)
+        );
+    }
 }

@@ -8,10 +8,11 @@
 //! is checked on its raw bytes (no marker of the other tenant, no prefix of either), and
 //! the other tenant's data is read back unchanged at the end.
 
+#[path = "support/attacks/mod.rs"]
+mod attacks;
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 
-use e2e::attacks;
 use e2e::{prefix_of, Edge, Req, Response, Tenant};
 use serde_json::{json, Value};
 
@@ -190,11 +191,17 @@ fn pit(a: &Side<'_>, b: &Side<'_>) {
     assert_eq!(hit_ids(&page), ["0", "1", "2", "3", "4"]);
     let again = page["pit_id"].as_str().expect("a pit id in the response");
     assert!(again.starts_with("sg1."), "sealed: {again}");
-    // search_after within the point in time
+    // search_after within the point in time: the sort values of the last hit seen, as
+    // clients send them (with a point in time the upstream adds the `_shard_doc`
+    // tiebreaker, so a hit's `sort` holds one value more than the request's `sort`)
+    let after = page["hits"]["hits"][1]["sort"].clone();
+    assert!(after.is_array(), "{page}");
     let next = a.ok(
         "POST",
         "/_search",
-        Some(json!({"pit": {"id": again}, "size": 2, "sort": [{"n": "asc"}], "search_after": [1]})),
+        Some(
+            json!({"pit": {"id": again}, "size": 2, "sort": [{"n": "asc"}], "search_after": after}),
+        ),
     );
     assert_eq!(hit_ids(&next), ["2", "3"]);
     let r = b.json("POST", "/_search", json!({"pit": {"id": id}}));
@@ -302,7 +309,8 @@ fn aliases(a: &Side<'_>, b: &Side<'_>, suffix: &str, other_full: &str) {
         "/_aliases",
         json!({"actions": [{"remove_index": {"index": "*"}}]}),
     );
-    assert_eq!(r.status, 400, "{}", r.text());
+    // deleting indices by a wildcard is not exposed, as `DELETE /<wildcard>` (501)
+    r.assert_es_error(501);
     a.ok(
         "POST",
         "/_aliases",

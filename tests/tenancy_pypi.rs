@@ -6,12 +6,14 @@
 //! install` or a server that does not start fails the test.
 //!
 //! Two multitenant clusters share it as their upstream; the core of the attack suite
-//! (`support/e2e/attacks.rs`) runs against them, with every response checked on its raw
+//! (`support/attacks/`) runs against them, with every response checked on its raw
 //! bytes, then nothing may exist on the upstream outside the two tenants' namespaces.
 //!
 //! (`noida-db` 0.2.3, the other example, installs too, but its binary needs glibc
 //! 2.39, newer than this machine's.)
 
+#[path = "support/attacks/mod.rs"]
+mod attacks;
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 #[path = "support/installs.rs"]
@@ -24,7 +26,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use e2e::attacks::{self, World};
+use attacks::World;
 use e2e::Edge;
 
 /// The PyPI package and version the test installs.

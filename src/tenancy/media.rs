@@ -286,7 +286,10 @@ mod tests {
             "json",
             "",
         ] {
-            assert!(check_headers(j, None, Some(ok.as_bytes()), true).is_ok(), "{ok}");
+            assert!(
+                check_headers(j, None, Some(ok.as_bytes()), true).is_ok(),
+                "{ok}"
+            );
         }
         // without a body, the Content-Type still chooses the response format upstream
         for bad in [
@@ -306,7 +309,10 @@ mod tests {
             "application/x-www-form-urlencoded",
             "text/plain; charset=utf-8",
         ] {
-            assert!(check_headers(Some(ok.as_bytes()), None, None, false).is_ok(), "{ok}");
+            assert!(
+                check_headers(Some(ok.as_bytes()), None, None, false).is_ok(),
+                "{ok}"
+            );
         }
         // with a body, only JSON and NDJSON
         assert!(check_headers(Some(b"text/plain"), None, None, true).is_err());

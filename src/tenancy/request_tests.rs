@@ -474,7 +474,11 @@ fn typed_forms_are_read_like_untyped_ones() {
         (Post, "/books/doc/_count", Some(BodyKind::QueryOnly)),
         (Post, "/books/doc/_mget", Some(BodyKind::Mget)),
         (Post, "/books/doc/_termvectors", Some(BodyKind::TermVectors)),
-        (Post, "/books/doc/1/_termvectors", Some(BodyKind::TermVectors)),
+        (
+            Post,
+            "/books/doc/1/_termvectors",
+            Some(BodyKind::TermVectors),
+        ),
         (Post, "/books/doc/1/_explain", Some(BodyKind::QueryOnly)),
         (Post, "/books/doc/1/_update", Some(BodyKind::Update)),
         (Put, "/books/doc/1/_create", Some(BodyKind::Document)),
@@ -490,7 +494,11 @@ fn typed_forms_are_read_like_untyped_ones() {
             Some(BodyKind::UpdateByQuery),
         ),
         (Put, "/books/doc/_mapping", Some(BodyKind::Mapping)),
-        (Post, "/books/doc/_validate/query", Some(BodyKind::QueryOnly)),
+        (
+            Post,
+            "/books/doc/_validate/query",
+            Some(BodyKind::QueryOnly),
+        ),
         (Get, "/books/doc/1/_source", Some(BodyKind::None)),
         (Post, "/books/doc/_mtermvectors", None),
     ];

@@ -357,7 +357,10 @@ fn non_json_responses_where_ids_are_sealed() {
         (IdFields::Search, "application/yaml"),
         (IdFields::Search, "application/smile"),
         (IdFields::Search, "application/cbor"),
-        (IdFields::Search, "application/vnd.elasticsearch+yaml;compatible-with=8"),
+        (
+            IdFields::Search,
+            "application/vnd.elasticsearch+yaml;compatible-with=8",
+        ),
         (IdFields::PitOpen, "text/plain; charset=UTF-8"),
         (IdFields::PitOpen, "application/x-ndjson"),
         (IdFields::PitOpen, "garbage"),
@@ -386,7 +389,9 @@ fn non_json_responses_where_ids_are_sealed() {
         Some("application/vnd.elasticsearch+json;compatible-with=8"),
         None,
     ] {
-        assert!(ids(IdFields::Search).check_upstream(ct.map(str::as_bytes)).is_ok());
+        assert!(ids(IdFields::Search)
+            .check_upstream(ct.map(str::as_bytes))
+            .is_ok());
     }
     // without ids to seal, other media types are only stripped
     let p = plan(ResponseKind::Strip, false);

@@ -209,7 +209,9 @@ fn composite_index_sources(o: &Object, where_: &str) -> Result<Vec<String>, Edge
     if let Some(Value::Array(sources)) = o.get("sources") {
         for (i, src) in sources.iter().enumerate() {
             let Some(src) = src.as_object() else {
-                return Err(parsing(format!("[{where_}.sources[{i}]] must be an object")));
+                return Err(parsing(format!(
+                    "[{where_}.sources[{i}]] must be an object"
+                )));
             };
             for (name, def) in src.iter() {
                 let on_index = def.as_object().is_some_and(|d| {
@@ -285,7 +287,12 @@ fn source(
 }
 
 /// `composite.after`: the values of `_index` sources prefixed.
-fn after(t: &Tenant, v: &mut Value, index_sources: &[String], where_: &str) -> Result<(), EdgeError> {
+fn after(
+    t: &Tenant,
+    v: &mut Value,
+    index_sources: &[String],
+    where_: &str,
+) -> Result<(), EdgeError> {
     for (name, v) in object_mut(v, where_)?.iter_mut() {
         match v {
             Value::String(s) if index_sources.iter().any(|n| n == name) => *s = t.prefixed(s),

@@ -248,7 +248,10 @@ pub static AGGS: &[(&str, Agg)] = &[
     ("composite", Keys(No, &[COMPOSITE])),
     ("cumulative_cardinality", Keys(No, &[PIPE])),
     ("cumulative_sum", Keys(No, &[PIPE])),
-    ("date_histogram", Keys(No, &[VS, TZ, HISTOGRAM, DATE_HISTOGRAM])),
+    (
+        "date_histogram",
+        Keys(No, &[VS, TZ, HISTOGRAM, DATE_HISTOGRAM]),
+    ),
     ("date_range", Keys(No, &[VS, TZ, RANGES])),
     ("derivative", Keys(No, &[PIPE, DERIVATIVE])),
     ("diversified_sampler", Keys(No, &[VS, DIVERSIFIED])),
@@ -290,7 +293,10 @@ pub static AGGS: &[(&str, Agg)] = &[
     ("scripted_metric", Agg::Refuse),
     ("serial_diff", Keys(No, &[PIPE, SERIAL_DIFF])),
     ("significant_terms", Keys(No, &[VS, SIGNIFICANT])),
-    ("significant_text", Keys(No, &[SIGNIFICANT_TEXT, SIGNIFICANT])),
+    (
+        "significant_text",
+        Keys(No, &[SIGNIFICANT_TEXT, SIGNIFICANT]),
+    ),
     ("stats", Keys(No, &[VS])),
     ("stats_bucket", Keys(No, &[PIPE])),
     ("string_stats", Keys(No, &[VS, STRING_STATS])),
@@ -307,7 +313,10 @@ pub static AGGS: &[(&str, Agg)] = &[
 
 /// Keys of a `composite` source, by source type (`_index` only in `terms`).
 pub static SOURCES: &[(&str, &[&[(&str, K)]])] = &[
-    ("date_histogram", &[SOURCE, TZ, DATE_HISTOGRAM, SOURCE_HISTOGRAM]),
+    (
+        "date_histogram",
+        &[SOURCE, TZ, DATE_HISTOGRAM, SOURCE_HISTOGRAM],
+    ),
     ("geotile_grid", &[SOURCE, SOURCE_GEO]),
     ("histogram", &[SOURCE, SOURCE_HISTOGRAM]),
     ("terms", &[SOURCE]),

@@ -313,8 +313,14 @@ fn terms_lookups_on_the_index_field_are_refused() {
     );
     for (kind, body) in [
         (BodyKind::Search, format!(r#"{{"query":{lookup}}}"#)),
-        (BodyKind::Search, format!(r#"{{"post_filter":{{"bool":{{"filter":[{lookup}]}}}}}}"#)),
-        (BodyKind::Search, format!(r#"{{"aggs":{{"f":{{"filter":{lookup}}}}}}}"#)),
+        (
+            BodyKind::Search,
+            format!(r#"{{"post_filter":{{"bool":{{"filter":[{lookup}]}}}}}}"#),
+        ),
+        (
+            BodyKind::Search,
+            format!(r#"{{"aggs":{{"f":{{"filter":{lookup}}}}}}}"#),
+        ),
         (BodyKind::DeleteByQuery, format!(r#"{{"query":{lookup}}}"#)),
         (
             BodyKind::Search,

@@ -511,9 +511,7 @@ fn default_field_settings_are_read_as_lists() {
             ),
             (
                 BodyKind::Template,
-                format!(
-                    r#"{{"index_patterns":["x*"],"settings":{{"query.default_field":{v}}}}}"#
-                ),
+                format!(r#"{{"index_patterns":["x*"],"settings":{{"query.default_field":{v}}}}}"#),
             ),
             (
                 BodyKind::IndexTemplate,
@@ -575,11 +573,15 @@ fn percolator_is_refused() {
         ),
         (
             BodyKind::Template,
-            format!(r#"{{"index_patterns":["q*"],"mappings":{{"properties":{{"query":{field}}}}}}}"#),
+            format!(
+                r#"{{"index_patterns":["q*"],"mappings":{{"properties":{{"query":{field}}}}}}}"#
+            ),
         ),
         (
             BodyKind::IndexTemplate,
-            format!(r#"{{"index_patterns":["q*"],"template":{{"mappings":{{"properties":{{"query":{field}}}}}}}}}"#),
+            format!(
+                r#"{{"index_patterns":["q*"],"template":{{"mappings":{{"properties":{{"query":{field}}}}}}}}}"#
+            ),
         ),
         (
             BodyKind::ComponentTemplate,

@@ -11,7 +11,7 @@
 
 pub mod admin;
 pub mod answers;
-pub mod attacks;
+
 #[path = "../edge/client.rs"]
 pub mod client;
 #[path = "../edge/metrics.rs"]
@@ -42,6 +42,8 @@ pub struct PlanSpec {
     pub shards: u64,
     pub disk: String,
     pub max_bulk_actions: u64,
+    /// Open scrolls and points in time a multitenant cluster may hold (`None`: the default).
+    pub max_open_contexts: Option<u64>,
 }
 
 impl PlanSpec {
@@ -55,6 +57,7 @@ impl PlanSpec {
             shards: 100,
             disk: "1gb".into(),
             max_bulk_actions: 10_000,
+            max_open_contexts: None,
         }
     }
     pub fn shards(mut self, n: u64) -> PlanSpec {
@@ -65,6 +68,10 @@ impl PlanSpec {
         self.disk = d.into();
         self
     }
+    pub fn contexts(mut self, n: u64) -> PlanSpec {
+        self.max_open_contexts = Some(n);
+        self
+    }
     pub fn allowance(mut self, concurrency: u32, queue_size: u32, queue_timeout: &str) -> Self {
         self.concurrency = concurrency;
         self.queue_size = queue_size;
@@ -73,9 +80,13 @@ impl PlanSpec {
     }
 
     fn toml(&self) -> String {
+        let contexts = self
+            .max_open_contexts
+            .map(|n| format!("max_open_contexts = {n}\n"))
+            .unwrap_or_default();
         format!(
             "[[plans]]\nname = \"{}\"\nconcurrency = {}\nqueue_size = {}\nqueue_timeout = \"{}\"\n\
-             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n\n",
+             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n{contexts}\n",
             self.name,
             self.concurrency,
             self.queue_size,
