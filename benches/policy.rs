@@ -206,6 +206,7 @@ fn deciding(c: &mut Criterion) {
     let listener = Listener {
         sni: None,
         max_body: 40 << 20,
+        ids: None,
     };
     let mut targets = Targets::default();
     let mut group = c.benchmark_group("decide_100k_clusters");

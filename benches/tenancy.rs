@@ -1,5 +1,6 @@
-//! Throughput of the multitenant rewriting: request paths (classify + plan), `_bulk` bodies
-//! (rewrite, and the single-tenant action counter), and response un-rewriting.
+//! Throughput of the multitenant rewriting: request paths (classify + plan, the query
+//! string read and written again), bodies (a small search body and `_msearch` read
+//! strictly and written again, `_bulk` framed line by line), and response un-rewriting.
 //!
 //! Run: `cargo bench --bench tenancy`.
 
@@ -8,9 +9,11 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use searchgate::config::ClusterClass;
 use searchgate::policy::classify::classify_request;
+use searchgate::policy::classify::BodyKind;
 use searchgate::proto::Method;
 use searchgate::tenancy::{
-    plan_request, BulkRewriter, Prefix, ResponsePlan, ResponseRewriter, TenancyKey,
+    plan_request, rewrite_json_body, BulkRewriter, MsearchRewriter, Prefix, ResponsePlan,
+    ResponseRewriter, TenancyKey, Tenant,
 };
 
 const TARGETS: &[(Method, &str, Option<&str>)] = &[
@@ -39,7 +42,11 @@ fn paths(c: &mut Criterion) {
             for (m, path, q) in TARGETS {
                 let req = classify_request(*m, path.as_bytes(), ClusterClass::Multitenant).unwrap();
                 target.clear();
-                let plan = plan_request(&p, &req, q.map(str::as_bytes), &mut target).unwrap();
+                let t = Tenant {
+                    prefix: &p,
+                    ids: None,
+                };
+                let plan = plan_request(&t, &req, q.map(str::as_bytes), &mut target).unwrap();
                 black_box((&target, plan));
             }
         })
@@ -105,6 +112,42 @@ fn bulk(c: &mut Criterion) {
     g.finish();
 }
 
+/// A typical small search body (about 300 bytes): a bool query, a sort, an aggregation.
+const SEARCH: &str = r#"{"query":{"bool":{"must":[{"match":{"title":{"query":"rust edge proxy","operator":"and"}}}],"filter":[{"range":{"date":{"gte":"now-30d/d"}}},{"terms":{"tags":["a","b","c"]}}]}},"sort":[{"date":"desc"},"_score"],"size":10,"from":0,"aggs":{"tags":{"terms":{"field":"tags","size":10}}},"_source":["title","date"]}"#;
+
+fn bodies(c: &mut Criterion) {
+    let p = prefix();
+    let t = Tenant {
+        prefix: &p,
+        ids: None,
+    };
+    let mut g = c.benchmark_group("tenancy_body");
+    let mut out = Vec::with_capacity(4096);
+    g.throughput(Throughput::Bytes(SEARCH.len() as u64));
+    g.bench_function("search_body_small_read_and_written", |b| {
+        b.iter(|| {
+            out.clear();
+            rewrite_json_body(&t, BodyKind::Search, SEARCH.as_bytes(), &mut out).unwrap();
+            black_box(out.len());
+        })
+    });
+    let mut ms = String::new();
+    for i in 0..10 {
+        ms.push_str(&format!("{{\"index\":\"books-{i}\"}}\n{SEARCH}\n"));
+    }
+    g.throughput(Throughput::Bytes(ms.len() as u64));
+    g.bench_function("msearch_10_pairs", |b| {
+        b.iter(|| {
+            out.clear();
+            let mut rw = MsearchRewriter::new(p);
+            rw.feed(ms.as_bytes(), &mut out).unwrap();
+            rw.finish(&mut out).unwrap();
+            black_box(out.len());
+        })
+    });
+    g.finish();
+}
+
 fn response(c: &mut Criterion) {
     let p = prefix();
     let mut body = Vec::new();
@@ -120,13 +163,14 @@ fn response(c: &mut Criterion) {
         kind: searchgate::policy::classify::ResponseKind::Strip,
         verbose: false,
         help: false,
+        ids: None,
     };
     let mut g = c.benchmark_group("tenancy_response");
     g.throughput(Throughput::Bytes(body.len() as u64));
     let mut out = Vec::with_capacity(body.len());
     g.bench_function("strip_1mb_search_64k_chunks", |b| {
         b.iter(|| {
-            let mut rw = ResponseRewriter::new(p, plan, 200, Some(b"application/json"));
+            let mut rw = ResponseRewriter::new(p, plan, 200, Some(b"application/json"), None);
             out.clear();
             for chunk in body.chunks(64 * 1024) {
                 rw.feed(chunk, &mut out);
@@ -138,5 +182,5 @@ fn response(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, paths, bulk, response);
+criterion_group!(benches, paths, bodies, bulk, response);
 criterion_main!(benches);

@@ -175,7 +175,22 @@ pub enum EdgeError {
     VersionNotSupported,
     /// 400: an index name the upstream would refuse from a tenant alone (`reason` as
     /// Elasticsearch words it, e.g. "must not start with '_', '-', or '+'").
-    InvalidIndexName { index: String, reason: &'static str },
+    InvalidIndexName {
+        index: String,
+        reason: std::borrow::Cow<'static, str>,
+    },
+    /// A request the multitenant rewriting refuses (a body, parameter or media type it
+    /// cannot read with certainty, or a reference it cannot confine), with the status and
+    /// Elasticsearch error type the upstream would have used: 400 `x_content_parse_exception`,
+    /// `parsing_exception` or `illegal_argument_exception`, 406 `content_type_exception`.
+    Refused {
+        status: u16,
+        kind: &'static str,
+        reason: String,
+    },
+    /// 404: a scroll or point-in-time id that does not open (another cluster's, tampered,
+    /// or not one the edge issued), shaped as Elasticsearch answers a missing context.
+    SearchContextMissing(String),
     /// 400 with a body naming the plan: shard capacity exceeded.
     ShardCapacity {
         plan: String,
@@ -312,6 +327,15 @@ impl EdgeError {
                 format!("Invalid index name [{index}], {reason}"),
             )
             .with_index(index.clone()),
+            Refused { status, kind, reason } => ErrorBody::new(*status, *kind, reason.clone()),
+            SearchContextMissing(id) => {
+                let reason = format!("No search context found for id [{id}]");
+                ErrorBody::new(404, "search_phase_execution_exception", "all shards failed")
+                    .caused_by("search_context_missing_exception", reason.clone())
+                    .with_root_cause("search_context_missing_exception", reason)
+                    .with_field("phase", json!("query"))
+                    .with_field("grouped", json!(true))
+            }
             ShardCapacity { plan, capacity, in_use, asked } => ErrorBody::new(
                 400,
                 "validation_exception",

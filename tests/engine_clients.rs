@@ -14,6 +14,8 @@
 //! until it is taken off its list.
 
 mod engine_support;
+#[path = "support/installs.rs"]
+mod installs;
 #[path = "support/serve.rs"]
 mod serve;
 
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use engine_support::Engine;
+use installs::{ensure_debian_packages, run, tmp, venv};
 
 /// Python clients: a virtualenv each, with these pinned packages.
 const PYTHON_CLIENTS: &[(&str, &[&str], &str)] = &[
@@ -39,104 +42,18 @@ const NODE_PACKAGES: &[&str] = &[
     "@opensearch-project/opensearch@3.9.0",
 ];
 
-/// Features the edge does not pass on multitenant clusters today: 501 for all but
-/// `index_field`, whose `_index` values the edge forwards without its tenant prefix (so
-/// nothing matches; the flows check exactly that). The tenancy work (issue 10) is enabling
-/// them: shrink this list as they land.
-const MULTITENANT_SKIP: &[&str] = &[
-    "scroll",
-    "pit",
-    "aliases",
-    "by_query",
-    "reindex",
-    "templates",
-    "cluster_settings",
-    "resolve",
-    "index_field",
-];
+/// What the multitenant class still does not pass (issue 10 made scroll, point in time,
+/// aliases, by-query jobs, `_reindex`, templates, `_resolve/index` and `_index` values work
+/// there): `_cluster/settings` updates (as on every cluster), and shard settings in
+/// templates (`template_shards`: 400, since a template could otherwise give an index more
+/// shards than the plan's check at creation counted; the flows then apply a template
+/// without them).
+const MULTITENANT_SKIP: &[&str] = &["cluster_settings", "template_shards"];
 
-/// Endpoints the edge exposes on no cluster (spec 1.4: `_reindex`, which can read from a
-/// remote host, and `_cluster/settings` updates).
-const EDGE_SKIP: &[&str] = &["reindex", "cluster_settings"];
-
-fn tmp(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
-}
-
-fn run(cmd: &mut Command, what: &str) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run ({e}); the client tests need it installed"));
-    let log = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{what} failed:\n{log}");
-    log
-}
-
-/// The virtualenv `name` with `packages`, made once per test binary.
-fn venv(name: &str, packages: &[&str]) -> PathBuf {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static MADE: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
-    let mut made = MADE.lock().unwrap();
-    let map = made.get_or_insert_with(HashMap::new);
-    if let Some(p) = map.get(name) {
-        return p.clone();
-    }
-    let dir = tmp(&format!("engine-clients-{name}"));
-    let python = dir.join("bin/python");
-    let marker = dir.join("installed.txt");
-    let wanted = packages.join(" ");
-    let ready = python.exists() && std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted);
-    if !ready {
-        ensure_debian_packages("python3 -c 'import ensurepip'", &["python3-venv"]);
-        run(
-            Command::new("python3")
-                .args(["-m", "venv", "--clear"])
-                .arg(&dir),
-            "python3 -m venv (apt-get install python3-venv)",
-        );
-        run(
-            Command::new(&python)
-                .args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                ])
-                .args(packages),
-            &format!("pip install {wanted}"),
-        );
-        std::fs::write(&marker, &wanted).unwrap();
-    }
-    map.insert(name.to_string(), python.clone());
-    python
-}
-
-/// Installs Debian `packages` with apt-get when `probe` (a shell command) fails, as the
-/// tests do for hugo and prometheus: a missing tool is installed, never a reason to skip.
-fn ensure_debian_packages(probe: &str, packages: &[&str]) {
-    let present = Command::new("sh")
-        .args(["-c", &format!("{probe} >/dev/null 2>&1")])
-        .status()
-        .is_ok_and(|s| s.success());
-    if present {
-        return;
-    }
-    eprintln!("`{probe}` failed: installing {packages:?} with apt-get");
-    let _ = Command::new("apt-get").arg("update").status();
-    run(
-        Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends"])
-            .args(packages)
-            .env("DEBIAN_FRONTEND", "noninteractive"),
-        &format!("apt-get install {}", packages.join(" ")),
-    );
-}
+/// Endpoints the edge exposes on no cluster (spec 1.4: `_cluster/settings` updates).
+/// `_reindex` is exposed since issue 10, its body read on every class: a remote source,
+/// which would make the upstream open connections for the client, is refused.
+const EDGE_SKIP: &[&str] = &["cluster_settings"];
 
 /// The `node_modules` with the pinned Node.js clients.
 fn node_modules() -> PathBuf {
@@ -248,7 +165,7 @@ fn python_clients_against_the_engine() {
     let e = Engine::start();
     let url = format!("http://{}", e.addr);
     for (name, packages, client) in PYTHON_CLIENTS {
-        let python = venv(name, packages);
+        let python = venv(&format!("engine-clients-{name}"), packages);
         python_flow(&python, &url, client, None, &[], &format!("flow-{name}"));
     }
 }
@@ -296,7 +213,7 @@ fn edge_config(dir: &Path, single: std::net::SocketAddr) -> PathBuf {
 fn every_client_through_the_edge() {
     let pythons: Vec<(&str, PathBuf, &str)> = PYTHON_CLIENTS
         .iter()
-        .map(|(n, p, c)| (*n, venv(n, p), *c))
+        .map(|(n, p, c)| (*n, venv(&format!("engine-clients-{n}"), p), *c))
         .collect();
     node_modules();
     let dir = tempfile::tempdir().unwrap();

@@ -19,6 +19,7 @@
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 
+use e2e::answers::{all_bytes, contains, normalize};
 use e2e::{
     direct, engine_indices, es_error, exchange, prefix_of, ClusterSpec, Config, Conn, Edge, Engine,
     Req, Response, Tenant,
@@ -278,75 +279,6 @@ fn listing_script(me: &str, o: &str, p: &str) -> Vec<Step> {
     s
 }
 
-/// JSON keys whose values legitimately differ between two runs of one script.
-const VOLATILE: &[&str] = &[
-    "took",
-    "store.size",
-    "pri.store.size",
-    "uuid",
-    "creation_date",
-];
-
-/// Hits of equal score come in no defined order (the engine's order among them depends on
-/// its segments): order them by index and id, keeping the order by score.
-fn order_ties(hits: &mut [Value]) {
-    let key = |h: &Value| {
-        (
-            -h["_score"].as_f64().unwrap_or(0.0),
-            h["_index"].as_str().unwrap_or("").to_string(),
-            h["_id"].as_str().unwrap_or("").to_string(),
-        )
-    };
-    hits.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap());
-}
-
-fn strip_volatile(v: &mut Value) {
-    if let Some(Value::Array(hits)) = v.pointer_mut("/hits/hits") {
-        let unsorted = hits.iter().all(|h| h.get("sort").is_none());
-        if unsorted {
-            order_ties(hits);
-        }
-    }
-    match v {
-        Value::Object(m) => {
-            for k in VOLATILE {
-                if m.contains_key(*k) {
-                    m.insert(k.to_string(), Value::from("*"));
-                }
-            }
-            m.values_mut().for_each(strip_volatile);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_volatile),
-        _ => {}
-    }
-}
-
-/// Status, content type and the body with volatile parts masked: JSON re-serialised, a
-/// `_cat/indices` text table as words per line with the two size columns masked.
-fn normalize(r: &Response) -> String {
-    let ct = r.header("content-type").unwrap_or("").to_string();
-    let body = if r.body.is_empty() {
-        String::new()
-    } else if ct.starts_with("application/json") {
-        let mut v = r.json();
-        strip_volatile(&mut v);
-        serde_json::to_string(&v).unwrap()
-    } else {
-        let mut out = String::new();
-        for line in r.text().lines() {
-            let mut words: Vec<&str> = line.split_whitespace().collect();
-            if words.len() == 9 {
-                words[7] = "*";
-                words[8] = "*";
-            }
-            out.push_str(&words.join(" "));
-            out.push('\n');
-        }
-        out
-    };
-    format!("{} {}\n{}", r.status, ct, body)
-}
-
 /// Where two normalised answers part, with some context.
 fn difference(got: &str, want: &str) -> String {
     let at = got
@@ -389,20 +321,6 @@ impl Side {
         let r = exchange(&mut self.conn, &s.req(&self.tenant));
         self.answers.push(r);
     }
-}
-
-/// Every byte a tenant received (headers and body).
-fn all_bytes(r: &Response) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (k, v) in &r.headers {
-        out.extend_from_slice(format!("{k}: {v}\n").as_bytes());
-    }
-    out.extend_from_slice(&r.body);
-    out
-}
-
-fn contains(hay: &[u8], needle: &str) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
 /// Isolation: `r` (to `s`, sent by tenant `me`) holds nothing of the other tenant, nor any

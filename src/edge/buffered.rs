@@ -1,8 +1,9 @@
 //! Bodies the edge must see whole before anything is forwarded (`BodyPlan::Whole`: index
-//! creation, for the plan's shard capacity and the multitenant alias names): read into the
-//! client buffer right after the head, de-chunked, up to a small limit. Afterwards the
-//! request looks like one that arrived with `Content-Length`, so the exchange streams it
-//! like any other (and can replay it on a retry).
+//! creation, for the plan's shard capacity; the multitenant class's JSON bodies, read and
+//! written again by `tenancy`; a single-tenant `_reindex`): read into the client buffer
+//! right after the head, de-chunked, up to the plan's limit. Afterwards the request looks
+//! like one that arrived with `Content-Length`, so the exchange streams it like any other
+//! (and can replay it on a retry).
 //!
 //! Must not touch: what is done with the body (`filter::whole_body`, `exchange`).
 
@@ -14,19 +15,29 @@ use super::outcome::SendFail;
 use crate::errors::EdgeError;
 use crate::proto::{BodyDecoder, Framing, ProtoError};
 
-/// Largest body the edge buffers to inspect (index creation bodies are small).
-pub const MAX_INSPECTED_BODY: u64 = 1 << 20;
-
-/// Reads the whole body into `buf[head.len..]` and returns its length; a chunked body is
-/// de-chunked in place and the head's framing becomes `Length`.
+/// Reads the whole body (at most `limit` bytes: 413 above) into `buf[head.len..]` and
+/// returns its length; a chunked body is de-chunked in place and the head's framing
+/// becomes `Length`. `Expect: 100-continue` is answered first (the client would otherwise
+/// hold the body back).
 pub(super) async fn read_whole<T: Transport>(
     c: &mut Client<T>,
     deadline: Instant,
+    limit: u64,
 ) -> Result<usize, SendFail> {
     let head_len = c.head.len;
+    if let Framing::Length(n) = c.head.framing {
+        if n > limit {
+            return Err(too_large(limit));
+        }
+    }
+    if c.head.expect_continue && c.has_body() {
+        if !c.send_continue().await {
+            return Err(SendFail::Client);
+        }
+        c.head.expect_continue = false; // answered: not again when forwarding
+    }
     match c.head.framing {
         Framing::None => Ok(0),
-        Framing::Length(n) if n > MAX_INSPECTED_BODY => Err(too_large()),
         Framing::Length(n) => {
             let n = n as usize;
             c.pos = c.buf.len();
@@ -36,7 +47,7 @@ pub(super) async fn read_whole<T: Transport>(
             c.pos = head_len;
             Ok(n)
         }
-        Framing::Chunked => dechunk(c, deadline).await,
+        Framing::Chunked => dechunk(c, deadline, limit).await,
         Framing::UntilClose => Err(SendFail::Refuse(EdgeError::BadRequest(
             "request body without framing",
         ))),
@@ -48,10 +59,13 @@ pub(super) fn body<T>(c: &Client<T>, len: usize) -> &[u8] {
     &c.buf[c.head.len..c.head.len + len]
 }
 
-async fn dechunk<T: Transport>(c: &mut Client<T>, deadline: Instant) -> Result<usize, SendFail> {
+async fn dechunk<T: Transport>(
+    c: &mut Client<T>,
+    deadline: Instant,
+    limit: u64,
+) -> Result<usize, SendFail> {
     let head_len = c.head.len;
-    let mut dec =
-        BodyDecoder::new(Framing::Chunked, MAX_INSPECTED_BODY).map_err(|_| too_large())?;
+    let mut dec = BodyDecoder::new(Framing::Chunked, limit).map_err(|_| too_large(limit))?;
     let mut body = Vec::new();
     let mut pos = head_len;
     while !dec.is_done() {
@@ -60,7 +74,7 @@ async fn dechunk<T: Transport>(c: &mut Client<T>, deadline: Instant) -> Result<u
             c.read_more(deadline).await?;
         }
         let d = dec.decode(&c.buf[pos..]).map_err(|e| match e {
-            ProtoError::BodyTooLarge => too_large(),
+            ProtoError::BodyTooLarge => too_large(limit),
             _ => SendFail::Refuse(EdgeError::BadRequest("malformed chunked body")),
         })?;
         body.extend_from_slice(&c.buf[pos + d.data.start..pos + d.data.end]);
@@ -75,6 +89,6 @@ async fn dechunk<T: Transport>(c: &mut Client<T>, deadline: Instant) -> Result<u
     Ok(body.len())
 }
 
-fn too_large() -> SendFail {
-    SendFail::Refuse(EdgeError::BodyTooLarge(MAX_INSPECTED_BODY))
+fn too_large(limit: u64) -> SendFail {
+    SendFail::Refuse(EdgeError::BodyTooLarge(limit))
 }

@@ -88,6 +88,19 @@ impl<T: Transport> Client<T> {
         }
     }
 
+    /// When the whole body is in the buffer (read, or arrived with the head), moves past
+    /// it, so that an answer to this request can keep the connection for the next one.
+    pub fn skip_buffered_body(&mut self) -> bool {
+        match self.head.framing {
+            Framing::None => true,
+            Framing::Length(n) if self.body_buffered() => {
+                self.pos = self.head.len + n as usize;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Replaces the buffered body (`old_len` bytes after the head) with `new`; the request
     /// now looks like one sent with `Content-Length`.
     pub fn replace_body(&mut self, old_len: usize, new: &[u8]) {

@@ -82,6 +82,8 @@ pub struct Shared {
     pub access_log: Option<String>,
     /// Set on SIGTERM/SIGINT: stop accepting, finish what is in flight.
     pub draining: AtomicBool,
+    /// Seals and opens the multitenant class's scroll and point-in-time ids.
+    pub sealer: Arc<crate::tenancy::IdSealer>,
 }
 
 impl Shared {

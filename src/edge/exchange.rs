@@ -1,9 +1,10 @@
 //! One request's exchange with its upstream, carrying out a `policy::decide` decision:
 //!
 //! 1. **admit**: a body that must be seen whole is read first (`buffered`, then
-//!    `filter::whole_body`); the shards an index creation adds are reserved against the
-//!    plan (400 when they do not fit); then an allowance slot is awaited (FIFO across
-//!    cores, queue timeout, deadline, client gone);
+//!    `filter::whole_body`: what it finds can change the target and the response plan, a
+//!    point in time); the shards an index creation adds are reserved against the plan
+//!    (400 when they do not fit); then an allowance slot is awaited (FIFO across cores,
+//!    queue timeout, deadline, client gone);
 //! 2. **upstream**: `100 Continue` is answered, whitelisted indices the write needs are
 //!    created (`precreate`, an extra request before the main one), a pooled connection is
 //!    taken, the request is sent (`send`, the body through the request filter), the
@@ -14,8 +15,8 @@
 //! The permit is held until the upstream's response has been read to its end. Every
 //! failure is answered here, through the client's error answers.
 //!
-//! Must not touch: the decision (taken in `session`), the wire format (`proto`), the
-//! filters' rules (`filter`).
+//! Must not touch: the decision (taken in `session`; only what a whole body was found to
+//! say is added to it), the wire format (`proto`), the filters' rules (`filter`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::buffered;
 use super::client::Client;
+use super::contexts::Counted;
 use super::filter::{whole_body, RequestFilter, ResponseFilter};
 use super::io::Transport;
 use super::outcome::{HeadFail, Outcome, SendFail};
@@ -36,6 +38,7 @@ use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targ
 use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
+use crate::tenancy::IdKind;
 
 /// How long the edge looks for an upstream's early answer after it stopped reading a body.
 const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
@@ -55,9 +58,13 @@ pub(super) struct Scratch {
 struct Exchange<'a, 'd, T> {
     client: &'a mut Client<T>,
     scratch: &'a mut Scratch,
-    d: &'a Decision<'d, Arc<Cluster>>,
-    targets: &'a Targets,
+    d: &'a mut Decision<'d, Arc<Cluster>>,
+    targets: &'a mut Targets,
     deadline: Instant,
+    /// The open search contexts the request counts (multitenant scroll and PIT).
+    contexts: Option<Counted>,
+    /// The upstream ids the response filter sealed.
+    sealed: Vec<(IdKind, String)>,
 }
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
@@ -73,8 +80,8 @@ enum Refusal {
 pub(super) async fn run<T: Transport>(
     client: &mut Client<T>,
     scratch: &mut Scratch,
-    d: &Decision<'_, Arc<Cluster>>,
-    targets: &Targets,
+    d: &mut Decision<'_, Arc<Cluster>>,
+    targets: &mut Targets,
     arrival: Instant,
 ) -> Outcome {
     let deadline = arrival + client.core.shared.limits.deadline;
@@ -84,12 +91,22 @@ pub(super) async fn run<T: Transport>(
         d,
         targets,
         deadline,
+        contexts: None,
+        sealed: Vec::new(),
     };
     let reserved = match x.prepare().await {
         Ok(n) => n,
+        // Refused after the whole body was read: the connection can carry the next request.
+        Err(SendFail::Refuse(e)) if x.client.skip_buffered_body() => {
+            return x.client.answer_error(&e).await
+        }
         Err(fail) => return x.client.answer_send_failure(fail).await,
     };
     let outcome = x.admitted().await;
+    if let Some(counted) = x.contexts.take() {
+        counted.settle(outcome.status, &x.sealed);
+    }
+    let (d, targets) = (&*x.d, &*x.targets);
     if d.reserve == Reservation::CreateIndex {
         // The real name of the index (the ledger matches it with metering's).
         let ok = (200..300).contains(&outcome.status);
@@ -101,15 +118,38 @@ pub(super) async fn run<T: Transport>(
 
 impl<T: Transport> Exchange<'_, '_, T> {
     /// Before a slot is awaited: a body that must be seen whole is read and transformed,
-    /// and the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
-    /// anything reaches the upstream). Returns the shards reserved.
+    /// the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
+    /// anything reaches the upstream), and so is the place of a search context it opens
+    /// (429). Returns the shards reserved.
     async fn prepare(&mut self) -> Result<u64, SendFail> {
-        if self.d.body != BodyPlan::Whole {
+        let shards = self.read_whole_body().await?;
+        let body = match self.client.head.framing {
+            Framing::Length(n) if self.client.body_buffered() => {
+                buffered::body(self.client, n as usize)
+            }
+            _ => &[],
+        };
+        self.contexts = Counted::reserve(self.d, &self.targets.target, body)?;
+        Ok(shards)
+    }
+
+    /// A `BodyPlan::Whole` body: read, transformed, and for an index creation its shards
+    /// reserved. Returns the shards reserved.
+    async fn read_whole_body(&mut self) -> Result<u64, SendFail> {
+        let BodyPlan::Whole { kind, limit } = self.d.body else {
             return Ok(0);
-        }
-        let len = buffered::read_whole(self.client, self.deadline).await?;
-        if let Some(new) = whole_body(self.d.tenant.as_ref(), buffered::body(self.client, len))? {
+        };
+        let len = buffered::read_whole(self.client, self.deadline, limit).await?;
+        let sealer = &self.client.core.shared.sealer;
+        let ids = (&**sealer, self.d.cluster.id.as_str());
+        let body = buffered::body(self.client, len);
+        let whole = whole_body(self.d.tenant.as_ref(), ids, kind, body)?;
+        if let Some(new) = whole.body {
             self.client.replace_body(len, &new);
+        }
+        if let Some(t) = self.d.tenant.as_mut() {
+            t.plan
+                .apply_body_facts(whole.facts, &t.prefix, &mut self.targets.target)?;
         }
         if self.d.reserve != Reservation::CreateIndex {
             return Ok(0);
@@ -253,6 +293,9 @@ impl<T: Transport> Exchange<'_, '_, T> {
             Ok(n) => n,
             Err(answered) => return answered,
         };
+        if let Some(c) = &self.contexts {
+            c.on_head(self.scratch.rhead.status);
+        }
         let (o, reusable) = self.relay(&mut up).await;
         if reusable {
             core.pool.put(up, Instant::now());
@@ -319,13 +362,19 @@ impl<T: Transport> Exchange<'_, '_, T> {
     /// filter.
     async fn relay(&mut self, up: &mut UpstreamConn) -> (Outcome, bool) {
         let rh = &self.scratch.rhead;
-        let mut filter = ResponseFilter::for_response(self.d.tenant.as_ref(), rh, &up.buf);
+        let core = &self.client.core;
+        let cluster = self.d.cluster;
+        let ids = || (core.shared.sealer.clone(), Arc::from(cluster.id.as_str()));
+        let mut filter = ResponseFilter::for_response(self.d.tenant.as_ref(), rh, &up.buf, ids);
         let mut relaying = Relaying {
             client: self.client,
             up,
             rewritten: &mut self.scratch.rewritten,
             deadline: self.deadline,
         };
-        relaying.relay(rh, &mut filter).await
+        let relayed = relaying.relay(rh, &mut filter).await;
+        self.sealed.clear();
+        self.sealed.extend_from_slice(filter.sealed());
+        relayed
     }
 }

@@ -1,8 +1,9 @@
 //! The filters an exchange passes bodies through, chosen from its decision: one for the
 //! request body on its way upstream ([`RequestFilter`]: pass, count `_bulk` actions, or
-//! the multitenant rewriting), the "whole body first" transform of bodies read before
-//! anything is sent ([`whole_body`]), and one for the response body on its way back
-//! ([`ResponseFilter`]: pass, or the multitenant un-rewriting).
+//! the multitenant NDJSON rewriting), the "whole body first" transform of bodies read
+//! before anything is sent ([`whole_body`]: the multitenant class's JSON bodies, a
+//! single-tenant `_reindex`), and one for the response body on its way back
+//! ([`ResponseFilter`]: pass, or the multitenant un-rewriting with its id sealing).
 //!
 //! Every filter is pure (`policy::bulk`, `tenancy`): `feed(chunk, out)` then
 //! `finish(out)`, output into a caller-owned buffer. A filter that changes the length makes
@@ -15,10 +16,11 @@ use std::sync::Arc;
 
 use crate::errors::EdgeError;
 use crate::policy::bulk::BulkCounter;
+use crate::policy::classify::BodyKind;
 use crate::policy::decide::{BodyPlan, Decision, TenantPlan};
 use crate::proto::ResponseHead;
 use crate::registry::Cluster;
-use crate::tenancy::{self, BodyRewriter, Prefix, ResponseRewriter};
+use crate::tenancy::{self, BodyFacts, BodyRewriter, IdSealer, Prefix, ResponseRewriter, Tenant};
 
 /// What the request body's bytes go through on their way upstream.
 #[derive(Debug)]
@@ -107,16 +109,44 @@ impl RequestFilter {
     }
 }
 
-/// The "whole body first" transform, for a body read whole before anything is sent
-/// (`BodyPlan::Whole`): on the multitenant class, the alias names of an index creation go
-/// into the tenant's namespace. `None`: forward the body unchanged.
+/// What the "whole body first" transform made of a body.
+#[derive(Debug, Default)]
+pub(super) struct Whole {
+    /// The body to forward instead (`None`: forward it unchanged).
+    pub body: Option<Vec<u8>>,
+    /// What reading it found that changes the rest of the request (a point in time).
+    pub facts: BodyFacts,
+}
+
+/// The "whole body first" transform, for a body of `kind` read whole before anything is
+/// sent (`BodyPlan::Whole`): on the multitenant class every JSON body is parsed strictly,
+/// rewritten into the tenant's namespace (sealed ids opened with `ids`: the node's sealer
+/// and the cluster id) and written again; a single-tenant `_reindex` is read strictly (a
+/// remote source refused) and written again; an index creation's body otherwise passes.
 pub(super) fn whole_body(
     tenant: Option<&TenantPlan>,
+    ids: (&IdSealer, &str),
+    kind: BodyKind,
     body: &[u8],
-) -> Result<Option<Vec<u8>>, EdgeError> {
-    match tenant {
-        Some(t) => tenancy::rewrite_create_index_body(&t.prefix, body),
-        None => Ok(None),
+) -> Result<Whole, EdgeError> {
+    match (tenant, kind) {
+        (Some(tp), _) => {
+            let t = Tenant {
+                prefix: &tp.prefix,
+                ids: Some(ids),
+            };
+            let mut out = Vec::with_capacity(body.len() + 64);
+            let facts = tenancy::rewrite_json_body(&t, kind, body, &mut out)?;
+            Ok(Whole {
+                body: Some(out),
+                facts,
+            })
+        }
+        (None, BodyKind::Reindex) => Ok(Whole {
+            body: Some(tenancy::single_tenant_reindex(body)?),
+            facts: BodyFacts::default(),
+        }),
+        (None, _) => Ok(Whole::default()),
     }
 }
 
@@ -138,15 +168,33 @@ pub(super) enum ResponseFilter {
 }
 
 impl ResponseFilter {
+    /// The upstream scroll and point-in-time ids the filter sealed.
+    pub fn sealed(&self) -> &[(tenancy::IdKind, String)] {
+        match self {
+            ResponseFilter::Rewrite { un, .. } => un.sealed(),
+            ResponseFilter::Pass => &[],
+        }
+    }
+
     /// The filter for the response whose head `rh` was parsed from `buf`, to a request
     /// planned with `tenant`.
-    pub fn for_response(tenant: Option<&TenantPlan>, rh: &ResponseHead, buf: &[u8]) -> Self {
+    /// `ids`: the node's sealer and the cluster id, for responses whose scroll or
+    /// point-in-time ids are sealed (asked for only when the plan has some).
+    pub fn for_response(
+        tenant: Option<&TenantPlan>,
+        rh: &ResponseHead,
+        buf: &[u8],
+        ids: impl FnOnce() -> (Arc<IdSealer>, Arc<str>),
+    ) -> Self {
         match tenant {
             Some(t) => {
                 let content_type = rh.header(buf, b"content-type");
+                let ids = t.plan.response.ids.map(|_| ids());
                 ResponseFilter::Rewrite {
                     prefix: t.prefix,
-                    un: t.plan.response_rewriter(t.prefix, rh.status, content_type),
+                    un: t
+                        .plan
+                        .response_rewriter(t.prefix, rh.status, content_type, ids),
                 }
             }
             None => ResponseFilter::Pass,

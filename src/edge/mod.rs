@@ -22,6 +22,7 @@ pub mod accesslog;
 mod buffered;
 pub mod certs;
 mod client;
+mod contexts;
 mod control;
 mod core;
 #[cfg(test)]

@@ -99,6 +99,7 @@ shards = 100
 disk = "1gb"
 memory = "1gb"
 max_bulk_actions = 100
+max_open_contexts = 2
 [[clusters]]
 id = "acme"
 hostname = "acme-7f3k"
@@ -121,6 +122,7 @@ upstream = ["{up}"]
         metrics: Arc::new(hub),
         access_log: None,
         draining: AtomicBool::new(false),
+        sealer: Arc::new(crate::tenancy::IdSealer::new(&key)),
     };
     Rc::new(Core::new(Arc::new(shared)).unwrap())
 }
@@ -278,4 +280,91 @@ fn requests_are_recorded_unless_recording_is_off() {
             "recording {recording}"
         );
     }
+}
+
+/// A chunked response (the multitenant filters re-frame bodies): its head, and its body
+/// de-chunked.
+async fn chunked_response(peer: &mut Peer) -> (String, Vec<u8>) {
+    let got = peer.read_until(|b| b.ends_with(b"0\r\n\r\n")).await;
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let (head, mut rest) = text.split_once("\r\n\r\n").expect("a head");
+    let mut body = Vec::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size, 16).expect("a chunk size");
+        body.extend_from_slice(&after.as_bytes()[..n]);
+        rest = &after[n + 2..];
+        if n == 0 {
+            break;
+        }
+    }
+    (head.to_string(), body)
+}
+
+fn json_answer(status: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+// issue 10 §3 (attacks-10 #9): open scrolls and points in time count against the plan's
+// `max_open_contexts` (2 here): the third open is refused with 429 and the numbers before
+// it reaches the upstream; a failed open gives its place back; clearing a scroll frees its
+// place for the next open on the same connection at once.
+#[test]
+fn open_search_contexts_are_counted_against_the_plan() {
+    let up = upstream(vec![
+        json_answer("200 OK", r#"{"_scroll_id":"UP1","hits":{"hits":[]}}"#),
+        json_answer(
+            "400 Bad Request",
+            r#"{"error":"bad keep-alive","status":400}"#,
+        ),
+        json_answer("200 OK", r#"{"id":"PIT1"}"#),
+        json_answer("200 OK", r#"{"succeeded":true,"num_freed":1}"#),
+        json_answer("200 OK", r#"{"_scroll_id":"UP2","hits":{"hits":[]}}"#),
+    ]);
+    over_duplex(core(up.addr, "multitenant"), |mut peer| async move {
+        peer.send(&request("GET /books/_search?scroll=1m HTTP/1.1", ""));
+        let (h, b) = chunked_response(&mut peer).await;
+        assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+        let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        let token = v["_scroll_id"].as_str().unwrap().to_string();
+        assert!(token.starts_with("sg1."), "sealed: {token}");
+        // an open the upstream refuses takes no place
+        peer.send(&request("GET /books/_search?scroll=x HTTP/1.1", ""));
+        let (h, _) = chunked_response(&mut peer).await;
+        assert!(h.starts_with("HTTP/1.1 400"), "{h}");
+        peer.send(&request("POST /books/_pit?keep_alive=1m HTTP/1.1", ""));
+        let (h, _) = chunked_response(&mut peer).await;
+        assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+        // 2 of 2 open: the next open is refused by the edge (N + 1)
+        peer.send(&request("GET /books/_search?scroll=1m HTTP/1.1", ""));
+        let (h, b) = peer.response().await;
+        assert!(h.starts_with("HTTP/1.1 429"), "{h}");
+        let e: serde_json::Value = serde_json::from_slice(&b).unwrap();
+        assert_eq!(e["error"]["type"], "too_many_scroll_contexts_exception");
+        let reason = e["error"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("[2]") && reason.contains("Open now: [2]"),
+            "{reason}"
+        );
+        // clearing the scroll frees a place
+        let clear = format!(r#"{{"scroll_id":"{token}"}}"#);
+        peer.send(&request("DELETE /_search/scroll HTTP/1.1", &clear));
+        let (h, _) = chunked_response(&mut peer).await;
+        assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+        peer.send(&request("GET /books/_search?scroll=1m HTTP/1.1", ""));
+        let (h, _) = chunked_response(&mut peer).await;
+        assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+        peer
+    });
+    let heads = up.heads.lock().unwrap().clone();
+    let lines: Vec<&str> = heads.iter().map(|h| h.lines().next().unwrap()).collect();
+    assert_eq!(
+        lines.len(),
+        5,
+        "the refused open never reached the upstream: {lines:?}"
+    );
+    assert!(lines[3].starts_with("DELETE /_search/scroll "), "{lines:?}");
 }

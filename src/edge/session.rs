@@ -99,6 +99,7 @@ impl<T: Transport> Session<T> {
         let listener = Listener {
             sni: c.io.sni(),
             max_body: c.core.shared.limits.max_body,
+            ids: Some(&c.core.shared.sealer),
         };
         let decided = decide(
             &**snap,
@@ -109,8 +110,9 @@ impl<T: Transport> Session<T> {
             &mut self.targets,
         );
         match decided {
-            Ok(d) => {
-                let o = exchange::run(c, &mut self.scratch, &d, &self.targets, arrival).await;
+            Ok(mut d) => {
+                let targets = &mut self.targets;
+                let o = exchange::run(c, &mut self.scratch, &mut d, targets, arrival).await;
                 self.record(Some(d.cluster.id.as_str()), arrival, &o);
                 o
             }

@@ -63,6 +63,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         config.admin = Some(AdminConfig::default()); // the embedded default serves it
     }
     let key = keyfile::load_or_create(&config.edge.data_dir)?;
+    let sealer = Arc::new(crate::tenancy::IdSealer::new(&key));
     let plane = boot::open(&config, &key)?;
     let registry = boot::lock(&plane).registry().clone();
     let tls = match config.edge.https {
@@ -85,6 +86,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         metrics: Arc::new(MetricsHub::default().recording(config.edge.record_metrics)),
         access_log: config.access_log_target(),
         draining: AtomicBool::new(false),
+        sealer,
     });
     control::probe_unready(&registry, &plane);
     let stop_control = Arc::new(AtomicBool::new(false));

@@ -101,22 +101,11 @@ const RULES: &[Rule] = &[
     // warmers
     rule("_warmer", Anywhere, Always, "_warmer"),
     rule("_warmers", Anywhere, Always, "_warmer"),
-    // reindex (also from remote: the upstream would open connections for the client)
-    rule("_reindex", Anywhere, Always, "_reindex"),
-    // multitenant only: tasks and by-query jobs run outside any one tenant's namespace
+    // multitenant only: tasks (and rethrottling a job's task) are shared upstream state.
+    // `_reindex` and the by-query jobs run within the tenant (their bodies are read:
+    // `source.remote` of a reindex is refused on every class).
     rule("_tasks", Anywhere, Multitenant, "_tasks"),
-    rule(
-        "_update_by_query",
-        Anywhere,
-        Multitenant,
-        "_update_by_query",
-    ),
-    rule(
-        "_delete_by_query",
-        Anywhere,
-        Multitenant,
-        "_delete_by_query",
-    ),
+    rule("_rethrottle", Anywhere, Multitenant, "_rethrottle"),
 ];
 
 /// The blocked endpoint this request names, if any (the name goes into the 501 body).

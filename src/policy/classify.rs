@@ -1,6 +1,7 @@
 //! Request classification: read, update, index deletion or not implemented, from the method
-//! and the path, in one table ([`ROUTES`]) that also says how the multitenant class handles
-//! each endpoint (rewrite which segments, which body and response transform, or 501).
+//! and the path, in one table ([`ROUTES`], in `endpoints.rs`) that also says how the
+//! multitenant class handles each endpoint (rewrite which segments, which body and response
+//! transform, or 501).
 //!
 //! Order of decisions in [`classify`]:
 //! 1. the loose view of the path against the blocked list (`blocked.rs`, spec 1.4): 501;
@@ -59,19 +60,68 @@ pub enum Tenancy {
     },
 }
 
-/// Request-body transform for the multitenant class.
+/// How a multitenant request's body is read (see `tenancy::references` for each row).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyKind {
-    /// The body names no index (or is not rewritten: search bodies).
+    /// The endpoint takes no body: one is refused (as Elasticsearch refuses it).
     None,
-    /// `_bulk`: `_index` of action lines.
+    /// A document (`_doc`, `_create`, typed documents): forwarded as sent.
+    Document,
+    /// `_bulk`: NDJSON, streamed line by line.
     Bulk,
-    /// `_msearch`: `index` of header lines.
+    /// `_msearch`: NDJSON, streamed line by line.
     Msearch,
-    /// `_mget`: `_index` of `docs`.
+    /// A search body (`_search`).
+    Search,
+    /// A body holding only `query` (`_count`, `_explain`, `_validate/query`).
+    QueryOnly,
+    /// `_field_caps`: `index_filter`.
+    FieldCaps,
+    /// `_mget`: `docs[]._index`.
     Mget,
-    /// `PUT /<index>`: alias names in `aliases` (buffered, small).
+    /// `_termvectors`: `_index` in the body.
+    TermVectors,
+    /// `_update`: documents and a script.
+    Update,
+    /// `_analyze`.
+    Analyze,
+    /// `PUT /<index>`: settings, mappings, aliases (and the plan's shard check).
     CreateIndex,
+    /// `PUT /<index>/_settings`.
+    Settings,
+    /// `PUT /<index>/_mapping`.
+    Mapping,
+    /// `POST /_aliases`: actions.
+    Aliases,
+    /// `PUT /<index>/_alias/<name>`: `index`, `alias`, `filter`.
+    PutAlias,
+    /// `PUT /_template/<name>`.
+    Template,
+    /// `PUT /_index_template/<name>`.
+    IndexTemplate,
+    /// `PUT /_component_template/<name>`.
+    ComponentTemplate,
+    DeleteByQuery,
+    UpdateByQuery,
+    Reindex,
+    /// `_search/scroll`: `scroll_id` opened.
+    Scroll,
+    /// `DELETE /_search/scroll`: `scroll_id` opened.
+    ClearScroll,
+    /// `DELETE /_pit`: `id` opened.
+    ClosePit,
+}
+
+impl BodyKind {
+    /// Streamed line by line (NDJSON), rather than read whole.
+    pub fn is_streamed(self) -> bool {
+        matches!(self, BodyKind::Bulk | BodyKind::Msearch)
+    }
+
+    /// Read whole as JSON and written again by the edge.
+    pub fn is_json(self) -> bool {
+        !matches!(self, BodyKind::None | BodyKind::Document) && !self.is_streamed()
+    }
 }
 
 /// Response transform for the multitenant class.
@@ -82,6 +132,11 @@ pub enum ResponseKind {
     /// A `_cat` table whose every row names an index: strip, and drop rows that do not
     /// carry the tenant's prefix (text and `format=json`).
     CatRows,
+    /// A search or scroll response: strip, and seal a top-level `_scroll_id`/`pit_id` when
+    /// the request can have opened one.
+    Search,
+    /// Opening a point in time: strip, and seal the top-level `id`.
+    PitOpen,
 }
 
 /// One segment pattern.
@@ -95,10 +150,18 @@ pub enum Seg {
     Alias,
     /// A name that does not start with `_` (a mapping type).
     Name,
-    /// Any segment (ids, metrics, field lists).
+    /// Scroll ids (a comma list of sealed tokens the tenancy layer opens); not `_all`.
+    ScrollIds,
+    /// Any segment (ids, metrics, names). On multitenant clusters one that starts with `_`
+    /// is refused: see [`endpoint_name_in_value`].
     Any,
-    /// Zero or more segments of any kind (last only).
+    /// Zero or more segments of any kind (last only); multitenant: as [`Seg::Any`].
     Rest,
+    /// A field-name list in the last position after the literal `field` of
+    /// `_mapping/field/{fields}`: any segment, `_` allowed (metadata fields such as `_id`),
+    /// because no Elasticsearch route has an explicit child there (see
+    /// [`endpoint_name_in_value`]).
+    Fields,
 }
 
 /// Methods a row applies to (bit set).
@@ -108,10 +171,12 @@ pub struct Methods(u8);
 impl Methods {
     pub const ANY: Methods = Methods(0xff);
     pub const GET_HEAD: Methods = Methods(0b11);
+    pub const POST: Methods = Methods(0b100);
     pub const PUT: Methods = Methods(0b1000);
+    pub const PUT_POST: Methods = Methods(0b1100);
     pub const DELETE: Methods = Methods(0b1_0000);
 
-    fn has(self, m: Method) -> bool {
+    pub fn has(self, m: Method) -> bool {
         let bit = match m {
             Method::Get => 1,
             Method::Head => 2,
@@ -136,9 +201,12 @@ pub struct Route {
     pub tenancy: Tenancy,
 }
 
+pub use super::endpoints::ROUTES;
+
 impl Route {
     /// What the body of a request to this endpoint is, whatever the cluster's class (the
-    /// edge counts `_bulk` actions on every class; a blocked row has no body to read).
+    /// edge counts `_bulk` actions on every class and reads a `_reindex` body on every
+    /// class; a blocked row has no body to read).
     pub fn body_kind(&self) -> BodyKind {
         match self.tenancy {
             Tenancy::Rewrite { body, .. } => body,
@@ -146,238 +214,6 @@ impl Route {
         }
     }
 }
-
-use Seg::{Alias as Al, Any as A, Index as I, Lit as L, Name as N, Rest};
-
-const fn rw(all_at: Option<u8>, body: BodyKind, response: ResponseKind) -> Tenancy {
-    Tenancy::Rewrite {
-        all_at,
-        body,
-        response,
-    }
-}
-const PATH: Tenancy = rw(None, BodyKind::None, ResponseKind::Strip);
-const ALL0: Tenancy = rw(Some(0), BodyKind::None, ResponseKind::Strip);
-const ALL2: Tenancy = rw(Some(2), BodyKind::None, ResponseKind::Strip);
-const CAT_ROWS: Tenancy = rw(Some(2), BodyKind::None, ResponseKind::CatRows);
-const BLOCK: Tenancy = Tenancy::Block;
-
-const fn r(name: &'static str, pattern: &'static [Seg], reads: bool, t: Tenancy) -> Route {
-    Route {
-        name,
-        pattern,
-        methods: Methods::ANY,
-        reads,
-        tenancy: t,
-    }
-}
-
-const fn m(name: &'static str, methods: Methods, pattern: &'static [Seg], t: Tenancy) -> Route {
-    Route {
-        name,
-        pattern,
-        methods,
-        reads: false,
-        tenancy: t,
-    }
-}
-
-/// The endpoint table. First match wins: literal rows come before rows with names and ids.
-pub static ROUTES: &[Route] = &[
-    r("/", &[], false, PATH),
-    // searches: reads with any method
-    r("_search", &[L("_search")], true, ALL0),
-    r("_search", &[I, L("_search")], true, PATH),
-    r("_search", &[I, N, L("_search")], true, PATH),
-    r("_count", &[L("_count")], true, ALL0),
-    r("_count", &[I, L("_count")], true, PATH),
-    r("_count", &[I, N, L("_count")], true, PATH),
-    r(
-        "_msearch",
-        &[L("_msearch")],
-        true,
-        rw(Some(0), BodyKind::Msearch, ResponseKind::Strip),
-    ),
-    r(
-        "_msearch",
-        &[I, L("_msearch")],
-        true,
-        rw(None, BodyKind::Msearch, ResponseKind::Strip),
-    ),
-    r(
-        "_msearch",
-        &[I, N, L("_msearch")],
-        true,
-        rw(None, BodyKind::Msearch, ResponseKind::Strip),
-    ),
-    r(
-        "_mget",
-        &[L("_mget")],
-        true,
-        rw(None, BodyKind::Mget, ResponseKind::Strip),
-    ),
-    r(
-        "_mget",
-        &[I, L("_mget")],
-        true,
-        rw(None, BodyKind::Mget, ResponseKind::Strip),
-    ),
-    r(
-        "_mget",
-        &[I, N, L("_mget")],
-        true,
-        rw(None, BodyKind::Mget, ResponseKind::Strip),
-    ),
-    r("_field_caps", &[L("_field_caps")], true, ALL0),
-    r("_field_caps", &[I, L("_field_caps")], true, PATH),
-    r("_validate", &[L("_validate"), L("query")], true, ALL0),
-    r("_validate", &[I, L("_validate"), L("query")], true, PATH),
-    r("_validate", &[I, N, L("_validate"), L("query")], true, PATH),
-    r("_explain", &[I, L("_explain"), A], true, PATH),
-    r("_explain", &[I, N, A, L("_explain")], true, PATH),
-    r("_analyze", &[L("_analyze")], true, PATH),
-    r("_analyze", &[I, L("_analyze")], true, PATH),
-    r("_termvectors", &[I, L("_termvectors"), Rest], true, PATH),
-    r("_termvectors", &[I, N, L("_termvectors")], true, PATH),
-    r("_termvectors", &[I, N, A, L("_termvectors")], true, PATH),
-    r("_mtermvectors", &[L("_mtermvectors")], true, BLOCK),
-    r("_mtermvectors", &[I, L("_mtermvectors")], true, BLOCK),
-    r("_mtermvectors", &[I, N, L("_mtermvectors")], true, BLOCK),
-    // scroll and point-in-time ids are guessable across tenants: not on multitenant
-    r(
-        "_search/scroll",
-        &[L("_search"), L("scroll"), Rest],
-        true,
-        BLOCK,
-    ),
-    r("_pit", &[L("_pit")], true, BLOCK),
-    r("_pit", &[I, L("_pit")], true, BLOCK),
-    r("_search_shards", &[L("_search_shards")], true, BLOCK),
-    r("_search_shards", &[I, L("_search_shards")], true, BLOCK),
-    r("_rank_eval", &[L("_rank_eval")], true, BLOCK),
-    r("_rank_eval", &[I, L("_rank_eval")], true, BLOCK),
-    // _cat: reads; only tables of index rows can be confined to one tenant
-    r("_cat", &[L("_cat")], true, PATH),
-    r("_cat/indices", &[L("_cat"), L("indices")], true, CAT_ROWS),
-    r(
-        "_cat/indices",
-        &[L("_cat"), L("indices"), I],
-        true,
-        CAT_ROWS,
-    ),
-    r("_cat/count", &[L("_cat"), L("count")], true, ALL2),
-    r("_cat/count", &[L("_cat"), L("count"), I], true, ALL2),
-    r("_cat/aliases", &[L("_cat"), L("aliases")], true, CAT_ROWS),
-    r(
-        "_cat/aliases",
-        &[L("_cat"), L("aliases"), Al],
-        true,
-        CAT_ROWS,
-    ),
-    r("_cat/shards", &[L("_cat"), L("shards")], true, CAT_ROWS),
-    r("_cat/shards", &[L("_cat"), L("shards"), I], true, CAT_ROWS),
-    r("_cat/segments", &[L("_cat"), L("segments")], true, CAT_ROWS),
-    r(
-        "_cat/segments",
-        &[L("_cat"), L("segments"), I],
-        true,
-        CAT_ROWS,
-    ),
-    r("_cat/recovery", &[L("_cat"), L("recovery")], true, CAT_ROWS),
-    r(
-        "_cat/recovery",
-        &[L("_cat"), L("recovery"), I],
-        true,
-        CAT_ROWS,
-    ),
-    r("_cat", &[L("_cat"), Rest], true, BLOCK),
-    // cluster: health can be confined to the tenant's indices; the rest is shared state
-    r(
-        "_cluster/health",
-        &[L("_cluster"), L("health")],
-        false,
-        ALL2,
-    ),
-    r(
-        "_cluster/health",
-        &[L("_cluster"), L("health"), I],
-        false,
-        ALL2,
-    ),
-    // index metadata
-    r("_mapping", &[L("_mapping"), Rest], false, ALL0),
-    r("_mapping", &[L("_mappings"), Rest], false, ALL0),
-    r("_mapping", &[I, L("_mapping"), Rest], false, PATH),
-    r("_mapping", &[I, L("_mappings"), Rest], false, PATH),
-    r("_mapping", &[I, N, L("_mapping")], false, PATH),
-    r("_mapping", &[I, N, L("_mappings")], false, PATH),
-    r("_settings", &[L("_settings"), Rest], false, ALL0),
-    r("_settings", &[I, L("_settings"), Rest], false, PATH),
-    r("_stats", &[L("_stats"), Rest], false, ALL0),
-    r("_stats", &[I, L("_stats"), Rest], false, PATH),
-    r("_segments", &[L("_segments")], false, ALL0),
-    r("_segments", &[I, L("_segments")], false, PATH),
-    r("_recovery", &[L("_recovery")], false, ALL0),
-    r("_recovery", &[I, L("_recovery")], false, PATH),
-    // index maintenance (updates unless sent with GET)
-    r("_refresh", &[L("_refresh")], false, ALL0),
-    r("_refresh", &[I, L("_refresh")], false, PATH),
-    r("_flush", &[L("_flush"), Rest], false, ALL0),
-    r("_flush", &[I, L("_flush"), Rest], false, PATH),
-    r("_forcemerge", &[L("_forcemerge")], false, ALL0),
-    r("_forcemerge", &[I, L("_forcemerge")], false, PATH),
-    r("_cache/clear", &[L("_cache"), L("clear")], false, ALL0),
-    r("_cache/clear", &[I, L("_cache"), L("clear")], false, PATH),
-    r("_open", &[I, L("_open")], false, PATH),
-    r("_close", &[I, L("_close")], false, PATH),
-    // aliases: the bulk `_aliases` body names indices freely: not on multitenant
-    m("_aliases", Methods::GET_HEAD, &[L("_aliases")], ALL0),
-    r("_aliases", &[L("_aliases")], false, BLOCK),
-    r("_alias", &[L("_alias")], false, ALL0),
-    r("_alias", &[L("_alias"), Al], false, ALL0),
-    r("_alias", &[I, L("_alias")], false, PATH),
-    r("_alias", &[I, L("_alias"), Al], false, PATH),
-    r("_alias", &[I, L("_aliases")], false, PATH),
-    r("_alias", &[I, L("_aliases"), Al], false, PATH),
-    // bulk
-    r(
-        "_bulk",
-        &[L("_bulk")],
-        false,
-        rw(None, BodyKind::Bulk, ResponseKind::Strip),
-    ),
-    r(
-        "_bulk",
-        &[I, L("_bulk")],
-        false,
-        rw(None, BodyKind::Bulk, ResponseKind::Strip),
-    ),
-    r(
-        "_bulk",
-        &[I, N, L("_bulk")],
-        false,
-        rw(None, BodyKind::Bulk, ResponseKind::Strip),
-    ),
-    // documents
-    r("_doc", &[I, L("_doc")], false, PATH),
-    r("_doc", &[I, L("_doc"), A], false, PATH),
-    r("_create", &[I, L("_create"), A], false, PATH),
-    r("_update", &[I, L("_update"), A], false, PATH),
-    r("_source", &[I, L("_source"), A], false, PATH),
-    r("_create", &[I, N, A, L("_create")], false, PATH),
-    r("_update", &[I, N, A, L("_update")], false, PATH),
-    r("_source", &[I, N, A, L("_source")], false, PATH),
-    // indices
-    m(
-        "index",
-        Methods::PUT,
-        &[I],
-        rw(None, BodyKind::CreateIndex, ResponseKind::Strip),
-    ),
-    r("index", &[I], false, PATH),
-    r("document", &[I, N], false, PATH),
-    r("document", &[I, N, A], false, PATH),
-];
 
 /// True when `seg` is an index (or alias) expression as the upstream routes it.
 pub fn is_index_expr(seg: &[u8]) -> bool {
@@ -393,8 +229,38 @@ fn seg_matches(p: Seg, s: &[u8]) -> bool {
         Seg::Lit(l) => s == l.as_bytes(),
         Seg::Index | Seg::Alias => is_index_expr(s),
         Seg::Name => !s.starts_with(b"_"),
-        Seg::Any | Seg::Rest => true,
+        Seg::ScrollIds => s != b"_all",
+        Seg::Any | Seg::Rest | Seg::Fields => true,
     }
+}
+
+/// Multitenant: the position of the first segment that sits where this row reads a value
+/// (an id, a type, a setting name, a metric: [`Seg::Any`], [`Seg::Name`], [`Seg::Rest`])
+/// and starts with `_`. `None` when the upstream routes the path as this row says.
+///
+/// Why (attacks-10 #1 and #8): Elasticsearch 7.10 (and OpenSearch 1.x) route with a
+/// `PathTrie` tried in four modes (explicit nodes only, wildcard root, wildcard leaf, any
+/// wildcard). Explicit children are preferred, and when an explicit subtree finds no
+/// handler the trie backs up and tries the wildcard child at the same depth. So
+/// `/<i>/_doc/_msearch` is not the document `_msearch` for the upstream: `_doc` is tried
+/// explicitly, `_msearch` is no child of it, the trie backs up to the `{type}` wildcard and
+/// finds the typed `/{index}/{type}/_msearch` (a multi-search whose body the edge never
+/// read). The same backtracking turns `/<i>/_settings/_search`, `/<i>/_mapping/_mget`,
+/// `/<i>/_settings/x/_update`, `/<i>/_create/_bulk`... into typed searches, gets and bulk
+/// writes. Every name that an Elasticsearch (or plugin) route lists after `{index}`,
+/// `{index}/{type}` or `{index}/{type}/{id}` starts with `_`, and the edge forwards every
+/// index segment as `<P>...`, so a path whose value segments do not start with `_` can
+/// only be routed as the row says (the few explicit names without `_`, like `field` in
+/// `_mapping/field`, lead to reads of the tenant's own mapping). Documents whose id starts
+/// with `_` exist in Elasticsearch (ids are not restricted), but which handler a path
+/// with one reaches depends on the method, the version and the plugins installed
+/// (`POST /<i>/_doc/_search` is a search, `PUT` of the same path a write): on multitenant
+/// clusters such ids are reachable through bodies only (`_bulk`, `_mget`, searches).
+pub fn endpoint_name_in_value(route: &Route, path: &NormPath) -> Option<usize> {
+    (0..path.len()).find(|&i| {
+        let seg = route.pattern.get(i).or(route.pattern.last());
+        path.seg(i).starts_with(b"_") && matches!(seg, Some(Seg::Any | Seg::Name | Seg::Rest))
+    })
 }
 
 /// The first row of [`ROUTES`] matching `method` and the strict path.

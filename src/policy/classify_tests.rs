@@ -96,8 +96,6 @@ fn blocked_endpoints_in_every_spelling() {
         (Put, "/idx/_warmer/w1", "_warmer"),
         (Get, "/_warmer", "_warmer"),
         (Get, "/idx/_warmers", "_warmer"),
-        (Post, "/_reindex", "_reindex"),
-        (Post, "/_reindex/t1/_rethrottle", "_reindex"),
         (Delete, "/", "DELETE /"),
         (Delete, "/_all", "DELETE /_all"),
         (Delete, "/*", "DELETE /*"),
@@ -124,7 +122,8 @@ fn blocked_endpoints_in_every_spelling() {
     }
 }
 
-// spec 1.4: `_tasks` and by-query jobs are blocked on multitenant clusters only
+// spec 1.4, issue 10: tasks and rethrottling (shared upstream state) are blocked on
+// multitenant clusters only; the by-query jobs and `_reindex` run within the tenant
 #[test]
 fn multitenant_only_blocks() {
     let table: &[(Method, &str, &str, Class)] = &[
@@ -132,20 +131,14 @@ fn multitenant_only_blocks() {
         (Post, "/_tasks/n1:1/_cancel", "_tasks", Class::Update),
         (
             Post,
-            "/idx/_update_by_query",
-            "_update_by_query",
-            Class::Update,
-        ),
-        (
-            Post,
-            "/idx/_delete_by_query",
-            "_delete_by_query",
-            Class::Update,
-        ),
-        (
-            Post,
             "/_update_by_query/t1/_rethrottle",
-            "_update_by_query",
+            "_rethrottle",
+            Class::Update,
+        ),
+        (
+            Post,
+            "/_reindex/t1/_rethrottle",
+            "_rethrottle",
             Class::Update,
         ),
     ];
@@ -200,21 +193,38 @@ fn reads_with_any_method() {
             }
         }
     }
-    let single_only: &[&str] = &[
-        "/_search/scroll",
-        "/_search/scroll/abc",
-        "/_search/scroll/_all",
-        "/idx/_pit",
-        "/_mtermvectors",
-    ];
-    for path in single_only {
-        for method in [Post, Delete] {
-            assert_eq!(class(method, path, St), Class::Read, "{method:?} {path}");
-            assert!(
-                matches!(class(method, path, Mt), Class::NotImplemented(_)),
-                "{path}"
+    // scroll and point in time: reads on both classes (issue 10), but clearing every
+    // scroll at once, PIT verbs the table does not know, and multi-termvectors
+    for (method, path) in [
+        (Post, "/_search/scroll"),
+        (Get, "/_search/scroll/abc"),
+        (Delete, "/_search/scroll"),
+        (Delete, "/_search/scroll/abc"),
+        (Post, "/idx/_pit"),
+        (Delete, "/_pit"),
+    ] {
+        for cc in [St, Mt] {
+            assert_eq!(
+                class(method, path, cc),
+                Class::Read,
+                "{method:?} {path} {cc:?}"
             );
         }
+    }
+    let single_only: &[(Method, &str)] = &[
+        (Delete, "/_search/scroll/_all"),
+        (Post, "/_search/scroll/_all"),
+        (Delete, "/idx/_pit"),
+        (Post, "/_pit"),
+        (Post, "/_mtermvectors"),
+        (Delete, "/_mtermvectors"),
+    ];
+    for &(method, path) in single_only {
+        assert_eq!(class(method, path, St), Class::Read, "{method:?} {path}");
+        assert!(
+            matches!(class(method, path, Mt), Class::NotImplemented(_)),
+            "{method:?} {path}"
+        );
     }
 }
 
@@ -286,20 +296,38 @@ fn updates() {
     // unknown endpoints: updates on single-tenant, not implemented on multitenant
     for (method, path) in [
         (Post, "/_unknown"),
-        (Put, "/_template/t1"),
         (Put, "/_ingest/pipeline/p1"),
         (Post, "/idx/_shrink/small"),
         (Post, "/idx/_rollover"),
-        (Delete, "/*/_alias/a1"),
-        (Post, "/_aliases"),
+        (Put, "/_aliases"),
+        (Post, "/_index_template/_simulate"),
     ] {
-        if path != "/*/_alias/a1" && path != "/_aliases" {
+        if path != "/_aliases" {
             assert_eq!(class(method, path, St), Class::Update, "{path}");
         }
-        if path != "/*/_alias/a1" {
-            assert!(
-                matches!(class(method, path, Mt), Class::NotImplemented(_)),
-                "{path}"
+        assert!(
+            matches!(class(method, path, Mt), Class::NotImplemented(_)),
+            "{path}"
+        );
+    }
+    // issue 10: aliases, templates, by-query jobs and reindex are updates on both classes
+    for (method, path) in [
+        (Post, "/_aliases"),
+        (Put, "/_template/t1"),
+        (Delete, "/_template/t1"),
+        (Put, "/_index_template/t1"),
+        (Put, "/_component_template/c1"),
+        (Post, "/idx/_delete_by_query"),
+        (Post, "/idx/_update_by_query"),
+        (Post, "/_reindex"),
+        (Put, "/_alias/a1"),
+        (Put, "/idx/_alias"),
+    ] {
+        for cc in [St, Mt] {
+            assert_eq!(
+                class(method, path, cc),
+                Class::Update,
+                "{method:?} {path} {cc:?}"
             );
         }
     }
@@ -343,13 +371,12 @@ fn multitenant_allow_list() {
         (Get, "/_cat/nodes"),
         (Get, "/_cat/health"),
         (Get, "/_cat/templates"),
-        (Post, "/_aliases"),
         (Post, "/"),
-        (Get, "/_search/scroll"),
         (Get, "/_xpack"),
         (Post, "/_sql"),
-        (Get, "/_resolve/index/x"),
-        (Put, "/_index_template/t"),
+        (Get, "/_resolve/cluster/x"),
+        (Post, "/_index_template/_simulate_index/t"),
+        (Delete, "/_search/scroll/_all"),
     ];
     for &(method, path) in refused {
         let c = class(method, path, Mt);
@@ -371,6 +398,9 @@ fn multitenant_allow_list() {
         (Head, "/"),
         (Get, "/_aliases"),
         (Get, "/_cluster/health"),
+        (Get, "/_resolve/index/x*"),
+        (Get, "/_template"),
+        (Get, "/_search/scroll"),
     ] {
         assert_eq!(class(method, path, Mt), Class::Read, "{path}");
     }
@@ -392,5 +422,34 @@ fn index_expressions() {
     }
     for s in ["", "_search", "_alls", "_cat"] {
         assert!(!is_index_expr(s.as_bytes()), "{s}");
+    }
+}
+
+// attacks-10 #1, #8: value segments that Elasticsearch's PathTrie could route as endpoint
+// names (its backtracking from `_doc`/`_settings`/... to the `{type}` wildcard)
+#[test]
+fn endpoint_names_in_value_positions() {
+    let at = |m: Method, p: &str| {
+        let c = classify_request(m, p.as_bytes(), Mt).unwrap();
+        endpoint_name_in_value(c.route.expect(p), &c.path)
+    };
+    let table: &[(Method, &str, Option<usize>)] = &[
+        (Post, "/books/_doc/_msearch", Some(2)),
+        (Post, "/books/_create/_bulk", Some(2)),
+        (Post, "/books/_settings/_search", Some(2)),
+        (Post, "/books/_settings/x/_update", Some(3)),
+        (Put, "/books/_mapping/_doc", Some(2)),
+        (Get, "/_stats/_all", Some(1)),
+        (Post, "/books/_doc/1", None),
+        (Post, "/books/doc/1/_update", None),
+        (Post, "/books/doc/_msearch", None),
+        (Post, "/_all/_search", None),
+        (Get, "/books/_mapping/field/_id", None),
+        (Get, "/_mapping/field/_source", None),
+        (Put, "/books/_settings", None),
+        (Get, "/_search/scroll/_x", None),
+    ];
+    for &(m, p, want) in table {
+        assert_eq!(at(m, p), want, "{m:?} {p}");
     }
 }

@@ -14,6 +14,7 @@ pub mod blocked;
 pub mod bulk;
 pub mod classify;
 pub mod decide;
+pub mod endpoints;
 pub mod mode;
 pub mod path;
 pub mod route;

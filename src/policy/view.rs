@@ -38,6 +38,10 @@ pub trait Directory {
 
 /// The facts of one cluster that a decision reads.
 pub trait ClusterView {
+    /// The cluster's id (scroll and point-in-time ids of the multitenant class are bound
+    /// to it).
+    fn id(&self) -> &str;
+
     /// Requests reach it: provisioned, not destroyed, and (single tenant) its upstream has
     /// answered since it was added. Otherwise no cluster answers at its address (spec 3).
     fn reachable(&self) -> bool;

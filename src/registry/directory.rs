@@ -33,6 +33,10 @@ impl Directory for Snapshot {
 }
 
 impl ClusterView for Arc<Cluster> {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
     fn reachable(&self) -> bool {
         !matches!(self.mode, ConfigMode::Provisioning | ConfigMode::Destroyed)
             && self.state.is_ready()

@@ -1,10 +1,12 @@
 //! Runtime facts about a cluster that outlive registry snapshots (kept by cluster id across
 //! reloads): metering's verdict on disk usage, the last usage reading, the shards of indices
-//! created since, and whether the cluster's upstream has answered yet.
+//! created since, whether the cluster's upstream has answered yet, and (multitenant
+//! class) the search contexts it holds open (`tenancy::contexts`).
 //!
 //! Written by the control thread (metering, readiness probes) and by cores (indices they
 //! create); the request path reads the verdict with single atomic loads. Shards are kept in
-//! a small ledger under a lock, taken only by index creations and metering readings.
+//! a small ledger under a lock, taken only by index creations and metering readings; open
+//! contexts likewise, taken only by scroll and point-in-time requests.
 //!
 //! Must not touch: I/O (the probes and metering live in `edge::control`), the clock.
 
@@ -15,6 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 use crate::config::Mode as ConfigMode;
 use crate::policy::mode::{after_metering, DiskLimits, Mode, SetBy};
 use crate::policy::shards::Usage;
+use crate::tenancy::OpenContexts;
 
 const METERED_NORMAL: u8 = 0;
 const METERED_READ_ONLY: u8 = 1;
@@ -31,6 +34,8 @@ pub struct ClusterState {
     indices: AtomicU64,
     /// Metering readings taken so far.
     readings: AtomicU64,
+    /// Open scrolls and points in time (the multitenant class's plan limit).
+    contexts: Mutex<OpenContexts>,
 }
 
 /// A metering reading begun (see [`ClusterState::begin_reading`]).
@@ -85,7 +90,14 @@ impl ClusterState {
             docs: AtomicU64::new(0),
             indices: AtomicU64::new(0),
             readings: AtomicU64::new(0),
+            contexts: Mutex::new(OpenContexts::default()),
         }
+    }
+
+    /// Runs `f` on the cluster's ledger of open search contexts (under its lock: keep `f`
+    /// short, it does no I/O).
+    pub fn contexts<R>(&self, f: impl FnOnce(&mut OpenContexts) -> R) -> R {
+        f(&mut self.contexts.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn ledger(&self) -> MutexGuard<'_, ShardLedger> {

@@ -1,212 +1,126 @@
-//! Streaming request-body rewriters for `_bulk`, `_msearch` and `_mget`, and the bulk
-//! action counter the edge uses on every class to enforce `max_bulk_actions`.
+//! Request-body filters of the multitenant class, in the two shapes the edge pipeline
+//! plugs in: a streaming filter for NDJSON ([`super::ndjson::BodyRewriter`], `feed(chunk,
+//! out)` / `finish(out)`), and a whole-body filter for JSON ([`rewrite_json_body`]: the
+//! body read whole, bounded by the request body limit, parsed strictly, rewritten as data
+//! and written again). Which one a request takes is [`RequestPlan::body`]'s kind.
 //!
-//! Framing follows the upstream's parsers exactly, so the edge and the upstream agree on
-//! which line is which: lines end at `\n` only; a `_bulk` action line holding only
-//! whitespace is skipped; every action but `delete` is followed by a source line, passed
-//! through untouched (memchr, never buffered); `_msearch` alternates header and body lines
-//! (a `\n` as the very first byte is skipped); `_mget` is one JSON document.
-//!
-//! Must not touch: paths, responses, I/O.
+//! Must not touch: framing of the HTTP body (the edge de-chunks), paths, I/O.
 
-use memchr::memchr;
-
-use super::json::{Action, Dialect, JsonRewriter};
-use super::prefix::Prefix;
+use super::json::{self, Value};
+use super::references::{
+    admin::{self, ByQuery, TemplateKind},
+    docs, illegal, object_mut, search, Tenant,
+};
+use super::RequestPlan;
 use crate::errors::EdgeError;
+use crate::policy::classify::BodyKind;
 
-/// The `_bulk` body rewriter (multitenant): `_index` of action lines into the tenant's
-/// namespace, actions counted against the plan's limit. (Single-tenant bodies are only
-/// counted, by `policy::bulk::BulkCounter`.)
-#[derive(Debug)]
-pub struct BulkRewriter {
-    json: JsonRewriter,
-    max_actions: u64,
-    actions: u64,
-    in_source: bool,
+/// What reading a whole body found that changes the rest of the request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BodyFacts {
+    /// A search of a point in time: the path must name no index, and the response carries
+    /// a `pit_id` to seal.
+    pub pit: bool,
 }
 
-impl BulkRewriter {
-    /// Rewrites `_index` of action lines into `prefix`'s namespace and counts actions.
-    pub fn new(prefix: Prefix, max_actions: u64) -> Self {
-        BulkRewriter {
-            json: JsonRewriter::new(Dialect::Bulk, Some(prefix)),
-            max_actions,
-            actions: 0,
-            in_source: false,
+/// Reads the whole JSON `body` of a request planned as `kind`, appending what the edge
+/// forwards instead to `out` (nothing for an empty body). `Err`: refuse the request.
+pub fn rewrite_json_body(
+    t: &Tenant,
+    kind: BodyKind,
+    body: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<BodyFacts, EdgeError> {
+    let mut facts = BodyFacts::default();
+    match kind {
+        BodyKind::Document => {
+            out.extend_from_slice(body);
+            return Ok(facts);
+        }
+        BodyKind::None if body.iter().all(u8::is_ascii_whitespace) => return Ok(facts),
+        BodyKind::None => return Err(illegal("this request does not support having a body")),
+        BodyKind::Bulk | BodyKind::Msearch => {
+            return Err(illegal("an NDJSON body is streamed, not read whole"))
+        }
+        _ => {}
+    }
+    let Some(mut v) = json::parse_opt(body)? else {
+        return Ok(facts);
+    };
+    match kind {
+        BodyKind::Search => facts.pit = search::search_body(t, &mut v, true)?.pit,
+        BodyKind::QueryOnly => search::query_only(t, &mut v, "query")?,
+        BodyKind::FieldCaps => search::query_only(t, &mut v, "index_filter")?,
+        BodyKind::Mget => docs::mget_body(t, &mut v)?,
+        BodyKind::TermVectors => docs::termvectors_body(t, &mut v)?,
+        BodyKind::Update => docs::update_body(object_mut(&mut v, "")?, "")?,
+        BodyKind::Analyze => docs::analyze_body(&mut v)?,
+        BodyKind::CreateIndex => admin::create_index_body(t, &mut v)?,
+        BodyKind::Settings => admin::settings_body(&v)?,
+        BodyKind::Mapping => admin::mappings(&v, "mappings")?,
+        BodyKind::Aliases => admin::aliases_actions(t, &mut v)?,
+        BodyKind::PutAlias => admin::put_alias_body(t, &mut v)?,
+        BodyKind::Template => admin::template_body(t, TemplateKind::Legacy, &mut v)?,
+        BodyKind::IndexTemplate => admin::template_body(t, TemplateKind::Composable, &mut v)?,
+        BodyKind::ComponentTemplate => admin::template_body(t, TemplateKind::Component, &mut v)?,
+        BodyKind::DeleteByQuery => admin::by_query_body(t, ByQuery::Delete, &mut v)?,
+        BodyKind::UpdateByQuery => admin::by_query_body(t, ByQuery::Update, &mut v)?,
+        BodyKind::Reindex => admin::reindex_body(t, &mut v)?,
+        BodyKind::Scroll => docs::scroll_body(t, &mut v)?,
+        BodyKind::ClearScroll => docs::clear_scroll_body(t, &mut v)?,
+        BodyKind::ClosePit => docs::close_pit_body(t, &mut v)?,
+        BodyKind::None | BodyKind::Document | BodyKind::Bulk | BodyKind::Msearch => {
+            unreachable!("handled above")
         }
     }
+    json::write(&v, out);
+    Ok(facts)
+}
 
-    /// Actions seen so far.
-    pub fn actions(&self) -> u64 {
-        self.actions
+/// A `_reindex` body on a single-tenant cluster: read strictly (so the upstream cannot
+/// read it differently) and refused when its source is remote (the upstream would open
+/// connections for the client). Returns the bytes to forward.
+pub fn single_tenant_reindex(body: &[u8]) -> Result<Vec<u8>, EdgeError> {
+    let Some(v) = json::parse_opt(body)? else {
+        return Ok(Vec::new());
+    };
+    let remote = v
+        .as_object()
+        .and_then(|o| o.get("source"))
+        .and_then(Value::as_object)
+        .is_some_and(|s| s.get("remote").is_some());
+    if remote {
+        return Err(illegal(
+            "[source.remote] is not supported: reindex from a remote cluster is not exposed by this service",
+        ));
     }
+    Ok(v.to_bytes())
+}
 
-    /// Whitelisted index names (as the tenant wrote them) that index/create/update actions
-    /// target: the edge creates `<prefix><name>` for each before sending the body's end.
-    pub fn auto_create_candidates(&self) -> &[Vec<u8>] {
-        self.json.candidates()
-    }
-
-    /// Rewrites `input`, appending to `out`. `Err`: refuse the request (400, or 413 at
-    /// `max_actions + 1` actions) and abandon the upstream request unterminated.
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let mut i = 0;
-        while i < input.len() {
-            let nl = memchr(b'\n', &input[i..]).map(|k| i + k);
-            let end = nl.unwrap_or(input.len());
-            if self.in_source {
-                out.extend_from_slice(&input[i..end]);
-            } else {
-                self.json.feed(&input[i..end], out, true)?;
-            }
-            let Some(nl) = nl else { break };
-            out.push(b'\n');
-            if self.in_source {
-                self.in_source = false;
-            } else {
-                self.end_action_line()?;
-            }
-            i = nl + 1;
+impl RequestPlan {
+    /// Applies what reading the body found: a point-in-time search names no index in its
+    /// path (Elasticsearch refuses one) and gets its `pit_id` sealed.
+    pub fn apply_body_facts(
+        &mut self,
+        facts: BodyFacts,
+        prefix: &super::Prefix,
+        target: &mut Vec<u8>,
+    ) -> Result<(), EdgeError> {
+        if !facts.pit {
+            return Ok(());
         }
+        let mut all = Vec::with_capacity(super::PREFIX_LEN + 3);
+        all.push(b'/');
+        all.extend_from_slice(prefix.as_bytes());
+        all.extend_from_slice(b"*/");
+        if !(self.inserted_all && target.starts_with(&all)) {
+            return Err(illegal(
+                "[indices] cannot be used with point in time. Do not specify any index with point in time.",
+            ));
+        }
+        target.drain(..all.len() - 1);
+        self.response.ids = Some(super::ids::IdFields::Search);
+        self.contexts = super::contexts::ContextUse::Continue;
         Ok(())
     }
-
-    /// Ends the body (a last line without `\n` included).
-    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let _ = out;
-        if !self.in_source {
-            self.end_action_line()?;
-        }
-        Ok(())
-    }
-
-    fn end_action_line(&mut self) -> Result<(), EdgeError> {
-        self.json.end()?;
-        if self.json.started() {
-            self.actions += 1;
-            if self.actions > self.max_actions {
-                return Err(EdgeError::TooManyBulkActions(self.max_actions));
-            }
-            // The upstream reads a source line after every action but `delete`.
-            self.in_source = self.json.action() != Action::Delete;
-        }
-        self.json.reset();
-        Ok(())
-    }
 }
-
-/// The `_msearch` body rewriter: `index`/`indices` of header lines.
-#[derive(Debug)]
-pub struct MsearchRewriter {
-    json: JsonRewriter,
-    in_body: bool,
-    at_start: bool,
-}
-
-impl MsearchRewriter {
-    pub fn new(prefix: Prefix) -> Self {
-        MsearchRewriter {
-            json: JsonRewriter::new(Dialect::Msearch, Some(prefix)),
-            in_body: false,
-            at_start: true,
-        }
-    }
-
-    /// Rewrites `input`, appending to `out`.
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let mut i = 0;
-        if self.at_start && !input.is_empty() {
-            self.at_start = false;
-            if input[0] == b'\n' {
-                out.push(b'\n');
-                i = 1;
-            }
-        }
-        while i < input.len() {
-            let nl = memchr(b'\n', &input[i..]).map(|k| i + k);
-            let end = nl.unwrap_or(input.len());
-            if self.in_body {
-                out.extend_from_slice(&input[i..end]);
-            } else {
-                self.json.feed(&input[i..end], out, true)?;
-            }
-            let Some(nl) = nl else { break };
-            out.push(b'\n');
-            if !self.in_body {
-                self.json.end()?;
-                self.json.reset();
-            }
-            self.in_body = !self.in_body;
-            i = nl + 1;
-        }
-        Ok(())
-    }
-
-    /// Ends the body.
-    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let _ = out;
-        if self.in_body {
-            Ok(())
-        } else {
-            self.json.end()
-        }
-    }
-}
-
-/// The `_mget` body rewriter: `_index` of `docs`.
-#[derive(Debug)]
-pub struct MgetRewriter {
-    json: JsonRewriter,
-}
-
-impl MgetRewriter {
-    pub fn new(prefix: Prefix) -> Self {
-        MgetRewriter {
-            json: JsonRewriter::new(Dialect::Mget, Some(prefix)),
-        }
-    }
-
-    /// Rewrites `input`, appending to `out`.
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        self.json.feed(input, out, true)
-    }
-
-    /// Ends the body.
-    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let _ = out;
-        self.json.end()
-    }
-}
-
-/// One of the streaming body rewriters, chosen by [`super::RequestPlan::body_rewriter`].
-#[derive(Debug)]
-pub enum BodyRewriter {
-    Bulk(BulkRewriter),
-    Msearch(MsearchRewriter),
-    Mget(MgetRewriter),
-}
-
-impl BodyRewriter {
-    /// Rewrites the next chunk of the body.
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        match self {
-            BodyRewriter::Bulk(b) => b.feed(input, out),
-            BodyRewriter::Msearch(m) => m.feed(input, out),
-            BodyRewriter::Mget(m) => m.feed(input, out),
-        }
-    }
-
-    /// Ends the body; `Err` means the body must not be completed upstream.
-    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        match self {
-            BodyRewriter::Bulk(b) => b.finish(out),
-            BodyRewriter::Msearch(m) => m.finish(out),
-            BodyRewriter::Mget(m) => m.finish(out),
-        }
-    }
-}
-
-#[cfg(test)]
-#[path = "body_tests.rs"]
-mod tests;

@@ -9,12 +9,20 @@
 //! - exclusions `-name` -> `-<P>name`; date math `<logs-{now/d}>` -> `<<P>logs-{now/d}>`;
 //! - parts starting with `_` (other than `_all`) or `+`, an empty exclusion, or a `:`
 //!   (cross-cluster search) are refused as invalid names (400), since after prefixing the
-//!   upstream would accept what it would refuse from a tenant alone.
+//!   upstream would accept what it would refuse from a tenant alone;
+//! - a name longer than [`MAX_NAME`] bytes (255 minus the prefix) is refused with the
+//!   numbers the tenant sees (`(240 > 234)`), never the upstream's.
 //!
 //! Must not touch: encodings (callers decode and re-encode), I/O.
 
-use super::prefix::Prefix;
+use std::borrow::Cow;
+
+use super::prefix::{Prefix, PREFIX_LEN};
 use crate::errors::EdgeError;
+
+/// Longest index, alias or template name a tenant may use: Elasticsearch's 255 bytes minus
+/// the prefix.
+pub const MAX_NAME: usize = 255 - PREFIX_LEN;
 
 /// Index-name patterns created automatically on first write (spec 1.5, 2.2).
 pub const AUTO_CREATE: &[&str] = &["logstash", "requests", "events", ".kibana", "kibana-int"];
@@ -33,11 +41,23 @@ pub fn is_concrete(name: &[u8]) -> bool {
         && !matches!(name[0], b'_' | b'-' | b'+' | b'<')
 }
 
-fn invalid(part: &[u8], reason: &'static str) -> EdgeError {
+fn invalid(part: &[u8], reason: impl Into<Cow<'static, str>>) -> EdgeError {
     EdgeError::InvalidIndexName {
         index: String::from_utf8_lossy(&part[..part.len().min(255)]).into_owned(),
-        reason,
+        reason: reason.into(),
     }
+}
+
+/// Refuses a name longer than [`MAX_NAME`], as Elasticsearch words it with the tenant's
+/// numbers.
+pub fn check_length(name: &[u8]) -> Result<(), EdgeError> {
+    if name.len() > MAX_NAME {
+        return Err(invalid(
+            name,
+            format!("index name is too long, ({} > {MAX_NAME})", name.len()),
+        ));
+    }
+    Ok(())
 }
 
 const BAD_START: &str = "must not start with '_', '-', or '+'";
@@ -90,6 +110,7 @@ fn rewrite_part(p: &Prefix, part: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeEr
             if inner.is_empty() || matches!(inner[0], b'_' | b'-' | b'+') {
                 return Err(invalid(part, BAD_DATE_MATH));
             }
+            check_length(inner)?;
             out.push(b'<');
             out.extend_from_slice(p.as_bytes());
             out.extend_from_slice(inner);
@@ -104,6 +125,7 @@ fn name(p: &Prefix, n: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
     if matches!(n.first(), Some(b'_' | b'-' | b'+')) {
         return Err(invalid(n, BAD_START));
     }
+    check_length(n)?;
     out.extend_from_slice(p.as_bytes());
     out.extend_from_slice(n);
     Ok(())
@@ -164,6 +186,21 @@ mod tests {
             assert_eq!(e.status(), 400, "{expr}");
             assert_eq!(e.body().kind, "invalid_index_name_exception");
         }
+    }
+
+    // The limit as the tenant sees it: 234 bytes pass, 235 are refused naming (235 > 234).
+    #[test]
+    fn name_length_at_n_and_n_plus_one() {
+        assert!(rw(&"a".repeat(MAX_NAME)).is_ok());
+        let e = rw(&"a".repeat(240)).unwrap_err();
+        assert!(
+            e.body()
+                .reason
+                .ends_with("index name is too long, (240 > 234)"),
+            "{e:?}"
+        );
+        assert!(rw(&format!("x,{}", "b".repeat(MAX_NAME + 1))).is_err());
+        assert!(rw(&format!("<{}{{now}}>", "b".repeat(MAX_NAME))).is_err());
     }
 
     #[test]

@@ -41,6 +41,15 @@ impl TenancyKey {
     pub fn to_bytes(&self) -> [u8; 32] {
         self.1
     }
+
+    /// A 32-byte subkey for one purpose (`context` separates purposes), so that no
+    /// other use of the node secret ever shares a key with the prefixes.
+    pub fn subkey(&self, context: &[u8]) -> [u8; 32] {
+        let tag = hmac::sign(&self.0, context);
+        let mut out = [0; 32];
+        out.copy_from_slice(tag.as_ref());
+        out
+    }
 }
 
 impl fmt::Debug for TenancyKey {

@@ -1,35 +1,46 @@
 //! Request planning for the multitenant class: the upstream target (path rewritten into the
-//! tenant's namespace, query checked), which body transform, which response transform;
-//! plus the checks on headers, the auto-creation target, create-index bodies and the
-//! metering request.
+//! tenant's namespace, sealed scroll ids in it opened, the query string read and written
+//! again by `references::params`), which body filter, which response transform; plus the
+//! auto-creation target, create-index bodies and the metering request.
 //!
 //! Must not touch: I/O, modes, the classification table (read from `policy::classify`).
 
-use std::borrow::Cow;
+use std::sync::Arc;
 
-use serde_json::{Map, Value};
-
-use super::body::{BodyRewriter, BulkRewriter, MgetRewriter, MsearchRewriter};
+use super::body::rewrite_json_body;
+use super::contexts::ContextUse;
+use super::ids::{IdFields, IdKind, IdSealer};
 use super::names::{is_auto_create, is_concrete, rewrite_expr};
+use super::ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};
 use super::prefix::Prefix;
+use super::references::params::read_query;
+use super::references::{illegal, Tenant};
 use super::response::{ResponsePlan, ResponseRewriter};
 use crate::errors::EdgeError;
-use crate::policy::classify::{BodyKind, Classified, Route, Seg, Tenancy};
-use crate::policy::path::{decode_into, encode_segment, is_literal};
+use crate::policy::classify::{
+    endpoint_name_in_value, BodyKind, Classified, Methods, ResponseKind, Route, Seg, Tenancy,
+};
+use crate::policy::path::{encode_segment, is_literal};
 use crate::proto::Method;
 
 /// What the edge does with one multitenant request (see the module docs of `tenancy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestPlan {
-    /// The body transform; [`BodyKind::CreateIndex`]: buffer the body, then
-    /// [`rewrite_create_index_body`].
+    /// How the body is read: streamed ([`BodyKind::is_streamed`]: [`RequestPlan::body_rewriter`]),
+    /// read whole as JSON ([`BodyKind::is_json`]: [`super::rewrite_json_body`]), a document
+    /// passed as it is, or none.
     pub body: BodyKind,
     /// The response transform.
     pub response: ResponsePlan,
+    /// The path named no index and the tenant's `<P>*` was inserted first.
+    pub inserted_all: bool,
+    /// What the request does to the cluster's open search contexts (counted against the
+    /// plan's `max_open_contexts`: `contexts`).
+    pub contexts: ContextUse,
 }
 
 impl RequestPlan {
-    /// The streaming body rewriter for this request, if its body names indices.
+    /// The streaming body rewriter for this request, if its body is NDJSON.
     pub fn body_rewriter(&self, prefix: Prefix, max_bulk_actions: u64) -> Option<BodyRewriter> {
         match self.body {
             BodyKind::Bulk => Some(BodyRewriter::Bulk(BulkRewriter::new(
@@ -37,30 +48,29 @@ impl RequestPlan {
                 max_bulk_actions,
             ))),
             BodyKind::Msearch => Some(BodyRewriter::Msearch(MsearchRewriter::new(prefix))),
-            BodyKind::Mget => Some(BodyRewriter::Mget(MgetRewriter::new(prefix))),
-            BodyKind::None | BodyKind::CreateIndex => None,
+            _ => None,
         }
     }
 
-    /// The response transform for an upstream response of `status` and `content_type`.
+    /// The response transform for an upstream response of `status` and `content_type`;
+    /// `ids`: the node's sealer and the cluster id, for responses carrying scroll or
+    /// point-in-time ids.
     pub fn response_rewriter(
         &self,
         prefix: Prefix,
         status: u16,
         content_type: Option<&[u8]>,
+        ids: Option<(Arc<IdSealer>, Arc<str>)>,
     ) -> ResponseRewriter {
-        ResponseRewriter::new(prefix, self.response, status, content_type)
+        ResponseRewriter::new(prefix, self.response, status, content_type, ids)
     }
 }
 
-const BODY_IN_QUERY: &str = "the [source] query parameter is not supported on this cluster: send the body as the request body";
-const BAD_FORMAT: &str = "only the text and json formats are supported on this cluster";
-
-/// Appends the upstream target (canonical path with the tenant's names, then `?query`) to
-/// `target` and returns the plan. `req` must come from `classify_request` for a multitenant
-/// cluster and have passed `mode::decide`.
+/// Appends the upstream target (canonical path with the tenant's names, then the query
+/// string read and written again) to `target` and returns the plan. `req` must come from
+/// `classify_request` for a multitenant cluster and have passed `mode::decide`.
 pub fn plan_request(
-    prefix: &Prefix,
+    t: &Tenant,
     req: &Classified,
     query: Option<&[u8]>,
     target: &mut Vec<u8>,
@@ -76,29 +86,64 @@ pub fn plan_request(
     else {
         return Err(EdgeError::NotImplemented(route.name.to_string()));
     };
-    let q = QueryFacts::check(query)?;
-    write_path(prefix, route, req, all_at, target)?;
-    if let Some(q) = query {
-        target.push(b'?');
-        target.extend_from_slice(q);
+    if let Some(i) = endpoint_name_in_value(route, &req.path) {
+        return Err(illegal(format!(
+            "request [{}]: the path segment [{}] starts with '_' where [{}] takes a name or an id; Elasticsearch could route it as an endpoint of its own, so this cluster refuses it (documents with such ids are reachable through _bulk, _mget and searches)",
+            tenant_path(req),
+            String::from_utf8_lossy(req.path.seg(i)),
+            route.name
+        )));
     }
+    let inserted_all = write_path(t, route, req, all_at, target)?;
+    let facts = read_query(t, query, &tenant_path(req), target)?;
+    let ids = match response {
+        ResponseKind::Search if facts.scroll || body == BodyKind::Scroll => Some(IdFields::Search),
+        ResponseKind::PitOpen => Some(IdFields::PitOpen),
+        _ => None,
+    };
+    let closes_by_path = route.name == "_search/scroll" && route.methods == Methods::DELETE;
+    let contexts = match (body, response) {
+        (_, ResponseKind::PitOpen) => ContextUse::Open(IdKind::Pit),
+        (BodyKind::Scroll, _) => ContextUse::Continue,
+        (BodyKind::ClearScroll | BodyKind::ClosePit, _) => ContextUse::Close,
+        _ if closes_by_path => ContextUse::Close,
+        (_, ResponseKind::Search) if facts.scroll => ContextUse::Open(IdKind::Scroll),
+        _ => ContextUse::None,
+    };
     Ok(RequestPlan {
         body,
         response: ResponsePlan {
             kind: response,
-            verbose: q.verbose,
-            help: q.help,
+            verbose: facts.verbose,
+            help: facts.help,
+            ids,
         },
+        inserted_all,
+        contexts,
     })
 }
 
+/// The path as the tenant sent it (decoded), for error messages.
+fn tenant_path(req: &Classified) -> String {
+    let mut out = String::new();
+    for s in req.path.segments() {
+        out.push('/');
+        out.push_str(&String::from_utf8_lossy(s));
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Writes the rewritten path; returns whether the tenant's `<P>*` was inserted.
 fn write_path(
-    prefix: &Prefix,
+    t: &Tenant,
     route: &Route,
     req: &Classified,
     all_at: Option<u8>,
     target: &mut Vec<u8>,
-) -> Result<(), EdgeError> {
+) -> Result<bool, EdgeError> {
     let names_index = route
         .pattern
         .iter()
@@ -112,7 +157,7 @@ fn write_path(
     for i in 0..=n {
         if insert == Some(i) {
             target.push(b'/');
-            target.extend_from_slice(prefix.as_bytes());
+            target.extend_from_slice(t.prefix.as_bytes());
             target.push(b'*');
         }
         if i == n {
@@ -124,11 +169,22 @@ fn write_path(
             Some(Seg::Index | Seg::Alias) => {
                 // Rewrite in place; re-encode only when a byte needs it (rare).
                 let start = target.len();
-                rewrite_expr(prefix, seg, target)?;
+                rewrite_expr(t.prefix, seg, target)?;
                 if !target[start..].iter().all(|&b| is_literal(b)) {
                     let raw = target.split_off(start);
                     encode_segment(&raw, target);
                 }
+            }
+            Some(Seg::ScrollIds) => {
+                let mut opened = Vec::new();
+                for (k, token) in seg.split(|&b| b == b',').enumerate() {
+                    if k > 0 {
+                        opened.push(b',');
+                    }
+                    let token = String::from_utf8_lossy(token);
+                    opened.extend_from_slice(t.open(IdKind::Scroll, &token)?.as_bytes());
+                }
+                encode_segment(&opened, target);
             }
             _ => encode_segment(seg, target),
         }
@@ -136,90 +192,7 @@ fn write_path(
     if n == 0 && insert.is_none() {
         target.push(b'/');
     }
-    Ok(())
-}
-
-/// What the query string says that matters here.
-#[derive(Debug, Default, Clone, Copy)]
-struct QueryFacts {
-    verbose: bool,
-    help: bool,
-}
-
-impl QueryFacts {
-    /// Refuses a body sent in the query (`source`), binary or YAML formats, and scrolls.
-    fn check(query: Option<&[u8]>) -> Result<QueryFacts, EdgeError> {
-        let mut facts = QueryFacts::default();
-        for pair in query.unwrap_or_default().split(|&b| b == b'&') {
-            let (k, v) = match memchr::memchr(b'=', pair) {
-                Some(e) => (&pair[..e], &pair[e + 1..]),
-                None => (pair, &b""[..]),
-            };
-            let k = query_decode(k)?;
-            let v = query_decode(v)?;
-            match &*k {
-                b"source" | b"source_content_type" => {
-                    return Err(EdgeError::BadRequest(BODY_IN_QUERY))
-                }
-                b"format" if !matches!(&*v, b"json" | b"JSON" | b"txt" | b"text" | b"") => {
-                    return Err(EdgeError::BadRequest(BAD_FORMAT))
-                }
-                // A scroll opens a search context on the shared upstream that outlives
-                // the request (and counts against the upstream's limit of open contexts
-                // for every tenant); reading it back is 501 on this class too.
-                b"scroll" => return Err(EdgeError::NotImplemented("scroll".into())),
-                b"v" => facts.verbose = &*v != b"false",
-                b"help" => facts.help = &*v != b"false",
-                _ => {}
-            }
-        }
-        Ok(facts)
-    }
-}
-
-/// A query component decoded once (`+` is a space), as the upstream decodes it.
-fn query_decode(s: &[u8]) -> Result<Cow<'_, [u8]>, EdgeError> {
-    if !s.contains(&b'%') && !s.contains(&b'+') {
-        return Ok(Cow::Borrowed(s));
-    }
-    let plus: Vec<u8> = s
-        .iter()
-        .map(|&b| if b == b'+' { b' ' } else { b })
-        .collect();
-    let mut out = Vec::with_capacity(s.len());
-    decode_into(&plus, &mut out).map_err(|e| EdgeError::BadRequest(e.reason()))?;
-    Ok(Cow::Owned(out))
-}
-
-const BAD_ENCODING: &str = "compressed request bodies are not supported on this cluster";
-const BAD_TYPE: &str = "only JSON and NDJSON bodies are supported on this cluster";
-const BAD_ACCEPT: &str = "only JSON and text responses are supported on this cluster";
-
-/// Checks the request headers the multitenant rewriting depends on: bodies must be JSON or
-/// NDJSON (not CBOR, Smile or YAML) and not compressed, and the response must be asked for
-/// as JSON or text. The edge must also drop `Accept-Encoding` before forwarding, so the
-/// upstream answers uncompressed.
-pub fn check_headers(
-    content_type: Option<&[u8]>,
-    content_encoding: Option<&[u8]>,
-    accept: Option<&[u8]>,
-) -> Result<(), EdgeError> {
-    let binary = |v: &[u8]| {
-        let v = v.to_ascii_lowercase();
-        [&b"cbor"[..], b"smile", b"yaml"]
-            .iter()
-            .any(|t| memchr::memmem::find(&v, t).is_some())
-    };
-    if content_encoding.is_some_and(|e| !e.trim_ascii().eq_ignore_ascii_case(b"identity")) {
-        return Err(EdgeError::BadRequest(BAD_ENCODING));
-    }
-    if content_type.is_some_and(binary) {
-        return Err(EdgeError::BadRequest(BAD_TYPE));
-    }
-    if accept.is_some_and(binary) {
-        return Err(EdgeError::BadRequest(BAD_ACCEPT));
-    }
-    Ok(())
+    Ok(insert.is_some())
 }
 
 /// The index a document write would auto-create (spec 1.5): the tenant's name when the
@@ -263,41 +236,16 @@ pub fn write_metering_target(prefix: Option<&Prefix>, out: &mut Vec<u8>) {
     );
 }
 
-/// Rewrites the alias names of a `PUT /<index>` body into the tenant's namespace. `None`
-/// when the body has no aliases (forward it unchanged).
+/// Reads a `PUT /<index>` body (aliases, settings, mappings: see `references::admin`);
+/// `None` when it is empty (forward nothing).
 pub fn rewrite_create_index_body(
     prefix: &Prefix,
     body: &[u8],
 ) -> Result<Option<Vec<u8>>, EdgeError> {
-    if body.iter().all(u8::is_ascii_whitespace) || memchr::memmem::find(body, b"aliases").is_none()
-    {
-        return Ok(None);
-    }
-    let mut v: Value = serde_json::from_slice(body).map_err(|_| {
-        EdgeError::BadRequest("the body of an index creation must be a JSON object")
-    })?;
-    let Some(Value::Object(aliases)) = v.get_mut("aliases") else {
-        return Ok(None);
-    };
-    let mut renamed = Map::new();
-    for (name, def) in std::mem::take(aliases) {
-        let mut full = Vec::new();
-        if !is_concrete(name.as_bytes()) {
-            return Err(EdgeError::InvalidIndexName {
-                index: name,
-                reason: "an alias name must not be a list, pattern or exclusion",
-            });
-        }
-        rewrite_expr(prefix, name.as_bytes(), &mut full)?;
-        renamed.insert(
-            String::from_utf8(full).expect("names from JSON keys are UTF-8"),
-            def,
-        );
-    }
-    *aliases = renamed;
-    Ok(Some(
-        serde_json::to_vec(&v).expect("a parsed value serialises"),
-    ))
+    let t = Tenant { prefix, ids: None };
+    let mut out = Vec::with_capacity(body.len() + 64);
+    rewrite_json_body(&t, BodyKind::CreateIndex, body, &mut out)?;
+    Ok((!out.is_empty()).then_some(out))
 }
 
 #[cfg(test)]

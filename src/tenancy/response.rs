@@ -10,10 +10,41 @@
 //! Must not touch: requests, I/O. The edge must send the result with chunked framing (the
 //! length changes) and must ask the upstream for an identity encoding.
 
+use std::sync::Arc;
+
 use memchr::memchr;
 
+use super::ids::{IdFields, IdFilter, IdSealer};
 use super::prefix::{Prefix, Stripper};
+use crate::errors::EdgeError;
 use crate::policy::classify::ResponseKind;
+
+/// Whether the bytes of a JSON stream are inside a string, escapes followed (the response
+/// scanners only need to know where strings are).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct StringState {
+    in_str: bool,
+    esc: bool,
+}
+
+impl StringState {
+    /// Follows `b`; true when it belongs to a string (its quotes included).
+    pub(super) fn step(&mut self, b: u8) -> bool {
+        if self.in_str {
+            if self.esc {
+                self.esc = false;
+            } else if b == b'\\' {
+                self.esc = true;
+            } else if b == b'"' {
+                self.in_str = false;
+            }
+            true
+        } else {
+            self.in_str = b == b'"';
+            self.in_str
+        }
+    }
+}
 
 /// Longest `_cat` row or JSON element kept (longer ones are dropped).
 const MAX_ROW: usize = 1 << 20;
@@ -26,28 +57,74 @@ pub struct ResponsePlan {
     pub verbose: bool,
     /// `_cat` with `?help`: a description table, not index rows.
     pub help: bool,
+    /// Top-level ids to seal (a scroll or point in time was opened or used).
+    pub ids: Option<IdFields>,
+}
+
+impl ResponsePlan {
+    /// Whether the edge can release an upstream response of `content_type` to this request:
+    /// where ids are sealed, only a JSON body (or none) is readable (attacks-10 #3: a YAML,
+    /// Smile or CBOR search or point-in-time response would carry raw ids). The edge calls
+    /// this before it writes the response head and answers the error (502) instead; the
+    /// response filter refuses such a body anyway ([`super::ids::refused_body`]).
+    pub fn check_upstream(&self, content_type: Option<&[u8]>) -> Result<(), EdgeError> {
+        let readable = |ct: &[u8]| {
+            super::media::parse(&String::from_utf8_lossy(ct)).is_some_and(|m| {
+                m.kind == "application" && (m.subtype == "json" || m.subtype.ends_with("+json"))
+            })
+        };
+        match (self.ids, content_type) {
+            (Some(_), Some(ct)) if !readable(ct) => Err(EdgeError::BadGateway(
+                "the upstream answered with a media type other than JSON where scroll or point-in-time ids must be sealed",
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The response transform of one multitenant response.
 #[derive(Debug)]
 pub enum ResponseRewriter {
     Strip(Stripper),
+    Ids(Box<IdFilter>),
     CatText(CatText),
     CatJson(CatJson),
 }
 
 impl ResponseRewriter {
     /// The transform for a response of `status` with `content_type` to a request planned
-    /// with `plan`. Errors and non-table bodies are stripped only.
+    /// with `plan`. Errors and non-table bodies are stripped only; a search that can carry
+    /// ids has them sealed (with `ids`: the node's sealer and the cluster id; without,
+    /// an id is never released).
     pub fn new(
         prefix: Prefix,
         plan: ResponsePlan,
         status: u16,
         content_type: Option<&[u8]>,
+        ids: Option<(Arc<IdSealer>, Arc<str>)>,
     ) -> Self {
         let table =
             plan.kind == ResponseKind::CatRows && !plan.help && (200..300).contains(&status);
         let json = content_type.is_some_and(|ct| memchr::memmem::find(ct, b"json").is_some());
+        if let (Some(fields), Err(_)) = (plan.ids, plan.check_upstream(content_type)) {
+            let sealer = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
+            let filter = IdFilter::refusing(Stripper::new(prefix), sealer, fields);
+            return ResponseRewriter::Ids(Box::new(filter));
+        }
+        if let (Some(fields), Some((sealer, cluster))) = (plan.ids, ids) {
+            let filter = IdFilter::new(Stripper::new(prefix), sealer, cluster, fields);
+            return ResponseRewriter::Ids(Box::new(filter));
+        }
+        if plan.ids.is_some() {
+            let missing = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
+            let filter = IdFilter::new(
+                Stripper::new(prefix),
+                missing,
+                Arc::from(""),
+                plan.ids.expect("some"),
+            );
+            return ResponseRewriter::Ids(Box::new(filter));
+        }
         match (table, json) {
             (true, true) => ResponseRewriter::CatJson(CatJson::new(prefix)),
             (true, false) => ResponseRewriter::CatText(CatText::new(prefix, plan.verbose)),
@@ -59,8 +136,18 @@ impl ResponseRewriter {
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
         match self {
             ResponseRewriter::Strip(s) => s.feed(input, out),
+            ResponseRewriter::Ids(f) => f.feed(input, out),
             ResponseRewriter::CatText(c) => c.feed(input, out),
             ResponseRewriter::CatJson(c) => c.feed(input, out),
+        }
+    }
+
+    /// The upstream scroll and point-in-time ids sealed so far (none unless the plan
+    /// seals ids).
+    pub fn sealed(&self) -> &[(super::IdKind, String)] {
+        match self {
+            ResponseRewriter::Ids(f) => f.sealed(),
+            _ => &[],
         }
     }
 
@@ -68,6 +155,7 @@ impl ResponseRewriter {
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         match self {
             ResponseRewriter::Strip(s) => s.finish(out),
+            ResponseRewriter::Ids(f) => f.finish(out),
             ResponseRewriter::CatText(c) => c.finish(out),
             ResponseRewriter::CatJson(c) => c.finish(out),
         }
@@ -247,8 +335,7 @@ pub struct CatJson {
     too_long: bool,
     depth: u32,
     scalar: bool,
-    in_str: bool,
-    esc: bool,
+    strings: StringState,
     written: bool,
 }
 
@@ -262,8 +349,7 @@ impl CatJson {
             too_long: false,
             depth: 0,
             scalar: false,
-            in_str: false,
-            esc: false,
+            strings: StringState::default(),
             written: false,
         }
     }
@@ -312,17 +398,8 @@ impl CatJson {
     /// One byte of an element; true when it ended a scalar element without consuming it.
     fn elem_byte(&mut self, b: u8, out: &mut Vec<u8>) -> bool {
         let mut done = false;
-        if self.in_str {
-            if self.esc {
-                self.esc = false;
-            } else if b == b'\\' {
-                self.esc = true;
-            } else if b == b'"' {
-                self.in_str = false;
-            }
-        } else {
+        if !self.strings.step(b) {
             match b {
-                b'"' => self.in_str = true,
                 b'{' | b'[' => self.depth += 1,
                 b'}' | b']' | b',' if self.scalar && self.depth == 0 => {
                     self.elem_done(out);

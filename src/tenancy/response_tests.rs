@@ -13,6 +13,7 @@ fn plan(kind: ResponseKind, verbose: bool) -> ResponsePlan {
         kind,
         verbose,
         help: false,
+        ids: None,
     }
 }
 
@@ -108,6 +109,7 @@ fn cat_indices_text_as_if_alone() {
                 plan(ResponseKind::CatRows, verbose),
                 200,
                 Some(b"text/plain; charset=UTF-8"),
+                None,
             )
         };
         assert_eq!(
@@ -149,6 +151,7 @@ fn cat_indices_text_drops_other_rows() {
             plan(ResponseKind::CatRows, true),
             200,
             Some(b"text/plain"),
+            None,
         )
     };
     let got = all_splits(rw, &upstream);
@@ -165,7 +168,7 @@ fn cat_indices_text_drops_other_rows() {
 fn cat_text_header_with_no_rows_and_short_names() {
     let (a, _) = tenants();
     let pa = a.as_str();
-    let rw = || ResponseRewriter::new(a, plan(ResponseKind::CatRows, true), 200, None);
+    let rw = || ResponseRewriter::new(a, plan(ResponseKind::CatRows, true), 200, None, None);
     let empty = table(Some(HEADER), &[]);
     assert_eq!(all_splits(rw, &empty), empty);
     let upstream = table(Some(HEADER), &[row("green", &format!("{pa}x"), "1")]);
@@ -217,6 +220,7 @@ fn cat_shards_right_aligned_neighbour() {
             plan(ResponseKind::CatRows, true),
             200,
             Some(b"text/plain"),
+            None,
         )
     };
     assert_eq!(all_splits(rw, &upstream), alone);
@@ -241,6 +245,7 @@ fn cat_aliases_two_prefixed_columns() {
             plan(ResponseKind::CatRows, true),
             200,
             Some(b"text/plain"),
+            None,
         )
     };
     assert_eq!(all_splits(rw, &upstream), want);
@@ -262,6 +267,7 @@ fn cat_indices_json() {
             plan(ResponseKind::CatRows, false),
             200,
             Some(b"application/json"),
+            None,
         )
     };
     let got = all_splits(rw, &upstream);
@@ -292,7 +298,7 @@ fn errors_and_other_bodies_are_stripped() {
         String::from_utf8(crate::errors::ErrorBody::index_not_found("books").to_bytes()).unwrap();
     for kind in [ResponseKind::Strip, ResponseKind::CatRows] {
         for ct in [Some(&b"application/json"[..]), None] {
-            let rw = || ResponseRewriter::new(a, plan(kind, true), 404, ct);
+            let rw = || ResponseRewriter::new(a, plan(kind, true), 404, ct, None);
             assert_eq!(all_splits(rw, &err), want);
         }
     }
@@ -303,6 +309,7 @@ fn errors_and_other_bodies_are_stripped() {
             plan(ResponseKind::Strip, false),
             200,
             Some(b"application/json"),
+            None,
         )
     };
     let got = all_splits(rw, &search);
@@ -315,6 +322,7 @@ fn errors_and_other_bodies_are_stripped() {
             plan(ResponseKind::CatRows, false),
             200,
             Some(b"application/json"),
+            None,
         )
     };
     let obj = format!("{{\"error\":\"{pa}x\"}}");
@@ -329,7 +337,63 @@ fn help_tables_are_not_filtered() {
         kind: ResponseKind::CatRows,
         verbose: false,
         help: true,
+        ids: None,
     };
-    let rw = || ResponseRewriter::new(a, p, 200, Some(b"text/plain"));
+    let rw = || ResponseRewriter::new(a, p, 200, Some(b"text/plain"), None);
     assert_eq!(all_splits(rw, help), help);
+}
+
+/// attacks-10 #3: where ids are sealed, a response the upstream wrote in another media
+/// type than JSON is refused before the head (`check_upstream`: 502) and, by the filter,
+/// never released.
+#[test]
+fn non_json_responses_where_ids_are_sealed() {
+    let (a, _) = tenants();
+    let ids = |fields| ResponsePlan {
+        ids: Some(fields),
+        ..plan(ResponseKind::Search, false)
+    };
+    for (fields, ct) in [
+        (IdFields::Search, "application/yaml"),
+        (IdFields::Search, "application/smile"),
+        (IdFields::Search, "application/cbor"),
+        (
+            IdFields::Search,
+            "application/vnd.elasticsearch+yaml;compatible-with=8",
+        ),
+        (IdFields::PitOpen, "text/plain; charset=UTF-8"),
+        (IdFields::PitOpen, "application/x-ndjson"),
+        (IdFields::PitOpen, "garbage"),
+    ] {
+        let e = ids(fields).check_upstream(Some(ct.as_bytes())).unwrap_err();
+        assert_eq!(e.status(), 502, "{ct}");
+        let sealer = Arc::new(IdSealer::new(&TenancyKey::from_bytes([9; 32])));
+        let body = b"{\"id\":\"RAWPIT\",\"_scroll_id\":\"RAWSCROLL\"}";
+        let out = run(
+            || {
+                ResponseRewriter::new(
+                    a,
+                    ids(fields),
+                    200,
+                    Some(ct.as_bytes()),
+                    Some((sealer.clone(), Arc::from("alpha"))),
+                )
+            },
+            &[body],
+        );
+        assert!(!out.contains("RAW"), "{ct}: {out}");
+        assert!(out.contains("\"status\":502"), "{ct}: {out}");
+    }
+    for ct in [
+        Some("application/json; charset=UTF-8"),
+        Some("application/vnd.elasticsearch+json;compatible-with=8"),
+        None,
+    ] {
+        assert!(ids(IdFields::Search)
+            .check_upstream(ct.map(str::as_bytes))
+            .is_ok());
+    }
+    // without ids to seal, other media types are only stripped
+    let p = plan(ResponseKind::Strip, false);
+    assert!(p.check_upstream(Some(b"text/plain")).is_ok());
 }

@@ -300,7 +300,11 @@ impl Tenant {
         let req = classify_request(method, path.as_bytes(), ClusterClass::Multitenant)?;
         decide(Mode::Normal, &req.class)?;
         let mut up_target = Vec::new();
-        let plan = plan_request(&self.prefix, &req, query, &mut up_target)?;
+        let t = crate::tenancy::Tenant {
+            prefix: &self.prefix,
+            ids: None,
+        };
+        let mut plan = plan_request(&t, &req, query, &mut up_target)?;
         let mut up_body = Vec::new();
         match plan.body_rewriter(self.prefix, 1000) {
             Some(mut rw) => {
@@ -308,6 +312,10 @@ impl Tenant {
                     rw.feed(c, &mut up_body)?;
                 }
                 rw.finish(&mut up_body)?;
+            }
+            None if plan.body.is_json() || plan.body == crate::policy::classify::BodyKind::None => {
+                let facts = rewrite_json_body(&t, plan.body, body, &mut up_body)?;
+                plan.apply_body_facts(facts, &self.prefix, &mut up_target)?;
             }
             None => up_body.extend_from_slice(body),
         }
@@ -318,7 +326,7 @@ impl Tenant {
                 "upstream touched {n} for {target}"
             );
         }
-        let mut rw = plan.response_rewriter(self.prefix, status, Some(ct.as_bytes()));
+        let mut rw = plan.response_rewriter(self.prefix, status, Some(ct.as_bytes()), None);
         let mut out = Vec::new();
         for c in chunks(rng, &resp) {
             rw.feed(c, &mut out);

@@ -34,7 +34,10 @@ use super::route::{normalize_host, route};
 use super::view::{ClusterView, Directory};
 use crate::errors::EdgeError;
 use crate::proto::{Framing, RequestHead};
-use crate::tenancy::{self, Prefix, RequestPlan};
+use crate::tenancy::{self, IdSealer, Prefix, RequestPlan, Tenant};
+
+/// Largest index-creation body the edge reads whole to count its shards (they are small).
+pub const MAX_INDEX_BODY: u64 = 1 << 20;
 
 /// What the edge knows of the connection a request came on, and its own limits.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +47,9 @@ pub struct Listener<'a> {
     pub sni: Option<&'a str>,
     /// `[edge] max_body`: a Content-Length above it is refused before the body is read.
     pub max_body: u64,
+    /// The node's sealer of the multitenant class's scroll and point-in-time ids (`None`:
+    /// no sealed id opens, every one is a missing search context).
+    pub ids: Option<&'a IdSealer>,
 }
 
 /// Bytes a decision writes, into buffers the connection keeps from one request to the
@@ -66,13 +72,16 @@ pub enum BodyPlan {
     /// Forwarded as it comes, `_bulk` actions counted: 413 above `max_actions`
     /// (single-tenant `_bulk`; spec 7).
     CountBulk { max_actions: u64 },
-    /// Rewritten into the tenant's namespace as it streams (multitenant `_bulk`, with the
-    /// same action limit, `_msearch`, `_mget`); sent chunked, since its length changes.
+    /// Rewritten into the tenant's namespace as it streams (the multitenant class's NDJSON
+    /// bodies: `_bulk`, with the same action limit, and `_msearch`); sent chunked, since
+    /// its length changes.
     Rewrite { kind: BodyKind, max_actions: u64 },
-    /// Read whole before anything is sent (index creation: its shards are counted against
-    /// the plan, and on the multitenant class its alias names rewritten), then forwarded
-    /// with its new length.
-    Whole,
+    /// Read whole (at most `limit` bytes, 413 above) before anything is sent, then
+    /// forwarded with its new length: index creation (its shards are counted against the
+    /// plan), every JSON body of the multitenant class (parsed strictly, rewritten as data
+    /// and written again by `tenancy`), a single-tenant `_reindex` (a remote source is
+    /// refused).
+    Whole { kind: BodyKind, limit: u64 },
 }
 
 /// Shards a request may add to the cluster; the edge reserves them against the plan's
@@ -190,9 +199,13 @@ fn decide_for<'s, C: ClusterView>(
                 header(b"content-type"),
                 header(b"content-encoding"),
                 header(b"accept"),
+                has_body(head),
             )?;
-            let plan =
-                tenancy::plan_request(&prefix, &classified, head.query(buf), &mut out.target)?;
+            let t = Tenant {
+                prefix: &prefix,
+                ids: listener.ids.map(|s| (s, cluster.id())),
+            };
+            let plan = tenancy::plan_request(&t, &classified, head.query(buf), &mut out.target)?;
             Some(TenantPlan { prefix, plan })
         }
     };
@@ -202,14 +215,13 @@ fn decide_for<'s, C: ClusterView>(
         out.auto_create.extend_from_slice(name);
     }
     let kind = classified.route.map_or(BodyKind::None, Route::body_kind);
-    let max_actions = cluster.max_bulk_actions();
-    let body = match kind {
-        BodyKind::CreateIndex => BodyPlan::Whole,
-        BodyKind::None => BodyPlan::Stream,
-        _ if tenant.is_some() => BodyPlan::Rewrite { kind, max_actions },
-        BodyKind::Bulk => BodyPlan::CountBulk { max_actions },
-        BodyKind::Msearch | BodyKind::Mget => BodyPlan::Stream,
-    };
+    let body = body_plan(
+        kind,
+        tenant.is_some(),
+        head,
+        listener,
+        cluster.max_bulk_actions(),
+    );
     let reserve = if kind == BodyKind::CreateIndex {
         Reservation::CreateIndex
     } else if !out.auto_create.is_empty() {
@@ -224,6 +236,40 @@ fn decide_for<'s, C: ClusterView>(
         reserve,
         tenant,
     })
+}
+
+/// The request declared a body.
+fn has_body(head: &RequestHead) -> bool {
+    !matches!(head.framing, Framing::None | Framing::Length(0))
+}
+
+/// What the edge does with a body of `kind` (the route table's), on the multitenant class
+/// (`tenant`) or not.
+fn body_plan(
+    kind: BodyKind,
+    tenant: bool,
+    head: &RequestHead,
+    listener: &Listener<'_>,
+    max_actions: u64,
+) -> BodyPlan {
+    let whole = BodyPlan::Whole {
+        kind,
+        limit: listener.max_body,
+    };
+    match kind {
+        BodyKind::CreateIndex => BodyPlan::Whole {
+            kind,
+            limit: MAX_INDEX_BODY,
+        },
+        BodyKind::Bulk | BodyKind::Msearch if tenant => BodyPlan::Rewrite { kind, max_actions },
+        BodyKind::Bulk => BodyPlan::CountBulk { max_actions },
+        BodyKind::Document => BodyPlan::Stream,
+        // No body, or one the endpoint does not take (refused unless blank).
+        _ if !has_body(head) => BodyPlan::Stream,
+        _ if tenant => whole,
+        BodyKind::Reindex => whole,
+        _ => BodyPlan::Stream,
+    }
 }
 
 /// Route and authenticate (spec 2.1, 5): the cluster the request is for, when its Basic

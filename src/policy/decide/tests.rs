@@ -27,6 +27,9 @@ struct Plain {
 }
 
 impl ClusterView for Plain {
+    fn id(&self) -> &str {
+        self.id
+    }
     fn reachable(&self) -> bool {
         self.reachable
     }
@@ -104,6 +107,7 @@ fn clusters() -> Clusters {
     ])
 }
 
+const JSON: &str = "Content-Type: application/json";
 const ACME: &str = "acme-7f3k.us-east-1.example.test";
 const MT: &str = "mt-1.eu-west-1.example.test";
 
@@ -191,7 +195,11 @@ fn decided<R>(
         "{}",
         String::from_utf8_lossy(raw)
     );
-    let listener = Listener { sni, max_body };
+    let listener = Listener {
+        sni,
+        max_body,
+        ids: None,
+    };
     let mut out = Targets::default();
     let d = decide(dir, &h, raw, &listener, Instant::now(), &mut out);
     f(d, out)
@@ -449,7 +457,10 @@ fn body_handling_from_the_route_table() {
             None,
             with_body(
                 fwd("acme", Class::Update, "/books"),
-                BodyPlan::Whole,
+                BodyPlan::Whole {
+                    kind: BodyKind::CreateIndex,
+                    limit: MAX_INDEX_BODY,
+                },
                 Reservation::CreateIndex,
                 "",
             ),
@@ -505,7 +516,10 @@ fn body_handling_from_the_route_table() {
             None,
             with_body(
                 fwd("mt", Class::Update, &format!("/{p}books")),
-                BodyPlan::Whole,
+                BodyPlan::Whole {
+                    kind: BodyKind::CreateIndex,
+                    limit: MAX_INDEX_BODY,
+                },
                 Reservation::CreateIndex,
                 "",
             ),
@@ -528,17 +542,117 @@ fn body_handling_from_the_route_table() {
             Want::Refuse(E::NotImplemented("_tasks".into())),
         ),
         (
-            "multitenant: bodies it cannot read are 400",
+            "multitenant: a body of a media type it cannot read is 406, as Elasticsearch answers",
             head(
                 "POST /books/_search HTTP/1.1",
                 MT,
                 "mt",
-                &["Content-Type: application/cbor"],
+                &["Content-Type: application/cbor", "Content-Length: 2"],
+            ),
+            None,
+            Want::Refuse(E::Refused {
+                status: 406,
+                kind: "content_type_exception",
+                reason: "Content-Type header [application/cbor] is not supported".into(),
+            }),
+        ),
+        (
+            "multitenant: a compressed body is 400",
+            head(
+                "POST /books/_search HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Content-Encoding: gzip", "Content-Length: 2"],
             ),
             None,
             Want::Refuse(E::BadRequest(
-                "only JSON and NDJSON bodies are supported on this cluster",
+                "compressed request bodies are not supported on this cluster",
             )),
+        ),
+        (
+            "issue 10: a multitenant JSON body is read whole, up to the body limit",
+            head(
+                "POST /books/_search HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            with_body(
+                fwd("mt", Class::Read, &format!("/{p}books/_search")),
+                BodyPlan::Whole {
+                    kind: BodyKind::Search,
+                    limit: 1000,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "issue 10: a body the endpoint does not take is read whole (refused unless blank)",
+            head(
+                "POST /books/_refresh HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Transfer-Encoding: chunked"],
+            ),
+            None,
+            with_body(
+                fwd("mt", Class::Update, &format!("/{p}books/_refresh")),
+                BodyPlan::Whole {
+                    kind: BodyKind::None,
+                    limit: 1000,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "a multitenant search without a body has nothing to read",
+            head("GET /books/_search HTTP/1.1", MT, "mt", &[]),
+            None,
+            fwd("mt", Class::Read, &format!("/{p}books/_search")),
+        ),
+        (
+            "multitenant documents pass as sent",
+            head(
+                "PUT /books/_doc/1 HTTP/1.1",
+                MT,
+                "mt",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            fwd("mt", Class::Update, &format!("/{p}books/_doc/1")),
+        ),
+        (
+            "single-tenant _reindex: read whole (a remote source is refused)",
+            head(
+                "POST /_reindex HTTP/1.1",
+                ACME,
+                "acme",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            with_body(
+                fwd("acme", Class::Update, "/_reindex"),
+                BodyPlan::Whole {
+                    kind: BodyKind::Reindex,
+                    limit: 1000,
+                },
+                Reservation::None,
+                "",
+            ),
+        ),
+        (
+            "single-tenant searches stream",
+            head(
+                "POST /books/_search HTTP/1.1",
+                ACME,
+                "acme",
+                &[JSON, "Content-Length: 2"],
+            ),
+            None,
+            fwd("acme", Class::Read, "/books/_search"),
         ),
     ]);
     table(table_rows);

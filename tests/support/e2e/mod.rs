@@ -10,6 +10,8 @@
 #![allow(dead_code)]
 
 pub mod admin;
+pub mod answers;
+
 #[path = "../edge/client.rs"]
 pub mod client;
 #[path = "../edge/metrics.rs"]
@@ -40,6 +42,8 @@ pub struct PlanSpec {
     pub shards: u64,
     pub disk: String,
     pub max_bulk_actions: u64,
+    /// Open scrolls and points in time a multitenant cluster may hold (`None`: the default).
+    pub max_open_contexts: Option<u64>,
 }
 
 impl PlanSpec {
@@ -53,6 +57,7 @@ impl PlanSpec {
             shards: 100,
             disk: "1gb".into(),
             max_bulk_actions: 10_000,
+            max_open_contexts: None,
         }
     }
     pub fn shards(mut self, n: u64) -> PlanSpec {
@@ -63,6 +68,10 @@ impl PlanSpec {
         self.disk = d.into();
         self
     }
+    pub fn contexts(mut self, n: u64) -> PlanSpec {
+        self.max_open_contexts = Some(n);
+        self
+    }
     pub fn allowance(mut self, concurrency: u32, queue_size: u32, queue_timeout: &str) -> Self {
         self.concurrency = concurrency;
         self.queue_size = queue_size;
@@ -71,9 +80,13 @@ impl PlanSpec {
     }
 
     fn toml(&self) -> String {
+        let contexts = self
+            .max_open_contexts
+            .map(|n| format!("max_open_contexts = {n}\n"))
+            .unwrap_or_default();
         format!(
             "[[plans]]\nname = \"{}\"\nconcurrency = {}\nqueue_size = {}\nqueue_timeout = \"{}\"\n\
-             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n\n",
+             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n{contexts}\n",
             self.name,
             self.concurrency,
             self.queue_size,
@@ -348,6 +361,8 @@ impl Lines {
 pub struct Edge {
     child: Child,
     pub http: SocketAddr,
+    /// The HTTPS listener, when the config has `https` (its CA: [`Edge::ca`]).
+    pub https: Option<SocketAddr>,
     /// The metrics listener (gauges to wait on).
     pub metrics: Option<SocketAddr>,
     /// The embedded engine's address (reached directly only by tests, never by clients).
@@ -391,6 +406,7 @@ impl Edge {
         let mut edge = Edge {
             child,
             http: "0.0.0.0:0".parse().unwrap(),
+            https: None,
             metrics: None,
             engine: None,
             dir,
@@ -407,6 +423,10 @@ impl Edge {
             .split_whitespace()
             .find_map(|w| w.strip_prefix("http="));
         edge.http = http.expect("http=").parse().expect("http address");
+        let https = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("https="));
+        edge.https = https.and_then(|a| a.parse().ok());
         let metrics = edge.out.wait_for("searchgate: metrics ", Duration::ZERO);
         edge.metrics = metrics.map(|l| metrics::address_in(&l));
         if edge.config.engine {
@@ -489,6 +509,24 @@ impl Edge {
     /// A plain connection (kept alive by the caller).
     pub fn conn(&self) -> Conn {
         Conn::plain(self.http)
+    }
+
+    /// The CA that signed the HTTPS listener's certificate (in the edge's data dir).
+    pub fn ca(&self) -> PathBuf {
+        self.dir.path().join("edge").join("ca.pem")
+    }
+
+    /// A TLS connection to the HTTPS listener for `host` (the SNI the edge checks against
+    /// Host).
+    pub fn tls_conn(&self, host: &str) -> Conn {
+        Conn::tls(self.https.expect("an edge with https"), &self.ca(), host)
+    }
+
+    /// Sends `req` on a new connection over TLS (SNI: its Host) and reads the response.
+    pub fn send_tls(&self, req: &Req) -> Response {
+        let host = req.host.clone().unwrap_or_else(|| "localhost".into());
+        let mut c = self.tls_conn(&host);
+        exchange(&mut c, req)
     }
 
     /// A keep-alive client.

@@ -7,6 +7,8 @@
 //! edge untouched), a `;`-separated list of:
 //! - `delay=<ms>`: wait before answering; `hold`: wait until [`Mock::release`];
 //! - `status=<n>`; `size=<n>`: a body of `n` filler bytes instead of the JSON echo;
+//! - `echo`: the JSON answer also carries the request body it received, as a string
+//!   (`"echo"`), as an upstream that quotes a request in its answer would;
 //! - `resp=length|chunked|close|malformed|clte|twocl|cut|none`: Content-Length (default),
 //!   chunked, close-delimited, a malformed head, ambiguous framing (Content-Length with
 //!   chunked, two Content-Lengths), a head cut in the middle, or no answer at all (the
@@ -320,6 +322,7 @@ struct Plan {
     size: Option<usize>,
     resp: String,
     then: Option<String>,
+    echo: bool,
 }
 
 fn plan_of(value: Option<&str>) -> Plan {
@@ -336,6 +339,7 @@ fn plan_of(value: Option<&str>) -> Plan {
             "size" => p.size = Some(v.parse().expect("size=<n>")),
             "resp" => p.resp = v.to_string(),
             "then" => p.then = Some(v.to_string()),
+            "echo" => p.echo = true,
             "" => {}
             other => panic!("unknown X-Mock item `{other}`"),
         }
@@ -591,6 +595,9 @@ fn serve_request(
     let drop_it = seq > 1 && st.lock().drop_reused;
     let answered = !drop_it && plan.resp != "none";
     let body_len = body.len();
+    let echo = plan
+        .echo
+        .then(|| String::from_utf8_lossy(&body).into_owned());
     st.update(|g| {
         g.requests.push(Recorded {
             conn: n,
@@ -612,7 +619,7 @@ fn serve_request(
     // Out of flight before the answer leaves: the edge may start the next request as soon
     // as it has read this answer, before this thread runs again after the write.
     st.update(|g| g.in_flight -= 1);
-    let keep = answer(w, &head, &plan, n, seq, body_len);
+    let keep = answer(w, &head, &plan, (n, seq), body_len, echo);
     match plan.then.as_deref() {
         None => keep,
         Some(then) => {
@@ -657,18 +664,23 @@ fn answer(
     w: &mut TcpStream,
     head: &Head,
     plan: &Plan,
-    conn: usize,
-    seq: usize,
+    (conn, seq): (usize, usize),
     got: usize,
+    echo: Option<String>,
 ) -> bool {
     let status = plan.status.unwrap_or(200);
     let body = match plan.size {
         Some(n) => (0..n).map(|i| b'a' + (i % 26) as u8).collect::<Vec<u8>>(),
-        None => serde_json::to_vec(&serde_json::json!({
-            "mock": true, "conn": conn, "seq": seq, "method": head.method,
-            "target": head.target, "body_len": got,
-        }))
-        .unwrap(),
+        None => {
+            let mut v = serde_json::json!({
+                "mock": true, "conn": conn, "seq": seq, "method": head.method,
+                "target": head.target, "body_len": got,
+            });
+            if let Some(e) = echo {
+                v["echo"] = e.into();
+            }
+            serde_json::to_vec(&v).unwrap()
+        }
     };
     let line =
         format!("HTTP/1.1 {status} Mock\r\nContent-Type: application/json\r\nX-Upstream: mock\r\n");

@@ -1,0 +1,287 @@
+//! Framing and rewriting of NDJSON bodies from tables, every input fed at every split point
+//! (2 and 3 chunks, and byte by byte) giving the one-chunk output (spec 4.1, issue 10).
+
+use super::*;
+
+const P: &[u8; 21] = b"abcdefghijklmnopqrst-";
+
+fn prefix() -> Prefix {
+    Prefix::from_bytes(P).unwrap()
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Bulk,
+    Msearch,
+}
+
+fn rewriter(kind: Kind) -> BodyRewriter {
+    match kind {
+        Kind::Bulk => BodyRewriter::Bulk(BulkRewriter::new(prefix(), 1000)),
+        Kind::Msearch => BodyRewriter::Msearch(MsearchRewriter::new(prefix())),
+    }
+}
+
+/// Feeds `chunks` in order; the output with the prefix shown as `P:`.
+fn run(kind: Kind, chunks: &[&[u8]]) -> Result<String, EdgeError> {
+    let mut r = rewriter(kind);
+    let mut out = Vec::new();
+    for c in chunks {
+        r.feed(c, &mut out)?;
+    }
+    r.finish(&mut out)?;
+    Ok(String::from_utf8(out)
+        .unwrap()
+        .replace(std::str::from_utf8(P).unwrap(), "P:"))
+}
+
+/// The one-chunk result, checked equal at every split point (2 and 3 chunks, and bytes).
+fn rewrite_all_splits(kind: Kind, body: &str) -> Result<String, EdgeError> {
+    let b = body.as_bytes();
+    let whole = run(kind, &[b]);
+    for i in 0..=b.len() {
+        assert_eq!(
+            run(kind, &[&b[..i], &b[i..]]),
+            whole,
+            "{kind:?} split at {i}: {body:?}"
+        );
+    }
+    if b.len() <= 120 {
+        for i in 0..=b.len() {
+            for j in i..=b.len() {
+                assert_eq!(
+                    run(kind, &[&b[..i], &b[i..j], &b[j..]]),
+                    whole,
+                    "{i},{j}: {body:?}"
+                );
+            }
+        }
+    }
+    let bytes: Vec<&[u8]> = b.chunks(1).collect();
+    assert_eq!(run(kind, &bytes), whole, "{kind:?} byte by byte: {body:?}");
+    whole
+}
+
+/// Each body refused with 400 whose reason says `why`, at every split point.
+fn refused(kind: Kind, table: &[(&str, &str)]) {
+    for (body, why) in table {
+        let e = rewrite_all_splits(kind, body).unwrap_err();
+        assert_eq!(e.status(), 400, "{body:?}");
+        let reason = e.body().reason;
+        assert!(reason.contains(why), "{body:?}: {reason:?}");
+    }
+}
+
+// spec 4.1 and 7.10's BulkRequestParser: action lines read and written compactly, blank
+// action lines dropped, documents passed as sent (one `\r` before `\n` trimmed)
+#[test]
+fn bulk_table() {
+    let table: &[(&str, &str)] = &[
+        (
+            "{\"index\":{\"_index\":\"books\",\"_id\":\"1\"}}\n{\"title\":\"x\",\"_index\":\"not me\"}\n",
+            "{\"index\":{\"_index\":\"P:books\",\"_id\":\"1\"}}\n{\"title\":\"x\",\"_index\":\"not me\"}\n",
+        ),
+        (
+            "{\"delete\":{\"_index\":\"a\",\"_id\":\"1\"}}\n{\"create\":{\"_index\":\"b\"}}\n{\"_index\":\"src\"}\n",
+            "{\"delete\":{\"_index\":\"P:a\",\"_id\":\"1\"}}\n{\"create\":{\"_index\":\"P:b\"}}\n{\"_index\":\"src\"}\n",
+        ),
+        (
+            "{\"update\":{\"_id\":\"1\"}}\n{ \"doc\" : {\"index\":\"x\"} }\n",
+            "{\"update\":{\"_id\":\"1\"}}\n{\"doc\":{\"index\":\"x\"}}\n",
+        ),
+        (
+            "\n  \n\t\r\n{\"index\" : { \"_index\" : \"a\" } }\r\n{ }\r\n",
+            "{\"index\":{\"_index\":\"P:a\"}}\n{ }\n",
+        ),
+        ("{\"index\":{\"\\u005findex\":\"a\"}}\n{}\n", "{\"index\":{\"_index\":\"P:a\"}}\n{}\n"),
+        (
+            "{\"index\":{\"_index\":\"caf\\u00e9\\\"q\"}}\n{}\n",
+            "{\"index\":{\"_index\":\"P:café\\\"q\"}}\n{}\n",
+        ),
+        (
+            "{\"index\":{\"_index\":\"a\",\"_source\":{\"includes\":[\"_index\"]},\"routing\":\"_index\"}}\n{}\n",
+            "{\"index\":{\"_index\":\"P:a\",\"_source\":{\"includes\":[\"_index\"]},\"routing\":\"_index\"}}\n{}\n",
+        ),
+        ("{\"index\":{\"_index\":null}}\n{}\n", "{\"index\":{\"_index\":null}}\n{}\n"),
+        ("{\"index\":{}}\n{\"a\":\"b\\r\"}\r\r\n", "{\"index\":{}}\n{\"a\":\"b\\r\"}\r\n"),
+        ("{\"delete\":{\"_index\":\"a\"}}\n", "{\"delete\":{\"_index\":\"P:a\"}}\n"),
+        ("", ""),
+        ("\n\n", ""),
+    ];
+    for (body, want) in table {
+        assert_eq!(
+            rewrite_all_splits(Kind::Bulk, body).as_deref(),
+            Ok(*want),
+            "{body:?}"
+        );
+    }
+}
+
+#[test]
+fn bulk_refusals() {
+    let table: &[(&str, &str)] = &[
+        ("{\"index\":{\"_index\":7}}\n{}\n", "must be a string"),
+        ("{\"index\":{\"_index\":true}}\n{}\n", "must be a string"),
+        ("{\"index\":{\"_index\":[\"a\"]}}\n{}\n", "must be a string"),
+        ("{\"index\":{\"_index\":\"\"}}\n{}\n", "one index"),
+        ("{\"index\":{\"_index\":\"a,b\"}}\n{}\n", "one index"),
+        ("{\"index\":{\"_index\":\"_x\"}}\n{}\n", "must not start"),
+        ("{\"index\":{\"_index\":\"r:x\"}}\n{}\n", "':'"),
+        ("{\"index\":{/* \"_index\":\"a\" */}}\n{}\n", "comments"),
+        ("{\"index\":{\"_index\":\"a\"}\n{}\n", "unexpected"),
+        (
+            "{\"index\":{\"_index\":\"a\",\"_index\":\"b\"}}\n{}\n",
+            "duplicate field [_index]",
+        ),
+        (
+            "{\"index\":{\"_index\":\"a\",\"\\u005findex\":\"b\"}}\n{}\n",
+            "duplicate field [_index]",
+        ),
+        ("{\"index\":{'_index':\"a\"}}\n{}\n", "single quotes"),
+        ("{\"index\":{\"_index\":\"a\"}} x\n{}\n", "after the end"),
+        ("{\"index\":{\"pipeline\":\"p\"}}\n{}\n", "[pipeline]"),
+        (
+            "{\"index\":{\"_routing\":\"r\"}}\n{}\n",
+            "unknown parameter [_routing]",
+        ),
+        ("{\"frob\":{\"_index\":\"a\"}}\n{}\n", "but found [frob]"),
+        ("{\"index\":{},\"delete\":{}}\n{}\n", "one action"),
+        ("[1]\n{}\n", "expected START_OBJECT"),
+        ("{\"index\":[]}\n{}\n", "expected START_OBJECT"),
+        // framing: nothing after the last newline, no missing or blank source line
+        ("{\"delete\":{\"_index\":\"a\"}}", "terminated by a newline"),
+        (
+            "{\"delete\":{\"_index\":\"a\"}}\n  ",
+            "terminated by a newline",
+        ),
+        ("{\"index\":{}}\n{}", "terminated by a newline"),
+        ("{\"index\":{}}\n", "source line is missing"),
+        (
+            "{\"index\":{}}\n\n{\"index\":{\"_index\":\"*\"}}\n{}\n",
+            "is empty",
+        ),
+        ("{\"index\":{}}\n \r\n{}\n", "is empty"),
+        ("{\"update\":{\"_id\":\"1\"}}\n\n", "is empty"),
+        (
+            "{\"update\":{\"_id\":\"1\"}}\n{\"script\":\"ctx._index = 'x'\"}\n",
+            "Painless",
+        ),
+        (
+            "{\"update\":{\"_id\":\"1\"}}\n{\"doc\":{},\"doc\":{}}\n",
+            "duplicate",
+        ),
+        (
+            "{\"update\":{\"_id\":\"1\"}}\n{\"pipeline\":\"p\"}\n",
+            "unknown field [pipeline]",
+        ),
+    ];
+    refused(Kind::Bulk, table);
+}
+
+// issue 2: max_bulk_actions at N passes, N+1 is 413
+#[test]
+fn bulk_limit_n_and_n_plus_one() {
+    let body = "{\"index\":{\"_index\":\"a\"}}\n{}\n\n".repeat(3);
+    let mut ok = BulkRewriter::new(prefix(), 3);
+    let mut out = Vec::new();
+    ok.feed(body.as_bytes(), &mut out).unwrap();
+    ok.finish(&mut out).unwrap();
+    assert_eq!(ok.actions(), 3);
+    let mut over = BulkRewriter::new(prefix(), 2);
+    let e = over.feed(body.as_bytes(), &mut out).unwrap_err();
+    assert_eq!(e, EdgeError::TooManyBulkActions(2));
+    assert_eq!(e.status(), 413);
+}
+
+#[test]
+fn bulk_auto_create_candidates() {
+    let body = "{\"index\":{\"_index\":\"logstash-1\"}}\n{}\n{\"index\":{\"_index\":\"logstash-1\"}}\n{}\n\
+                {\"create\":{\"_index\":\"events\"}}\n{}\n{\"delete\":{\"_index\":\"requests\"}}\n\
+                {\"index\":{\"_index\":\"books\"}}\n{}\n{\"index\":{\"_index\":\"logstash-*\"}}\n{}\n";
+    let mut b = BulkRewriter::new(prefix(), 100);
+    let mut out = Vec::new();
+    b.feed(body.as_bytes(), &mut out).unwrap();
+    b.finish(&mut out).unwrap();
+    let c: Vec<&[u8]> = b
+        .auto_create_candidates()
+        .iter()
+        .map(|v| v.as_slice())
+        .collect();
+    assert_eq!(c, [&b"logstash-1"[..], b"events"]);
+}
+
+// 7.10's readMultiLineFormat: a first `\n` skipped, blank headers are empty headers, every
+// header has a body line, bodies are search bodies; the edge writes no blank line
+#[test]
+fn msearch_table() {
+    let table: &[(&str, &str)] = &[
+        ("{}\n{\"query\":{}}\n", "{}\n{\"query\":{}}\n"),
+        ("\n{}\n{}\n", "{}\n{}\n"),
+        ("\n\n{}\n", "{}\n{}\n"),
+        (" \n{\"size\":1}\n", "{}\n{\"size\":1}\n"),
+        ("\r\n{}\r\n", "{}\n{}\n"),
+        ("\t\n{}\n{\"index\":\"*\"}\n{}\n", "{}\n{}\n{\"index\":\"P:*\"}\n{}\n"),
+        ("{\"index\":\"a,b\"}\n{}\n", "{\"index\":\"P:a,P:b\"}\n{}\n"),
+        ("{\"index\":\"\"}\n{}\n", "{\"index\":\"P:*\"}\n{}\n"),
+        ("{\"index\":[]}\n{}\n", "{\"index\":[\"P:*\"]}\n{}\n"),
+        ("{\"indices\":[\"a\",\"*\"]}\n{}\n", "{\"indices\":[\"P:a\",\"P:*\"]}\n{}\n"),
+        (
+            "{\"index\":\"_all\",\"preference\":\"x\"}\n{}\n",
+            "{\"index\":\"P:*\",\"preference\":\"x\"}\n{}\n",
+        ),
+        (
+            "{\"index\":\"a\"}\n{\"query\":{\"prefix\":{\"_index\":\"x\"}}}\n{\"index\":\"b\"}\n{}\n",
+            "{\"index\":\"P:a\"}\n{\"query\":{\"prefix\":{\"_index\":\"P:x\"}}}\n{\"index\":\"P:b\"}\n{}\n",
+        ),
+        ("", ""),
+        ("\n", ""),
+    ];
+    for (body, want) in table {
+        assert_eq!(
+            rewrite_all_splits(Kind::Msearch, body).as_deref(),
+            Ok(*want),
+            "{body:?}"
+        );
+    }
+    let refused_table: &[(&str, &str)] = &[
+        ("{\"index\":3}\n{}\n", "must be a string or an array"),
+        ("{\"index\":null}\n{}\n", "must be a string or an array"),
+        ("{\"index\":[1]}\n{}\n", "must be a string"),
+        ("{\"index\":\"a\"\n{}\n", "unexpected"),
+        ("{\"index\":\"-\"}\n{}\n", "must not start"),
+        (
+            "{\"index\":\"a\",\"indices\":\"b\"}\n{}\n",
+            "[index] and [indices]",
+        ),
+        ("{\"type\":\"t\"}\n{}\n", "key [type] is not supported"),
+        ("{\"index\":\"a\"}", "terminated by a newline"),
+        ("{}\n{}", "terminated by a newline"),
+        ("{\"index\":\"a\"}\n", "body line is missing"),
+        ("{}\n\n", "START_OBJECT"),
+        (
+            "{}\n{\"query\":{\"fuzzy\":{\"_index\":\"a\"}}}\n",
+            "fuzzy on [_index]",
+        ),
+        ("{}\n{\"pit\":{\"id\":\"x\"}}\n", "[pit]"),
+        ("{}\n{\"size\":1,\"size\":2}\n", "duplicate"),
+    ];
+    refused(Kind::Msearch, refused_table);
+}
+
+// The first attack of issue 10: whitespace-only lines before a header naming `*` never
+// reach the upstream as they were; whatever the edge emits pairs the same way everywhere.
+#[test]
+fn msearch_blank_line_attack_is_confined() {
+    for blank in [" ", "\r", "\t", "  \t\r"] {
+        let body = format!("{{}}\n{{}}\n{blank}\n{{\"index\":\"*\"}}\n{{}}\n");
+        match rewrite_all_splits(Kind::Msearch, &body) {
+            Ok(out) => {
+                assert!(!out.lines().any(|l| l.trim().is_empty()), "{out:?}");
+                for l in out.lines().step_by(2) {
+                    assert!(!l.contains("\"index\":\"*\""), "{out:?}");
+                }
+            }
+            Err(e) => assert_eq!(e.status(), 400),
+        }
+    }
+}

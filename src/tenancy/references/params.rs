@@ -1,0 +1,292 @@
+//! The query-string rows of the table. The query string is read completely, each key and
+//! value percent- and `+`-decoded once (as Elasticsearch's `RestUtils.decodeQueryString`,
+//! which `RestRequest` uses in 7.10 and OpenSearch 1.x: a parameter ends at `&` or `;`, the
+//! first `=` splits name and value, the last of a repeated name wins),
+//! decided from [`PARAMS`] (pass / check / open / refuse), and written again canonically;
+//! a parameter the table does not know is refused as Elasticsearch refuses one (400
+//! `illegal_argument_exception`, "request [<path>] contains unrecognized parameter: [p]"),
+//! and so is a parameter given twice (the upstream would keep only one of them).
+//!
+//! Must not touch: paths, bodies.
+
+use super::super::ids::IdKind;
+use super::super::json::Value;
+use super::super::lucene::could_name_index;
+use super::query::check_query_text;
+use super::{check_field_list, illegal, unsupported, Tenant};
+use crate::errors::EdgeError;
+use crate::policy::path::decode_into;
+
+/// What the edge does with a query parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    /// Cannot name an index or reach the `_index` field: forwarded.
+    Pass,
+    /// `q`: a Lucene query text (no field that could be `_index`).
+    QueryText,
+    /// `df`: a field that must not be `_index`.
+    Field,
+    /// `sort`: `field[:order]` list, no `_index`.
+    Sort,
+    /// `format`: JSON or text only.
+    Format,
+    /// `scroll_id`: a sealed scroll id, opened.
+    ScrollId,
+    /// `wait_for_completion`: `false` would leave a task id (shared state): refused.
+    WaitForCompletion,
+    /// Never forwarded (why).
+    Refuse(&'static str),
+}
+
+const BODY_IN_QUERY: &str = "a body in the query string";
+const PIPELINE: &str = "ingest pipelines (shared by every cluster on the upstream)";
+const PATH_NAME: &str = "a path parameter given in the query string";
+
+/// Every query parameter of the endpoints a multitenant cluster exposes, alphabetically.
+pub static PARAMS: &[(&str, Param)] = &[
+    ("_source", Param::Pass),
+    ("_source_excludes", Param::Pass),
+    ("_source_includes", Param::Pass),
+    ("active_only", Param::Pass),
+    ("alias", Param::Refuse(PATH_NAME)),
+    ("all_shards", Param::Pass),
+    ("allow_no_indices", Param::Pass),
+    ("allow_partial_search_results", Param::Pass),
+    ("analyze_wildcard", Param::Pass),
+    ("analyzer", Param::Pass),
+    ("batched_reduce_size", Param::Pass),
+    ("bytes", Param::Pass),
+    ("ccs_minimize_roundtrips", Param::Pass),
+    ("completion_fields", Param::Pass),
+    ("conflicts", Param::Pass),
+    ("create", Param::Pass),
+    ("default_operator", Param::Pass),
+    ("detailed", Param::Pass),
+    ("df", Param::Field),
+    ("docvalue_fields", Param::Pass),
+    ("error_trace", Param::Pass),
+    ("expand_wildcards", Param::Pass),
+    ("explain", Param::Pass),
+    ("field_statistics", Param::Pass),
+    ("fielddata", Param::Pass),
+    ("fielddata_fields", Param::Pass),
+    ("fields", Param::Pass),
+    ("filter_path", Param::Pass),
+    ("flat_settings", Param::Pass),
+    ("flush", Param::Pass),
+    ("forbid_closed_indices", Param::Pass),
+    ("force", Param::Pass),
+    ("format", Param::Format),
+    ("from", Param::Pass),
+    ("groups", Param::Pass),
+    ("h", Param::Pass),
+    ("health", Param::Pass),
+    ("help", Param::Pass),
+    ("human", Param::Pass),
+    ("if_primary_term", Param::Pass),
+    ("if_seq_no", Param::Pass),
+    ("ignore_throttled", Param::Pass),
+    ("ignore_unavailable", Param::Pass),
+    ("include_defaults", Param::Pass),
+    ("include_segment_file_sizes", Param::Pass),
+    ("include_type_name", Param::Pass),
+    ("include_unloaded_segments", Param::Pass),
+    ("include_unmapped", Param::Pass),
+    ("index", Param::Refuse(PATH_NAME)),
+    ("keep_alive", Param::Pass),
+    ("lang", Param::Pass),
+    ("lenient", Param::Pass),
+    ("level", Param::Pass),
+    ("local", Param::Pass),
+    ("master_timeout", Param::Pass),
+    ("max_concurrent_searches", Param::Pass),
+    ("max_concurrent_shard_requests", Param::Pass),
+    ("max_docs", Param::Pass),
+    ("max_num_segments", Param::Pass),
+    ("name", Param::Refuse(PATH_NAME)),
+    ("new_index", Param::Refuse(PATH_NAME)),
+    ("offsets", Param::Pass),
+    ("only_expunge_deletes", Param::Pass),
+    ("op_type", Param::Pass),
+    ("order", Param::Pass),
+    ("payloads", Param::Pass),
+    ("pipeline", Param::Refuse(PIPELINE)),
+    ("positions", Param::Pass),
+    ("pre_filter_shard_size", Param::Pass),
+    ("preference", Param::Pass),
+    ("preserve_existing", Param::Pass),
+    ("pretty", Param::Pass),
+    ("pri", Param::Pass),
+    ("q", Param::QueryText),
+    ("query", Param::Pass),
+    ("realtime", Param::Pass),
+    ("refresh", Param::Pass),
+    ("request", Param::Pass),
+    ("request_cache", Param::Pass),
+    ("requests_per_second", Param::Pass),
+    ("require_alias", Param::Pass),
+    ("rest_total_hits_as_int", Param::Pass),
+    ("retry_on_conflict", Param::Pass),
+    ("rewrite", Param::Pass),
+    ("routing", Param::Pass),
+    ("s", Param::Pass),
+    ("scroll", Param::Pass),
+    ("scroll_id", Param::ScrollId),
+    ("scroll_size", Param::Pass),
+    ("search_type", Param::Pass),
+    ("seq_no_primary_term", Param::Pass),
+    ("size", Param::Pass),
+    ("slices", Param::Pass),
+    ("sort", Param::Sort),
+    ("source", Param::Refuse(BODY_IN_QUERY)),
+    ("source_content_type", Param::Refuse(BODY_IN_QUERY)),
+    ("stats", Param::Pass),
+    ("stored_fields", Param::Pass),
+    ("suggest_field", Param::Pass),
+    ("suggest_mode", Param::Pass),
+    ("suggest_size", Param::Pass),
+    ("suggest_text", Param::Pass),
+    ("target", Param::Refuse(PATH_NAME)),
+    ("term_statistics", Param::Pass),
+    ("terminate_after", Param::Pass),
+    ("time", Param::Pass),
+    ("timeout", Param::Pass),
+    ("track_scores", Param::Pass),
+    ("track_total_hits", Param::Pass),
+    ("typed_keys", Param::Pass),
+    ("v", Param::Pass),
+    ("verbose", Param::Pass),
+    ("version", Param::Pass),
+    ("version_type", Param::Pass),
+    ("wait_for_active_shards", Param::Pass),
+    ("wait_for_completion", Param::WaitForCompletion),
+    ("wait_for_events", Param::Pass),
+    ("wait_for_no_initializing_shards", Param::Pass),
+    ("wait_for_no_relocating_shards", Param::Pass),
+    ("wait_for_nodes", Param::Pass),
+    ("wait_for_status", Param::Pass),
+    ("wait_if_ongoing", Param::Pass),
+];
+
+/// What the query string says that the edge acts on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueryFacts {
+    /// `_cat` with `?v`: the first text line is a header.
+    pub verbose: bool,
+    /// `_cat` with `?help`: a description table, not index rows.
+    pub help: bool,
+    /// `?scroll=`: the search opens a scroll context.
+    pub scroll: bool,
+}
+
+/// Reads the query string of a request to `path` (as the tenant sent it, for messages),
+/// appending `?<canonical form>` to `target` when anything is left.
+pub fn read_query(
+    t: &Tenant,
+    query: Option<&[u8]>,
+    path: &str,
+    target: &mut Vec<u8>,
+) -> Result<QueryFacts, EdgeError> {
+    let mut facts = QueryFacts::default();
+    let mut seen: Vec<String> = Vec::new();
+    let mut first = true;
+    // `;` ends a parameter too, as in `RestUtils.decodeQueryString` (attacks-10 #2)
+    for pair in query.unwrap_or_default().split(|&b| b == b'&' || b == b';') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (k, v) = match memchr::memchr(b'=', pair) {
+            Some(e) => (&pair[..e], &pair[e + 1..]),
+            None => (pair, &b""[..]),
+        };
+        let key = decode(k)?;
+        let mut value = decode(v)?;
+        if seen.contains(&key) {
+            return Err(illegal(format!(
+                "request [{path}] contains the parameter [{key}] more than once"
+            )));
+        }
+        let Some(&(_, rule)) = PARAMS.iter().find(|(n, _)| *n == key) else {
+            return Err(illegal(format!(
+                "request [{path}] contains unrecognized parameter: [{key}]"
+            )));
+        };
+        check(t, rule, &key, &mut value)?;
+        match key.as_str() {
+            "v" => facts.verbose = value != "false",
+            "help" => facts.help = value != "false",
+            "scroll" => facts.scroll = true,
+            _ => {}
+        }
+        target.push(if first { b'?' } else { b'&' });
+        first = false;
+        encode(&key, target);
+        if !value.is_empty() {
+            target.push(b'=');
+            encode(&value, target);
+        }
+        seen.push(key);
+    }
+    Ok(facts)
+}
+
+fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), EdgeError> {
+    let at = format!("?{key}");
+    match rule {
+        Param::Pass => Ok(()),
+        Param::Refuse(why) => Err(illegal(format!(
+            "the [{key}] parameter is not supported on this cluster ({why})"
+        ))),
+        Param::QueryText => check_query_text(&Value::String(value.clone()), &at),
+        Param::Field => check_field_list(&Value::String(value.clone()), &at),
+        Param::Sort => {
+            for part in value.split(',') {
+                let field = part.rsplit_once(':').map_or(part, |(f, _)| f);
+                if could_name_index(field) {
+                    return Err(unsupported(&format!("sort on [{field}]"), &at));
+                }
+            }
+            Ok(())
+        }
+        Param::Format => match value.as_str() {
+            "json" | "JSON" | "txt" | "text" | "" => Ok(()),
+            _ => Err(illegal(
+                "only the text and json formats are supported on this cluster",
+            )),
+        },
+        Param::ScrollId => {
+            *value = t.open(IdKind::Scroll, value)?;
+            Ok(())
+        }
+        Param::WaitForCompletion => match value.as_str() {
+            "" | "true" => Ok(()),
+            _ => Err(illegal(
+                "[wait_for_completion=false] is not supported on this cluster: tasks are shared by every cluster on the upstream",
+            )),
+        },
+    }
+}
+
+/// A query component decoded once (`+` is a space), as UTF-8.
+pub(crate) fn decode(s: &[u8]) -> Result<String, EdgeError> {
+    let plus: Vec<u8> = s
+        .iter()
+        .map(|&b| if b == b'+' { b' ' } else { b })
+        .collect();
+    let mut out = Vec::with_capacity(s.len());
+    decode_into(&plus, &mut out).map_err(|e| illegal(e.reason()))?;
+    String::from_utf8(out).map_err(|_| illegal("the query string is not UTF-8 once decoded"))
+}
+
+/// Percent-encodes everything but unreserved characters and a few safe delimiters; never
+/// `&`, `;`, `=`, `+`, `#` or `%`, which the upstream reads as structure.
+fn encode(s: &str, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in s.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~!$'()*,:@/".contains(&b) {
+            out.push(b);
+        } else {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The attack families on the readings of bytes: NDJSON framing, escaped and repeated
+//! keys, `_index` comparisons, `query_string` texts and field lists, query-string
+//! parameters (issue 10's three cases and their classes).
+
+use serde_json::json;
+
+use super::{ids, marker, refused, Who, World};
+
+// issue 10 (first case): `_msearch` lines read as Elasticsearch 7.10 reads them.
+pub fn ndjson_framing(w: &World<'_>) {
+    for blank in [" ", "\r", "\t", "  \t", ""] {
+        // a blank header line is an empty header: the path's indices, the tenant's own
+        let body = format!("{blank}\n{{\"size\":10}}\n{{\"index\":\"*\"}}\n{{\"size\":10}}\n");
+        let r = w.ndjson("/_msearch", body.as_bytes());
+        if r.status == 200 {
+            assert!(r.text().contains(&marker("alpha")), "{}", r.text());
+        } else {
+            refused(&r, &format!("msearch {blank:?}"));
+        }
+        // blank lines between pairs
+        let body =
+            format!("{{}}\n{{\"size\":10}}\n{blank}\n{{\"index\":\"*\"}}\n{{\"size\":10}}\n");
+        let r = w.ndjson("/_msearch", body.as_bytes());
+        assert!(matches!(r.status, 200 | 400), "{}", r.text());
+    }
+    for body in [
+        "{}\r\n{\"size\":10}\r\n",
+        "\n{}\n{\"size\":10}\n",
+        "{\"index\":\"_all\"}\n{}\n",
+    ] {
+        let r = w.ndjson("/_msearch", body.as_bytes());
+        assert_eq!(r.status, 200, "{body:?}: {}", r.text());
+    }
+    // a last line without its newline is refused (7.10 refuses it too)
+    let r = w.ndjson("/_msearch", b"{}\n{\"size\":10}");
+    refused(&r, "msearch without a final newline");
+    let r = w.ndjson(
+        "/_bulk",
+        b"{\"index\":{\"_index\":\"books\",\"_id\":\"9\"}}\n{\"n\":9}",
+    );
+    refused(&r, "bulk without a final newline");
+    // blank and \r\n bulk action lines; an action naming the other tenant's real index
+    // lands in the tenant's own namespace
+    let body = format!(
+        "\n \r\n{{\"index\":{{\"_index\":\"{pb}books\",\"_id\":\"9\"}}}}\r\n{{\"n\":9}}\n",
+        pb = w.pb
+    );
+    let r = w.ndjson("/_bulk", body.as_bytes());
+    assert_eq!(r.status, 200, "{}", r.text());
+    // An upstream that creates indices on first write (osmem-server) made `<pa><pb>books`:
+    // the tenant's own index, under a name it chose (it carries the other prefix the test
+    // gave it as if learned); every later listing would echo that name, so it goes.
+    let r = w.send(Who::Alpha, &w.alpha.req("DELETE", &format!("/{}books", w.pb)));
+    assert!(matches!(r.status, 200 | 404), "{}", r.text());
+    let r = w.ndjson(
+        "/_bulk",
+        b"{\"index\":{\"_index\":\"books\",\"pipeline\":\"p\"}}\n{}\n",
+    );
+    refused(&r, "bulk pipeline");
+}
+
+// issue 10 (third case) and every escaped or repeated key.
+pub fn escaped_and_duplicate_keys(w: &World<'_>) {
+    let body = format!(
+        "{{\"\\u0061liases\":{{\"{pb}bravo-only\":{{}}}}}}",
+        pb = w.pb
+    );
+    let target = format!("/planted{}", w.suffix);
+    let r = w.raw(
+        Who::Alpha,
+        "PUT",
+        &target,
+        "application/json",
+        body.as_bytes(),
+    );
+    assert!(
+        r.status < 300,
+        "read as `aliases`, in the namespace: {}",
+        r.text()
+    );
+    // The alias lives in the tenant's own namespace (`<pa><pb>bravo-only`): every later
+    // listing of the tenant's aliases would echo the name it chose, which carries the other
+    // prefix it was given as if learned (and shows nothing it did not send): remove it.
+    let r = w.send(Who::Alpha, &w.alpha.req("DELETE", &target));
+    assert_eq!(r.status, 200, "{}", r.text());
+    for dup in [
+        "{\"aliases\":{},\"\\u0061liases\":{\"x\":{}}}",
+        "{\"settings\":{},\"settings\":{}}",
+    ] {
+        let r = w.raw(
+            Who::Alpha,
+            "PUT",
+            "/planted2",
+            "application/json",
+            dup.as_bytes(),
+        );
+        refused(&r, dup);
+        assert_eq!(r.json()["error"]["type"], "x_content_parse_exception");
+    }
+    // `\u005findex` is `_index`: rewritten like it
+    let r = w.json_bytes("/_search", br#"{"query":{"term":{"\u005findex":"books"}}}"#);
+    if r.status == 200 {
+        assert!(!ids(&r).is_empty(), "{}", r.text());
+    }
+    let r = w.json_bytes(
+        "/_search",
+        br#"{"query":{"match_all":{}},"query":{"match_all":{}}}"#,
+    );
+    refused(&r, "a duplicate query");
+    let r = w.ndjson(
+        "/_bulk",
+        b"{\"index\":{\"_index\":\"books\",\"\\u005findex\":\"x\"}}\n{}\n",
+    );
+    refused(&r, "a duplicate bulk key");
+    let r = w.json_bytes("/_search", b"{\"query\":{\"match_all\":{}}} trailing");
+    refused(&r, "trailing bytes");
+    let r = w.raw(Who::Alpha, "POST", "/_search", "text/plain", b"{}");
+    assert_eq!(r.status, 406, "{}", r.text());
+}
+
+// issue 10 (second case): `_index` compared with values the tenant chose.
+pub fn index_field_comparisons(w: &World<'_>) {
+    let own = ids(&w.search("/books/_search", &json!({"size": 10})));
+    assert_eq!(own.len(), 2, "{own:?}");
+    let mut probes = vec![
+        json!({"term": {"_index": "books"}}),
+        json!({"terms": {"_index": ["books", "nothing"]}}),
+        json!({"prefix": {"_index": "boo"}}),
+        json!({"wildcard": {"_index": "b*k?"}}),
+        json!({"match": {"_index": "books"}}),
+        json!({"regexp": {"_index": "b.*"}}),
+        json!({"bool": {"must_not": {"prefix": {"_index": "zzz"}}}}),
+        json!({"exists": {"field": "_index"}}),
+    ];
+    for q in &probes {
+        let r = w.search("/_all/_search", &json!({"query": q, "size": 10}));
+        assert!(matches!(r.status, 200 | 400), "{q}: {}", r.text());
+        for hit in ids(&r) {
+            assert!(own.contains(&hit) || hit.contains("-only"), "{q}: {hit}");
+        }
+    }
+    // values naming the prefixes (the tenant's own, or the other's) match nothing
+    probes.clear();
+    for p in [&w.pa, &w.pb] {
+        for n in [1, 5, 20, 21] {
+            probes.push(json!({"prefix": {"_index": &p[..n]}}));
+        }
+        probes.push(json!({"term": {"_index": format!("{p}books")}}));
+        probes.push(json!({"wildcard": {"_index": format!("{}*", &p[..3])}}));
+    }
+    for q in &probes {
+        let r = w.search("/_all/_search", &json!({"query": q, "size": 10}));
+        assert!(ids(&r).is_empty(), "{q}: {}", r.text());
+    }
+    // comparisons that cannot be confined are refused by the edge
+    for q in [
+        json!({"fuzzy": {"_index": "books"}}),
+        json!({"range": {"_index": {"gte": "a"}}}),
+        json!({"match_phrase": {"_index": "books"}}),
+        json!({"span_term": {"_index": "books"}}),
+    ] {
+        let r = w.search("/_search", &json!({"query": q}));
+        refused(&r, &q.to_string());
+    }
+    // aggregations and sorts on `_index`
+    let r = w.search(
+        "/_search",
+        &json!({"size": 0, "aggs": {"i": {"terms": {"field": "_index", "include": "b.*"}}}}),
+    );
+    assert!(matches!(r.status, 200 | 400), "{}", r.text());
+    let r = w.search(
+        "/_search",
+        &json!({"size": 0, "aggs": {"i": {"terms": {"field": "_index", "exclude": ["books"]}}}}),
+    );
+    assert!(matches!(r.status, 200 | 400), "{}", r.text());
+    let r = w.search(
+        "/_search",
+        &json!({"sort": [{"_index": "asc"}], "search_after": [format!("{}x", w.pb)], "size": 10}),
+    );
+    assert!(matches!(r.status, 200 | 400), "{}", r.text());
+}
+
+// `query_string`, `simple_query_string`, field lists: any field that could be `_index`.
+pub fn query_string_tricks(w: &World<'_>) {
+    for text in [
+        "_index:a*",
+        "\\_index:a*",
+        "_index :a*",
+        "_ind*:a*",
+        "?index:a*",
+        "**:a*",
+        "who:x OR _index:/a.*/",
+        "\\u005findex:a*",
+    ] {
+        let r = w.search(
+            "/_search",
+            &json!({"query": {"query_string": {"query": text}}}),
+        );
+        refused(&r, text);
+    }
+    for fields in [json!(["_index"]), json!(["_ind*"]), json!(["who", "_i*"])] {
+        let r = w.search(
+            "/_search",
+            &json!({"query": {"query_string": {"query": "a*", "fields": fields}}}),
+        );
+        refused(&r, &fields.to_string());
+        let r = w.search(
+            "/_search",
+            &json!({"query": {"simple_query_string": {"query": "a*", "fields": fields}}}),
+        );
+        refused(&r, &fields.to_string());
+        let r = w.search(
+            "/_search",
+            &json!({"query": {"multi_match": {"query": "a", "fields": fields}}}),
+        );
+        refused(&r, &fields.to_string());
+    }
+    let r = w.search(
+        "/_search",
+        &json!({"query": {"query_string": {"query": "a*", "default_field": "_index"}}}),
+    );
+    refused(&r, "default_field");
+    // exactly `*` is expanded without metadata fields upstream: allowed
+    let r = w.search(
+        "/_search",
+        &json!({"query": {"query_string": {"query": "secretmarker", "fields": ["*"]}}}),
+    );
+    assert!(matches!(r.status, 200 | 400), "{}", r.text());
+}
+
+// query-string parameters: decoded once, each from a table, re-encoded.
+pub fn parameter_tricks(w: &World<'_>) {
+    for target in [
+        "/_search?q=_index:a*",
+        "/_search?q=_index%20:a*",
+        "/_search?q=%5C_index:a*",
+        "/_search?q=%5Findex:a*",
+        "/_search?q=who:x+OR+_index:a*",
+        "/_search?q=a*&df=_index",
+        "/_search?q=a*&df=_ind*",
+        "/_search?size=1&size=2",
+        "/_search?q=a&q=b",
+        "/_search?sort=_index:asc",
+        "/_search?source=%7B%7D",
+        "/books/_doc/1?pipeline=p",
+        "/_search?unknown_parameter=1",
+        "/_search?scroll_id=raw",
+    ] {
+        let r = w.get(Who::Alpha, target);
+        assert!(matches!(r.status, 400 | 404), "{target}: {}", r.text());
+    }
+    // `+` and percent-encoding decode to the same search
+    let plain = ids(&w.get(Who::Alpha, "/books/_search?q=who:page"));
+    let plus = ids(&w.get(Who::Alpha, "/books/_search?q=who%3Apage"));
+    assert_eq!(plain, plus);
+    // `;` ends a parameter upstream: `df=_index;` is `df=_index` (attacks-10 #2, more in
+    // `review::semicolon_separators`)
+    let r = w.get(Who::Alpha, "/books/_search?q=a*&df=_index;");
+    refused(&r, "df=_index;");
+}
