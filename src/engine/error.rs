@@ -39,6 +39,12 @@ pub enum EngineError {
     Parsing(String),
     /// 400 `x_content_parse_exception` / `json_parse_exception`: the body is not JSON.
     NotJson(String),
+    /// 400 `x_content_parse_exception`: JSON with a key or value its parser refuses.
+    XContent(String),
+    /// 400 `parse_exception` (`ElasticsearchParseException`, e.g. a legacy template key).
+    Parse(String),
+    /// 403 `cluster_block_exception`: a write to an index with a write block.
+    Blocked(String),
     /// 400 `illegal_argument_exception`.
     IllegalArgument(String),
     /// 400 `action_request_validation_exception` ("Validation Failed: 1: ...;").
@@ -150,6 +156,9 @@ impl EngineError {
             Parsing(reason) => ErrorBody::new(400, "parsing_exception", reason.clone()),
             NotJson(reason) => ErrorBody::new(400, "x_content_parse_exception", reason.clone())
                 .caused_by("json_parse_exception", reason.clone()),
+            XContent(reason) => ErrorBody::new(400, "x_content_parse_exception", reason.clone()),
+            Parse(reason) => ErrorBody::new(400, "parse_exception", reason.clone()),
+            Blocked(reason) => ErrorBody::new(403, "cluster_block_exception", reason.clone()),
             IllegalArgument(reason) => {
                 ErrorBody::new(400, "illegal_argument_exception", reason.clone())
             }
