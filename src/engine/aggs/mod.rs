@@ -16,6 +16,7 @@
 mod buckets;
 mod dates;
 mod filter;
+mod ranges;
 pub mod render;
 mod rewrite;
 mod rewrite_dates;

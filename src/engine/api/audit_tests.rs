@@ -65,6 +65,24 @@ fn colors(e: &Engine) {
     bulk(e, "a", &docs);
 }
 
+/// An engine in a fresh directory, with `colors`.
+fn with_colors() -> (tempfile::TempDir, Engine) {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    colors(&e);
+    (d, e)
+}
+
+/// Creates `name` with one shard and no replica.
+fn plain(e: &Engine, name: &str) {
+    let r = put(
+        e,
+        &format!("/{name}"),
+        json!({"settings": {"number_of_replicas": 0}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
 fn total(r: &Reply) -> u64 {
     r.json()["hits"]["total"]["value"]
         .as_u64()
@@ -73,9 +91,7 @@ fn total(r: &Reply) -> u64 {
 
 #[test]
 fn every_endpoint_names_parameters_it_does_not_take() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    colors(&e);
+    let (_d, e) = with_colors();
     let r = post(&e, "/a/_refresh?refersh=true", json!({}));
     assert_eq!(r.status, 400);
     assert_eq!(kind(&r), "illegal_argument_exception");
@@ -124,13 +140,8 @@ fn every_endpoint_names_parameters_it_does_not_take() {
 
 #[test]
 fn expand_wildcards_closed_and_hidden_indices() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    colors(&e);
-    assert_eq!(
-        put(&e, "/b", json!({"settings": {"number_of_replicas": 0}})).status,
-        200
-    );
+    let (_d, e) = with_colors();
+    plain(&e, "b");
     let r = put(
         &e,
         "/.h",
@@ -172,9 +183,7 @@ fn expand_wildcards_closed_and_hidden_indices() {
 
 #[test]
 fn cluster_health_waits_and_times_out() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    colors(&e);
+    let (_d, e) = with_colors();
     assert_eq!(
         put(&e, "/r", json!({"settings": {"number_of_replicas": 1}})).status,
         200
@@ -210,9 +219,7 @@ fn cluster_health_waits_and_times_out() {
 
 #[test]
 fn filtered_aliases_hold_through_points_in_time_and_by_query() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    colors(&e);
+    let (_d, e) = with_colors();
     let r = post(
         &e,
         "/_aliases",
@@ -272,9 +279,7 @@ fn filtered_aliases_hold_through_points_in_time_and_by_query() {
 
 #[test]
 fn single_document_reads() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    colors(&e);
+    let (_d, e) = with_colors();
     assert_eq!(
         put(&e, "/a/_doc/r1?routing=zz", json!({"color": "green"})).status,
         201
@@ -400,13 +405,8 @@ fn templates_apply_on_creation_and_refuse_ambiguity() {
 
 #[test]
 fn alias_actions_and_cat_columns() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    colors(&e);
-    assert_eq!(
-        put(&e, "/b", json!({"settings": {"number_of_replicas": 0}})).status,
-        200
-    );
+    let (_d, e) = with_colors();
+    plain(&e, "b");
     let r = post(
         &e,
         "/_aliases",
@@ -465,9 +465,7 @@ fn alias_actions_and_cat_columns() {
 
 #[test]
 fn write_blocks_refuse_writes_until_reset() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    colors(&e);
+    let (_d, e) = with_colors();
     let r = put(&e, "/a/_settings", json!({"index.blocks.write": true}));
     assert_eq!(r.status, 200, "{}", r.text());
     let r = put(&e, "/a/_doc/7", json!({"color": "x"}));
@@ -503,5 +501,63 @@ fn write_blocks_refuse_writes_until_reset() {
     assert_eq!(
         put(&e, "/a/_settings", json!({"index.blocks.read": true})).status,
         400
+    );
+}
+
+#[test]
+fn range_aggregations_and_fractional_range_bounds() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    let r = put(
+        &e,
+        "/t",
+        json!({"settings": {"number_of_replicas": 0},
+               "mappings": {"properties": {"n": {"type": "long"}, "p": {"type": "double"},
+                                           "d": {"type": "date"}}}}),
+    );
+    assert_eq!(r.status, 200);
+    let docs: Vec<Value> = (1..=10)
+        .map(|i| {
+            json!({"id": i.to_string(), "n": i, "p": i as f64 / 2.0,
+                        "d": format!("2021-{i:02}-01")})
+        })
+        .collect();
+    bulk(&e, "t", &docs);
+    let count = |q: Value| post(&e, "/t/_count", json!({"query": q})).json()["count"].clone();
+    // a fractional bound on a long field rounds as Elasticsearch rounds it (was a panic)
+    assert_eq!(count(json!({"range": {"n": {"gte": 4.5, "lt": 8}}})), 3);
+    assert_eq!(count(json!({"range": {"n": {"gt": 4.5, "lte": 8.5}}})), 4);
+    assert_eq!(count(json!({"range": {"n": {"gte": 5, "lt": 5}}})), 0);
+    assert_eq!(count(json!({"range": {"p": {"gte": 1, "lt": 3.5}}})), 5);
+    let aggs = json!({
+        "r": {"range": {"field": "n", "ranges": [{"from": 4, "to": 8}, {"to": 4.5}, {"from": 8}]}},
+        "o": {"range": {"field": "n", "keyed": true, "ranges": [{"to": 8, "key": "low"}, {"from": 4}]},
+              "aggs": {"m": {"max": {"field": "n"}}}},
+        "dr": {"date_range": {"field": "d", "format": "yyyy-MM", "ranges": [{"to": "2021-03-01"}]}},
+    });
+    let v = post(&e, "/t/_search?size=0", json!({ "aggs": aggs })).json()["aggregations"].clone();
+    assert_eq!(
+        v["r"]["buckets"],
+        json!([
+            {"key": "*-4.5", "to": 4.5, "doc_count": 4},
+            {"key": "4.0-8.0", "from": 4.0, "to": 8.0, "doc_count": 4},
+            {"key": "8.0-*", "from": 8.0, "doc_count": 3},
+        ]),
+        "only the ranges asked for, sorted by from: {v}"
+    );
+    assert_eq!(
+        v["o"]["buckets"]["low"]["doc_count"], 7,
+        "overlapping ranges: {v}"
+    );
+    assert_eq!(v["o"]["buckets"]["4.0-*"]["doc_count"], 7);
+    assert_eq!(v["o"]["buckets"]["4.0-*"]["m"]["value"], 10.0);
+    assert!(
+        v["o"]["buckets"]["low"].get("key").is_none(),
+        "keyed buckets have no key"
+    );
+    assert_eq!(
+        v["dr"]["buckets"],
+        json!([{"key": "*-2021-03", "to": 1614556800000.0, "to_as_string": "2021-03",
+                "doc_count": 2}])
     );
 }

@@ -91,33 +91,34 @@ fn bad(msg: String) -> EngineError {
 }
 
 fn parse_nodes(v: &str) -> EngineResult<Nodes> {
+    // prefix (and closing parenthesis), in Elasticsearch's order of checks
+    const FORMS: [(&str, bool, fn(u64) -> Nodes); 8] = [
+        (">=", false, Nodes::Ge),
+        ("ge(", true, Nodes::Ge),
+        ("<=", false, Nodes::Le),
+        ("le(", true, Nodes::Le),
+        (">", false, Nodes::Gt),
+        ("gt(", true, Nodes::Gt),
+        ("<", false, Nodes::Lt),
+        ("lt(", true, Nodes::Lt),
+    ];
     let num = |s: &str| {
         s.trim()
             .parse::<u64>()
             .map_err(|_| bad(format!("For input string: \"{s}\"")))
     };
-    fn inner<'a>(s: &'a str, p: &str) -> Option<&'a str> {
-        s.strip_prefix(p).and_then(|r| r.strip_suffix(')'))
+    for (prefix, paren, make) in FORMS {
+        let rest = v.strip_prefix(prefix);
+        let rest = if paren {
+            rest.and_then(|r| r.strip_suffix(')'))
+        } else {
+            rest
+        };
+        if let Some(n) = rest {
+            return Ok(make(num(n)?));
+        }
     }
-    Ok(if let Some(n) = v.strip_prefix(">=") {
-        Nodes::Ge(num(n)?)
-    } else if let Some(n) = inner(v, "ge(") {
-        Nodes::Ge(num(n)?)
-    } else if let Some(n) = v.strip_prefix("<=") {
-        Nodes::Le(num(n)?)
-    } else if let Some(n) = inner(v, "le(") {
-        Nodes::Le(num(n)?)
-    } else if let Some(n) = v.strip_prefix('>') {
-        Nodes::Gt(num(n)?)
-    } else if let Some(n) = inner(v, "gt(") {
-        Nodes::Gt(num(n)?)
-    } else if let Some(n) = v.strip_prefix('<') {
-        Nodes::Lt(num(n)?)
-    } else if let Some(n) = inner(v, "lt(") {
-        Nodes::Lt(num(n)?)
-    } else {
-        Nodes::Eq(num(v)?)
-    })
+    Ok(Nodes::Eq(num(v)?))
 }
 
 /// The wait conditions and the `level` of a request's parameters.

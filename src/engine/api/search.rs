@@ -293,7 +293,15 @@ pub fn msearch(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> A
     let started = Instant::now();
     let mut lines = MsearchLines::new(engine.max_body);
     let mut searches = Vec::new();
-    while let Some((header, body)) = lines.next_pair(req.body)? {
+    // the `source` parameter stands for the body, as Elasticsearch reads it
+    let source = req.params.get("source").map(|s| s.as_bytes().to_vec());
+    let mut from_param: &[u8] = source.as_deref().unwrap_or_default();
+    let input: &mut dyn std::io::BufRead = if source.is_some() {
+        &mut from_param
+    } else {
+        &mut *req.body
+    };
+    while let Some((header, body)) = lines.next_pair(input)? {
         let header = first_value(&header)
             .map_err(|e| EngineError::NotJson(format!("Failed to parse the msearch header: {e}")))?
             .unwrap_or(Value::Null);

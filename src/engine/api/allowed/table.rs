@@ -124,6 +124,8 @@ const COUNT: &[&str] = &[
 ];
 const COUNT_NO: &[&str] = &["analyzer", "routing", "terminate_after", "min_score"];
 const MSEARCH: &[&str] = &[
+    "source",
+    "source_content_type",
     "search_type",
     "max_concurrent_searches",
     "pre_filter_shard_size",
