@@ -83,6 +83,9 @@ pub enum EngineError {
     ScrollMissing(String),
     /// 500: opening a scroll would exceed this many open shard contexts.
     TooManyScrolls(usize),
+    /// 500 `illegal_state_exception`: Elasticsearch 7.10's answer to a few malformed
+    /// requests (`source` without `source_content_type`).
+    IllegalState(String),
     /// 500: an internal failure (I/O, tantivy).
     Internal(String),
 }
@@ -234,6 +237,7 @@ impl EngineError {
                 let reason = format!("Trying to create too many scroll contexts. Must be less than or equal to: [{max}]. This limit can be set by changing the [search.max_open_scroll_context] setting.");
                 search_phase(500, "exception", reason)
             }
+            IllegalState(reason) => ErrorBody::new(500, "illegal_state_exception", reason.clone()),
             Internal(reason) => ErrorBody::new(500, "exception", reason.clone()),
         }
     }

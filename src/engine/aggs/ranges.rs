@@ -83,7 +83,7 @@ impl Rewriter<'_> {
                     "from" | "to" if x.is_null() => {}
                     "from" => e.from = Some(self.bound(x, field, date, false)?),
                     "to" => e.to = Some(self.bound(x, field, date, false)?),
-                    "key" => e.key = x.as_str().map(String::from),
+                    "key" => e.key = Some(range_key(x)?),
                     other => return Err(perr(format!("[range] unknown range field [{other}]"))),
                 }
             }
@@ -119,9 +119,19 @@ impl Rewriter<'_> {
         for (k, v) in body.as_object().into_iter().flatten() {
             match k.as_str() {
                 "field" | "ranges" => {}
-                "keyed" => keyed = v.as_bool().unwrap_or(false),
+                "keyed" => {
+                    keyed = v
+                        .as_bool()
+                        .ok_or_else(|| perr(format!("[{kind}] [keyed] must be a boolean")))?
+                }
                 "time_zone" if is_date => tz = dates::zone(v.as_str().unwrap_or_default())?,
                 "format" if is_date => format = v.as_str().map(String::from),
+                // Elasticsearch's keys this engine does not implement
+                "format" | "missing" | "value_type" => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "[{k}] of a [{kind}] aggregation is not supported by this engine"
+                    )))
+                }
                 other => return Err(perr(format!("[{kind}] unknown field [{other}]"))),
             }
         }
@@ -163,6 +173,17 @@ impl Rewriter<'_> {
             }),
         );
         Ok(out)
+    }
+}
+
+/// A range's `key`: a string, or a number taken as its text (as Elasticsearch reads it).
+fn range_key(v: &Value) -> EngineResult<String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(perr(format!(
+            "[range] [key] must be a string, found [{other}]"
+        ))),
     }
 }
 

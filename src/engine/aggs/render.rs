@@ -1,7 +1,7 @@
 //! tantivy's aggregation results -> Elasticsearch's response shapes and types, guided by the
 //! original request and the rewrite's notes: date histograms (keys, `key_as_string` in the
-//! time zone, empty buckets, `keyed`), date ranges, `filters` and `terms` on `_index`
-//! buckets gathered back from their sibling filters, composite keys, integer counts and
+//! time zone, empty buckets, `keyed`), `range`/`date_range`, `filters` and `terms` on
+//! `_index` buckets gathered back from their sibling filters, composite keys, integer counts and
 //! keys of integer and date fields, `value_as_string` of dates, percentiles in order.
 
 use std::collections::BTreeMap;
@@ -366,8 +366,8 @@ fn fix_types(out: &mut Value, kind: &str, def: &Map<String, Value>, mapping: &Ma
                         integerize(b, "key");
                     }
                     if field_kind == Some(LeafKind::Date) {
-                        if let Some(ms) = b.get("key").and_then(Value::as_i64) {
-                            b["key_as_string"] = Value::String(format_millis(ms));
+                        if let Some(ms) = b.get("key").and_then(Value::as_f64) {
+                            b["key_as_string"] = Value::String(format_millis(ms as i64));
                         }
                     }
                 }

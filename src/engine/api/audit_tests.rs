@@ -2,36 +2,37 @@
 //! of every endpoint (unknown ones named, `expand_wildcards`, hidden indices), cluster
 //! health waits, filtered aliases through points in time and by-query requests, single
 //! document reads (aliases, closed indices, `version`, `stored_fields`, `_mget` routing),
-//! templates on index creation, alias actions, `_cat` columns, `_stats` levels.
+//! templates on index creation, alias actions, `_cat` columns, `_stats` levels. The search
+//! side of the audit is in `search_audit_tests`.
 
 use serde_json::{json, Value};
 
 use super::tests::{call, call_ct, engine, put, Reply};
 use super::*;
 
-fn post(e: &Engine, t: &str, b: Value) -> Reply {
+pub(super) fn post(e: &Engine, t: &str, b: Value) -> Reply {
     call(e, Method::Post, t, &b.to_string())
 }
 
-fn get(e: &Engine, t: &str) -> Reply {
+pub(super) fn get(e: &Engine, t: &str) -> Reply {
     call(e, Method::Get, t, "")
 }
 
-fn reason(r: &Reply) -> String {
+pub(super) fn reason(r: &Reply) -> String {
     r.json()["error"]["reason"]
         .as_str()
         .unwrap_or_default()
         .to_string()
 }
 
-fn kind(r: &Reply) -> String {
+pub(super) fn kind(r: &Reply) -> String {
     r.json()["error"]["type"]
         .as_str()
         .unwrap_or_default()
         .to_string()
 }
 
-fn bulk(e: &Engine, index: &str, docs: &[Value]) {
+pub(super) fn bulk(e: &Engine, index: &str, docs: &[Value]) {
     let mut body = String::new();
     for d in docs {
         let id = d["id"].as_str().unwrap();
@@ -501,63 +502,5 @@ fn write_blocks_refuse_writes_until_reset() {
     assert_eq!(
         put(&e, "/a/_settings", json!({"index.blocks.read": true})).status,
         400
-    );
-}
-
-#[test]
-fn range_aggregations_and_fractional_range_bounds() {
-    let d = tempfile::tempdir().unwrap();
-    let e = engine(d.path());
-    let r = put(
-        &e,
-        "/t",
-        json!({"settings": {"number_of_replicas": 0},
-               "mappings": {"properties": {"n": {"type": "long"}, "p": {"type": "double"},
-                                           "d": {"type": "date"}}}}),
-    );
-    assert_eq!(r.status, 200);
-    let docs: Vec<Value> = (1..=10)
-        .map(|i| {
-            json!({"id": i.to_string(), "n": i, "p": i as f64 / 2.0,
-                        "d": format!("2021-{i:02}-01")})
-        })
-        .collect();
-    bulk(&e, "t", &docs);
-    let count = |q: Value| post(&e, "/t/_count", json!({"query": q})).json()["count"].clone();
-    // a fractional bound on a long field rounds as Elasticsearch rounds it (was a panic)
-    assert_eq!(count(json!({"range": {"n": {"gte": 4.5, "lt": 8}}})), 3);
-    assert_eq!(count(json!({"range": {"n": {"gt": 4.5, "lte": 8.5}}})), 4);
-    assert_eq!(count(json!({"range": {"n": {"gte": 5, "lt": 5}}})), 0);
-    assert_eq!(count(json!({"range": {"p": {"gte": 1, "lt": 3.5}}})), 5);
-    let aggs = json!({
-        "r": {"range": {"field": "n", "ranges": [{"from": 4, "to": 8}, {"to": 4.5}, {"from": 8}]}},
-        "o": {"range": {"field": "n", "keyed": true, "ranges": [{"to": 8, "key": "low"}, {"from": 4}]},
-              "aggs": {"m": {"max": {"field": "n"}}}},
-        "dr": {"date_range": {"field": "d", "format": "yyyy-MM", "ranges": [{"to": "2021-03-01"}]}},
-    });
-    let v = post(&e, "/t/_search?size=0", json!({ "aggs": aggs })).json()["aggregations"].clone();
-    assert_eq!(
-        v["r"]["buckets"],
-        json!([
-            {"key": "*-4.5", "to": 4.5, "doc_count": 4},
-            {"key": "4.0-8.0", "from": 4.0, "to": 8.0, "doc_count": 4},
-            {"key": "8.0-*", "from": 8.0, "doc_count": 3},
-        ]),
-        "only the ranges asked for, sorted by from: {v}"
-    );
-    assert_eq!(
-        v["o"]["buckets"]["low"]["doc_count"], 7,
-        "overlapping ranges: {v}"
-    );
-    assert_eq!(v["o"]["buckets"]["4.0-*"]["doc_count"], 7);
-    assert_eq!(v["o"]["buckets"]["4.0-*"]["m"]["value"], 10.0);
-    assert!(
-        v["o"]["buckets"]["low"].get("key").is_none(),
-        "keyed buckets have no key"
-    );
-    assert_eq!(
-        v["dr"]["buckets"],
-        json!([{"key": "*-2021-03", "to": 1614556800000.0, "to_as_string": "2021-03",
-                "doc_count": 2}])
     );
 }

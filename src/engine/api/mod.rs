@@ -255,7 +255,7 @@ impl Engine {
                 allowed: r.methods().iter().map(|m| method_name(*m)).collect(),
             });
         }
-        allowed::check(&r, req.method, &req.path, &req.params)?;
+        allowed::check(&r, req.method, &req.path, &req.params, req.has_body)?;
         let m = req.method;
         match r {
             Route::Root => cluster::root(self, m),
@@ -340,6 +340,8 @@ mod features_tests;
 mod more_tests;
 #[cfg(test)]
 mod scroll_tests;
+#[cfg(test)]
+mod search_audit_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 
 use super::json::{json_body, parse_body};
 use super::params::Params;
-use super::{ApiResult, Engine, Request, Response};
-use crate::engine::error::EngineError;
+use super::{media, ApiResult, Engine, Request, Response};
+use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::ndjson::{first_value, MsearchLines};
 use crate::engine::query::parse_query;
 use crate::engine::resolve::Options;
@@ -18,9 +18,29 @@ use crate::engine::search::sort::SortSpec;
 use crate::engine::search::{self as exec, ScrollParams, SearchRequest};
 use crate::engine::store::index::IndexHandle;
 
+/// The `source` parameter of a request without a body (`allowed` refuses it with one), as
+/// Elasticsearch 7.10 reads it: with a `source_content_type` of JSON (or NDJSON), else 500
+/// `illegal_state_exception`.
+fn source_param(params: &Params) -> EngineResult<Option<&str>> {
+    let Some(source) = params.get("source") else {
+        return Ok(None);
+    };
+    let Some(ct) = params.get("source_content_type") else {
+        return Err(EngineError::IllegalState(
+            "source and source_content_type parameters are required".into(),
+        ));
+    };
+    match media::parse_one(ct).map(|m| m.essence) {
+        Ok(e) if media::is_json_body(&e) => Ok(Some(source)),
+        _ => Err(EngineError::IllegalState(format!(
+            "Unknown value for source_content_type [{ct}]"
+        ))),
+    }
+}
+
 /// The body, from the payload or the `source` parameter.
 fn body(engine: &Engine, req: &mut Request<'_>) -> Result<Option<Value>, EngineError> {
-    if let Some(src) = req.params.get("source") {
+    if let Some(src) = source_param(&req.params)? {
         return parse_body(src.as_bytes());
     }
     json_body(req.body, engine.max_body)
@@ -293,8 +313,8 @@ pub fn msearch(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> A
     let started = Instant::now();
     let mut lines = MsearchLines::new(engine.max_body);
     let mut searches = Vec::new();
-    // the `source` parameter stands for the body, as Elasticsearch reads it
-    let source = req.params.get("source").map(|s| s.as_bytes().to_vec());
+    // the `source` parameter stands for a missing body
+    let source = source_param(&req.params)?.map(|s| s.as_bytes().to_vec());
     let mut from_param: &[u8] = source.as_deref().unwrap_or_default();
     let input: &mut dyn std::io::BufRead = if source.is_some() {
         &mut from_param

@@ -11,7 +11,10 @@
 //!
 //! `pretty`, `human`, `error_trace`, `filter_path` are accepted everywhere, and `format`
 //! too (`json` outside `_cat`; other formats are 400). Values are checked by the handlers.
-//! Pure: a route, a method and the parameters in; a refusal out.
+//! `source` (a body sent as a parameter) counts only where the endpoint takes it and the
+//! request has no body, and `source_content_type` only with it: Elasticsearch reads them
+//! only then, and reports them as unrecognized otherwise.
+//! Pure: a route, a method, whether there is a body and the parameters in; a refusal out.
 
 mod table;
 
@@ -80,13 +83,25 @@ fn unrecognized(path: &str, invalid: &[&str], candidates: &[&str]) -> String {
 
 /// Checks the parameters of a request to `route`: 400 for unknown ones, for the ones this
 /// engine does not implement, and for `off_only` ones set to anything but `false`.
-pub fn check(route: &Route, m: Method, path: &str, params: &Params) -> EngineResult<()> {
+pub fn check(
+    route: &Route,
+    m: Method,
+    path: &str,
+    params: &Params,
+    has_body: bool,
+) -> EngineResult<()> {
     let a = of(route, m);
+    let read = |k: &str| match k {
+        "source" => !has_body,
+        "source_content_type" => !has_body && params.get("source").is_some(),
+        _ => true,
+    };
     let known = |k: &str| {
-        COMMON.contains(&k)
+        (COMMON.contains(&k)
             || a.accepted.contains(&k)
             || a.off_only.contains(&k)
-            || a.unsupported.contains(&k)
+            || a.unsupported.contains(&k))
+            && read(k)
     };
     let mut invalid: Vec<&str> = params
         .0
@@ -103,6 +118,7 @@ pub fn check(route: &Route, m: Method, path: &str, params: &Params) -> EngineRes
             .chain(a.off_only)
             .chain(a.unsupported)
             .copied()
+            .filter(|c| !invalid.contains(c))
             .collect();
         return Err(EngineError::IllegalArgument(unrecognized(
             path,
@@ -137,7 +153,26 @@ mod tests {
 
     fn check_of(route: Route, m: Method, query: &str) -> Result<(), String> {
         let p = Params::parse(Some(query.as_bytes()));
-        check(&route, m, "/x", &p).map_err(|e| e.body().reason)
+        check(&route, m, "/x", &p, false).map_err(|e| e.body().reason)
+    }
+
+    #[test]
+    fn source_counts_only_without_a_body() {
+        let p = Params::parse(Some(b"source=%7B%7D&source_content_type=application/json"));
+        let search = Route::Search { index: None };
+        assert_eq!(check(&search, Method::Get, "/x", &p, false), Ok(()));
+        let with_body = check(&search, Method::Post, "/x", &p, true).map_err(|e| e.body().reason);
+        assert_eq!(
+            with_body,
+            Err("request [/x] contains unrecognized parameters: [source] -> did you mean [_source]?, [source_content_type]".into())
+        );
+        let p = Params::parse(Some(b"source_content_type=application/json"));
+        assert!(check(&search, Method::Get, "/x", &p, false).is_err());
+        let p = Params::parse(Some(b"source=%7B%7D&source_content_type=application/json"));
+        assert!(
+            check(&Route::CatHealth, Method::Get, "/x", &p, false).is_err(),
+            "only where the endpoint reads a body"
+        );
     }
 
     #[test]
