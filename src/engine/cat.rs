@@ -201,12 +201,33 @@ impl CatOpts {
 /// A column to show: its index and the name it is shown under (as `h=` gave it).
 type Pick = (usize, String);
 
-fn pick_columns(cols: &[Column], opts: &CatOpts) -> Vec<Pick> {
+/// Column families of Elasticsearch 7.10's `_cat/indices` (statistics of caches, indexing,
+/// searches, merges...) that this engine does not keep: asking for one is a 400, never an
+/// answer without it. Names Elasticsearch does not know are skipped, as it skips them.
+const UNKEPT: &[&str] = &[
+    "completion.",
+    "fielddata.",
+    "query_cache.",
+    "request_cache.",
+    "flush.",
+    "get.",
+    "indexing.",
+    "merges.",
+    "refresh.",
+    "search.",
+    "segments.",
+    "suggest.",
+    "warmer.",
+    "memory.",
+    "pri.",
+];
+
+fn pick_columns(cols: &[Column], opts: &CatOpts) -> EngineResult<Vec<Pick>> {
     let Some(names) = &opts.columns else {
-        return (0..cols.len())
+        return Ok((0..cols.len())
             .filter(|&i| cols[i].default)
             .map(|i| (i, cols[i].name.to_string()))
-            .collect();
+            .collect());
     };
     let mut out = Vec::new();
     for n in names {
@@ -223,9 +244,14 @@ fn pick_columns(cols: &[Column], opts: &CatOpts) -> Vec<Pick> {
         } else if let Some(i) = column_of(cols, n) {
             // shown under the name asked for, as Elasticsearch does; unknown names are skipped
             out.push((i, n.clone()));
+        } else if UNKEPT.iter().any(|p| n.starts_with(p)) {
+            return Err(EngineError::IllegalArgument(format!(
+                "[_cat] column [{n}] is not supported by this engine; it has [{}]",
+                cols.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+            )));
         }
     }
-    out
+    Ok(out)
 }
 
 fn column_of(cols: &[Column], name: &str) -> Option<usize> {
@@ -309,7 +335,7 @@ pub fn render(
     mut rows: Vec<Vec<Cell>>,
     opts: &CatOpts,
 ) -> EngineResult<(String, bool)> {
-    let pick = pick_columns(cols, opts);
+    let pick = pick_columns(cols, opts)?;
     sort_rows(cols, &mut rows, &opts.sort)?;
     if opts.json {
         return Ok((render_json(&rows, &pick)?, true));
@@ -320,6 +346,16 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_elasticsearch_has_and_this_engine_does_not_keep_are_refused() {
+        let opts = |h: &str| CatOpts::new(false, None, Some(h), None).unwrap();
+        let picked = pick_columns(&INDICES, &opts("i,dc,nonsense")).unwrap();
+        assert_eq!(picked, vec![(2, "i".to_string()), (5, "dc".to_string())]);
+        let e = pick_columns(&INDICES, &opts("index,search.query_total")).unwrap_err();
+        assert!(e.body().reason.contains("[search.query_total]"));
+        assert!(pick_columns(&INDICES, &opts("pri.store.size")).is_ok());
+    }
 
     #[test]
     fn byte_sizes_as_elasticsearch() {

@@ -39,6 +39,12 @@ pub enum EngineError {
     Parsing(String),
     /// 400 `x_content_parse_exception` / `json_parse_exception`: the body is not JSON.
     NotJson(String),
+    /// 400 `x_content_parse_exception`: JSON with a key or value its parser refuses.
+    XContent(String),
+    /// 400 `parse_exception` (`ElasticsearchParseException`, e.g. a legacy template key).
+    Parse(String),
+    /// 403 `cluster_block_exception`: a write to an index with a write block.
+    Blocked(String),
     /// 400 `illegal_argument_exception`.
     IllegalArgument(String),
     /// 400 `action_request_validation_exception` ("Validation Failed: 1: ...;").
@@ -77,6 +83,9 @@ pub enum EngineError {
     ScrollMissing(String),
     /// 500: opening a scroll would exceed this many open shard contexts.
     TooManyScrolls(usize),
+    /// 500 `illegal_state_exception`: Elasticsearch 7.10's answer to a few malformed
+    /// requests (`source` without `source_content_type`).
+    IllegalState(String),
     /// 500: an internal failure (I/O, tantivy).
     Internal(String),
 }
@@ -150,6 +159,9 @@ impl EngineError {
             Parsing(reason) => ErrorBody::new(400, "parsing_exception", reason.clone()),
             NotJson(reason) => ErrorBody::new(400, "x_content_parse_exception", reason.clone())
                 .caused_by("json_parse_exception", reason.clone()),
+            XContent(reason) => ErrorBody::new(400, "x_content_parse_exception", reason.clone()),
+            Parse(reason) => ErrorBody::new(400, "parse_exception", reason.clone()),
+            Blocked(reason) => ErrorBody::new(403, "cluster_block_exception", reason.clone()),
             IllegalArgument(reason) => {
                 ErrorBody::new(400, "illegal_argument_exception", reason.clone())
             }
@@ -225,6 +237,7 @@ impl EngineError {
                 let reason = format!("Trying to create too many scroll contexts. Must be less than or equal to: [{max}]. This limit can be set by changing the [search.max_open_scroll_context] setting.");
                 search_phase(500, "exception", reason)
             }
+            IllegalState(reason) => ErrorBody::new(500, "illegal_state_exception", reason.clone()),
             Internal(reason) => ErrorBody::new(500, "exception", reason.clone()),
         }
     }

@@ -2,8 +2,10 @@
 //! a comma list of names, aliases and `*` patterns; `_all`, `*` or nothing for every open
 //! index; `-pattern` removes what earlier parts added, once a wildcard was seen (before
 //! that, `-x` is a name); an alias stands for its indices (with its filter, if any);
-//! wildcards match index and alias names and skip closed indices. `ignore_unavailable`
-//! skips missing names, `allow_no_indices` accepts an expression that matches nothing.
+//! wildcards match index and alias names and, as `expand_wildcards` says, open and/or
+//! closed indices (hidden ones only when asked, or when the pattern starts with `.` and the
+//! index name too). `ignore_unavailable` skips missing (and forbidden closed) names,
+//! `allow_no_indices` accepts an expression that matches nothing.
 //!
 //! Pure: the universe (indices, aliases) comes in, the concrete indices go out. The edge's
 //! differential tests call [`resolve_expression`] to ask what the engine would touch.
@@ -20,6 +22,8 @@ use super::names::wildcard_match;
 pub struct IndexEntry {
     pub name: String,
     pub open: bool,
+    /// `index.hidden`: wildcards skip it unless `expand_wildcards` includes `hidden`.
+    pub hidden: bool,
     /// Its aliases: name -> definition (`filter`, `is_write_index`, routing...).
     pub aliases: serde_json::Map<String, Value>,
 }
@@ -31,18 +35,52 @@ pub struct Options {
     pub ignore_unavailable: bool,
     pub allow_no_indices: bool,
     pub forbid_closed: bool,
+    /// Wildcards match open indices (`expand_wildcards` has `open` or `all`).
+    pub expand_open: bool,
     /// Wildcards also match closed indices (`expand_wildcards=all`, as `_cat` does).
     pub expand_closed: bool,
+    /// Wildcards also match hidden indices.
+    pub expand_hidden: bool,
 }
 
 impl Default for Options {
+    /// Elasticsearch's `strictExpandOpenAndForbidClosed`, the default of searches.
     fn default() -> Self {
         Options {
             ignore_unavailable: false,
             allow_no_indices: true,
             forbid_closed: true,
+            expand_open: true,
             expand_closed: false,
+            expand_hidden: false,
         }
+    }
+}
+
+impl Options {
+    /// These options with `expand_wildcards` (a comma list of `open`, `closed`, `hidden`,
+    /// `none`, `all`) in place of the endpoint's default expansion.
+    pub fn with_expand_wildcards(mut self, value: &str) -> EngineResult<Options> {
+        let (mut open, mut closed, mut hidden) = (false, false, false);
+        for w in value.split(',').map(str::trim) {
+            match w {
+                "open" => open = true,
+                "closed" => closed = true,
+                "hidden" => hidden = true,
+                "none" => {}
+                "all" => (open, closed, hidden) = (true, true, true),
+                other => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "No enum constant org.elasticsearch.action.support.IndicesOptions.WildcardStates.{}",
+                        other.to_ascii_uppercase()
+                    )))
+                }
+            }
+        }
+        self.expand_open = open;
+        self.expand_closed = closed;
+        self.expand_hidden = hidden;
+        Ok(self)
     }
 }
 
@@ -73,9 +111,21 @@ fn alias_members(universe: &[IndexEntry], alias: &str) -> Part {
         .collect()
 }
 
-fn wildcard_part(universe: &[IndexEntry], pattern: &str, closed_too: bool) -> Part {
+fn wildcard_part(universe: &[IndexEntry], pattern: &str, opts: Options) -> Part {
     let mut out: Part = Vec::new();
-    for i in universe.iter().filter(|i| i.open || closed_too) {
+    let visible = |i: &IndexEntry| {
+        let state = if i.open {
+            opts.expand_open
+        } else {
+            opts.expand_closed
+        };
+        // a hidden index is matched when asked, or by a `.` pattern when its name has a `.`
+        let shown = !i.hidden
+            || opts.expand_hidden
+            || (pattern.starts_with('.') && i.name.starts_with('.'));
+        state && shown
+    };
+    for i in universe.iter().filter(|i| visible(i)) {
         if wildcard_match(pattern, &i.name) {
             out.push((i.name.clone(), None));
         }
@@ -139,7 +189,7 @@ pub fn resolve_expression(
         }
         let touched = if p == "_all" || p.contains('*') {
             wildcard_seen = true;
-            let t = wildcard_part(universe, p, opts.expand_closed);
+            let t = wildcard_part(universe, p, opts);
             if t.is_empty() && !opts.allow_no_indices {
                 return Err(EngineError::IndexNotFound(p.to_string()));
             }
@@ -154,6 +204,22 @@ pub fn resolve_expression(
                 (None, _) => *slot = None,
                 (Some(_), None) => {}
             }
+        }
+    }
+    if opts.forbid_closed && opts.expand_closed {
+        // closed indices a wildcard reached: refused, or skipped with ignore_unavailable
+        let closed_names: Vec<String> = acc
+            .keys()
+            .filter(|n| universe.iter().any(|i| &i.name == *n && !i.open))
+            .cloned()
+            .collect();
+        if let Some(first) = closed_names.first() {
+            if !opts.ignore_unavailable {
+                return Err(closed(first));
+            }
+            closed_names.iter().for_each(|n| {
+                acc.remove(n);
+            });
         }
     }
     if acc.is_empty() && !opts.allow_no_indices {
@@ -205,6 +271,7 @@ mod tests {
         IndexEntry {
             name: name.into(),
             open,
+            hidden: false,
             aliases: aliases.as_object().cloned().unwrap_or_default(),
         }
     }
@@ -266,6 +333,61 @@ mod tests {
             ..o
         };
         assert_eq!(names("o*", strict), Err("index_not_found_exception".into()));
+    }
+
+    #[test]
+    fn expand_wildcards_and_hidden_indices() {
+        let mut u = universe();
+        u.push(IndexEntry {
+            hidden: true,
+            ..idx(".secret", true, json!({}))
+        });
+        u.push(IndexEntry {
+            hidden: true,
+            ..idx("shadow", true, json!({}))
+        });
+        let with = |w: &str| Options::default().with_expand_wildcards(w).unwrap();
+        let run = |expr: &str, o: Options| -> Result<Vec<String>, String> {
+            resolve_expression(expr, &u, o)
+                .map(|v| v.into_iter().map(|r| r.index).collect())
+                .map_err(|e| e.body().kind)
+        };
+        let lenient = |o: Options| Options {
+            ignore_unavailable: true,
+            ..o
+        };
+        let no_forbid = |o: Options| Options {
+            forbid_closed: false,
+            ..o
+        };
+        let table: Vec<(&str, Options, Result<Vec<&str>, &str>)> = vec![
+            ("*", with("open"), Ok(vec!["books", "logs-1", "logs-2"])),
+            ("*", no_forbid(with("closed")), Ok(vec!["old"])),
+            ("*", with("closed"), Err("index_closed_exception")),
+            (
+                "*",
+                lenient(with("all")),
+                Ok(vec![".secret", "books", "logs-1", "logs-2", "shadow"]),
+            ),
+            (
+                "*",
+                with("open,hidden"),
+                Ok(vec![".secret", "books", "logs-1", "logs-2", "shadow"]),
+            ),
+            ("*", with("none"), Ok(vec![])),
+            (".s*", with("open"), Ok(vec![".secret"])),
+            ("sh*", with("open"), Ok(vec![])),
+            ("shadow", with("none"), Ok(vec!["shadow"])),
+            ("o*", no_forbid(with("open,closed")), Ok(vec!["old"])),
+        ];
+        for (expr, o, want) in table {
+            let want = want.map(|v| v.into_iter().map(String::from).collect());
+            assert_eq!(run(expr, o), want.map_err(String::from), "{expr} {o:?}");
+        }
+        let e = Options::default()
+            .with_expand_wildcards("opne")
+            .unwrap_err();
+        assert_eq!(e.status(), 400);
     }
 
     #[test]

@@ -68,11 +68,15 @@ pub fn bucket_query(def: &Value, at: BucketRef<'_>, b: &Value) -> EngineResult<Q
             let end = dates::next(k, iv, &tz, 0)?;
             range(field, Some(Value::from(k)), Some(Value::from(end)), true)
         }
+        // bounds of date ranges (also `range` on a date field: its buckets have
+        // `*_as_string`) are epoch milliseconds
         "range" | "date_range" => range(
             field,
             b.get("from").filter(|v| !v.is_null()).cloned(),
             b.get("to").filter(|v| !v.is_null()).cloned(),
-            kind == "date_range",
+            kind == "date_range"
+                || b.get("from_as_string").is_some()
+                || b.get("to_as_string").is_some(),
         ),
         "filter" => parse_query(body)?,
         "filters" => {

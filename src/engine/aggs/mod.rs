@@ -1,10 +1,11 @@
 //! Aggregations: Elasticsearch aggregation requests are checked against the mapping,
 //! rewritten for tantivy's aggregation engine (field names -> the keyword JSON field's
-//! columns; `date_histogram` and `date_range` -> `range` over epoch milliseconds with
-//! boundaries computed in the requested time zone; `filter`/`filters` -> filter
-//! aggregations over queries compiled by the engine; `terms` on `_index` -> one filter per
-//! index), run per shard, merged across shards and indices, and rendered back in
-//! Elasticsearch's shapes and types (`rewrite`, `render`).
+//! columns; `date_histogram` -> `range` over epoch milliseconds with boundaries computed
+//! in the requested time zone; `range`/`date_range`, `filter`/`filters` -> filter
+//! aggregations over queries compiled by the engine (one per range, so ranges may overlap);
+//! `terms` on `_index` -> one filter per index), run per shard, merged across shards and
+//! indices, and rendered back in Elasticsearch's shapes and types (`rewrite`, `ranges`,
+//! `render`).
 //!
 //! Supported: terms, min, max, avg, sum, value_count, stats, extended_stats, cardinality,
 //! percentiles, histogram, date_histogram (`calendar_interval`, `fixed_interval`,
@@ -16,6 +17,7 @@
 mod buckets;
 mod dates;
 mod filter;
+mod ranges;
 pub mod render;
 mod rewrite;
 mod rewrite_dates;

@@ -1,7 +1,7 @@
 //! tantivy's aggregation results -> Elasticsearch's response shapes and types, guided by the
 //! original request and the rewrite's notes: date histograms (keys, `key_as_string` in the
-//! time zone, empty buckets, `keyed`), date ranges, `filters` and `terms` on `_index`
-//! buckets gathered back from their sibling filters, composite keys, integer counts and
+//! time zone, empty buckets, `keyed`), `range`/`date_range`, `filters` and `terms` on
+//! `_index` buckets gathered back from their sibling filters, composite keys, integer counts and
 //! keys of integer and date fields, `value_as_string` of dates, percentiles in order.
 
 use std::collections::BTreeMap;
@@ -51,6 +51,15 @@ pub fn render(
             Some(Note::Filters { names, keyed }) => {
                 filters(gathered, names, *keyed, sub, mapping, notes, &here)?
             }
+            Some(Note::Ranges(note)) => {
+                let mut parts = gathered;
+                if let Some(s) = sub {
+                    for (_, b) in parts.iter_mut() {
+                        render(b, s, mapping, notes, &here)?;
+                    }
+                }
+                super::ranges::render(parts, note)?
+            }
             Some(Note::IndexTerms {
                 names,
                 size,
@@ -90,19 +99,13 @@ pub fn render(
                 *keyed,
                 *key_desc,
             )?,
-            Some(Note::DateRange {
-                tz,
-                format,
-                keyed,
-                keys,
-            }) => date_range(&mut out, tz, format.as_deref(), *keyed, keys)?,
             Some(Note::Composite { dates }) => composite(&mut out, dates),
             _ => {}
         }
         fix_types(&mut out, &kind, def, mapping);
         if !matches!(
             notes.get(&here),
-            Some(Note::Filters { .. } | Note::IndexTerms { .. })
+            Some(Note::Filters { .. } | Note::IndexTerms { .. } | Note::Ranges(_))
         ) {
             if let Some(sub) = sub {
                 for_each_bucket(&mut out, &mut |b| render(b, sub, mapping, notes, &here))?;
@@ -292,74 +295,6 @@ fn date_histogram(
     Ok(())
 }
 
-/// A date range as requested: from, to (epoch ms) and the key given.
-pub type DateRangeKey = (Option<i64>, Option<i64>, Option<String>);
-
-fn date_range(
-    out: &mut Value,
-    tz: &TimeZone,
-    format: Option<&str>,
-    keyed: bool,
-    keys: &[DateRangeKey],
-) -> EngineResult<()> {
-    let ranges = match out.get_mut("buckets").map(Value::take) {
-        Some(Value::Array(a)) => a,
-        _ => vec![],
-    };
-    let mut buckets = Vec::new();
-    for mut r in ranges {
-        let from = r.get("from").and_then(Value::as_f64).map(|f| f as i64);
-        let to = r.get("to").and_then(Value::as_f64).map(|f| f as i64);
-        let fs = from.map(|f| dates::format(f, format, tz)).transpose()?;
-        let ts = to.map(|t| dates::format(t, format, tz)).transpose()?;
-        let key = format!(
-            "{}-{}",
-            fs.as_deref().unwrap_or("*"),
-            ts.as_deref().unwrap_or("*")
-        );
-        let given = keys
-            .iter()
-            .find(|(f, t, _)| *f == from && *t == to)
-            .and_then(|(_, _, k)| k.clone());
-        let mut b = Map::new();
-        b.insert("key".into(), json!(given.unwrap_or(key)));
-        if let (Some(f), Some(s)) = (from, &fs) {
-            b.insert("from".into(), json!(f as f64));
-            b.insert("from_as_string".into(), json!(s));
-        }
-        if let (Some(t), Some(s)) = (to, &ts) {
-            b.insert("to".into(), json!(t as f64));
-            b.insert("to_as_string".into(), json!(s));
-        }
-        b.insert(
-            "doc_count".into(),
-            r.get("doc_count").cloned().unwrap_or(json!(0)),
-        );
-        if let Some(o) = r.as_object_mut() {
-            for (k, v) in std::mem::take(o) {
-                if !matches!(
-                    k.as_str(),
-                    "key" | "from" | "to" | "doc_count" | "from_as_string" | "to_as_string"
-                ) {
-                    b.insert(k, v);
-                }
-            }
-        }
-        buckets.push(Value::Object(b));
-    }
-    out["buckets"] = if keyed {
-        Value::Object(
-            buckets
-                .into_iter()
-                .map(|b| (b["key"].as_str().unwrap_or_default().to_string(), b))
-                .collect(),
-        )
-    } else {
-        Value::Array(buckets)
-    };
-    Ok(())
-}
-
 /// Composite keys of date sources as integers; `after_key` is the last bucket's key on every
 /// page that has buckets, as Elasticsearch gives it.
 fn composite(out: &mut Value, dates: &[String]) {
@@ -423,15 +358,16 @@ fn fix_types(out: &mut Value, kind: &str, def: &Map<String, Value>, mapping: &Ma
                 *vals = v.into_iter().collect();
             }
         }
+        // histogram keys stay doubles (`0.0`), as Elasticsearch renders them
         "terms" | "histogram" => {
             if let Some(Value::Array(buckets)) = out.get_mut("buckets") {
                 for b in buckets {
-                    if integral {
+                    if integral && kind == "terms" {
                         integerize(b, "key");
                     }
                     if field_kind == Some(LeafKind::Date) {
-                        if let Some(ms) = b.get("key").and_then(Value::as_i64) {
-                            b["key_as_string"] = Value::String(format_millis(ms));
+                        if let Some(ms) = b.get("key").and_then(Value::as_f64) {
+                            b["key_as_string"] = Value::String(format_millis(ms as i64));
                         }
                     }
                 }

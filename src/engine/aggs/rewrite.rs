@@ -27,12 +27,8 @@ pub enum Note {
         keyed: bool,
         key_desc: bool,
     },
-    DateRange {
-        tz: TimeZone,
-        format: Option<String>,
-        keyed: bool,
-        keys: Vec<super::render::DateRangeKey>,
-    },
+    /// `range` and `date_range`: sibling filters named `<name>\u{1}<i>`.
+    Ranges(super::ranges::RangeNote),
     /// Rewritten as sibling filters named `<name>\u{1}<i>`.
     Filters { names: Vec<String>, keyed: bool },
     /// `terms` on `_index`: sibling filters named `<name>\u{1}<index>`.
@@ -95,7 +91,6 @@ fn allowed(kind: &str) -> Option<&'static [&'static str]> {
             "hard_bounds",
             "keyed",
         ],
-        "range" => &["field", "ranges", "keyed"],
         "avg" | "sum" | "min" | "max" | "stats" | "value_count" => &["field", "missing"],
         "extended_stats" => &["field", "missing", "sigma"],
         "percentiles" => &["field", "percents", "keyed", "missing", "tdigest"],
@@ -199,7 +194,7 @@ impl<'a> Rewriter<'a> {
                 name.to_string(),
                 with_sub(self.date_histogram(body, &here)?),
             )],
-            "date_range" => vec![(name.to_string(), with_sub(self.date_range(body, &here)?))],
+            "range" | "date_range" => self.ranges(name, kind, body, &here, &sub)?,
             "composite" => vec![(name.to_string(), with_sub(self.composite(body, &here)?))],
             k => {
                 let keys = allowed(k).ok_or_else(|| unsupported(k))?;

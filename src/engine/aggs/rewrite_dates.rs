@@ -1,5 +1,5 @@
-//! The date and composite parts of [`Rewriter`]: `date_histogram` and `date_range` as
-//! `range` aggregations over epoch milliseconds, and `composite` sources.
+//! The date and composite parts of [`Rewriter`]: `date_histogram` as a `range` aggregation
+//! over epoch milliseconds, and `composite` sources.
 
 use jiff::tz::TimeZone;
 use serde_json::{json, Map, Value};
@@ -12,7 +12,7 @@ use crate::engine::mapping::LeafKind;
 use crate::engine::query::datemath;
 
 impl Rewriter<'_> {
-    fn date_field(&self, body: &Value, kind: &str) -> EngineResult<String> {
+    pub(super) fn date_field(&self, body: &Value, kind: &str) -> EngineResult<String> {
         let f = body.get("field").and_then(Value::as_str).ok_or_else(|| {
             perr(format!(
                 "Required one of fields [field, script], but none were specified. [{kind}]"
@@ -85,7 +85,7 @@ impl Rewriter<'_> {
         Ok(json!({"range": {"field": self.column(&field)?, "ranges": ranges}}))
     }
 
-    fn date_value(&self, v: &Value, field: &str, up: bool) -> EngineResult<i64> {
+    pub(super) fn date_value(&self, v: &Value, field: &str, up: bool) -> EngineResult<i64> {
         if let Some(n) = v.as_i64() {
             return Ok(n);
         }
@@ -99,62 +99,6 @@ impl Rewriter<'_> {
         let s = v.as_str().unwrap_or_default();
         datemath::eval(s, &formats, self.env.ctx.now_ms, up)
             .ok_or_else(|| EngineError::Parsing(format!("failed to parse date field [{s}]")))
-    }
-
-    pub(super) fn date_range(&mut self, body: &Value, here: &str) -> EngineResult<Value> {
-        let field = self.date_field(body, "date_range")?;
-        let (mut tz, mut format, mut keyed, mut ranges) = (TimeZone::UTC, None, false, Vec::new());
-        let mut keys = Vec::new();
-        for (k, v) in body.as_object().into_iter().flatten() {
-            match k.as_str() {
-                "field" => {}
-                "time_zone" => tz = dates::zone(v.as_str().unwrap_or_default())?,
-                "format" => format = v.as_str().map(String::from),
-                "keyed" => keyed = v.as_bool().unwrap_or(false),
-                "ranges" => {
-                    for r in v
-                        .as_array()
-                        .ok_or_else(|| perr("[ranges] must be an array".into()))?
-                    {
-                        let mut out = Map::new();
-                        let mut key: super::render::DateRangeKey = (None, None, None);
-                        for (rk, rv) in r.as_object().into_iter().flatten() {
-                            match rk.as_str() {
-                                "from" | "to" if rv.is_null() => {}
-                                "from" | "to" => {
-                                    let ms = self.date_value(rv, &field, false)?;
-                                    out.insert(rk.clone(), json!(ms as f64));
-                                    if rk == "from" {
-                                        key.0 = Some(ms);
-                                    } else {
-                                        key.1 = Some(ms);
-                                    }
-                                }
-                                "key" => key.2 = rv.as_str().map(String::from),
-                                other => {
-                                    return Err(perr(format!(
-                                        "[date_range] unknown range field [{other}]"
-                                    )))
-                                }
-                            }
-                        }
-                        ranges.push(Value::Object(out));
-                        keys.push(key);
-                    }
-                }
-                other => return Err(perr(format!("[date_range] unknown field [{other}]"))),
-            }
-        }
-        self.notes.insert(
-            here.to_string(),
-            Note::DateRange {
-                tz,
-                format,
-                keyed,
-                keys,
-            },
-        );
-        Ok(json!({"range": {"field": self.column(&field)?, "ranges": ranges}}))
     }
 
     pub(super) fn composite(&mut self, body: &Value, here: &str) -> EngineResult<Value> {

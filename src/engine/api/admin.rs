@@ -14,18 +14,17 @@ use crate::engine::search::ScrollParams;
 use crate::engine::store::index::IndexHandle;
 use crate::proto::Method;
 
-fn with_closed() -> Options {
-    Options {
-        forbid_closed: false,
-        expand_closed: true,
-        ..Options::default()
-    }
-}
-
-/// `POST /<indices>/_close` and `/_open`.
+/// `POST /<indices>/_close` and `/_open` (wildcards match open indices for `_close`,
+/// closed ones for `_open`, as Elasticsearch 7.10 expands them by default).
 pub fn open_close(engine: &Engine, req: &mut Request<'_>, index: &str, open: bool) -> ApiResult {
     let _ = json_body(req.body, engine.max_body)?;
-    let targets = engine.store.resolve_with(index, with_closed())?;
+    let opts = req.params.indices_options(Options {
+        forbid_closed: false,
+        expand_open: !open,
+        expand_closed: open,
+        ..Options::default()
+    })?;
+    let targets = engine.store.resolve_filtered(index, opts)?;
     let mut closed = Map::new();
     for (h, _) in &targets {
         h.set_open(open)?;
@@ -95,9 +94,19 @@ pub fn stats(
             req.path
         )));
     }
-    let targets = engine
-        .store
-        .resolve(index.unwrap_or("_all"), Default::default())?;
+    let level = req.params.get("level").unwrap_or("indices");
+    if !matches!(level, "cluster" | "indices") {
+        return Err(EngineError::IllegalArgument(format!(
+            "level parameter must be one of [cluster] or [indices] or [shards] but was [{level}]{}",
+            if level == "shards" {
+                ": [shards] is not supported by this engine"
+            } else {
+                ""
+            }
+        )));
+    }
+    let opts = req.params.indices_options(Options::default())?;
+    let targets = engine.store.resolve(index.unwrap_or("_all"), opts)?;
     let (mut all, mut indices, mut shards) = (json!({}), Map::new(), 0usize);
     for h in &targets {
         let s = index_stats(h, &metrics);
@@ -108,14 +117,14 @@ pub fn stats(
             json!({"uuid": &*h.uuid, "primaries": s, "total": s}),
         );
     }
-    Ok(Response::json(
-        200,
-        &json!({
-            "_shards": {"total": shards, "successful": shards, "failed": 0},
-            "_all": {"primaries": all, "total": all},
-            "indices": indices,
-        }),
-    ))
+    let mut body = json!({
+        "_shards": {"total": shards, "successful": shards, "failed": 0},
+        "_all": {"primaries": all, "total": all},
+    });
+    if level == "indices" {
+        body["indices"] = Value::Object(indices);
+    }
+    Ok(Response::json(200, &body))
 }
 
 /// `GET /_resolve/index/<expression>`: the indices and aliases a name or pattern matches.
@@ -198,11 +207,7 @@ pub fn field_caps(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -
             "specified fields can't be null or empty".into(),
         ]));
     }
-    let get = req.params.lookup();
-    let opts = crate::engine::store::ResolveOptions {
-        ignore_unavailable: get("ignore_unavailable").is_some_and(|v| v != "false"),
-        allow_no_indices: get("allow_no_indices").is_none_or(|v| v != "false"),
-    };
+    let opts = req.params.indices_options(Options::default())?;
     let targets = engine.store.resolve(index.unwrap_or("_all"), opts)?;
     let out = field_caps_of(&targets, &fields)?;
     Ok(Response::json(200, &out))
@@ -325,12 +330,8 @@ pub fn pit(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiRe
         .get("keep_alive")
         .ok_or_else(|| EngineError::Validation(vec!["[keep_alive] is not specified".into()]))?;
     let keep = ScrollParams::parse(keep)?;
-    let get = req.params.lookup();
-    let opts = crate::engine::store::ResolveOptions {
-        ignore_unavailable: get("ignore_unavailable").is_some_and(|v| v != "false"),
-        allow_no_indices: get("allow_no_indices").is_none_or(|v| v != "false"),
-    };
-    let targets = engine.store.resolve(index, opts)?;
+    let opts = req.params.indices_options(Options::default())?;
+    let targets = engine.store.resolve_filtered(index, opts)?;
     let id = engine.pits.open(targets, keep);
     Ok(Response::json(200, &json!({ "id": id })))
 }

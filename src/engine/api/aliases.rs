@@ -16,7 +16,6 @@ use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::names::{validate_index_name, wildcard_match};
 use crate::engine::query::parse_query;
 use crate::engine::resolve::Options;
-use crate::engine::store::ResolveOptions;
 use crate::proto::Method;
 
 /// One alias change.
@@ -93,13 +92,24 @@ fn indices_of(engine: &Engine, exprs: &[String]) -> EngineResult<Vec<String>> {
     };
     let mut out = Vec::new();
     for e in exprs {
-        for (h, _) in engine.store.resolve_with(e, opts)? {
+        for (h, _) in engine.store.resolve_filtered(e, opts)? {
             if !out.contains(&h.name) {
                 out.push(h.name.clone());
             }
         }
     }
     Ok(out)
+}
+
+/// Refuses the keys of an action that its kind does not take, as Elasticsearch does
+/// (`[filter] is unsupported for [remove]`).
+fn only_keys(kind: &str, spec: &Map<String, Value>, keys: &[&str]) -> EngineResult<()> {
+    match spec.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(k) => Err(EngineError::IllegalArgument(format!(
+            "[{k}] is unsupported for [{kind}]"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Parses `POST /_aliases` actions into changes.
@@ -141,6 +151,7 @@ fn parse_actions(engine: &Engine, body: &Value) -> EngineResult<Vec<Change>> {
                 }
             }
             "remove" => {
+                only_keys(kind, spec, &["index", "indices", "alias", "aliases"])?;
                 if names.is_empty() {
                     return Err(EngineError::Validation(vec!["alias is missing".into()]));
                 }
@@ -154,6 +165,7 @@ fn parse_actions(engine: &Engine, body: &Value) -> EngineResult<Vec<Change>> {
                 }
             }
             "remove_index" => {
+                only_keys(kind, spec, &["index", "indices"])?;
                 for index in indices_of(engine, &idx)? {
                     out.push(Change::RemoveIndex(index));
                 }
@@ -253,7 +265,7 @@ fn check_write_indices(
 /// `POST /_aliases` and `GET /_aliases`.
 pub fn aliases(engine: &Engine, req: &mut Request<'_>) -> ApiResult {
     if req.method == Method::Get {
-        return get(engine, None, None);
+        return get(engine, &req.params, None, None);
     }
     let body = json_body(req.body, engine.max_body)?
         .ok_or_else(|| EngineError::Validation(vec!["no actions specified".into()]))?;
@@ -319,24 +331,25 @@ pub fn alias(
             Ok(Response::json(200, &json!({"acknowledged": true})))
         }
         (Method::Head, i, n) => {
-            let r = get(engine, i, n)?;
+            let r = get(engine, &req.params, i, n)?;
             Ok(Response::status(r.status))
         }
-        (_, i, n) => get(engine, i, n),
+        (_, i, n) => get(engine, &req.params, i, n),
     }
 }
 
 /// `GET [/<indices>]/_alias[/<names>]`: `{index: {aliases: {...}}}`; names that match no
 /// alias make it a 404 that still lists what was found, as Elasticsearch 7.10 answers.
-fn get(engine: &Engine, index: Option<&str>, name: Option<&str>) -> ApiResult {
-    let indices = engine.store.resolve_with(
-        index.unwrap_or("_all"),
-        Options {
-            forbid_closed: false,
-            expand_closed: true,
-            ..Options::default()
-        },
-    )?;
+fn get(engine: &Engine, params: &Params, index: Option<&str>, name: Option<&str>) -> ApiResult {
+    let opts = params.indices_options(Options {
+        forbid_closed: false,
+        expand_closed: true,
+        expand_hidden: true,
+        ..Options::default()
+    })?;
+    let indices = engine
+        .store
+        .resolve_filtered(index.unwrap_or("_all"), opts)?;
     let names: Option<Vec<&str>> = name.map(|n| n.split(',').collect());
     let wanted = |k: &str| {
         names
@@ -388,7 +401,8 @@ pub fn cat_aliases(engine: &Engine, name: Option<&str>, params: &Params) -> ApiR
     ];
     let names: Vec<&str> = name.map(|n| n.split(',').collect()).unwrap_or_default();
     let mut rows = Vec::new();
-    for h in engine.store.resolve("_all", ResolveOptions::default())? {
+    let opts = params.indices_options(Options::default())?;
+    for h in engine.store.resolve("_all", opts)? {
         for (alias, def) in h.aliases() {
             if !names.is_empty() && !names.iter().any(|p| wildcard_match(p, &alias)) {
                 continue;

@@ -231,16 +231,6 @@ pub fn bulk(
     type_name: Option<&str>,
 ) -> ApiResult {
     let started = Instant::now();
-    req.params.check(
-        &req.path,
-        &[
-            "refresh",
-            "routing",
-            "timeout",
-            "wait_for_active_shards",
-            "type",
-        ],
-    )?;
     let refresh = req.params.refresh()?;
     let routing = req.params.get("routing").map(String::from);
     let d = Defaults {

@@ -18,50 +18,23 @@ use super::params::Params;
 use super::{ApiResult, Engine, Request, Response};
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::query::parse_query;
+use crate::engine::resolve::Options;
 use crate::engine::script::{parse_script, Op, Script};
 use crate::engine::search::snapshot::{snapshot, SnapDoc, Snapshot};
 use crate::engine::search::SearchRequest;
 use crate::engine::store::index::IndexHandle;
 use crate::engine::store::shard::{Cond, DocResult};
-use crate::engine::store::{Action, ItemResult, RefreshPolicy, ResolveOptions, WriteItem};
+use crate::engine::store::{Action, ItemResult, RefreshPolicy, WriteItem};
 
-/// URL parameters these endpoints read.
-const PARAMS: &[&str] = &[
-    "q",
-    "df",
-    "default_operator",
-    "conflicts",
-    "refresh",
-    "wait_for_completion",
-    "slices",
-    "requests_per_second",
-    "scroll",
-    "scroll_size",
-    "max_docs",
-    "timeout",
-    "search_timeout",
-    "wait_for_active_shards",
-    "ignore_unavailable",
-    "allow_no_indices",
-    "expand_wildcards",
-    "pretty",
-    "error_trace",
-    "filter_path",
-    "human",
-];
-
+/// Refuses the parameter values whose effect these endpoints do not have (which parameters
+/// they take is `allowed`'s table).
 fn check_params(req: &Request<'_>) -> EngineResult<()> {
     for (k, v) in &req.params.0 {
-        if !PARAMS.contains(&k.as_str()) {
-            return Err(EngineError::IllegalArgument(format!(
-                "request [{}] contains unrecognized parameter: [{k}]",
-                req.path
-            )));
-        }
         let refused = match k.as_str() {
             "wait_for_completion" => v == "false",
             "slices" => !matches!(v.as_str(), "1" | "auto"),
             "requests_per_second" => !matches!(v.as_str(), "-1" | "-1.0"),
+            "search_type" => !matches!(v.as_str(), "query_then_fetch" | "dfs_query_then_fetch"),
             _ => false,
         };
         if refused {
@@ -282,12 +255,23 @@ fn same_version(d: &SnapDoc) -> Cond {
     }
 }
 
-fn targets(engine: &Engine, index: &str, params: &Params) -> EngineResult<Vec<Arc<IndexHandle>>> {
-    let opts = ResolveOptions {
-        ignore_unavailable: params.bool("ignore_unavailable")?.unwrap_or(false),
-        allow_no_indices: params.bool("allow_no_indices")?.unwrap_or(true),
-    };
-    engine.store.resolve(index, opts)
+/// The indices `index` names, with the filters of filtered aliases added to `sr` (a
+/// by-query request through a filtered alias touches only what the filter matches).
+fn targets(
+    engine: &Engine,
+    index: &str,
+    params: &Params,
+    sr: &mut SearchRequest,
+) -> EngineResult<Vec<Arc<IndexHandle>>> {
+    let opts = params.indices_options(Options::default())?;
+    let mut out = Vec::new();
+    for (h, filters) in engine.store.resolve_filtered(index, opts)? {
+        if let Some(fs) = filters {
+            sr.add_alias_filters(&h.name, &fs)?;
+        }
+        out.push(h);
+    }
+    Ok(out)
 }
 
 /// Goes through the matches of `snap` in batches of `size`: `make` turns a match into a
@@ -330,8 +314,8 @@ pub fn delete_by_query(engine: &Engine, req: &mut Request<'_>, index: &str) -> A
     if body.as_ref().and_then(|b| b.get("query")).is_none() && req.params.get("q").is_none() {
         return Err(EngineError::Validation(vec!["query is missing".into()]));
     }
-    let q = parse_by_query(body.as_ref(), &req.params, false)?;
-    let indices = targets(engine, index, &req.params)?;
+    let mut q = parse_by_query(body.as_ref(), &req.params, false)?;
+    let indices = targets(engine, index, &req.params, &mut q.sr)?;
     let snap = snapshot(&indices, &q.sr, q.max_docs)?;
     let t = run_batches(engine, &snap, batch_size(&req.params)?, q.abort, &mut |d| {
         Ok(Some(item(
@@ -371,8 +355,8 @@ pub fn update_by_query(engine: &Engine, req: &mut Request<'_>, index: &str) -> A
     let started = Instant::now();
     check_params(req)?;
     let body = json_body(req.body, engine.max_body)?;
-    let q = parse_by_query(body.as_ref(), &req.params, true)?;
-    let indices = targets(engine, index, &req.params)?;
+    let mut q = parse_by_query(body.as_ref(), &req.params, true)?;
+    let indices = targets(engine, index, &req.params, &mut q.sr)?;
     let snap = snapshot(&indices, &q.sr, q.max_docs)?;
     let t = run_batches(engine, &snap, batch_size(&req.params)?, q.abort, &mut |d| {
         Ok(scripted(q.script.as_ref(), d, &d.index.name)?
@@ -497,8 +481,8 @@ pub fn reindex(engine: &Engine, req: &mut Request<'_>) -> ApiResult {
     check_params(req)?;
     let body = json_body(req.body, engine.max_body)?
         .ok_or_else(|| EngineError::Validation(vec!["source is missing".into()]))?;
-    let r = parse_reindex(&body, &req.params)?;
-    let indices = targets(engine, &r.source_index, &req.params)?;
+    let mut r = parse_reindex(&body, &req.params)?;
+    let indices = targets(engine, &r.source_index, &Params::default(), &mut r.query)?;
     if indices.iter().any(|h| h.name == r.dest) {
         return Err(EngineError::Validation(vec![format!(
             "reindex cannot write into an index its reading from [{}]",

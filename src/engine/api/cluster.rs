@@ -1,8 +1,5 @@
-//! Node and cluster endpoints: `GET|HEAD /`, `GET /_cluster/health[/<index>]` (with
-//! `wait_for_status` and `timeout`), and the `_cat/indices`, `_cat/health`, `_cat/count`
-//! tables.
-
-use std::time::{Duration, Instant};
+//! Node and cluster endpoints: `GET|HEAD /` and the `_cat/indices`, `_cat/health`,
+//! `_cat/count` tables (`_cluster/health` is `health`).
 
 use serde_json::json;
 
@@ -12,8 +9,6 @@ use crate::engine::cat::{self, format_bytes, ByteUnit, CatOpts, Cell};
 use crate::engine::error::EngineError;
 use crate::engine::resolve::Options;
 use crate::engine::store::index::IndexHandle;
-use crate::engine::store::settings::parse_time_ms;
-use crate::engine::store::ResolveOptions;
 use crate::proto::Method;
 
 /// `GET /` (and `HEAD /`).
@@ -40,119 +35,12 @@ pub fn root(engine: &Engine, _m: Method) -> ApiResult {
     ))
 }
 
-fn rank(status: &str) -> u8 {
-    match status {
-        "green" => 2,
-        "yellow" => 1,
-        _ => 0,
-    }
-}
-
-struct Health {
-    status: &'static str,
-    primaries: u64,
-    unassigned: u64,
-}
-
-fn measure(engine: &Engine, index: Option<&str>) -> Result<Health, EngineError> {
-    let indices = match index {
-        Some(i) => engine.store.resolve(i, ResolveOptions::default())?,
-        None => engine.store.all(),
-    };
-    let mut h = Health {
-        status: "green",
-        primaries: 0,
-        unassigned: 0,
-    };
-    for idx in indices {
-        let s = idx.settings();
-        h.primaries += s.shards as u64;
-        h.unassigned += s.shards as u64 * s.replicas as u64;
-        if rank(idx.health()) < rank(h.status) {
-            h.status = idx.health();
-        }
-    }
-    Ok(h)
-}
-
-/// `GET /_cluster/health[/<index>]`.
-pub fn health(engine: &Engine, index: Option<&str>, params: &Params) -> ApiResult {
-    let wanted = params.get("wait_for_status");
-    if let Some(w) = wanted {
-        if !matches!(w, "green" | "yellow" | "red") {
-            return Err(EngineError::IllegalArgument(format!(
-                "unknown cluster health status [{w}]"
-            )));
-        }
-    }
-    let timeout = match params.get("timeout") {
-        Some(t) => parse_time_ms("timeout", t)?.max(0) as u64,
-        None => 30_000,
-    };
-    let start = Instant::now();
-    let mut h = measure(engine, index)?;
-    let mut timed_out = false;
-    if let Some(w) = wanted {
-        while rank(h.status) < rank(w) {
-            if start.elapsed() >= Duration::from_millis(timeout) {
-                timed_out = true;
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-            h = measure(engine, index)?;
-        }
-    }
-    let active = h.primaries;
-    let total = active + h.unassigned;
-    let pct = if total == 0 {
-        100.0
-    } else {
-        active as f64 * 100.0 / total as f64
-    };
-    let body = json!({
-        "cluster_name": engine.node.cluster_name,
-        "status": h.status,
-        "timed_out": timed_out,
-        "number_of_nodes": 1,
-        "number_of_data_nodes": 1,
-        "active_primary_shards": h.primaries,
-        "active_shards": active,
-        "relocating_shards": 0,
-        "initializing_shards": 0,
-        "unassigned_shards": h.unassigned,
-        "delayed_unassigned_shards": 0,
-        "number_of_pending_tasks": 0,
-        "number_of_in_flight_fetch": 0,
-        "task_max_waiting_in_queue_millis": 0,
-        "active_shards_percent_as_number": pct,
-    });
-    Ok(Response::json(if timed_out { 408 } else { 200 }, &body))
-}
-
 /// A `_cat` answer: JSON or the text table.
 pub(super) fn cat_response(
     cols: &[cat::Column],
     rows: Vec<Vec<Cell>>,
     params: &Params,
 ) -> ApiResult {
-    params.check(
-        "/_cat",
-        &[
-            "v",
-            "h",
-            "s",
-            "format",
-            "bytes",
-            "help",
-            "health",
-            "local",
-            "master_timeout",
-            "time",
-            "expand_wildcards",
-            "include_unloaded_segments",
-            "pri",
-        ],
-    )?;
     if params.flag("pri") {
         return Err(EngineError::IllegalArgument(
             "[pri] columns are not supported by this engine: every size shown is of primaries"
@@ -240,12 +128,14 @@ pub fn cat_indices(engine: &Engine, pattern: Option<&str>, params: &Params) -> A
             )));
         }
     }
-    let opts = Options {
+    let opts = params.indices_options(Options {
         expand_closed: true,
         forbid_closed: false,
         ..Options::default()
-    };
-    let indices = engine.store.resolve_with(pattern.unwrap_or("*"), opts)?;
+    })?;
+    let indices = engine
+        .store
+        .resolve_filtered(pattern.unwrap_or("*"), opts)?;
     let rows = indices
         .iter()
         .map(|(idx, _)| index_row(idx, unit))
@@ -289,7 +179,7 @@ pub fn cat_health(engine: &Engine, params: &Params) -> ApiResult {
             &["u", "shards.unassigned", "shardsUnassigned"],
         ),
     ];
-    let h = measure(engine, None)?;
+    let h = super::health::measure(&engine.store.all(), true);
     let (epoch, ts) = epoch_cells();
     let row = vec![
         epoch,
@@ -301,7 +191,14 @@ pub fn cat_health(engine: &Engine, params: &Params) -> ApiResult {
         num(h.primaries),
         num(h.unassigned),
     ];
-    cat_response(&COLS, vec![row], params)
+    // `ts=false` leaves out the two time columns
+    let skip = if params.bool("ts")? == Some(false) {
+        2
+    } else {
+        0
+    };
+    let row = row.into_iter().skip(skip).collect();
+    cat_response(&COLS[skip..], vec![row], params)
 }
 
 /// `GET /_cat/count[/<pattern>]`.
@@ -314,7 +211,7 @@ pub fn cat_count(engine: &Engine, pattern: Option<&str>, params: &Params) -> Api
     ];
     let indices = engine
         .store
-        .resolve(pattern.unwrap_or("*"), ResolveOptions::default())?;
+        .resolve(pattern.unwrap_or("*"), Options::default())?;
     let count: u64 = indices.iter().map(|i| i.stats().docs).sum();
     let (epoch, ts) = epoch_cells();
     cat_response(&COLS, vec![vec![epoch, ts, num(count)]], params)

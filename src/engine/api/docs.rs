@@ -1,7 +1,7 @@
 //! Single-document endpoints: index (`PUT|POST /<index>/<type>/<id>`, `_doc`, `_create`,
-//! generated ids), realtime GET/HEAD, DELETE, `_update` (`doc`, `upsert`, `doc_as_upsert`,
-//! `script` in the Painless subset of `crate::engine::script`, `scripted_upsert`),
-//! `_source`, and `_mget`. Write responses carry the spec's fields (`_index`, `_type`,
+//! generated ids), DELETE, `_update` (`doc`, `upsert`, `doc_as_upsert`,
+//! `script` in the Painless subset of `crate::engine::script`, `scripted_upsert`); reads
+//! are `get`. Write responses carry the spec's fields (`_index`, `_type`,
 //! `_id`, integer `_version`, `_shards`, `created`) plus `result`, `_seq_no`,
 //! `_primary_term`.
 
@@ -11,8 +11,6 @@ use super::json::{json_body, read_body};
 use super::{ApiResult, Engine, Request, Response};
 use crate::engine::error::EngineError;
 use crate::engine::script::parse_script;
-use crate::engine::search::source::SourceFilter;
-use crate::engine::store::index::IndexHandle;
 use crate::engine::store::shard::DocResult;
 use crate::engine::store::{Action, ItemResult, RefreshPolicy, UpdateBody, WriteItem};
 use crate::proto::Method;
@@ -135,68 +133,8 @@ pub fn doc(
             };
             write_one(engine, item, req.params.refresh()?)
         }
-        _ => {
-            let h = engine.store.require(index)?;
-            let filter = SourceFilter::from_params(
-                req.params.get("_source"),
-                req.params
-                    .get("_source_includes")
-                    .or(req.params.get("_source_include")),
-                req.params
-                    .get("_source_excludes")
-                    .or(req.params.get("_source_exclude")),
-            );
-            let realtime = req.params.bool("realtime")?.unwrap_or(true);
-            let (status, v) = get_json(
-                engine,
-                &h,
-                type_name,
-                id,
-                req.params.get("routing"),
-                filter.as_ref(),
-                realtime,
-            )?;
-            Ok(Response::json(status, &v))
-        }
+        _ => super::get::get(engine, req, index, type_name, id),
     }
-}
-
-fn get_json(
-    engine: &Engine,
-    h: &IndexHandle,
-    type_name: Option<&str>,
-    id: &str,
-    routing: Option<&str>,
-    filter: Option<&SourceFilter>,
-    realtime: bool,
-) -> Result<(u16, Value), EngineError> {
-    let t = h.type_name();
-    let wrong_type = type_name.is_some_and(|x| x != "_doc" && x != t);
-    let stored = if wrong_type {
-        None
-    } else {
-        h.shard_for(routing.unwrap_or(id))
-            .get(&engine.store.wal, id, realtime)?
-    };
-    let Some(s) = stored else {
-        return Ok((
-            404,
-            json!({"_index": h.name, "_type": type_name.unwrap_or(&t), "_id": id, "found": false}),
-        ));
-    };
-    let mut v = json!({"_index": h.name, "_type": t, "_id": id, "_version": s.version,
-        "_seq_no": s.seq_no, "_primary_term": 1, "found": true});
-    match filter {
-        Some(SourceFilter::None) => {}
-        Some(f) => {
-            let src: Map<String, Value> = serde_json::from_slice(&s.source).unwrap_or_default();
-            v["_source"] = Value::Object(f.apply(&src));
-        }
-        None => {
-            v["_source"] = serde_json::from_slice(&s.source).map_err(EngineError::internal)?;
-        }
-    }
-    Ok((200, v))
 }
 
 fn obj_field(
@@ -283,79 +221,4 @@ pub fn update(
         cond: req.params.cond()?,
     };
     write_one(engine, item, req.params.refresh()?)
-}
-
-/// `GET /<index>/_source/<id>`: the source alone.
-pub fn source(engine: &Engine, req: &mut Request<'_>, index: &str, id: &str) -> ApiResult {
-    let h = engine.store.require(index)?;
-    let routing = req.params.get("routing").unwrap_or(id);
-    match h.shard_for(routing).get(&engine.store.wal, id, true)? {
-        Some(s) => Ok(Response {
-            body: super::Body::Bytes(s.source),
-            ..Response::json(200, &Value::Null)
-        }),
-        None => Err(EngineError::NotFound(format!(
-            "Document not found [{index}]/[_doc]/[{id}]"
-        ))),
-    }
-}
-
-/// `GET|POST /[<index>/]_mget`.
-pub fn mget(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiResult {
-    let body = json_body(req.body, engine.max_body)?.unwrap_or(Value::Null);
-    let specs: Vec<(String, String)> = if let Some(docs) =
-        body.get("docs").and_then(Value::as_array)
-    {
-        docs.iter()
-            .map(|d| {
-                let i = d
-                    .get("_index")
-                    .and_then(Value::as_str)
-                    .or(index)
-                    .ok_or_else(|| {
-                        EngineError::Validation(vec!["index is missing for doc 0".into()])
-                    })?;
-                let id = d
-                    .get("_id")
-                    .map(|v| {
-                        v.as_str()
-                            .map(String::from)
-                            .unwrap_or_else(|| v.to_string())
-                    })
-                    .ok_or_else(|| {
-                        EngineError::Validation(vec!["id is missing for doc 0".into()])
-                    })?;
-                Ok((i.to_string(), id))
-            })
-            .collect::<Result<_, EngineError>>()?
-    } else if let Some(ids) = body.get("ids").and_then(Value::as_array) {
-        let i = index
-            .ok_or_else(|| EngineError::Validation(vec!["index is missing for doc 0".into()]))?;
-        ids.iter()
-            .map(|v| {
-                (
-                    i.to_string(),
-                    v.as_str()
-                        .map(String::from)
-                        .unwrap_or_else(|| v.to_string()),
-                )
-            })
-            .collect()
-    } else {
-        return Err(EngineError::Validation(vec!["no documents to get".into()]));
-    };
-    let docs: Vec<Value> = specs
-        .iter()
-        .map(|(i, id)| match engine.store.require(i) {
-            Ok(h) => get_json(engine, &h, None, id, None, None, true)
-                .map(|(_, v)| v)
-                .unwrap_or_else(|e| error_doc(i, id, &e)),
-            Err(e) => error_doc(i, id, &e),
-        })
-        .collect();
-    Ok(Response::json(200, &json!({ "docs": docs })))
-}
-
-fn error_doc(index: &str, id: &str, e: &EngineError) -> Value {
-    json!({"_index": index, "_type": "_doc", "_id": id, "error": e.body().to_value()["error"]})
 }

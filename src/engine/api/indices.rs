@@ -8,12 +8,35 @@ use super::json::json_body;
 use super::{ApiResult, Engine, Request, Response};
 use crate::engine::error::EngineError;
 use crate::engine::mapping::parse_mapping_body;
+use crate::engine::resolve::Options;
+use crate::engine::store::index::IndexHandle;
 use crate::engine::store::settings::flatten;
-use crate::engine::store::ResolveOptions;
 use crate::proto::Method;
 
 fn typed(req: &Request<'_>) -> Result<bool, EngineError> {
     Ok(req.params.bool("include_type_name")?.unwrap_or(true))
+}
+
+/// An index's settings, nested or (`flat_settings=true`) with dotted keys.
+fn settings_json(h: &IndexHandle, flat: bool) -> Value {
+    let s = h.settings();
+    if flat {
+        s.to_flat_json(&h.name, &h.uuid, h.created_ms)
+    } else {
+        s.to_json(&h.name, &h.uuid, h.created_ms)
+    }
+}
+
+/// Elasticsearch 7.10's `IndicesOptions.fromOptions(ignore_unavailable, allow_no_indices,
+/// expand open, expand closed)`, closed indices allowed.
+fn opts(allow_no_indices: bool, open: bool, closed: bool) -> Options {
+    Options {
+        allow_no_indices,
+        forbid_closed: false,
+        expand_open: open,
+        expand_closed: closed,
+        ..Options::default()
+    }
 }
 
 /// `PUT|GET|HEAD|DELETE /<index>`.
@@ -27,42 +50,32 @@ pub fn index(engine: &Engine, req: &mut Request<'_>, name: &str) -> ApiResult {
                 &json!({"acknowledged": true, "shards_acknowledged": true, "index": handle.name}),
             ))
         }
-        Method::Head => match engine.store.resolve(
-            name,
-            ResolveOptions {
-                ignore_unavailable: false,
-                allow_no_indices: false,
-            },
-        ) {
-            Ok(_) => Ok(Response::status(200)),
-            Err(_) => Ok(Response::status(404)),
-        },
+        Method::Head => {
+            let o = req.params.indices_options(opts(false, true, true))?;
+            match engine.store.resolve(name, o) {
+                Ok(_) => Ok(Response::status(200)),
+                Err(_) => Ok(Response::status(404)),
+            }
+        }
         Method::Delete => {
-            let opts = ResolveOptions {
-                ignore_unavailable: req.params.flag("ignore_unavailable"),
-                allow_no_indices: true,
-            };
-            for h in engine.store.resolve(name, opts)? {
+            let o = req.params.indices_options(opts(true, true, true))?;
+            for h in engine.store.resolve(name, o)? {
                 engine.store.delete(&h.name)?;
             }
             Ok(Response::json(200, &json!({"acknowledged": true})))
         }
         _ => {
             let typed = typed(req)?;
+            let flat = req.params.bool("flat_settings")?.unwrap_or(false);
+            let o = req.params.indices_options(opts(true, true, false))?;
             let mut out = Map::new();
-            for h in engine.store.resolve(
-                name,
-                ResolveOptions {
-                    ignore_unavailable: false,
-                    allow_no_indices: false,
-                },
-            )? {
+            for h in engine.store.resolve(name, o)? {
                 out.insert(
                     h.name.clone(),
                     json!({
                         "aliases": h.aliases(),
                         "mappings": h.mappings_json(typed),
-                        "settings": h.settings().to_json(&h.name, &h.uuid, h.created_ms),
+                        "settings": settings_json(&h, flat),
                     }),
                 );
             }
@@ -71,13 +84,11 @@ pub fn index(engine: &Engine, req: &mut Request<'_>, name: &str) -> ApiResult {
     }
 }
 
-/// `POST /[<index>/]_refresh`.
-pub fn refresh(engine: &Engine, index: Option<&str>) -> ApiResult {
+/// `POST /[<index>/]_refresh` (and `_flush`, the same on this engine: a refresh commits).
+pub fn refresh(engine: &Engine, req: &Request<'_>, index: Option<&str>) -> ApiResult {
     let (mut total, mut ok) = (0u64, 0u64);
-    for h in engine
-        .store
-        .resolve(index.unwrap_or("_all"), ResolveOptions::default())?
-    {
+    let o = req.params.indices_options(Options::default())?;
+    for h in engine.store.resolve(index.unwrap_or("_all"), o)? {
         h.refresh(&engine.store.wal)?;
         let s = h.settings();
         total += s.shards as u64 * (1 + s.replicas as u64);
@@ -96,12 +107,10 @@ pub fn mapping(
     index: Option<&str>,
     type_name: Option<&str>,
 ) -> ApiResult {
-    let opts = ResolveOptions {
-        ignore_unavailable: false,
-        allow_no_indices: true,
-    };
-    let indices = engine.store.resolve(index.unwrap_or("_all"), opts)?;
-    if matches!(req.method, Method::Put | Method::Post) {
+    let writing = matches!(req.method, Method::Put | Method::Post);
+    let o = req.params.indices_options(opts(!writing, true, writing))?;
+    let indices = engine.store.resolve(index.unwrap_or("_all"), o)?;
+    if writing {
         let body = json_body(req.body, engine.max_body)?
             .ok_or_else(|| EngineError::Validation(vec!["mapping source is missing".into()]))?;
         for h in &indices {
@@ -133,9 +142,9 @@ pub fn mapping(
 
 /// `GET|PUT /[<index>/]_settings`.
 pub fn settings(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiResult {
-    let indices = engine
-        .store
-        .resolve(index.unwrap_or("_all"), ResolveOptions::default())?;
+    let writing = req.method == Method::Put;
+    let o = req.params.indices_options(opts(!writing, true, true))?;
+    let indices = engine.store.resolve(index.unwrap_or("_all"), o)?;
     if req.method == Method::Put {
         let body = json_body(req.body, engine.max_body)?
             .ok_or_else(|| EngineError::Validation(vec!["no settings to update".into()]))?;
@@ -145,11 +154,12 @@ pub fn settings(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> 
         }
         return Ok(Response::json(200, &json!({"acknowledged": true})));
     }
+    let flat = req.params.bool("flat_settings")?.unwrap_or(false);
     let mut out = Map::new();
     for h in indices {
         out.insert(
             h.name.clone(),
-            json!({ "settings": h.settings().to_json(&h.name, &h.uuid, h.created_ms) }),
+            json!({ "settings": settings_json(&h, flat) }),
         );
     }
     Ok(Response::json(200, &Value::Object(out)))

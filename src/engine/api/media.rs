@@ -97,6 +97,11 @@ const BODY_TYPES: &[&str] = &[
     "application/vnd.elasticsearch+x-ndjson",
 ];
 
+/// Whether a body of this media type (`type/subtype`, lowercased) is one the engine reads.
+pub fn is_json_body(essence: &str) -> bool {
+    BODY_TYPES.contains(&essence)
+}
+
 /// What the headers decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Negotiated {

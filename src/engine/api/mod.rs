@@ -8,11 +8,14 @@
 
 pub mod admin;
 pub mod aliases;
+pub mod allowed;
 pub mod bulk;
 pub mod by_query;
 pub mod cluster;
 pub mod docs;
 pub mod filter_path;
+pub mod get;
+pub mod health;
 pub mod indices;
 pub mod json;
 pub mod media;
@@ -252,17 +255,18 @@ impl Engine {
                 allowed: r.methods().iter().map(|m| method_name(*m)).collect(),
             });
         }
+        allowed::check(&r, req.method, &req.path, &req.params, req.has_body)?;
         let m = req.method;
         match r {
             Route::Root => cluster::root(self, m),
-            Route::ClusterHealth(i) => cluster::health(self, i.as_deref(), &req.params),
+            Route::ClusterHealth(i) => health::health(self, i.as_deref(), &req.params),
             Route::CatIndices(p) => {
                 cluster::cat_indices(self, p.as_deref(), &cat_params(req, media))
             }
             Route::CatHealth => cluster::cat_health(self, &cat_params(req, media)),
             Route::CatCount(p) => cluster::cat_count(self, p.as_deref(), &cat_params(req, media)),
             Route::Index(i) => indices::index(self, req, &i),
-            Route::Refresh { index } => indices::refresh(self, index.as_deref()),
+            Route::Refresh { index } => indices::refresh(self, req, index.as_deref()),
             Route::Mapping { index, type_name } => {
                 indices::mapping(self, req, index.as_deref(), type_name.as_deref())
             }
@@ -285,7 +289,7 @@ impl Engine {
                 type_name,
                 id,
             } => docs::update(self, req, &index, type_name.as_deref(), &id),
-            Route::Source { index, id } => docs::source(self, req, &index, &id),
+            Route::Source { index, id } => get::source(self, req, &index, &id),
             Route::Bulk { index, type_name } => {
                 bulk::bulk(self, req, index.as_deref(), type_name.as_deref())
             }
@@ -293,7 +297,7 @@ impl Engine {
             Route::Scroll { id } => scroll::scroll(self, req, id.as_deref()),
             Route::Count { index } => search::count(self, req, index.as_deref()),
             Route::Msearch { index } => search::msearch(self, req, index.as_deref()),
-            Route::Mget { index } => docs::mget(self, req, index.as_deref()),
+            Route::Mget { index } => get::mget(self, req, index.as_deref()),
             Route::ComponentTemplate { name } => {
                 templates::template(self, req, Kind::Component, name.as_deref())
             }
@@ -310,7 +314,7 @@ impl Engine {
             }
             Route::ResolveIndex(e) => admin::resolve_index(self, req, &e),
             Route::FieldCaps { index } => admin::field_caps(self, req, index.as_deref()),
-            Route::Flush { index } => indices::refresh(self, index.as_deref()),
+            Route::Flush { index } => indices::refresh(self, req, index.as_deref()),
             Route::ClusterSettings => admin::cluster_settings(self, req),
             Route::Pit { index } => admin::pit(self, req, index.as_deref()),
             Route::DeleteByQuery(i) => by_query::delete_by_query(self, req, &i),
@@ -329,11 +333,15 @@ impl Engine {
 }
 
 #[cfg(test)]
+mod audit_tests;
+#[cfg(test)]
 mod features_tests;
 #[cfg(test)]
 mod more_tests;
 #[cfg(test)]
 mod scroll_tests;
+#[cfg(test)]
+mod search_audit_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

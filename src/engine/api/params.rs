@@ -2,6 +2,7 @@
 //! booleans, routing), as Elasticsearch reads them.
 
 use crate::engine::error::{EngineError, EngineResult};
+use crate::engine::resolve::Options;
 use crate::engine::store::shard::Cond;
 use crate::engine::store::RefreshPolicy;
 
@@ -154,6 +155,23 @@ impl Params {
         }
     }
 
+    /// How an endpoint resolves index expressions: its defaults (`base`, Elasticsearch's
+    /// for that endpoint) with `ignore_unavailable`, `allow_no_indices` and
+    /// `expand_wildcards` applied when the request gives them.
+    pub fn indices_options(&self, base: Options) -> EngineResult<Options> {
+        let mut o = base;
+        if let Some(b) = self.bool("ignore_unavailable")? {
+            o.ignore_unavailable = b;
+        }
+        if let Some(b) = self.bool("allow_no_indices")? {
+            o.allow_no_indices = b;
+        }
+        match self.get("expand_wildcards") {
+            Some(w) => o.with_expand_wildcards(w),
+            None => Ok(o),
+        }
+    }
+
     /// Looks a parameter up for the search request parser.
     pub fn lookup(&self) -> impl Fn(&str) -> Option<String> + '_ {
         |k| self.get(k).map(String::from)
@@ -198,6 +216,27 @@ mod tests {
             RefreshPolicy::Immediate
         );
         assert!(!Params::parse(None).flag("pretty"));
+    }
+
+    #[test]
+    fn indices_options_over_the_endpoint_defaults() {
+        let base = Options::default();
+        let o = Params::parse(Some(
+            b"ignore_unavailable=true&expand_wildcards=open,closed",
+        ))
+        .indices_options(base)
+        .unwrap();
+        assert!(o.ignore_unavailable && o.allow_no_indices && o.expand_open && o.expand_closed);
+        let o = Params::parse(Some(b"allow_no_indices=false"))
+            .indices_options(base)
+            .unwrap();
+        assert!(!o.allow_no_indices && o.expand_open && !o.expand_closed);
+        assert!(Params::parse(Some(b"allow_no_indices=maybe"))
+            .indices_options(base)
+            .is_err());
+        assert!(Params::parse(Some(b"expand_wildcards=everything"))
+            .indices_options(base)
+            .is_err());
     }
 
     #[test]

@@ -9,25 +9,38 @@ use serde_json::{json, Value};
 
 use super::json::{json_body, parse_body};
 use super::params::Params;
-use super::{ApiResult, Engine, Request, Response};
-use crate::engine::error::EngineError;
+use super::{media, ApiResult, Engine, Request, Response};
+use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::ndjson::{first_value, MsearchLines};
-use crate::engine::query::{parse_query, Query};
+use crate::engine::query::parse_query;
+use crate::engine::resolve::Options;
 use crate::engine::search::sort::SortSpec;
 use crate::engine::search::{self as exec, ScrollParams, SearchRequest};
 use crate::engine::store::index::IndexHandle;
-use crate::engine::store::ResolveOptions;
 
-fn resolve_opts(get: &dyn Fn(&str) -> Option<String>) -> ResolveOptions {
-    ResolveOptions {
-        ignore_unavailable: get("ignore_unavailable").is_some_and(|v| v != "false"),
-        allow_no_indices: get("allow_no_indices").is_none_or(|v| v != "false"),
+/// The `source` parameter of a request without a body (`allowed` refuses it with one), as
+/// Elasticsearch 7.10 reads it: with a `source_content_type` of JSON (or NDJSON), else 500
+/// `illegal_state_exception`.
+fn source_param(params: &Params) -> EngineResult<Option<&str>> {
+    let Some(source) = params.get("source") else {
+        return Ok(None);
+    };
+    let Some(ct) = params.get("source_content_type") else {
+        return Err(EngineError::IllegalState(
+            "source and source_content_type parameters are required".into(),
+        ));
+    };
+    match media::parse_one(ct).map(|m| m.essence) {
+        Ok(e) if media::is_json_body(&e) => Ok(Some(source)),
+        _ => Err(EngineError::IllegalState(format!(
+            "Unknown value for source_content_type [{ct}]"
+        ))),
     }
 }
 
 /// The body, from the payload or the `source` parameter.
 fn body(engine: &Engine, req: &mut Request<'_>) -> Result<Option<Value>, EngineError> {
-    if let Some(src) = req.params.get("source") {
+    if let Some(src) = source_param(&req.params)? {
         return parse_body(src.as_bytes());
     }
     json_body(req.body, engine.max_body)
@@ -51,38 +64,18 @@ fn prepare(
         }
         return Ok((sr, vec![]));
     }
+    let opts = params.indices_options(Options::default())?;
     let resolved = engine
         .store
-        .resolve_filtered(index.unwrap_or("_all"), resolve_opts(&get))?;
+        .resolve_filtered(index.unwrap_or("_all"), opts)?;
     let mut targets = Vec::with_capacity(resolved.len());
     for (h, filters) in resolved {
         if let Some(fs) = filters {
-            let q = alias_filter(&fs)?;
-            sr.alias_filters.insert(h.name.clone(), q);
+            sr.add_alias_filters(&h.name, &fs)?;
         }
         targets.push(h);
     }
     Ok((sr, targets))
-}
-
-/// The filters of the filtered aliases an index was reached through, as one query.
-fn alias_filter(filters: &[Value]) -> Result<Query, EngineError> {
-    let mut qs = filters
-        .iter()
-        .map(parse_query)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(if qs.len() == 1 {
-        qs.remove(0)
-    } else {
-        Query::Bool {
-            must: vec![],
-            should: qs,
-            must_not: vec![],
-            filter: vec![],
-            msm: Some(crate::engine::query::Msm::Count(1)),
-            boost: 1.0,
-        }
-    })
 }
 
 /// Runs a prepared search: over a point in time when it names one.
@@ -100,6 +93,11 @@ fn execute(
         .map(ScrollParams::parse)
         .transpose()?;
     let p = engine.pits.get(&pit.id, keep)?;
+    for (h, filters) in p.indices.iter().zip(&p.filters) {
+        if let Some(fs) = filters {
+            sr.add_alias_filters(&h.name, fs)?;
+        }
+    }
     if !sr.sort.is_empty() && !sr.sort.iter().any(|s| s.field == "_shard_doc") {
         sr.sort.push(SortSpec {
             field: "_shard_doc".into(),
@@ -128,78 +126,15 @@ fn run_search(
     execute(engine, sr, &targets)
 }
 
-/// URL parameters of `_search`, `_count` and `_msearch` (the ones without effect on one
-/// node included: `preference`, `request_cache`, `search_type`, shard-request tuning).
-const SEARCH_PARAMS: &[&str] = &[
-    "q",
-    "df",
-    "default_operator",
-    "analyzer",
-    "analyze_wildcard",
-    "lenient",
-    "from",
-    "size",
-    "sort",
-    "_source",
-    "_source_includes",
-    "_source_include",
-    "_source_excludes",
-    "_source_exclude",
-    "version",
-    "seq_no_primary_term",
-    "track_scores",
-    "track_total_hits",
-    "rest_total_hits_as_int",
-    "stored_fields",
-    "ignore_unavailable",
-    "allow_no_indices",
-    "expand_wildcards",
-    "ignore_throttled",
-    "scroll",
-    "source",
-    "source_content_type",
-    "pretty",
-    "human",
-    "error_trace",
-    "filter_path",
-    "preference",
-    "request_cache",
-    "search_type",
-    "batched_reduce_size",
-    "max_concurrent_shard_requests",
-    "max_concurrent_searches",
-    "pre_filter_shard_size",
-    "allow_partial_search_results",
-    "ccs_minimize_roundtrips",
-    "timeout",
-    "typed_keys",
-    "explain",
-    "stats",
-];
-
-/// Refuses URL parameters a search endpoint does not know, and the known ones whose
-/// effect the engine does not have, naming them (as Elasticsearch refuses unknown ones).
+/// Refuses the values of search parameters whose effect the engine does not have (which
+/// parameters each endpoint takes is `allowed`'s table).
 pub fn check_search_params(req: &Request<'_>) -> Result<(), EngineError> {
-    for (k, v) in &req.params.0 {
-        if !SEARCH_PARAMS.contains(&k.as_str()) {
-            return Err(EngineError::IllegalArgument(format!(
-                "request [{}] contains unrecognized parameter: [{k}]",
-                req.path
-            )));
-        }
-        let refused = match k.as_str() {
-            "typed_keys" | "explain" => v != "false",
-            "expand_wildcards" => v != "open",
-            "search_type" => !matches!(v.as_str(), "query_then_fetch" | "dfs_query_then_fetch"),
-            _ => false,
-        };
-        if refused {
-            return Err(EngineError::IllegalArgument(format!(
-                "[{k}={v}] is not supported by this engine"
-            )));
-        }
+    match req.params.get("search_type") {
+        Some(v) if !matches!(v, "query_then_fetch" | "dfs_query_then_fetch") => Err(
+            EngineError::IllegalArgument(format!("No search type for [{v}]")),
+        ),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// `GET|POST /[<index>/]_search`; with `scroll=<keep-alive>` it opens a scroll context.
@@ -244,13 +179,14 @@ pub fn count(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> Api
     }
     let get = req.params.lookup();
     sr.apply_params(&get)?;
+    let opts = req.params.indices_options(Options::default())?;
     let resolved = engine
         .store
-        .resolve_filtered(index.unwrap_or("_all"), resolve_opts(&get))?;
+        .resolve_filtered(index.unwrap_or("_all"), opts)?;
     let mut targets = Vec::new();
     for (h, filters) in resolved {
         if let Some(fs) = filters {
-            sr.alias_filters.insert(h.name.clone(), alias_filter(&fs)?);
+            sr.add_alias_filters(&h.name, &fs)?;
         }
         targets.push(h);
     }
@@ -296,6 +232,7 @@ fn header_params(
         "rest_total_hits_as_int",
         "ignore_unavailable",
         "allow_no_indices",
+        "expand_wildcards",
     ] {
         if let Some(v) = outer.get(k) {
             params.0.push((k.to_string(), v.to_string()));
@@ -322,6 +259,34 @@ fn header_params(
                 k.to_string(),
                 v.as_bool().map_or_else(|| v.to_string(), |b| b.to_string()),
             )),
+            ("expand_wildcards", v) => params.0.push((
+                k.to_string(),
+                match v {
+                    Value::Array(a) => a
+                        .iter()
+                        .map(|x| x.as_str().unwrap_or_default())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+            )),
+            ("search_type", v)
+                if !matches!(
+                    v.as_str(),
+                    Some("query_then_fetch" | "dfs_query_then_fetch")
+                ) =>
+            {
+                return Err(EngineError::IllegalArgument(format!(
+                    "No search type for [{}]",
+                    v.as_str().unwrap_or_default()
+                )))
+            }
+            ("routing", _) => {
+                return Err(EngineError::IllegalArgument(
+                    "[routing] in an msearch header is not supported by this engine".into(),
+                ))
+            }
             _ => {}
         }
     }
@@ -348,7 +313,15 @@ pub fn msearch(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> A
     let started = Instant::now();
     let mut lines = MsearchLines::new(engine.max_body);
     let mut searches = Vec::new();
-    while let Some((header, body)) = lines.next_pair(req.body)? {
+    // the `source` parameter stands for a missing body
+    let source = source_param(&req.params)?.map(|s| s.as_bytes().to_vec());
+    let mut from_param: &[u8] = source.as_deref().unwrap_or_default();
+    let input: &mut dyn std::io::BufRead = if source.is_some() {
+        &mut from_param
+    } else {
+        &mut *req.body
+    };
+    while let Some((header, body)) = lines.next_pair(input)? {
         let header = first_value(&header)
             .map_err(|e| EngineError::NotJson(format!("Failed to parse the msearch header: {e}")))?
             .unwrap_or(Value::Null);

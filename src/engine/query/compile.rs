@@ -13,6 +13,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
 use super::datemath;
+use super::numeric;
 use super::patterns::{exists, regex_field, regex_on};
 use super::target::{self, as_bool, as_number, as_text, expand, Target};
 use super::{MatchOpts, MultiKind, Operator, Query, RangeBounds};
@@ -511,9 +512,22 @@ pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> 
             kind: LeafKind::Boolean,
             ..
         } => return Ok(empty()),
-        Target::Kw { path, .. } => bound_terms(b, &|v, _| {
-            Ok(target::kw_num_term(ctx, &path, as_number(ctx, v)?))
-        })?,
+        Target::Kw { path, kind } => {
+            let num = |v: &Option<Value>| v.as_ref().map(|v| as_number(ctx, v)).transpose();
+            let integer = matches!(
+                kind,
+                LeafKind::Long | LeafKind::Integer | LeafKind::Short | LeafKind::Byte
+            );
+            let bounds = numeric::numeric_bounds(
+                integer,
+                (num(&b.gt)?, num(&b.gte)?),
+                (num(&b.lt)?, num(&b.lte)?),
+            );
+            match numeric::terms(ctx, &path, bounds) {
+                Some(t) => t,
+                None => return Ok(empty()),
+            }
+        }
         Target::Text {
             field, path: None, ..
         } => bound_terms(b, &|v, _| Ok(Term::from_field_text(field, &as_text(v))))?,

@@ -9,6 +9,7 @@ pub mod automaton;
 pub mod compile;
 pub mod datemath;
 mod more;
+mod numeric;
 pub mod parse;
 mod parse_more;
 mod patterns;

@@ -87,7 +87,13 @@ impl Opts {
             "fragment_size" => self.fragment_size = Some(size(v, k)?),
             "number_of_fragments" => self.number_of_fragments = Some(size(v, k)?),
             "no_match_size" => self.no_match_size = Some(size(v, k)?),
-            "require_field_match" => self.require_field_match = v.as_bool(),
+            "require_field_match" => {
+                self.require_field_match = Some(v.as_bool().ok_or_else(|| {
+                    perr(format!(
+                        "[highlight] failed to parse field [{k}]: not a boolean"
+                    ))
+                })?)
+            }
             "order" => self.order_by_score = Some(v.as_str() == Some("score")),
             "encoder" => self.html = Some(v.as_str() == Some("html")),
             "tags_schema" if v.as_str() == Some("styled") => {

@@ -2,7 +2,8 @@
 //! searchers of every shard of the target indices, taken when the point in time opened and
 //! kept under a random id until its keep-alive runs out (each search renews it, with the
 //! `keep_alive` it names). Searches over it see the indices as they were then, whatever
-//! was written, deleted or refreshed since.
+//! was written, deleted or refreshed since, through the filters of the filtered aliases it
+//! was opened with (as Elasticsearch keeps them in the point in time).
 //!
 //! Owns: ids, expiry. Must not touch: HTTP, how searches run (`search_views`).
 
@@ -16,6 +17,7 @@ use tantivy::Searcher;
 use super::scroll::ScrollParams;
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::store::index::IndexHandle;
+use crate::engine::store::Filtered;
 
 /// Random bytes in an id (32 characters of URL-safe base64).
 const ID_BYTES: usize = 24;
@@ -24,6 +26,8 @@ const ID_BYTES: usize = 24;
 pub struct Pit {
     pub indices: Vec<Arc<IndexHandle>>,
     pub views: Vec<Vec<Searcher>>,
+    /// Per index, the filters of the filtered aliases it was reached through (None: none).
+    pub filters: Vec<Option<Vec<serde_json::Value>>>,
     deadline: AtomicU64,
 }
 
@@ -64,9 +68,11 @@ impl Pits {
         self.base.elapsed().as_millis() as u64
     }
 
-    /// Opens a point in time over `indices`; returns its id.
-    pub fn open(&self, indices: Vec<Arc<IndexHandle>>, keep_alive: ScrollParams) -> String {
+    /// Opens a point in time over `targets` (indices, with their alias filters); returns
+    /// its id.
+    pub fn open(&self, targets: Vec<Filtered>, keep_alive: ScrollParams) -> String {
         use base64::Engine as _;
+        let (indices, filters): (Vec<_>, Vec<_>) = targets.into_iter().unzip();
         let views = super::current_views(&indices);
         let bytes: [u8; ID_BYTES] = rand::random();
         let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
@@ -74,6 +80,7 @@ impl Pits {
         let pit = Arc::new(Pit {
             indices,
             views,
+            filters,
             deadline: AtomicU64::new(deadline),
         });
         lock(&self.map).insert(id.clone(), pit);

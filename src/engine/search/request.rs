@@ -345,6 +345,29 @@ impl SearchRequest {
         Ok(())
     }
 
+    /// Applies the filters of the filtered aliases through which `index` was reached (any of
+    /// them matches), as Elasticsearch does for searches, counts and by-query requests.
+    pub fn add_alias_filters(&mut self, index: &str, filters: &[Value]) -> EngineResult<()> {
+        let mut qs = filters
+            .iter()
+            .map(parse_query)
+            .collect::<EngineResult<Vec<_>>>()?;
+        let q = if qs.len() == 1 {
+            qs.remove(0)
+        } else {
+            Query::Bool {
+                must: vec![],
+                should: qs,
+                must_not: vec![],
+                filter: vec![],
+                msm: Some(crate::engine::query::Msm::Count(1)),
+                boost: 1.0,
+            }
+        };
+        self.alias_filters.insert(index.to_string(), q);
+        Ok(())
+    }
+
     /// `hits.total` for `total` matching documents, as the request asks it rendered.
     pub fn total_json(&self, total: u64) -> Option<Value> {
         let track = self

@@ -39,27 +39,12 @@ pub use write::{Action, ItemResult, RefreshPolicy, Touched, UpdateBody, WriteIte
 
 use super::error::{EngineError, EngineResult};
 use super::names::{validate_index_name, AutoCreate};
-use super::resolve::{resolve_expression, write_target, IndexEntry, Options};
+pub use super::resolve::Options;
+use super::resolve::{resolve_expression, write_target, IndexEntry};
 
 /// An index an expression resolved to, with the filters of the filtered aliases it was
 /// reached through (None: reached unfiltered).
 pub type Filtered = (Arc<IndexHandle>, Option<Vec<serde_json::Value>>);
-
-/// How index expressions treat missing names.
-#[derive(Debug, Clone, Copy)]
-pub struct ResolveOptions {
-    pub ignore_unavailable: bool,
-    pub allow_no_indices: bool,
-}
-
-impl Default for ResolveOptions {
-    fn default() -> Self {
-        ResolveOptions {
-            ignore_unavailable: false,
-            allow_no_indices: true,
-        }
-    }
-}
 
 /// All indices of one data directory.
 pub struct Store {
@@ -216,6 +201,36 @@ impl Store {
             .ok_or_else(|| EngineError::IndexNotFound(name.to_string()))
     }
 
+    /// The one open index a single-document read names: the index itself, or the only
+    /// index of an alias (Elasticsearch refuses an alias of several indices).
+    pub fn for_read(&self, name: &str) -> EngineResult<Arc<IndexHandle>> {
+        let universe = self.universe();
+        let target = if universe.iter().any(|i| i.name == name) {
+            name.to_string()
+        } else {
+            let members: Vec<&str> = universe
+                .iter()
+                .filter(|i| i.aliases.contains_key(name))
+                .map(|i| i.name.as_str())
+                .collect();
+            match members.as_slice() {
+                [] => return Err(EngineError::IndexNotFound(name.to_string())),
+                [one] => one.to_string(),
+                many => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "alias [{name}] has more than one index associated with it [{}], can't execute a single index op",
+                        many.join(", ")
+                    )))
+                }
+            }
+        };
+        let h = self.require(&target)?;
+        if !h.is_open() {
+            return Err(crate::engine::resolve::closed(&target));
+        }
+        Ok(h)
+    }
+
     /// Every open index, by name.
     pub fn all(&self) -> Vec<Arc<IndexHandle>> {
         read_map(&self.indices).values().cloned().collect()
@@ -258,15 +273,26 @@ impl Store {
     /// The index a write targets: existing (or the write index of an alias), or created
     /// when `action.auto_create_index` allows it. A closed index refuses writes.
     pub fn for_write(&self, name: &str) -> EngineResult<Arc<IndexHandle>> {
+        self.write_index(name, true)
+    }
+
+    /// The index a write targets (an alias's write index), closed and blocked indices
+    /// refused; a missing one is created when `create` is set and the name may be.
+    pub fn write_index(&self, name: &str, create: bool) -> EngineResult<Arc<IndexHandle>> {
         if let Some(target) = write_target(&self.universe(), name)? {
             let h = self.require(&target)?;
             if !h.is_open() {
                 return Err(crate::engine::resolve::closed(&target));
             }
+            if let Some(block) = h.settings().write_block() {
+                return Err(EngineError::Blocked(format!(
+                    "index [{target}] blocked by: [{block}];"
+                )));
+            }
             return Ok(h);
         }
         let auto = self.auto_create();
-        if !auto.allows(name) {
+        if !create || !auto.allows(name) {
             return Err(EngineError::IndexNotFound(name.to_string()));
         }
         match self.create_from_body(name, None) {
@@ -310,30 +336,16 @@ impl Store {
             .map(|h| IndexEntry {
                 name: h.name.clone(),
                 open: h.is_open(),
+                hidden: h.settings().hidden(),
                 aliases: h.aliases(),
             })
             .collect()
     }
 
     /// Resolves an index expression (names, aliases, `*` wildcards, `-` exclusions, `_all`)
-    /// to open indices, with the filters of the filtered aliases each was reached through.
-    pub fn resolve_filtered(
-        &self,
-        expr: &str,
-        opts: ResolveOptions,
-    ) -> EngineResult<Vec<Filtered>> {
-        self.resolve_with(
-            expr,
-            Options {
-                ignore_unavailable: opts.ignore_unavailable,
-                allow_no_indices: opts.allow_no_indices,
-                ..Options::default()
-            },
-        )
-    }
-
-    /// Resolves with every option of the resolver.
-    pub fn resolve_with(&self, expr: &str, opts: Options) -> EngineResult<Vec<Filtered>> {
+    /// with `opts` (the endpoint's defaults, or what its parameters asked), with the filters
+    /// of the filtered aliases each index was reached through.
+    pub fn resolve_filtered(&self, expr: &str, opts: Options) -> EngineResult<Vec<Filtered>> {
         let resolved = resolve_expression(expr, &self.universe(), opts)?;
         let map = read_map(&self.indices);
         Ok(resolved
@@ -342,8 +354,8 @@ impl Store {
             .collect())
     }
 
-    /// Resolves an index expression to open indices (aliases stand for their indices).
-    pub fn resolve(&self, expr: &str, opts: ResolveOptions) -> EngineResult<Vec<Arc<IndexHandle>>> {
+    /// Resolves an index expression to indices (aliases stand for their indices).
+    pub fn resolve(&self, expr: &str, opts: Options) -> EngineResult<Vec<Arc<IndexHandle>>> {
         Ok(self
             .resolve_filtered(expr, opts)?
             .into_iter()

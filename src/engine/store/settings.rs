@@ -211,13 +211,22 @@ impl IndexSettings {
                 "max_result_window" => {
                     self.max_result_window = parse_count(key, v, 1, i32::MAX as u64)? as usize
                 }
+                "blocks.read" | "blocks.metadata" if as_string(v) == "true" => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "[{key}] is not supported by this engine (write blocks are)"
+                    )))
+                }
                 s if PRIVATE.contains(&s) => {
                     return Err(EngineError::IllegalArgument(format!(
                         "private index setting [{key}] can not be set explicitly"
                     )))
                 }
                 s if KNOWN.contains(&s) || KNOWN_PREFIXES.iter().any(|p| s.starts_with(p)) => {
-                    self.extra.insert(key.clone(), Value::String(as_string(v)));
+                    if v.is_null() {
+                        self.extra.remove(key); // `null` resets a setting
+                    } else {
+                        self.extra.insert(key.clone(), Value::String(as_string(v)));
+                    }
                 }
                 _ => {
                     return Err(EngineError::IllegalArgument(format!(
@@ -227,6 +236,32 @@ impl IndexSettings {
             }
         }
         Ok(())
+    }
+
+    /// The block that refuses document writes (`index.blocks.write`, `read_only`,
+    /// `read_only_allow_delete`), as Elasticsearch names it.
+    pub fn write_block(&self) -> Option<&'static str> {
+        let on = |k: &str| {
+            self.extra
+                .get(k)
+                .is_some_and(|v| v == &Value::Bool(true) || v.as_str() == Some("true"))
+        };
+        if on("index.blocks.read_only") {
+            Some("FORBIDDEN/5/index read-only (api)")
+        } else if on("index.blocks.read_only_allow_delete") {
+            Some("FORBIDDEN/12/index read-only / allow delete (api)")
+        } else if on("index.blocks.write") {
+            Some("FORBIDDEN/8/index write (api)")
+        } else {
+            None
+        }
+    }
+
+    /// `index.hidden`: wildcards skip the index unless they ask for hidden ones.
+    pub fn hidden(&self) -> bool {
+        self.extra
+            .get("index.hidden")
+            .is_some_and(|v| v == &Value::Bool(true) || v.as_str() == Some("true"))
     }
 
     /// The persisted form.
@@ -254,6 +289,19 @@ impl IndexSettings {
 
     /// `{"index": {...}}` as `GET /<index>/_settings` shows it (values as strings).
     pub fn to_json(&self, name: &str, uuid: &str, created_ms: i64) -> Value {
+        let mut root = Map::new();
+        for (k, v) in self.flat(name, uuid, created_ms) {
+            insert_dotted(&mut root, &k, v);
+        }
+        Value::Object(root)
+    }
+
+    /// The settings as `flat_settings=true` shows them (`index.`-dotted keys).
+    pub fn to_flat_json(&self, name: &str, uuid: &str, created_ms: i64) -> Value {
+        Value::Object(self.flat(name, uuid, created_ms).into_iter().collect())
+    }
+
+    fn flat(&self, name: &str, uuid: &str, created_ms: i64) -> BTreeMap<String, Value> {
         let mut flat: BTreeMap<String, Value> = self.extra.clone();
         let mut put = |k: &str, v: String| {
             flat.insert(format!("index.{k}"), Value::String(v));
@@ -277,11 +325,7 @@ impl IndexSettings {
         if self.max_result_window != 10_000 {
             put("max_result_window", self.max_result_window.to_string());
         }
-        let mut root = Map::new();
-        for (k, v) in flat {
-            insert_dotted(&mut root, &k, v);
-        }
-        Value::Object(root)
+        flat
     }
 }
 

@@ -5,8 +5,9 @@
 //! Logstash and Beats install one before writing to `logstash-*` / `filebeat-*`.
 //! Component templates (`_component_template`) hold settings, mappings and aliases that
 //! composable templates name in `composed_of`: they apply in that order, then the
-//! composable template's own. A composable template naming a missing component, and the
-//! deletion of a component still named, are refused.
+//! composable template's own. A composable template naming a missing component, the
+//! deletion of a component still named, two composable templates of one priority whose
+//! patterns overlap, keys a template API does not have, and `data_stream` are refused.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,12 +51,88 @@ pub struct Template {
     pub body: Value,
 }
 
+/// The keys of each template API's body, as Elasticsearch 7.10 parses them.
+fn check_keys(kind: Kind, obj: &Map<String, Value>) -> EngineResult<()> {
+    let keys: &[&str] = match kind {
+        Kind::Legacy => &[
+            "index_patterns",
+            "template",
+            "order",
+            "version",
+            "settings",
+            "mappings",
+            "aliases",
+        ],
+        Kind::Composable => &[
+            "index_patterns",
+            "template",
+            "composed_of",
+            "priority",
+            "version",
+            "_meta",
+            "data_stream",
+        ],
+        Kind::Component => &["template", "version", "_meta"],
+    };
+    if let Some(k) = obj.keys().find(|k| !keys.contains(&k.as_str())) {
+        return Err(match kind {
+            Kind::Legacy => EngineError::Parse(format!("unknown key [{k}] in the template ")),
+            Kind::Composable => {
+                EngineError::XContent(format!("[index_template] unknown field [{k}]"))
+            }
+            Kind::Component => {
+                EngineError::XContent(format!("[component_template] unknown field [{k}]"))
+            }
+        });
+    }
+    if kind == Kind::Composable && obj.contains_key("data_stream") {
+        return Err(EngineError::IllegalArgument(
+            "[data_stream] templates are not supported by this engine (no data streams)".into(),
+        ));
+    }
+    if kind != Kind::Legacy {
+        if let Some(t) = obj.get("template").and_then(Value::as_object) {
+            if let Some(k) = t
+                .keys()
+                .find(|k| !matches!(k.as_str(), "settings" | "mappings" | "aliases"))
+            {
+                return Err(EngineError::XContent(format!(
+                    "[template] unknown field [{k}]"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether some index name matches both `*`-patterns.
+pub fn patterns_overlap(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // reach[i][j]: a[i..] and b[j..] can match one common suffix
+    let mut reach = vec![vec![false; b.len() + 1]; a.len() + 1];
+    for i in (0..=a.len()).rev() {
+        for j in (0..=b.len()).rev() {
+            reach[i][j] = if i == a.len() && j == b.len() {
+                true
+            } else if i < a.len() && a[i] == '*' {
+                reach[i + 1][j] || (j < b.len() && reach[i][j + 1])
+            } else if j < b.len() && b[j] == '*' {
+                reach[i][j + 1] || (i < a.len() && reach[i + 1][j])
+            } else {
+                i < a.len() && j < b.len() && a[i] == b[j] && reach[i + 1][j + 1]
+            };
+        }
+    }
+    reach[0][0]
+}
+
 impl Template {
     /// Parses a template body.
     pub fn parse(kind: Kind, name: &str, body: &Value) -> EngineResult<Template> {
         let obj = body
             .as_object()
             .ok_or_else(|| EngineError::Parsing("template body must be an object".into()))?;
+        check_keys(kind, obj)?;
         let pats = obj.get("index_patterns").or_else(|| obj.get("template"));
         let patterns: Vec<String> = match pats {
             Some(Value::String(s)) => vec![s.clone()],
@@ -175,6 +252,39 @@ pub fn build(templates: &[&Template], body: Option<&Value>) -> EngineResult<Crea
     })
 }
 
+/// Refuses a composable template whose patterns overlap those of another of the same
+/// priority (Elasticsearch could not choose between them when an index is created).
+fn same_priority_overlap(
+    map: &BTreeMap<(Kind, String), Template>,
+    t: &Template,
+) -> EngineResult<()> {
+    let conflicts: Vec<&Template> = map
+        .values()
+        .filter(|o| o.kind == Kind::Composable && o.name != t.name && o.rank == t.rank)
+        .filter(|o| {
+            t.patterns
+                .iter()
+                .any(|p| o.patterns.iter().any(|q| patterns_overlap(p, q)))
+        })
+        .collect();
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = conflicts.iter().map(|o| o.name.as_str()).collect();
+    let pats: Vec<String> = conflicts
+        .iter()
+        .map(|o| format!("{} => [{}]", o.name, o.patterns.join(", ")))
+        .collect();
+    Err(EngineError::IllegalArgument(format!(
+        "index template [{}] has index patterns [{}] matching patterns from existing templates [{}] with patterns ({}) that have the same priority [{}], multiple index templates may not match during index creation, please use a different priority",
+        t.name,
+        t.patterns.join(", "),
+        names.join(","),
+        pats.join(","),
+        t.rank
+    )))
+}
+
 /// The templates of a data directory.
 #[derive(Debug)]
 pub struct Templates {
@@ -241,6 +351,9 @@ impl Templates {
                 "index template [{}] specifies component templates {missing:?} that do not exist",
                 t.name
             )));
+        }
+        if t.kind == Kind::Composable {
+            same_priority_overlap(&map, &t)?;
         }
         map.insert(key, t);
         self.save(&map)?;
@@ -313,110 +426,5 @@ impl Templates {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::mapping::LeafKind;
-
-    #[test]
-    fn legacy_templates_merge_by_order_and_the_request_wins() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = Templates::open(dir.path()).unwrap();
-        let a = json!({"index_patterns": ["logs-*"], "order": 0, "settings": {"number_of_shards": 2, "number_of_replicas": 0},
-            "mappings": {"_doc": {"properties": {"@timestamp": {"type": "date"}, "geo": {"type": "geo_point"}}}}});
-        let b = json!({"index_patterns": "logs-x*", "order": 5, "settings": {"index": {"number_of_shards": 3}}});
-        t.put(Template::parse(Kind::Legacy, "a", &a).unwrap(), false)
-            .unwrap();
-        t.put(Template::parse(Kind::Legacy, "b", &b).unwrap(), false)
-            .unwrap();
-        let r = t.create_request("logs-x1", None).unwrap();
-        assert_eq!((r.settings.shards, r.settings.replicas), (3, 0));
-        assert_eq!(r.mapping.field("@timestamp").unwrap().kind, LeafKind::Date);
-        assert_eq!(r.mapping.field("geo").unwrap().kind, LeafKind::Unindexed);
-        assert_eq!(r.type_name.as_deref(), Some("_doc"));
-        let r = t
-            .create_request(
-                "logs-y",
-                Some(&json!({"settings": {"number_of_shards": 5}})),
-            )
-            .unwrap();
-        assert_eq!(r.settings.shards, 5);
-        let r = t.create_request("other", None).unwrap();
-        assert_eq!(r.settings.shards, 1);
-        // persisted
-        let again = Templates::open(dir.path()).unwrap();
-        assert_eq!(again.list(Kind::Legacy, None).len(), 2);
-        assert!(again.delete(Kind::Legacy, "a").unwrap());
-        assert!(!again.delete(Kind::Legacy, "a").unwrap());
-    }
-
-    #[test]
-    fn composable_template_wins_by_priority() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = Templates::open(dir.path()).unwrap();
-        let legacy = json!({"index_patterns": ["*"], "settings": {"number_of_shards": 4}});
-        let low = json!({"index_patterns": ["m*"], "priority": 1, "template": {"settings": {"number_of_shards": 2}}});
-        let high = json!({"index_patterns": ["metrics-*"], "priority": 9, "template": {"settings": {"number_of_shards": 3}}});
-        t.put(Template::parse(Kind::Legacy, "l", &legacy).unwrap(), false)
-            .unwrap();
-        t.put(
-            Template::parse(Kind::Composable, "low", &low).unwrap(),
-            false,
-        )
-        .unwrap();
-        t.put(
-            Template::parse(Kind::Composable, "high", &high).unwrap(),
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            t.create_request("metrics-1", None).unwrap().settings.shards,
-            3
-        );
-        assert_eq!(t.create_request("m1", None).unwrap().settings.shards, 2);
-        assert_eq!(t.create_request("z", None).unwrap().settings.shards, 4);
-        assert!(t
-            .put(
-                Template::parse(Kind::Composable, "low", &low).unwrap(),
-                true
-            )
-            .is_err());
-    }
-
-    #[test]
-    fn component_templates_compose() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = Templates::open(dir.path()).unwrap();
-        let comp = json!({"template": {"settings": {"number_of_shards": 2}, "mappings": {"properties": {"a": {"type": "keyword"}}}}});
-        let idx = json!({"index_patterns": ["c-*"], "composed_of": ["base"], "template": {"settings": {"number_of_replicas": 0}}});
-        let parsed = Template::parse(Kind::Composable, "i", &idx).unwrap();
-        assert_eq!(t.put(parsed.clone(), false).unwrap_err().status(), 400);
-        t.put(
-            Template::parse(Kind::Component, "base", &comp).unwrap(),
-            false,
-        )
-        .unwrap();
-        t.put(parsed, false).unwrap();
-        let r = t.create_request("c-1", None).unwrap();
-        assert_eq!((r.settings.shards, r.settings.replicas), (2, 0));
-        assert_eq!(r.mapping.field("a").unwrap().kind, LeafKind::Keyword);
-        assert_eq!(t.delete(Kind::Component, "base").unwrap_err().status(), 400);
-        assert!(t.delete(Kind::Composable, "i").unwrap());
-        assert!(t.delete(Kind::Component, "base").unwrap());
-        assert!(Template::parse(Kind::Component, "x", &json!({})).is_err());
-    }
-
-    #[test]
-    fn invalid_templates_are_refused() {
-        assert!(Template::parse(Kind::Legacy, "x", &json!({"settings": {}})).is_err());
-        let bad =
-            json!({"index_patterns": ["a"], "mappings": {"properties": {"f": {"type": "nope"}}}});
-        assert_eq!(
-            Template::parse(Kind::Legacy, "x", &bad)
-                .unwrap_err()
-                .status(),
-            400
-        );
-        let bad = json!({"index_patterns": ["a"], "settings": {"number_of_shards": 0}});
-        assert!(Template::parse(Kind::Legacy, "x", &bad).is_err());
-    }
-}
+#[path = "templates_tests.rs"]
+mod tests;

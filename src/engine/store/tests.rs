@@ -193,7 +193,7 @@ fn delete_index_and_resolve() {
     }
     let names = |e: &str| -> Vec<String> {
         store
-            .resolve(e, ResolveOptions::default())
+            .resolve(e, Options::default())
             .unwrap()
             .iter()
             .map(|h| h.name.clone())
@@ -203,7 +203,7 @@ fn delete_index_and_resolve() {
     assert_eq!(names("_all"), vec!["a1", "a2", "b1"]);
     assert_eq!(names("*,-a1"), vec!["a2", "b1"]);
     assert_eq!(names("b1,a1"), vec!["a1", "b1"]);
-    assert!(store.resolve("zz", ResolveOptions::default()).is_err());
+    assert!(store.resolve("zz", Options::default()).is_err());
     assert!(
         store
             .create("a1", CreateIndex::default())

@@ -195,7 +195,7 @@ impl Store {
     ) -> EngineResult<Prepared> {
         // deletes never create an index (as Elasticsearch's bulk action)
         let handle = match item.action {
-            Action::Delete => self.require(&item.index)?,
+            Action::Delete => self.write_index(&item.index, false)?,
             _ => cache
                 .entry(item.index.clone())
                 .or_insert_with(|| self.for_write(&item.index))
