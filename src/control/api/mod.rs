@@ -3,7 +3,8 @@
 //! Endpoints: `POST /v1/clusters`, `GET /v1/clusters[?state=&plan=]`,
 //! `GET /v1/clusters/{id}`, `PUT /v1/clusters/{id}/plan`, `PUT /v1/clusters/{id}/mode`,
 //! `POST /v1/clusters/{id}/credentials/rotate`, `DELETE /v1/clusters/{id}`,
-//! `GET /v1/plans`, `GET /v1/audit`. Every error has one shape, the same as the edge's:
+//! `GET /v1/plans`, `GET /v1/audit`; usage, invoices and the tests' clock in `billing`.
+//! Every error has one shape, the same as the edge's:
 //! `{"error": {"type", "reason", "root_cause", ...fields}, "status"}`, with `Retry-After`
 //! where a retry helps (503). A change answers only once it is committed.
 //!
@@ -14,6 +15,7 @@
 //!
 //! Must not touch: sockets (see `server`), the request path.
 
+mod billing;
 mod clusters;
 pub mod server;
 mod views;
@@ -113,6 +115,8 @@ pub struct Response {
     pub retry_after: Option<u32>,
     /// A stored answer to an `Idempotency-Key` given again.
     pub replayed: bool,
+    /// A body that is not JSON (its content type and text), sent instead of `body`.
+    pub text: Option<(&'static str, String)>,
 }
 
 impl Response {
@@ -123,6 +127,7 @@ impl Response {
             etag: None,
             retry_after: None,
             replayed: false,
+            text: None,
         }
     }
 }
@@ -180,6 +185,7 @@ impl ApiError {
             etag: None,
             retry_after: self.retry_after,
             replayed: false,
+            text: None,
         }
     }
 }
@@ -241,6 +247,9 @@ pub fn handle(api: &Api, req: &Request) -> Response {
 
 fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
     let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
+    if let Some(answer) = billing::route(api, req, &segs) {
+        return answer;
+    }
     let m = req.method;
     match (m, segs.as_slice()) {
         (Method::Get, ["v1", "clusters"]) => clusters::list(api, req),
@@ -378,6 +387,7 @@ fn replay(plane: &mut Plane, req: &Request) -> Result<Option<Response>, ApiError
             body: stored.body,
             retry_after: None,
             replayed: true,
+            text: None,
         })),
         Some(_) => Err(ApiError::new(
             422,

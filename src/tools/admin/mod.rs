@@ -66,6 +66,35 @@ pub enum AdminCommand {
     Plans,
     /// The audit log, newest first.
     Audit,
+    /// Cluster ID's usage history (disk, documents, shards, requests, bytes).
+    Usage {
+        id: String,
+        /// From this time (RFC 3339 or YYYY-MM-DD; default: 24 hours before --to).
+        #[arg(long)]
+        from: Option<String>,
+        /// Up to this time (default: now).
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Cluster ID's invoice of a month: one line per interval on a plan, credits, total.
+    Invoice {
+        id: String,
+        /// YYYY-MM (default: the current month).
+        #[arg(long)]
+        month: Option<String>,
+        /// Print CSV instead of a table.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+    },
+    /// Every cluster's invoice of a month, and the account's total.
+    Invoices {
+        /// YYYY-MM (default: the current month).
+        #[arg(long)]
+        month: Option<String>,
+        /// Print CSV instead of a table.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+    },
 }
 
 /// `searchgate admin clusters ...`.
@@ -96,6 +125,18 @@ pub enum ClustersCommand {
 
 /// Runs the command; prints what it got.
 pub fn run(args: AdminArgs) -> ExitCode {
+    if wants_csv(&args.command) {
+        return match call_text(&args) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("searchgate admin: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match call(&args) {
         Ok(v) => {
             if args.json {
@@ -205,7 +246,40 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
         }
         AdminCommand::Plans => ("GET", "/v1/plans".into(), None),
         AdminCommand::Audit => ("GET", "/v1/audit".into(), None),
+        AdminCommand::Usage { id, from, to } => {
+            let q = query(&[("from", from), ("to", to)]);
+            ("GET", id_path(id, &format!("/usage{q}")), None)
+        }
+        AdminCommand::Invoice { id, month, csv } => {
+            let q = query(&[("month", month), ("format", &csv.then(|| "csv".into()))]);
+            ("GET", id_path(id, &format!("/invoice{q}")), None)
+        }
+        AdminCommand::Invoices { month, csv } => {
+            let q = query(&[("month", month), ("format", &csv.then(|| "csv".into()))]);
+            ("GET", format!("/v1/invoices{q}"), None)
+        }
     }
+}
+
+/// `?k=v&...` of the parameters given (values percent-encoded), or nothing.
+fn query(params: &[(&str, &Option<String>)]) -> String {
+    let parts: Vec<String> = params
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", encode(v))))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// Whether the command asks for CSV (printed as the API sent it).
+fn wants_csv(cmd: &AdminCommand) -> bool {
+    matches!(
+        cmd,
+        AdminCommand::Invoice { csv: true, .. } | AdminCommand::Invoices { csv: true, .. }
+    )
 }
 
 /// A path segment, percent-encoded.
@@ -221,8 +295,8 @@ fn encode(s: &str) -> String {
         .collect()
 }
 
-/// Calls the API; the JSON answer, or the API's message.
-fn call(args: &AdminArgs) -> Result<Value, String> {
+/// Calls the API: the status, the URL and the body's text.
+fn send(args: &AdminArgs) -> Result<(u16, String, String), String> {
     let (method, path, body) = request(&args.command);
     let url = format!("{}{path}", base_url(args));
     let token = token(args)?;
@@ -241,11 +315,34 @@ fn call(args: &AdminArgs) -> Result<Value, String> {
         .body_mut()
         .read_to_string()
         .map_err(|e| e.to_string())?;
-    let v: Value =
-        serde_json::from_str(&text).map_err(|_| format!("{status} from {url}: {}", text.trim()))?;
-    if status >= 400 {
-        let reason = v["error"]["reason"].as_str().unwrap_or("no reason given");
-        return Err(format!("{status}: {reason}"));
+    Ok((status, url, text))
+}
+
+/// The API's message in an error answer.
+fn failure(status: u16, url: &str, text: &str) -> String {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => {
+            let reason = v["error"]["reason"].as_str().unwrap_or("no reason given");
+            format!("{status}: {reason}")
+        }
+        Err(_) => format!("{status} from {url}: {}", text.trim()),
     }
-    Ok(v)
+}
+
+/// Calls the API; the JSON answer, or the API's message.
+fn call(args: &AdminArgs) -> Result<Value, String> {
+    let (status, url, text) = send(args)?;
+    if status >= 400 {
+        return Err(failure(status, &url, &text));
+    }
+    serde_json::from_str(&text).map_err(|_| format!("{status} from {url}: {}", text.trim()))
+}
+
+/// Calls the API; the answer's text as it came (CSV), or the API's message.
+fn call_text(args: &AdminArgs) -> Result<String, String> {
+    let (status, url, text) = send(args)?;
+    if status >= 400 {
+        return Err(failure(status, &url, &text));
+    }
+    Ok(text)
 }

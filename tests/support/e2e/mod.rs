@@ -12,6 +12,7 @@
 pub mod admin;
 #[path = "../edge/client.rs"]
 pub mod client;
+pub mod fill;
 #[path = "../edge/metrics.rs"]
 pub mod metrics;
 #[path = "../edge/mock.rs"]
@@ -40,6 +41,8 @@ pub struct PlanSpec {
     pub shards: u64,
     pub disk: String,
     pub max_bulk_actions: u64,
+    /// More keys of the plan, with TOML values (prices, the overage ladder).
+    pub extra: Vec<(String, String)>,
 }
 
 impl PlanSpec {
@@ -53,7 +56,14 @@ impl PlanSpec {
             shards: 100,
             disk: "1gb".into(),
             max_bulk_actions: 10_000,
+            extra: Vec::new(),
         }
+    }
+    /// Sets another key of the plan (strings quoted by the caller).
+    pub fn with(mut self, key: &str, toml_value: &str) -> PlanSpec {
+        self.extra.retain(|(k, _)| k != key);
+        self.extra.push((key.into(), toml_value.into()));
+        self
     }
     pub fn shards(mut self, n: u64) -> PlanSpec {
         self.shards = n;
@@ -71,9 +81,9 @@ impl PlanSpec {
     }
 
     fn toml(&self) -> String {
-        format!(
+        let mut out = format!(
             "[[plans]]\nname = \"{}\"\nconcurrency = {}\nqueue_size = {}\nqueue_timeout = \"{}\"\n\
-             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n\n",
+             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n",
             self.name,
             self.concurrency,
             self.queue_size,
@@ -81,7 +91,12 @@ impl PlanSpec {
             self.shards,
             self.disk,
             self.max_bulk_actions
-        )
+        );
+        for (k, v) in &self.extra {
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+        out.push('\n');
+        out
     }
 }
 
@@ -169,6 +184,10 @@ pub struct Config {
     pub engine: bool,
     /// Serve the admin API (`[admin]` on 127.0.0.1:0, the token generated in the data dir).
     pub admin: bool,
+    /// More `[admin]` keys with TOML values (e.g. `test_clock`).
+    pub admin_extra: Vec<(String, String)>,
+    /// Whole sections appended to the file as they are (e.g. `[billing]`).
+    pub sections: String,
     pub plans: Vec<PlanSpec>,
     pub clusters: Vec<ClusterSpec>,
 }
@@ -180,6 +199,8 @@ impl Config {
             edge: Vec::new(),
             engine: true,
             admin: false,
+            admin_extra: Vec::new(),
+            sections: String::new(),
             plans: vec![PlanSpec::new("p")],
             clusters: Vec::new(),
         }
@@ -195,6 +216,21 @@ impl Config {
     /// With the admin API.
     pub fn with_admin(mut self) -> Config {
         self.admin = true;
+        self
+    }
+
+    /// With the admin API and this `[admin]` key (strings quoted by the caller).
+    pub fn admin_key(mut self, key: &str, toml_value: &str) -> Config {
+        self.admin = true;
+        self.admin_extra.retain(|(k, _)| k != key);
+        self.admin_extra.push((key.into(), toml_value.into()));
+        self
+    }
+
+    /// Appends a whole section (e.g. `"[billing]\nwebhook = \"...\"\n"`).
+    pub fn section(mut self, text: &str) -> Config {
+        self.sections.push('\n');
+        self.sections.push_str(text);
         self
     }
 
@@ -268,7 +304,11 @@ impl Config {
         }
         if self.admin {
             out.push_str("\n[admin]\nlisten = \"127.0.0.1:0\"\n");
+            for (k, v) in &self.admin_extra {
+                out.push_str(&format!("{k} = {v}\n"));
+            }
         }
+        out.push_str(&self.sections);
         out.push('\n');
         for p in &self.plans {
             out.push_str(&p.toml());
