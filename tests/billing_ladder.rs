@@ -243,7 +243,7 @@ fn the_ladder_moves_read_only_then_disabled_and_back() {
 
     // The webhook got every step of every cluster, in order, the first one twice.
     let mut got: Vec<(u16, Value)> = Vec::new();
-    let expected = 3 + 3 + 3 + 1; // a: 3, b: 4, c: 3, and the first one again
+    let expected = 3 + 4 + 3 + 1; // a: 3, b: 4, c: 3, and the first one again
     while got.len() < expected {
         got.push(notices.recv_timeout(WAIT).expect("a notice"));
     }

@@ -226,10 +226,7 @@ fn serve_without_config_prints_a_working_url_and_keeps_its_credentials() {
     // README: a second cluster with the CLI (no flags: it finds ./data/admin.url and
     // ./data/admin.token), then used with its credentials like the demo.
     let admin_line = server.wait_for("searchgate: admin API on http://127.0.0.1:");
-    assert!(
-        admin_line.contains("data/admin.token)"),
-        "{admin_line}"
-    );
+    assert!(admin_line.contains("data/admin.token)"), "{admin_line}");
     let listed = admin(dir.path(), &["clusters", "list"]);
     assert!(
         listed.contains("demo") && listed.contains("running"),

@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use crate::config::{ClusterClass, Mode as ConfigMode};
 use crate::control::boot::{lock, SharedPlane};
+use crate::control::clock::Clock;
+use crate::control::overage::step_of;
 use crate::control::plane::{Change, Purge};
 use crate::control::usage::{Counters, Sampler};
 use crate::metrics::MetricsHub;
@@ -153,7 +155,7 @@ fn purge_pending(agent: &ureq::Agent, plane: &SharedPlane) {
 }
 
 /// Reads one cluster's usage and feeds it to the overage ladder.
-fn meter(agent: &ureq::Agent, c: &Cluster, plane: &SharedPlane) {
+fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane, clock: &Clock) {
     if c.class == ClusterClass::Multitenant && c.prefix.is_none() {
         return; // never read a shared engine's totals for one tenant
     }
@@ -179,6 +181,17 @@ fn meter(agent: &ureq::Agent, c: &Cluster, plane: &SharedPlane) {
         return;
     };
     c.state.record_usage(reading, usage, &names);
+    // Most readings change nothing: look at the published snapshot first, lock the plane
+    // (shared with the admin API) only for a step.
+    let moves = snap
+        .catalog
+        .plans
+        .get(&c.record.plan)
+        .and_then(|p| step_of(&c.record, p, usage, clock.now_ms()))
+        .is_some();
+    if !moves {
+        return;
+    }
     match lock(plane).record_overage(&c.id, usage) {
         Ok(Some(line)) => println!("{line}"),
         Ok(None) => {}
@@ -223,6 +236,7 @@ pub fn spawn(
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
     let registry: Arc<Registry> = lock(&plane).registry().clone();
+    let clock = lock(&plane).clock().clone();
     let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     let mut sampler = Sampler::new(ms(settings.usage_interval), ms(settings.usage_retention));
     std::thread::Builder::new()
@@ -237,11 +251,10 @@ pub fn spawn(
                     let snap = registry.load();
                     for c in snap.clusters() {
                         if metered(c) && !stop.load(Ordering::Acquire) {
-                            meter(&agent, c, &plane);
+                            meter(&agent, &snap, c, &plane, &clock);
                         }
                     }
-                    let now = lock(&plane).now();
-                    if sampler.due(now) {
+                    if sampler.due(clock.now_ms()) {
                         sample_usage(&snap, &hub, &mut sampler, &plane);
                     }
                     next_metering = Instant::now() + settings.metering_interval;

@@ -156,9 +156,7 @@ impl Window {
     /// Counts `value_us` of `cluster`'s `metric` in the interval of `now_ms`.
     #[inline]
     pub fn record(&mut self, now_ms: u64, cluster: u32, metric: Metric, value_us: u64) {
-        let class = self
-            .classes
-            .lowest_equivalent(value_us.clamp(1, MAX_VALUE));
+        let class = self.classes.lowest_equivalent(value_us.clamp(1, MAX_VALUE));
         let open = match &mut self.open {
             Some(o) if now_ms < o.start_ms + INTERVAL_MS => o,
             _ => self.open_at(now_ms),
