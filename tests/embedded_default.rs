@@ -219,7 +219,7 @@ fn serve_without_config_prints_a_working_url_and_keeps_its_credentials() {
     assert_eq!(status, 201, "{v}");
     let (status, v) = call(&a, "GET", &format!("{url}/books/_search?q=darkness"), None);
     assert_eq!(status, 200, "{v}");
-    assert_eq!(v["hits"]["total"], 1, "{v}");
+    assert_eq!(v["hits"]["total"]["value"], 1, "{v}");
     let wrong = url.replace(&pass, "wrongpassword");
     assert_eq!(call(&a, "GET", &format!("{wrong}/"), None).0, 401);
 
