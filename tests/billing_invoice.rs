@@ -89,21 +89,9 @@ fn create_and_move(edge: &Edge) -> String {
     let id = c["id"].as_str().unwrap().to_string();
     assert_eq!(c["created_at"], "2030-03-11T00:00:00Z");
     set_clock(edge, "2030-03-20T12:00:00Z");
-    admin
-        .call(
-            "PUT",
-            &format!("/v1/clusters/{id}/plan"),
-            Some(&json!({"plan": "big"})),
-        )
-        .expect(200);
+    admin.set_plan(&id, "big");
     set_clock(edge, "2030-03-25T00:00:07Z");
-    admin
-        .call(
-            "PUT",
-            &format!("/v1/clusters/{id}/plan"),
-            Some(&json!({"plan": "small"})),
-        )
-        .expect(200);
+    admin.set_plan(&id, "small");
     id
 }
 

@@ -19,7 +19,7 @@ mod e2e;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use e2e::fill::{bulk_lines, is_refused, probe_update, usage, Noise};
+use e2e::fill::{bulk_lines, fill_past, is_refused, probe_update, usage, Noise};
 use e2e::{direct, es_error, eventually, ClusterSpec, Config, Edge, PlanSpec, Response, Tenant};
 use serde_json::json;
 
@@ -50,23 +50,8 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
     let prefix = e2e::prefix_of(engine, "logs");
 
     // Write through the edge until usage is over the plan (or the edge already refuses).
-    let mut noise = Noise(0x9e37_79b9_7f4a_7c15);
-    let mut docs = 0u32;
-    while usage(engine, &prefix) <= DISK {
-        assert!(
-            docs < 2000,
-            "usage stays at {} bytes",
-            usage(engine, &prefix)
-        );
-        let lines = bulk_lines("logs", docs, 20, &mut noise, 400);
-        let r = c.send(&t.ndjson("POST", "/_bulk?refresh=true", &lines));
-        if r.status == 403 {
-            break;
-        }
-        assert_eq!(r.status, 200, "{}", r.text());
-        assert_eq!(r.json()["errors"], false);
-        docs += 20;
-    }
+    let docs = fill_past(&edge, &t, "logs", &prefix, DISK);
+    let mut noise = Noise(0x2545_f491_4f6c_dd1d);
     wait_refused(&edge, &t, "Cluster Read-only");
     // Read-only by overage: reads pass, updates do not, deleting an index is allowed.
     let r = c.send(&t.req("GET", "/logs/_count"));

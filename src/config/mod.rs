@@ -12,6 +12,7 @@
 //!
 //! Must not touch: sockets, runtime state. Loading is a pure function of the file's text.
 
+mod billing;
 pub mod embedded;
 mod units;
 
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use billing::BillingConfig;
 pub use units::{parse_duration, parse_size, ByteSize, Dur};
 
 /// A secret string (a cluster password): never shown by `Debug` or `Display`.
@@ -233,34 +235,6 @@ pub struct AdminConfig {
     pub test_clock: Option<String>,
 }
 
-/// `[billing]`: usage history and overage notices (see docs/billing.md).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct BillingConfig {
-    /// A usage sample of every cluster is stored this often.
-    #[serde(default = "default_usage_interval")]
-    pub usage_interval: Dur,
-    /// Samples older than this are deleted.
-    #[serde(default = "default_usage_retention")]
-    pub usage_retention: Dur,
-    /// Overage notices are POSTed here as JSON (`http://` or `https://`); absent: none.
-    pub webhook: Option<String>,
-    /// Each delivery attempt gives up after this long (then it is retried with backoff).
-    #[serde(default = "default_webhook_timeout")]
-    pub webhook_timeout: Dur,
-}
-
-impl Default for BillingConfig {
-    fn default() -> Self {
-        BillingConfig {
-            usage_interval: default_usage_interval(),
-            usage_retention: default_usage_retention(),
-            webhook: None,
-            webhook_timeout: default_webhook_timeout(),
-        }
-    }
-}
-
 impl Default for AdminConfig {
     fn default() -> Self {
         AdminConfig {
@@ -373,15 +347,6 @@ fn default_metering_interval() -> Dur {
 fn default_disable_factor() -> u64 {
     2
 }
-fn default_usage_interval() -> Dur {
-    Dur(Duration::from_secs(300))
-}
-fn default_usage_retention() -> Dur {
-    Dur(Duration::from_secs(400 * 86_400))
-}
-fn default_webhook_timeout() -> Dur {
-    Dur(Duration::from_secs(5))
-}
 fn default_overage_grace() -> Dur {
     Dur(Duration::from_secs(10 * 86_400))
 }
@@ -481,27 +446,9 @@ impl Config {
                 }
             }
         }
-        self.validate_billing()?;
+        self.billing.validate()?;
         self.validate_plans()?;
         self.validate_clusters()
-    }
-
-    fn validate_billing(&self) -> Result<(), String> {
-        let b = &self.billing;
-        if b.usage_interval.0 < Duration::from_secs(1) {
-            return Err("billing.usage_interval: must be at least 1s".into());
-        }
-        if b.usage_retention.0 < b.usage_interval.0 {
-            return Err("billing.usage_retention: must be at least usage_interval".into());
-        }
-        if let Some(url) = &b.webhook {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!(
-                    "billing.webhook: `{url}` must be an http:// or https:// URL"
-                ));
-            }
-        }
-        Ok(())
     }
 
     fn validate_plans(&self) -> Result<(), String> {

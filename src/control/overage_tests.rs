@@ -5,26 +5,19 @@
 use super::*;
 use crate::config::Mode;
 use crate::control::clock::Clock;
+use crate::control::plane::tests::settings;
 use crate::control::sqlite::{SqliteStore, DB_FILE};
 use crate::control::store::AuditQuery;
 use crate::policy::classify::Class;
 use crate::policy::ladder::{Step, DAY_MS};
 use crate::policy::mode::{self, Mode as Effective, SetBy};
 use crate::registry::catalog::tests::{plan, record};
-use crate::registry::Settings;
-use crate::tenancy::TenancyKey;
 
 const T0: Millis = 1_898_553_600_000; // 2030-03-01T00:00:00Z
 
 fn open(dir: &std::path::Path, clock: &Clock) -> Plane {
     let store = SqliteStore::open(&dir.join(DB_FILE)).unwrap();
-    let settings = Settings {
-        domain: "example.test".into(),
-        route_by_username: false,
-        engine: Some("127.0.0.1:9201".parse().unwrap()),
-        key: TenancyKey::from_bytes([3; 32]),
-    };
-    let mut p = Plane::open_with(Box::new(store), settings, clock.clone()).unwrap();
+    let mut p = Plane::open_with(Box::new(store), settings(), clock.clone()).unwrap();
     p.queue_notices(true);
     p
 }

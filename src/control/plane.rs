@@ -444,4 +444,4 @@ fn plan_changes(prev: &Catalog, next: &Catalog, d: &Diff, at: Millis) -> Vec<Pla
 
 #[cfg(test)]
 #[path = "plane_tests.rs"]
-mod tests;
+pub(crate) mod tests;

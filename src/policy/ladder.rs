@@ -21,7 +21,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::pricing::Millis;
-use super::shards::Usage;
+use super::shards::{exceeded, Usage};
 use crate::config::Mode;
 
 /// A day in milliseconds.
@@ -46,6 +46,21 @@ impl Default for Settings {
             extreme_factor: 2,
         }
     }
+}
+
+/// The default grace period in milliseconds (what a stored plan without one gets).
+pub fn default_grace_ms() -> u64 {
+    Settings::default().grace_ms as u64
+}
+
+/// The default second period in milliseconds.
+pub fn default_disable_after_ms() -> u64 {
+    Settings::default().disable_after_ms as u64
+}
+
+/// The default extreme factor.
+pub fn default_extreme_factor() -> u64 {
+    Settings::default().extreme_factor
 }
 
 /// What a plan allows.
@@ -186,22 +201,10 @@ pub fn rfc3339(ms: Millis) -> String {
     humantime::format_rfc3339_seconds(t).to_string()
 }
 
-/// What is over: `disk 150000 bytes, the plan allows 65536; 12 shards, the plan allows 10`.
+/// What is over: `12 shards in use, the plan allows 10; 1500 bytes of disk in use, the
+/// plan allows 1000`.
 pub fn over_text(o: &Overage) -> String {
-    let mut parts = Vec::new();
-    if o.disk_bytes > o.disk_allowed {
-        parts.push(format!(
-            "disk {} bytes, the plan allows {}",
-            o.disk_bytes, o.disk_allowed
-        ));
-    }
-    if o.shards > o.shards_allowed {
-        parts.push(format!(
-            "{} shards, the plan allows {}",
-            o.shards, o.shards_allowed
-        ));
-    }
-    parts.join("; ")
+    exceeded(o.shards, o.shards_allowed, o.disk_bytes, o.disk_allowed).join("; ")
 }
 
 /// The sentence the 403 body, the audit log and the notice show for `o`.

@@ -41,6 +41,17 @@ fn overage(step: Step, owns: bool) -> Overage {
     }
 }
 
+/// A row of the transition table: name, the overage so far, the mode, the reading, the
+/// time, and the step and mode the reading leads to (`None`: nothing changes).
+type Row<'a> = (
+    &'static str,
+    Option<&'a Overage>,
+    Mode,
+    Usage,
+    Millis,
+    Option<(Option<Step>, Option<Mode>)>,
+);
+
 // issue 12: every transition of the ladder, from tables (spec 3 "usage overage")
 #[test]
 fn transitions() {
@@ -53,7 +64,7 @@ fn transitions() {
         ..dis.clone()
     };
     #[rustfmt::skip]
-    let table: Vec<(&str, Option<&Overage>, Mode, Usage, Millis, Option<(Option<Step>, Option<Mode>)>)> = vec![
+    let table: Vec<Row<'_>> = vec![
         // name                      current    mode      usage              now         -> step, mode set
         ("under, nothing to do",     None,      Normal,   used(1000, 10),    at(0),      None),
         ("over disk: notice",        None,      Normal,   used(1001, 1),     at(0),      Some((Some(Step::Notice), None))),
@@ -211,13 +222,19 @@ fn reasons_name_the_numbers_and_the_dates() {
     let why = why.unwrap();
     assert_eq!(
         why,
-        "usage over the plan since 2030-03-17T17:46:40Z (disk 1500 bytes, the plan allows 1000; \
-         12 shards, the plan allows 10): read-only since 2030-03-27T17:46:40Z, disabled from \
-         2030-04-11T17:46:40Z unless usage is back under the plan"
+        "usage over the plan since 2030-03-17T17:46:40Z (12 shards in use, the plan allows 10; \
+         1500 bytes of disk in use, the plan allows 1000): read-only since 2030-03-27T17:46:40Z, \
+         disabled from 2030-04-11T17:46:40Z unless usage is back under the plan"
     );
     let m = step(None, Mode::Normal, used(2500, 1), at(0));
     let why = m.mode.unwrap().1.unwrap();
-    assert!(why.starts_with("usage far over the plan (disk 2500 bytes, the plan allows 1000: more than 2x its disk): disabled at once on 2030-03-17T17:46:40Z"), "{why}");
+    assert!(
+        why.starts_with(
+            "usage far over the plan (2500 bytes of disk in use, the plan allows 1000: more \
+             than 2x its disk): disabled at once on 2030-03-17T17:46:40Z"
+        ),
+        "{why}"
+    );
     let notice = reason(&overage(Step::Notice, true));
     assert!(
         notice.contains("read-only from 2030-03-27T17:46:40Z"),

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ClusterClass, Mode, PlanConfig};
 use crate::policy::auth::PasswordHash;
 use crate::policy::ladder::{self, Overage};
-use crate::policy::shards::Usage;
+use crate::policy::shards::{exceeded, Usage};
 
 /// Wall-clock time in milliseconds since the Unix epoch (what the store keeps).
 pub type Millis = i64;
@@ -35,22 +35,12 @@ pub struct PlanRecord {
     pub max_open_contexts: u64,
     /// The overage ladder: notice to read-only, read-only to disabled, and the extreme
     /// factor of the plan's disk (records stored before these existed get the defaults).
-    #[serde(default = "default_grace_ms")]
+    #[serde(default = "ladder::default_grace_ms")]
     pub overage_grace_ms: u64,
-    #[serde(default = "default_disable_after_ms")]
+    #[serde(default = "ladder::default_disable_after_ms")]
     pub overage_disable_after_ms: u64,
-    #[serde(default = "default_extreme_factor")]
+    #[serde(default = "ladder::default_extreme_factor")]
     pub overage_extreme_factor: u64,
-}
-
-fn default_grace_ms() -> u64 {
-    ladder::Settings::default().grace_ms as u64
-}
-fn default_disable_after_ms() -> u64 {
-    ladder::Settings::default().disable_after_ms as u64
-}
-fn default_extreme_factor() -> u64 {
-    ladder::Settings::default().extreme_factor
 }
 
 impl PlanRecord {
@@ -82,7 +72,7 @@ impl From<&PlanConfig> for PlanRecord {
             overage_disable_after_ms: p.overage_disable_after.0.as_millis() as u64,
             overage_extreme_factor: p
                 .overage_extreme_factor
-                .unwrap_or_else(default_extreme_factor),
+                .unwrap_or_else(ladder::default_extreme_factor),
         }
     }
 }
@@ -586,19 +576,7 @@ fn mark_purged(cat: &mut Catalog, id: &str) -> Result<(), Refusal> {
 
 /// Refuses a move to `plan` that the cluster's current usage exceeds, with the numbers.
 fn check_downgrade(c: &ClusterRecord, plan: &PlanRecord, used: Usage) -> Result<(), Refusal> {
-    let mut exceeded = Vec::new();
-    if used.shards > plan.shards {
-        exceeded.push(format!(
-            "{} shards in use, the plan allows {}",
-            used.shards, plan.shards
-        ));
-    }
-    if used.bytes > plan.disk {
-        exceeded.push(format!(
-            "{} bytes of disk in use, the plan allows {}",
-            used.bytes, plan.disk
-        ));
-    }
+    let exceeded = exceeded(used.shards, plan.shards, used.bytes, plan.disk);
     if exceeded.is_empty() {
         return Ok(());
     }
