@@ -109,9 +109,11 @@ def basic(user, password):
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
-def write_nginx(work, args, tenants, up_port, http_port, https_port, cert, key):
+def write_nginx(work, args, tenants, up_port, http_port, https_port, cert, key, workers=1):
     """nginx.conf with one server block per cluster (server_name routing like searchgate's
-    Host routing) and a default server answering 404."""
+    Host routing) and a default server answering 404. One worker is pinned to the first
+    core of the runner's mask (like searchgate's one worker); two workers get
+    `worker_cpu_affinity auto` (one per core, as searchgate pins its workers)."""
     pw = os.path.join(work, "htpasswd")
     os.makedirs(pw, exist_ok=True)
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)
@@ -142,8 +144,8 @@ def write_nginx(work, args, tenants, up_port, http_port, https_port, cert, key):
     conf = f"""# written by loadtest/confs.py
 daemon off;
 master_process on;
-worker_processes 1;
-worker_cpu_affinity 01;
+worker_processes {workers};
+worker_cpu_affinity {"01" if workers == 1 else "auto"};
 worker_rlimit_nofile 65536;
 pid {work}/nginx.pid;
 error_log {work}/nginx-error.log warn;

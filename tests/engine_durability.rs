@@ -82,7 +82,7 @@ fn acknowledged_writes_survive_kill_9() {
             Some(r#"{"query":{"term":{"tag":"s"}}}"#),
         )
         .json();
-    assert_eq!(r["hits"]["total"], 19);
+    assert_eq!(r["hits"]["total"]["value"], 19);
     // versions continue where they were
     assert_eq!(
         c.req("PUT", "/books/doc/single-0", Some("{}")).json()["_version"],

@@ -191,6 +191,40 @@ fn unsupported_content_type_is_406() {
     );
 }
 
+// Issue 14: @elastic/elasticsearch 9 sends a compatible-with list in Accept; it gets its
+// media type back, and `_cat` answers JSON to it.
+#[test]
+fn node_client_accept_list_over_the_wire() {
+    let e = Engine::start();
+    let mut c = e.client();
+    let accept = "application/vnd.elasticsearch+json; compatible-with=9,text/plain";
+    let ct = "application/vnd.elasticsearch+json; compatible-with=9";
+    let body = b"{\"settings\":{\"number_of_replicas\":0}}";
+    let head = format!(
+        "PUT /nodeidx HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut raw = head.into_bytes();
+    raw.extend_from_slice(body);
+    c.send_raw(&raw);
+    let r = c.read_response(Method::Put);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.header("Content-Type"),
+        Some("application/vnd.elasticsearch+json;compatible-with=9")
+    );
+    assert_eq!(r.header("X-Elastic-Product"), Some("Elasticsearch"));
+    c.send_raw(
+        format!("GET /_cat/indices HTTP/1.1\r\nHost: x\r\nAccept: {accept}\r\n\r\n").as_bytes(),
+    );
+    let r = c.read_response(Method::Get);
+    assert_eq!(r.json()[0]["index"], "nodeidx", "{}", r.text());
+    c.send_raw(b"GET /_search HTTP/1.1\r\nHost: x\r\nAccept: application/vnd.elasticsearch+json; compatible-with=6\r\n\r\n");
+    let r = c.read_response(Method::Get);
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["type"], "media_type_header_exception");
+}
+
 #[test]
 fn hundreds_of_concurrent_connections() {
     let e = Engine::start();

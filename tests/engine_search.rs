@@ -54,7 +54,7 @@ fn search_response_shape() {
         v["_shards"],
         json!({"total": 2, "successful": 2, "skipped": 0, "failed": 0})
     );
-    assert_eq!(v["hits"]["total"], 4);
+    assert_eq!(v["hits"]["total"]["value"], 4);
     assert!(v["hits"]["max_score"].is_number());
     for h in v["hits"]["hits"].as_array().unwrap() {
         for k in ["_index", "_type", "_id", "_score", "_source"] {
@@ -67,13 +67,16 @@ fn search_response_shape() {
 fn all_indices_lists_and_wildcards() {
     let e = Engine::start();
     let mut c = setup(&e);
-    assert_eq!(c.get("/_search").json()["hits"]["total"], 5);
-    assert_eq!(c.get("/lib,mag/_search?q=dune").json()["hits"]["total"], 3);
-    assert_eq!(c.get("/m*/_search").json()["hits"]["total"], 1);
-    assert_eq!(c.get("/_all/_search?size=0").json()["_shards"]["total"], 3);
-    assert_eq!(c.get("/zz*/_search").json()["hits"]["total"], 0);
+    assert_eq!(c.get("/_search").json()["hits"]["total"]["value"], 5);
     assert_eq!(
-        c.get("/lib,missing/_search?ignore_unavailable=true").json()["hits"]["total"],
+        c.get("/lib,mag/_search?q=dune").json()["hits"]["total"]["value"],
+        3
+    );
+    assert_eq!(c.get("/m*/_search").json()["hits"]["total"]["value"], 1);
+    assert_eq!(c.get("/_all/_search?size=0").json()["_shards"]["total"], 3);
+    assert_eq!(c.get("/zz*/_search").json()["hits"]["total"]["value"], 0);
+    assert_eq!(
+        c.get("/lib,missing/_search?ignore_unavailable=true").json()["hits"]["total"]["value"],
         4
     );
 }
@@ -147,7 +150,7 @@ fn uri_search() {
     let v = c
         .get("/lib/_search?q=genre:scifi&sort=year:asc&size=2&from=1&_source=title")
         .json();
-    assert_eq!(v["hits"]["total"], 3);
+    assert_eq!(v["hits"]["total"]["value"], 3);
     let hits = v["hits"]["hits"].as_array().unwrap();
     assert_eq!(hits.len(), 2);
     assert_eq!(hits[0]["sort"], json!([1969]));
@@ -253,12 +256,12 @@ fn count_and_msearch() {
     let body = "{\"index\":\"lib\"}\n{\"query\":{\"term\":{\"genre\":\"classic\"}}}\n{\"index\":\"nope\"}\n{}\n{}\n{\"size\":0}\n";
     let v = c.req("POST", "/_msearch", Some(body)).json();
     let r = v["responses"].as_array().unwrap();
-    assert_eq!(r[0]["hits"]["total"], 1);
+    assert_eq!(r[0]["hits"]["total"]["value"], 1);
     assert_eq!(r[1]["status"], 404);
     assert_eq!(r[1]["error"]["type"], "index_not_found_exception");
-    assert_eq!(r[2]["hits"]["total"], 5);
+    assert_eq!(r[2]["hits"]["total"]["value"], 5);
     let v = c.req("POST", "/mag/_msearch", Some("{}\n{}\n")).json();
-    assert_eq!(v["responses"][0]["hits"]["total"], 1);
+    assert_eq!(v["responses"][0]["hits"]["total"]["value"], 1);
 }
 
 #[test]

@@ -104,7 +104,7 @@ fn each_mode_with_a_read_and_an_update() {
         let r = c.send(&t.req("GET", &format!("/{idx}/_search")));
         check(&r, read, &what("GET _search"));
         if read == Expect::Pass(200) {
-            assert_eq!(r.json()["hits"]["total"], 1, "{}", r.text());
+            assert_eq!(r.json()["hits"]["total"]["value"], 1, "{}", r.text());
         }
         let q = t.json(
             "POST",

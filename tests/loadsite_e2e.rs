@@ -200,5 +200,5 @@ fn fixture_site_through_the_edge_into_the_embedded_engine() {
         "/site/_search",
         json!({"query": {"match": {"title": "A Second Post"}}}),
     );
-    assert_eq!(v["hits"]["total"], 0, "{v}");
+    assert_eq!(v["hits"]["total"]["value"], 0, "{v}");
 }

@@ -540,7 +540,7 @@ fn check_answers_and_engine(
     // spec 4: `GET /_search` finds the tenant's documents only, all of them (3 in
     // `alpha-only`, 5 in `books`).
     let all = find("GET", "/_search?q=shared&size=100").json();
-    assert_eq!(all["hits"]["total"], 8, "{all}");
+    assert_eq!(all["hits"]["total"]["value"], 8, "{all}");
     // spec 7: a missing index is 404 index_not_found_exception naming the tenant's name.
     let missing = find("GET", "/bravo-only/_search");
     let (kind, _) = es_error(missing, 404);

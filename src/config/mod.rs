@@ -199,6 +199,10 @@ pub struct EdgeConfig {
     /// Disk above this many times the plan's disables a cluster (above the plan: read-only).
     #[serde(default = "default_disable_factor")]
     pub disable_factor: u64,
+    /// Write each cluster's latency, minute by minute, to `<data_dir>/latency/<cluster>.hlog`
+    /// (HdrHistogram interval logs). Off by default.
+    #[serde(default)]
+    pub latency_log: bool,
 }
 
 /// `[engine]`: run the embedded engine as a child process.

@@ -15,11 +15,12 @@
 //! Must not touch: the cores' request path (it only writes `ClusterState` atomics, and
 //! records through the control plane).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{ClusterClass, Mode as ConfigMode};
 use crate::control::boot::{lock, SharedPlane};
@@ -206,7 +207,11 @@ fn metered(c: &Cluster) -> bool {
 
 /// Stores a usage sample of every metered cluster that has a reading.
 fn sample_usage(snap: &Snapshot, hub: &MetricsHub, sampler: &mut Sampler, plane: &SharedPlane) {
-    let totals = hub.all();
+    let totals: HashMap<String, _> = hub
+        .snapshot(SystemTime::now())
+        .clusters
+        .into_iter()
+        .collect();
     let clusters: Vec<(String, _, Counters)> = snap
         .clusters()
         .iter()

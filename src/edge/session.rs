@@ -114,12 +114,14 @@ impl<T: Transport> Session<T> {
                 self.record(Some(d.cluster.id.as_str()), arrival, &o);
                 o
             }
-            Err(e) => {
+            Err(refused) => {
                 if c.has_body() {
                     c.keep_alive = false; // the unread body makes the stream unusable
                 }
-                let o = c.answer_error(&e).await;
-                self.record(None, arrival, &o);
+                let o = c.answer_error(&refused.error).await;
+                // Counted for the cluster when its credentials opened one (413 on the
+                // Content-Length, a blocked endpoint, a mode refusal).
+                self.record(refused.cluster.map(|c| c.id.as_str()), arrival, &o);
                 o
             }
         }

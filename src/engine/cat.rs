@@ -9,51 +9,51 @@ use serde_json::{Map, Value};
 
 use super::error::{EngineError, EngineResult};
 
-/// A column: name and whether it is right-aligned.
+/// A column: name, alignment, short names (`h=` and `s=` accept them), and whether it is
+/// shown without `h=`.
 #[derive(Debug, Clone, Copy)]
 pub struct Column {
     pub name: &'static str,
     pub right: bool,
+    pub short: &'static [&'static str],
+    pub default: bool,
 }
 
-/// The nine columns of `_cat/indices` (spec 2.3), in order.
-pub const INDICES: [Column; 9] = [
+/// A column shown by default.
+pub const fn col(name: &'static str, right: bool, short: &'static [&'static str]) -> Column {
     Column {
-        name: "health",
-        right: false,
-    },
+        name,
+        right,
+        short,
+        default: true,
+    }
+}
+
+/// A column shown only when `h=` names it.
+pub const fn extra(name: &'static str, right: bool, short: &'static [&'static str]) -> Column {
     Column {
-        name: "status",
-        right: false,
-    },
-    Column {
-        name: "index",
-        right: false,
-    },
-    Column {
-        name: "pri",
-        right: true,
-    },
-    Column {
-        name: "rep",
-        right: true,
-    },
-    Column {
-        name: "docs.count",
-        right: true,
-    },
-    Column {
-        name: "docs.deleted",
-        right: true,
-    },
-    Column {
-        name: "store.size",
-        right: true,
-    },
-    Column {
-        name: "pri.store.size",
-        right: true,
-    },
+        name,
+        right,
+        short,
+        default: false,
+    }
+}
+
+/// The columns of `_cat/indices`: the nine of spec 2.3 by default, in order, then the
+/// ones `h=` can ask for.
+pub const INDICES: [Column; 12] = [
+    col("health", false, &["h"]),
+    col("status", false, &["s"]),
+    col("index", false, &["i", "idx"]),
+    col("pri", true, &["p", "shards.primary", "shardsPrimary"]),
+    col("rep", true, &["r", "shards.replica", "shardsReplica"]),
+    col("docs.count", true, &["dc", "docsCount"]),
+    col("docs.deleted", true, &["dd", "docsDeleted"]),
+    col("store.size", true, &["ss", "storeSize"]),
+    col("pri.store.size", true, &[]),
+    extra("uuid", false, &["id", "uuid"]),
+    extra("creation.date", true, &["cd"]),
+    extra("creation.date.string", false, &["cds"]),
 ];
 
 /// A cell: text plus a sort key (numbers sort numerically).
@@ -61,12 +61,26 @@ pub const INDICES: [Column; 9] = [
 pub enum Cell {
     Text(String),
     Num(String, f64),
+    /// A value that may be absent (empty: blank in text, null in JSON).
+    Opt(String),
 }
 
 impl Cell {
     fn text(&self) -> &str {
         match self {
-            Cell::Text(s) | Cell::Num(s, _) => s,
+            Cell::Text(s) | Cell::Num(s, _) | Cell::Opt(s) => s,
+        }
+    }
+
+    /// Whether the cell's text is `s`.
+    pub fn text_is(&self, s: &str) -> bool {
+        self.text() == s
+    }
+
+    fn json(&self) -> Value {
+        match self {
+            Cell::Opt(s) if s.is_empty() => Value::Null,
+            other => Value::String(other.text().to_string()),
         }
     }
 }
@@ -184,24 +198,45 @@ impl CatOpts {
     }
 }
 
-fn pick_columns(cols: &[Column], opts: &CatOpts) -> EngineResult<Vec<usize>> {
-    match &opts.columns {
-        None => Ok((0..cols.len()).collect()),
-        Some(names) => names
-            .iter()
-            .map(|n| {
-                cols.iter().position(|c| c.name == n).ok_or_else(|| {
-                    EngineError::IllegalArgument(format!("header [{n}] does not exist"))
-                })
-            })
-            .collect(),
+/// A column to show: its index and the name it is shown under (as `h=` gave it).
+type Pick = (usize, String);
+
+fn pick_columns(cols: &[Column], opts: &CatOpts) -> Vec<Pick> {
+    let Some(names) = &opts.columns else {
+        return (0..cols.len())
+            .filter(|&i| cols[i].default)
+            .map(|i| (i, cols[i].name.to_string()))
+            .collect();
+    };
+    let mut out = Vec::new();
+    for n in names {
+        if n.contains('*') {
+            for (i, c) in cols.iter().enumerate() {
+                let hit = crate::engine::names::wildcard_match(n, c.name)
+                    || c.short
+                        .iter()
+                        .any(|s| crate::engine::names::wildcard_match(n, s));
+                if hit {
+                    out.push((i, c.name.to_string()));
+                }
+            }
+        } else if let Some(i) = column_of(cols, n) {
+            // shown under the name asked for, as Elasticsearch does; unknown names are skipped
+            out.push((i, n.clone()));
+        }
     }
+    out
+}
+
+fn column_of(cols: &[Column], name: &str) -> Option<usize> {
+    cols.iter()
+        .position(|c| c.name == name || c.short.contains(&name))
 }
 
 fn sort_rows(cols: &[Column], rows: &mut [Vec<Cell>], sort: &[(String, bool)]) -> EngineResult<()> {
     for (name, desc) in sort.iter().rev() {
-        let i = cols.iter().position(|c| c.name == name).ok_or_else(|| {
-            EngineError::Parsing(format!("Unable to sort by unknown sort key `{name}`"))
+        let i = column_of(cols, name).ok_or_else(|| {
+            EngineError::IllegalArgument(format!("Unable to sort by unknown sort key `{name}`"))
         })?;
         rows.sort_by(|a, b| {
             let o = match (&a[i], &b[i]) {
@@ -218,18 +253,13 @@ fn sort_rows(cols: &[Column], rows: &mut [Vec<Cell>], sort: &[(String, bool)]) -
     Ok(())
 }
 
-fn render_json(cols: &[Column], rows: &[Vec<Cell>], pick: &[usize]) -> EngineResult<String> {
+fn render_json(rows: &[Vec<Cell>], pick: &[Pick]) -> EngineResult<String> {
     let arr: Vec<Value> = rows
         .iter()
         .map(|r| {
             let obj: Map<String, Value> = pick
                 .iter()
-                .map(|&i| {
-                    (
-                        cols[i].name.to_string(),
-                        Value::String(r[i].text().to_string()),
-                    )
-                })
+                .map(|(i, shown)| (shown.clone(), r[*i].json()))
                 .collect();
             Value::Object(obj)
         })
@@ -237,14 +267,14 @@ fn render_json(cols: &[Column], rows: &[Vec<Cell>], pick: &[usize]) -> EngineRes
     serde_json::to_string(&arr).map_err(EngineError::internal)
 }
 
-fn render_text(cols: &[Column], rows: &[Vec<Cell>], pick: &[usize], verbose: bool) -> String {
+fn render_text(cols: &[Column], rows: &[Vec<Cell>], pick: &[Pick], verbose: bool) -> String {
     let mut widths: Vec<usize> = pick
         .iter()
-        .map(|&i| if verbose { cols[i].name.len() } else { 0 })
+        .map(|(_, shown)| if verbose { shown.len() } else { 0 })
         .collect();
     for r in rows {
-        for (w, &i) in widths.iter_mut().zip(pick) {
-            *w = (*w).max(r[i].text().chars().count());
+        for (w, (i, _)) in widths.iter_mut().zip(pick) {
+            *w = (*w).max(r[*i].text().chars().count());
         }
     }
     let mut out = String::new();
@@ -253,8 +283,8 @@ fn render_text(cols: &[Column], rows: &[Vec<Cell>], pick: &[usize], verbose: boo
             .iter()
             .zip(&widths)
             .zip(pick)
-            .map(|((c, w), &i)| {
-                if cols[i].right {
+            .map(|((c, w), (i, _))| {
+                if cols[*i].right {
                     format!("{c:>w$}")
                 } else {
                     format!("{c:<w$}")
@@ -265,10 +295,10 @@ fn render_text(cols: &[Column], rows: &[Vec<Cell>], pick: &[usize], verbose: boo
         out.push('\n');
     };
     if verbose {
-        line(pick.iter().map(|&i| cols[i].name).collect());
+        line(pick.iter().map(|(_, shown)| shown.as_str()).collect());
     }
     for r in rows {
-        line(pick.iter().map(|&i| r[i].text()).collect());
+        line(pick.iter().map(|(i, _)| r[*i].text()).collect());
     }
     out
 }
@@ -279,10 +309,10 @@ pub fn render(
     mut rows: Vec<Vec<Cell>>,
     opts: &CatOpts,
 ) -> EngineResult<(String, bool)> {
-    let pick = pick_columns(cols, opts)?;
+    let pick = pick_columns(cols, opts);
     sort_rows(cols, &mut rows, &opts.sort)?;
     if opts.json {
-        return Ok((render_json(cols, &rows, &pick)?, true));
+        return Ok((render_json(&rows, &pick)?, true));
     }
     Ok((render_text(cols, &rows, &pick, opts.verbose), false))
 }
@@ -316,6 +346,9 @@ mod tests {
                 Cell::Num("0".into(), 0.0),
                 Cell::Num("208b".into(), 208.0),
                 Cell::Num("208b".into(), 208.0),
+                Cell::Text("uuid".into()),
+                Cell::Num("5".into(), 5.0),
+                Cell::Text("1970-01-01T00:00:00.005Z".into()),
             ]
         };
         vec![row("books", 12), row("a", 3)]
@@ -366,12 +399,14 @@ mod tests {
             v,
             serde_json::json!([{"index": "books", "docs.count": "12"}, {"index": "a", "docs.count": "3"}])
         );
-        assert!(render(
-            &INDICES,
-            rows(),
-            &CatOpts::new(false, None, Some("nope"), None).unwrap()
-        )
-        .is_err());
+        // unknown headers are skipped, short names shown as asked
+        let opts = CatOpts::new(false, Some("json"), Some("i,nope,dc"), Some("i")).unwrap();
+        let (s, _) = render(&INDICES, rows(), &opts).unwrap();
+        let v: Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(v[0], serde_json::json!({"i": "a", "dc": "3"}));
+        let opts = CatOpts::new(true, None, Some("docs.*"), None).unwrap();
+        let (s, _) = render(&INDICES, rows(), &opts).unwrap();
+        assert!(s.starts_with("docs.count docs.deleted"), "{s}");
         assert!(CatOpts::new(false, Some("yaml"), None, None).is_err());
     }
 }

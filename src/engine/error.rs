@@ -13,6 +13,17 @@ use crate::errors::ErrorBody;
 pub enum EngineError {
     /// 404 `index_not_found_exception` (spec 7).
     IndexNotFound(String),
+    /// 400 `index_closed_exception`: a closed index named for a read or write.
+    IndexClosed(String),
+    /// 400 `too_many_buckets_exception` (more than `search.max_buckets`).
+    TooManyBuckets(usize),
+    /// 400 `illegal_argument_exception` "failed to execute script" caused by
+    /// `script_exception` (compile or runtime error of a script).
+    Script(String),
+    /// 400 `invalid_alias_name_exception`: an index has the alias's name.
+    InvalidAliasName(String),
+    /// 404 `aliases_not_found_exception`.
+    AliasesMissing(Vec<String>),
     /// 400 `invalid_index_name_exception`.
     InvalidIndexName { name: String, reason: String },
     /// 400 `resource_already_exists_exception`.
@@ -84,6 +95,32 @@ impl EngineError {
         use EngineError::*;
         match self {
             IndexNotFound(name) => ErrorBody::index_not_found(name),
+            IndexClosed(name) => {
+                ErrorBody::new(400, "index_closed_exception", "closed").with_index(name.clone())
+            }
+            TooManyBuckets(n) => ErrorBody::new(
+                400,
+                "too_many_buckets_exception",
+                format!("Trying to create too many buckets. Must be less than or equal to: [65535] but was [{n}]. This limit can be set by changing the [search.max_buckets] cluster level setting."),
+            )
+            .with_field("max_buckets", json!(65535)),
+            Script(reason) => {
+                ErrorBody::new(400, "illegal_argument_exception", "failed to execute script")
+                    .caused_by("script_exception", reason.clone())
+            }
+            InvalidAliasName(name) => ErrorBody::new(
+                400,
+                "invalid_alias_name_exception",
+                format!("Invalid alias name [{name}], an index or data stream exists with the same name as the alias"),
+            )
+            .with_index(name.clone()),
+            AliasesMissing(names) => ErrorBody::new(
+                404,
+                "aliases_not_found_exception",
+                format!("aliases [{}] missing", names.join(",")),
+            )
+            .with_field("resource.type", json!("aliases"))
+            .with_field("resource.id", json!(names.join(","))),
             InvalidIndexName { name, reason } => ErrorBody::new(
                 400,
                 "invalid_index_name_exception",

@@ -10,7 +10,8 @@
 //! mapping type, aliases, mapping) and one tantivy index per primary shard
 //! (`indices/<uuid>/<n>/`). Documents go to shard `murmur3(_id or routing) mod
 //! routing_shards / factor`, as Elasticsearch 7 routes them. Searches fan out to every
-//! shard of every target index and merge; counts are exact (integer `hits.total`).
+//! shard of every target index and merge; counts are exact (`hits.total` reports them as
+//! `track_total_hits` asks).
 //! Replicas are recorded and reported; on one node they are never assigned, so an index
 //! with replicas is `yellow`, as Elasticsearch would say.
 //!
@@ -66,8 +67,12 @@
 //! mapping/  mappings, dynamic mapping, value coercion, dates
 //! query/    query DSL -> AST -> tantivy queries, query_string, date math
 //! search/   search execution, sort, _source filtering, scroll contexts
-//! aggs.rs   aggregations (tantivy's, with Elasticsearch field names and types)
+//! aggs/     aggregations (rewritten for tantivy's engine, rendered in Elasticsearch's shapes)
 //! cat.rs    _cat tables
+//! names.rs  index names, the auto-create whitelist, generated ids
+//! resolve.rs index expressions (names, aliases, wildcards) -> concrete indices (pure)
+//! ndjson.rs _bulk and _msearch line framing, as Elasticsearch 7.10 reads it (pure)
+//! script.rs the Painless subset of update scripts (pure)
 //! ```
 
 pub mod aggs;
@@ -77,7 +82,10 @@ pub mod error;
 pub mod http;
 pub mod mapping;
 pub mod names;
+pub mod ndjson;
 pub mod query;
+pub mod resolve;
+pub mod script;
 pub mod search;
 pub mod store;
 
@@ -160,6 +168,7 @@ fn open(args: &EngineArgs) -> Result<(Arc<Engine>, TcpListener), String> {
         },
         max_body: args.max_body_mb << 20,
         scrolls: Arc::new(search::Scrolls::default()),
+        pits: Arc::new(search::Pits::default()),
     };
     Ok((Arc::new(engine), listener))
 }
@@ -204,12 +213,13 @@ pub fn run(args: EngineArgs) -> ExitCode {
         eprintln!("searchgate engine: cannot start the refresher: {e}");
         return ExitCode::FAILURE;
     }
-    let scrolls = engine.scrolls.clone();
+    let (scrolls, pits) = (engine.scrolls.clone(), engine.pits.clone());
     let reaper = std::thread::Builder::new()
         .name("engine-scroll-reaper".into())
         .spawn(move || loop {
             std::thread::sleep(std::time::Duration::from_secs(1));
             scrolls.sweep();
+            pits.sweep();
         });
     if let Err(e) = reaper {
         eprintln!("searchgate engine: cannot start the scroll reaper: {e}");

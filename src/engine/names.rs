@@ -111,6 +111,19 @@ impl AutoCreate {
         Ok(AutoCreate::Patterns(out))
     }
 
+    /// The setting's value as text.
+    pub fn to_setting(&self) -> String {
+        match self {
+            AutoCreate::All => "true".into(),
+            AutoCreate::None => "false".into(),
+            AutoCreate::Patterns(p) => p
+                .iter()
+                .map(|(allow, pat)| format!("{}{pat}", if *allow { "+" } else { "-" }))
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
     /// Whether a write may create `index` automatically.
     pub fn allows(&self, index: &str) -> bool {
         match self {

@@ -192,12 +192,11 @@ fn csv_of(invoices: &[(String, Invoice)], grand_total: bool) -> Result<Response,
     let bytes = w
         .into_inner()
         .map_err(|e| internal(e.into_error().into()))?;
-    let mut resp = Response::ok(200, Value::Null);
-    resp.text = Some((
+    Ok(Response::text(
+        200,
         "text/csv; charset=utf-8",
         String::from_utf8_lossy(&bytes).into_owned(),
-    ));
-    Ok(resp)
+    ))
 }
 
 fn invoice(api: &Api, req: &Request, id: &str) -> Result<Response, ApiError> {

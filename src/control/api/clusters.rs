@@ -192,9 +192,7 @@ fn change(
         status,
         body,
         etag: Some(version),
-        retry_after: None,
-        replayed: false,
-        text: None,
+        ..Response::default()
     })
 }
 

@@ -218,7 +218,7 @@ fn too_large() -> ApiError {
 
 fn write<S: Write>(s: &mut S, version: Version, resp: &Response, keep: bool) -> io::Result<()> {
     let (content_type, body): (&str, Vec<u8>) = match &resp.text {
-        Some((ct, text)) => (ct, text.clone().into_bytes()),
+        Some((ct, text)) => (ct, text.as_bytes().to_vec()),
         None => {
             let mut json = serde_json::to_vec_pretty(&resp.body).expect("JSON values serialise");
             json.push(b'\n');

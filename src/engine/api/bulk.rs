@@ -2,9 +2,10 @@
 //! by line and applied in batches (bounded memory whatever the body size), then made
 //! durable with one WAL sync; the response (`took`, `errors`, per-item results) is streamed.
 //!
-//! A malformed action line or a body not ending in a newline fails the whole request with
-//! 400 as in Elasticsearch; batches before it may already have been applied (never
-//! acknowledged) because the body is not buffered.
+//! Lines are framed as Elasticsearch 7.10 frames them (`crate::engine::ndjson`). A malformed
+//! action line or a body not ending in a newline fails the whole request with 400 as in
+//! Elasticsearch; batches before it may already have been applied (never acknowledged)
+//! because the body is not buffered.
 
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use serde_json::{json, Map, Value};
 use super::docs::parse_update;
 use super::{ApiResult, Body, Engine, Request, Response, JSON};
 use crate::engine::error::EngineError;
+use crate::engine::ndjson::{first_value, BulkLines};
 use crate::engine::store::shard::{Cond, DocResult, Outcome};
 use crate::engine::store::{Action, ItemResult, RefreshPolicy, Touched, WriteItem};
 
@@ -53,9 +55,9 @@ fn meta_str(v: &Value) -> Option<String> {
 
 /// Parses an action line into an item without its source.
 fn parse_action(line: &[u8], n: usize, d: &Defaults<'_>) -> Result<WriteItem, EngineError> {
-    let v: Value = serde_json::from_slice(line).map_err(|e| {
-        EngineError::NotJson(format!("Failed to parse bulk action line [{n}]: {e}"))
-    })?;
+    let v: Value = first_value(line)
+        .map_err(|e| EngineError::NotJson(format!("Failed to parse bulk action line [{n}]: {e}")))?
+        .unwrap_or(Value::Null);
     let obj = v
         .as_object()
         .ok_or_else(|| malformed(n, "expected START_OBJECT".into()))?;
@@ -117,8 +119,20 @@ fn apply_meta(
             "if_primary_term" => item.cond.if_primary_term = v.as_u64(),
             "version" | "_version" => version = v.as_u64(),
             "version_type" | "_version_type" => version_type = meta_str(v).unwrap_or_default(),
-            "retry_on_conflict" | "_retry_on_conflict" | "pipeline" | "require_alias"
-            | "_source" => {}
+            // updates run under the shard's lock: they never conflict with themselves
+            "retry_on_conflict" | "_retry_on_conflict" => {}
+            "require_alias" | "_source" if v == &Value::Bool(false) => {}
+            "pipeline" => {
+                return Err(EngineError::IllegalArgument(format!(
+                    "pipeline with id [{}] does not exist (this engine has no ingest pipelines)",
+                    meta_str(v).unwrap_or_default()
+                )))
+            }
+            "require_alias" | "_source" => {
+                return Err(EngineError::IllegalArgument(format!(
+                    "Action/metadata line [{n}]: [{k}] is not supported by this engine"
+                )))
+            }
             other => {
                 return Err(EngineError::IllegalArgument(format!(
                     "Action/metadata line [{n}] contains an unknown parameter [{other}]"
@@ -134,30 +148,6 @@ fn apply_meta(
         }
     }
     Ok(())
-}
-
-/// Reads one line; Ok(false) at the end of the body. Refuses a last line without newline.
-fn next_line(body: &mut dyn BufRead, line: &mut Vec<u8>, n: usize) -> Result<bool, EngineError> {
-    line.clear();
-    let got = body
-        .read_until(b'\n', line)
-        .map_err(|e| EngineError::IllegalArgument(format!("failed to read the bulk body: {e}")))?;
-    if got == 0 {
-        return Ok(false);
-    }
-    if line.last() != Some(&b'\n') {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(false);
-        }
-        return Err(EngineError::IllegalArgument(format!(
-            "The bulk request must be terminated by a newline [\\n] (line [{n}])"
-        )));
-    }
-    line.pop();
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    Ok(true)
 }
 
 struct Run<'e> {
@@ -210,37 +200,25 @@ impl Run<'_> {
 /// Reads the next item (action line and, but for delete, its source line); None at the end.
 fn next_item(
     body: &mut dyn BufRead,
-    line: &mut Vec<u8>,
-    n: &mut usize,
+    lines: &mut BulkLines,
     d: &Defaults<'_>,
 ) -> Result<Option<WriteItem>, EngineError> {
-    loop {
-        *n += 1;
-        if !next_line(body, line, *n)? {
-            return Ok(None);
-        }
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            break;
-        }
-    }
-    let mut item = parse_action(line, *n, d)?;
-    if item.action == Action::Delete {
+    let Some((n, action, source)) = lines.next_item(body)? else {
+        return Ok(None);
+    };
+    let mut item = parse_action(&action, n, d)?;
+    let Some(source) = source else {
         return Ok(Some(item));
-    }
-    *n += 1;
-    if !next_line(body, line, *n)? {
-        return Err(EngineError::IllegalArgument(format!(
-            "Malformed action/metadata line [{}], the source line is missing",
-            *n - 1
-        )));
-    }
+    };
     if item.action == Action::Update {
-        let v: Value = serde_json::from_slice(line).map_err(|e| {
-            EngineError::NotJson(format!("Failed to parse bulk update line [{n}]: {e}"))
-        })?;
+        let v: Value = first_value(&source)
+            .map_err(|e| {
+                EngineError::NotJson(format!("Failed to parse bulk update line [{}]: {e}", n + 1))
+            })?
+            .unwrap_or(Value::Null);
         item.update = Some(parse_update(&v)?);
     } else {
-        item.source = std::mem::take(line);
+        item.source = source;
     }
     Ok(Some(item))
 }
@@ -253,6 +231,16 @@ pub fn bulk(
     type_name: Option<&str>,
 ) -> ApiResult {
     let started = Instant::now();
+    req.params.check(
+        &req.path,
+        &[
+            "refresh",
+            "routing",
+            "timeout",
+            "wait_for_active_shards",
+            "type",
+        ],
+    )?;
     let refresh = req.params.refresh()?;
     let routing = req.params.get("routing").map(String::from);
     let d = Defaults {
@@ -266,8 +254,9 @@ pub fn bulk(
         touched: Touched::default(),
         names: Vec::new(),
     };
-    let (mut line, mut batch, mut bytes, mut n) = (Vec::new(), Vec::new(), 0usize, 0usize);
-    while let Some(item) = next_item(req.body, &mut line, &mut n, &d)? {
+    let mut lines = BulkLines::new(engine.max_body);
+    let (mut batch, mut bytes) = (Vec::new(), 0usize);
+    while let Some(item) = next_item(req.body, &mut lines, &d)? {
         bytes += item.source.len();
         batch.push(item);
         if batch.len() >= BATCH_ITEMS || bytes >= BATCH_BYTES {

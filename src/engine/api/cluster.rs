@@ -10,6 +10,8 @@ use super::params::Params;
 use super::{ApiResult, Engine, Response};
 use crate::engine::cat::{self, format_bytes, ByteUnit, CatOpts, Cell};
 use crate::engine::error::EngineError;
+use crate::engine::resolve::Options;
+use crate::engine::store::index::IndexHandle;
 use crate::engine::store::settings::parse_time_ms;
 use crate::engine::store::ResolveOptions;
 use crate::proto::Method;
@@ -127,7 +129,43 @@ pub fn health(engine: &Engine, index: Option<&str>, params: &Params) -> ApiResul
     Ok(Response::json(if timed_out { 408 } else { 200 }, &body))
 }
 
-fn cat_response(cols: &[cat::Column], rows: Vec<Vec<Cell>>, params: &Params) -> ApiResult {
+/// A `_cat` answer: JSON or the text table.
+pub(super) fn cat_response(
+    cols: &[cat::Column],
+    rows: Vec<Vec<Cell>>,
+    params: &Params,
+) -> ApiResult {
+    params.check(
+        "/_cat",
+        &[
+            "v",
+            "h",
+            "s",
+            "format",
+            "bytes",
+            "help",
+            "health",
+            "local",
+            "master_timeout",
+            "time",
+            "expand_wildcards",
+            "include_unloaded_segments",
+            "pri",
+        ],
+    )?;
+    if params.flag("pri") {
+        return Err(EngineError::IllegalArgument(
+            "[pri] columns are not supported by this engine: every size shown is of primaries"
+                .into(),
+        ));
+    }
+    if params.flag("help") {
+        let mut out = String::new();
+        for c in cols {
+            out.push_str(&format!("{} | {} |\n", c.name, c.short.join(",")));
+        }
+        return Ok(Response::text(200, out));
+    }
     let opts = CatOpts::new(
         params.flag("v"),
         params.get("format"),
@@ -145,35 +183,73 @@ fn cat_response(cols: &[cat::Column], rows: Vec<Vec<Cell>>, params: &Params) -> 
     })
 }
 
-fn num(n: u64) -> Cell {
+pub(super) fn num(n: u64) -> Cell {
     Cell::Num(n.to_string(), n as f64)
 }
 
-/// `GET /_cat/indices[/<pattern>]`: the nine columns of spec 2.3.
+/// The row of one index in `_cat/indices` (a closed index has no counts).
+fn index_row(idx: &IndexHandle, unit: ByteUnit) -> Vec<Cell> {
+    let s = idx.settings();
+    let created = Cell::Num(idx.created_ms.to_string(), idx.created_ms as f64);
+    let created_s = Cell::Text(crate::engine::mapping::date::format_millis(idx.created_ms));
+    if !idx.is_open() {
+        let none = || Cell::Opt(String::new());
+        return vec![
+            Cell::Text(idx.health().into()),
+            Cell::Text("close".into()),
+            Cell::Text(idx.name.clone()),
+            num(s.shards as u64),
+            num(s.replicas as u64),
+            none(),
+            none(),
+            none(),
+            none(),
+            Cell::Text(idx.uuid.to_string()),
+            created,
+            created_s,
+        ];
+    }
+    let st = idx.stats();
+    // replicas cannot be assigned on one node: the store holds primaries only
+    let size = Cell::Num(format_bytes(st.bytes, unit), st.bytes as f64);
+    vec![
+        Cell::Text(idx.health().into()),
+        Cell::Text("open".into()),
+        Cell::Text(idx.name.clone()),
+        num(s.shards as u64),
+        num(s.replicas as u64),
+        num(st.docs),
+        num(st.deleted),
+        size.clone(),
+        size,
+        Cell::Text(idx.uuid.to_string()),
+        created,
+        created_s,
+    ]
+}
+
+/// `GET /_cat/indices[/<pattern>]`: the nine columns of spec 2.3 (more with `h=`), closed
+/// indices included; `health=` keeps the indices of one colour.
 pub fn cat_indices(engine: &Engine, pattern: Option<&str>, params: &Params) -> ApiResult {
     let unit = ByteUnit::parse(params.get("bytes"))?;
-    let indices = engine
-        .store
-        .resolve(pattern.unwrap_or("*"), ResolveOptions::default())?;
+    let health = params.get("health");
+    if let Some(h) = health {
+        if !matches!(h, "green" | "yellow" | "red") {
+            return Err(EngineError::IllegalArgument(format!(
+                "unknown health [{h}], expected one of [green, yellow, red]"
+            )));
+        }
+    }
+    let opts = Options {
+        expand_closed: true,
+        forbid_closed: false,
+        ..Options::default()
+    };
+    let indices = engine.store.resolve_with(pattern.unwrap_or("*"), opts)?;
     let rows = indices
         .iter()
-        .map(|idx| {
-            let s = idx.settings();
-            let st = idx.stats();
-            // replicas cannot be assigned on one node: the store holds primaries only
-            let size = Cell::Num(format_bytes(st.bytes, unit), st.bytes as f64);
-            vec![
-                Cell::Text(idx.health().into()),
-                Cell::Text("open".into()),
-                Cell::Text(idx.name.clone()),
-                num(s.shards as u64),
-                num(s.replicas as u64),
-                num(st.docs),
-                num(st.deleted),
-                size.clone(),
-                size,
-            ]
-        })
+        .map(|(idx, _)| index_row(idx, unit))
+        .filter(|row| health.is_none_or(|h| row[0].text_is(h)))
         .collect();
     let mut params = params.clone();
     if params.get("s").is_none() {
@@ -198,39 +274,20 @@ fn epoch_cells() -> (Cell, Cell) {
 
 /// `GET /_cat/health`.
 pub fn cat_health(engine: &Engine, params: &Params) -> ApiResult {
+    use cat::col;
     const COLS: [cat::Column; 8] = [
-        cat::Column {
-            name: "epoch",
-            right: true,
-        },
-        cat::Column {
-            name: "timestamp",
-            right: false,
-        },
-        cat::Column {
-            name: "cluster",
-            right: false,
-        },
-        cat::Column {
-            name: "status",
-            right: false,
-        },
-        cat::Column {
-            name: "node.total",
-            right: true,
-        },
-        cat::Column {
-            name: "shards",
-            right: true,
-        },
-        cat::Column {
-            name: "pri",
-            right: true,
-        },
-        cat::Column {
-            name: "unassign",
-            right: true,
-        },
+        col("epoch", true, &["t", "time"]),
+        col("timestamp", false, &["ts", "hms", "hhmmss"]),
+        col("cluster", false, &["cl"]),
+        col("status", false, &["st"]),
+        col("node.total", true, &["nt", "nodeTotal"]),
+        col("shards", true, &["t", "sh", "shards.total", "shardsTotal"]),
+        col("pri", true, &["p", "shards.primary", "shardsPrimary"]),
+        col(
+            "unassign",
+            true,
+            &["u", "shards.unassigned", "shardsUnassigned"],
+        ),
     ];
     let h = measure(engine, None)?;
     let (epoch, ts) = epoch_cells();
@@ -249,19 +306,11 @@ pub fn cat_health(engine: &Engine, params: &Params) -> ApiResult {
 
 /// `GET /_cat/count[/<pattern>]`.
 pub fn cat_count(engine: &Engine, pattern: Option<&str>, params: &Params) -> ApiResult {
+    use cat::col;
     const COLS: [cat::Column; 3] = [
-        cat::Column {
-            name: "epoch",
-            right: true,
-        },
-        cat::Column {
-            name: "timestamp",
-            right: false,
-        },
-        cat::Column {
-            name: "count",
-            right: true,
-        },
+        col("epoch", true, &["t", "time"]),
+        col("timestamp", false, &["ts", "hms", "hhmmss"]),
+        col("count", true, &["dc", "docs.count", "docsCount"]),
     ];
     let indices = engine
         .store

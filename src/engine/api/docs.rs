@@ -1,5 +1,6 @@
 //! Single-document endpoints: index (`PUT|POST /<index>/<type>/<id>`, `_doc`, `_create`,
-//! generated ids), realtime GET/HEAD, DELETE, `_update` (`doc`, `upsert`, `doc_as_upsert`),
+//! generated ids), realtime GET/HEAD, DELETE, `_update` (`doc`, `upsert`, `doc_as_upsert`,
+//! `script` in the Painless subset of `crate::engine::script`, `scripted_upsert`),
 //! `_source`, and `_mget`. Write responses carry the spec's fields (`_index`, `_type`,
 //! `_id`, integer `_version`, `_shards`, `created`) plus `result`, `_seq_no`,
 //! `_primary_term`.
@@ -9,6 +10,7 @@ use serde_json::{json, Map, Value};
 use super::json::{json_body, read_body};
 use super::{ApiResult, Engine, Request, Response};
 use crate::engine::error::EngineError;
+use crate::engine::script::parse_script;
 use crate::engine::search::source::SourceFilter;
 use crate::engine::store::index::IndexHandle;
 use crate::engine::store::shard::DocResult;
@@ -213,12 +215,13 @@ pub fn parse_update(body: &Value) -> Result<UpdateBody, EngineError> {
     let obj = body
         .as_object()
         .ok_or_else(|| EngineError::Parsing("update body must be an object".into()))?;
-    for k in obj.keys() {
+    for (k, v) in obj {
         match k.as_str() {
-            "doc" | "upsert" | "doc_as_upsert" | "detect_noop" | "_source" | "scripted_upsert" => {}
-            "script" => {
+            "doc" | "upsert" | "doc_as_upsert" | "detect_noop" | "scripted_upsert" | "script" => {}
+            "_source" if v == &Value::Bool(false) => {}
+            "_source" => {
                 return Err(EngineError::IllegalArgument(
-                    "scripts are not supported by this engine; use [doc]".into(),
+                    "[_source] of an update response is not supported by this engine".into(),
                 ))
             }
             other => {
@@ -239,10 +242,20 @@ pub fn parse_update(body: &Value) -> Result<UpdateBody, EngineError> {
             .get("detect_noop")
             .and_then(Value::as_bool)
             .unwrap_or(true),
+        script: obj.get("script").map(parse_script).transpose()?,
+        scripted_upsert: obj
+            .get("scripted_upsert")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     };
-    if u.doc.is_none() {
+    if u.doc.is_none() && u.script.is_none() {
         return Err(EngineError::Validation(vec![
             "script or doc is missing".into()
+        ]));
+    }
+    if u.doc.is_some() && u.script.is_some() {
+        return Err(EngineError::Validation(vec![
+            "can't provide both script and doc".into(),
         ]));
     }
     Ok(u)

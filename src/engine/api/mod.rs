@@ -6,11 +6,16 @@
 //! `ErrorBody`, and the handlers per endpoint family (`indices`, `docs`, `bulk`, `search`,
 //! `scroll`, `cluster`).
 
+pub mod admin;
+pub mod aliases;
 pub mod bulk;
+pub mod by_query;
 pub mod cluster;
 pub mod docs;
+pub mod filter_path;
 pub mod indices;
 pub mod json;
+pub mod media;
 pub mod params;
 pub mod router;
 pub mod scroll;
@@ -23,8 +28,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::error::EngineError;
-use super::search::Scrolls;
+use super::search::{Pits, Scrolls};
 use super::store::Store;
+use crate::engine::store::templates::Kind;
 use crate::proto::Method;
 use params::Params;
 use router::{method_name, route, Route};
@@ -46,6 +52,8 @@ pub struct Engine {
     pub max_body: u64,
     /// Open scroll contexts.
     pub scrolls: Arc<Scrolls>,
+    /// Open points in time.
+    pub pits: Arc<Pits>,
 }
 
 /// A request as the API sees it.
@@ -155,66 +163,58 @@ impl Response {
 /// Handler result.
 pub type ApiResult = Result<Response, EngineError>;
 
-const MEDIA: &[&str] = &[
-    "application/json",
-    "application/x-ndjson",
-    "application/vnd.elasticsearch+json",
-    "application/vnd.elasticsearch+x-ndjson",
-];
-
-/// Checks a media type; returns the `compatible-with` version it asks for.
-fn media_version(value: &str, is_content_type: bool) -> Result<Option<u8>, EngineError> {
-    let mut parts = value.split(';');
-    let essence = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-    let mut version = None;
-    for p in parts {
-        if let Some((k, v)) = p.split_once('=') {
-            if k.trim().eq_ignore_ascii_case("compatible-with") {
-                let v = v.trim().trim_matches('"');
-                match v.parse::<u8>() {
-                    Ok(n @ 7..=9) => version = Some(n),
-                    _ => return Err(EngineError::MediaType(format!(
-                        "A compatible version is required on both Content-Type and Accept headers if either one has requested a compatible version and the compatible versions must match. Accept version must be either version 8 or 7, but found {v}. {}={value}",
-                        if is_content_type { "Content-Type" } else { "Accept" }))),
-                }
+/// A JSON response kept to the parts `filter_path` names.
+fn filtered(mut resp: Response, spec: &str) -> Response {
+    if !resp.content_type.contains("json") {
+        return resp;
+    }
+    let bytes = match std::mem::replace(&mut resp.body, Body::Empty) {
+        Body::Bytes(b) => b,
+        Body::Stream(f) => {
+            let mut out = Vec::new();
+            if f(&mut out).is_err() {
+                return resp;
             }
+            out
         }
-    }
-    if is_content_type && !MEDIA.contains(&essence.as_str()) {
-        return Err(EngineError::ContentType(value.to_string()));
-    }
-    Ok(version)
+        Body::Empty => return resp,
+    };
+    resp.body = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => Body::Bytes(serde_json::to_vec(&filter_path::filter(&v, spec)).unwrap_or(bytes)),
+        Err(_) => Body::Bytes(bytes),
+    };
+    resp
 }
 
-fn negotiate(req: &Request<'_>) -> Result<String, EngineError> {
-    let mut version = None;
-    if req.has_body {
-        if let Some(ct) = &req.content_type {
-            version = media_version(ct, true)?;
-        }
+/// `_cat` parameters: without `format=`, an `Accept` that prefers JSON asks for JSON.
+fn cat_params(req: &Request<'_>, media: &media::Negotiated) -> Params {
+    let mut p = req.params.clone();
+    if p.get("format").is_none() && media.accept_json {
+        p.0.push(("format".into(), "json".into()));
     }
-    if let Some(acc) = &req.accept {
-        version = version.or(media_version(acc, false)?);
-    }
-    Ok(match version {
-        Some(v) => format!("application/vnd.elasticsearch+json;compatible-with={v}"),
-        None => JSON.into(),
-    })
+    p
 }
 
 impl Engine {
     /// Handles one request. Never panics on bad input: every failure is an error response.
     pub fn handle(&self, req: &mut Request<'_>) -> Response {
-        let content_type = match negotiate(req) {
-            Ok(ct) => ct,
+        let media = match media::negotiate(
+            req.content_type.as_deref(),
+            req.accept.as_deref(),
+            req.has_body,
+        ) {
+            Ok(n) => n,
             Err(e) => return Response::error(&e),
         };
-        let mut resp = match self.dispatch(req) {
+        let mut resp = match self.dispatch(req, &media) {
             Ok(r) => r,
             Err(e) => Response::error(&e),
         };
+        if let Some(spec) = req.params.get("filter_path") {
+            resp = filtered(resp, spec);
+        }
         if resp.content_type == JSON {
-            resp.content_type = content_type;
+            resp.content_type = media.json_type;
         }
         if req.params.flag("pretty") {
             resp.body = match resp.body {
@@ -234,7 +234,7 @@ impl Engine {
         resp
     }
 
-    fn dispatch(&self, req: &mut Request<'_>) -> ApiResult {
+    fn dispatch(&self, req: &mut Request<'_>, media: &media::Negotiated) -> ApiResult {
         let Some(r) = route(&req.segments) else {
             if req.method == Method::Put && req.segments.len() == 1 {
                 // `PUT /_name`: an index name Elasticsearch refuses
@@ -256,9 +256,11 @@ impl Engine {
         match r {
             Route::Root => cluster::root(self, m),
             Route::ClusterHealth(i) => cluster::health(self, i.as_deref(), &req.params),
-            Route::CatIndices(p) => cluster::cat_indices(self, p.as_deref(), &req.params),
-            Route::CatHealth => cluster::cat_health(self, &req.params),
-            Route::CatCount(p) => cluster::cat_count(self, p.as_deref(), &req.params),
+            Route::CatIndices(p) => {
+                cluster::cat_indices(self, p.as_deref(), &cat_params(req, media))
+            }
+            Route::CatHealth => cluster::cat_health(self, &cat_params(req, media)),
+            Route::CatCount(p) => cluster::cat_count(self, p.as_deref(), &cat_params(req, media)),
             Route::Index(i) => indices::index(self, req, &i),
             Route::Refresh { index } => indices::refresh(self, index.as_deref()),
             Route::Mapping { index, type_name } => {
@@ -292,8 +294,29 @@ impl Engine {
             Route::Count { index } => search::count(self, req, index.as_deref()),
             Route::Msearch { index } => search::msearch(self, req, index.as_deref()),
             Route::Mget { index } => docs::mget(self, req, index.as_deref()),
+            Route::ComponentTemplate { name } => {
+                templates::template(self, req, Kind::Component, name.as_deref())
+            }
+            Route::Alias { index, name } => {
+                aliases::alias(self, req, index.as_deref(), name.as_deref())
+            }
+            Route::Aliases => aliases::aliases(self, req),
+            Route::CatAliases(n) => {
+                aliases::cat_aliases(self, n.as_deref(), &cat_params(req, media))
+            }
+            Route::OpenClose { index, open } => admin::open_close(self, req, &index, open),
+            Route::Stats { index, metric } => {
+                admin::stats(self, req, index.as_deref(), metric.as_deref())
+            }
+            Route::ResolveIndex(e) => admin::resolve_index(self, req, &e),
+            Route::FieldCaps { index } => admin::field_caps(self, req, index.as_deref()),
+            Route::Flush { index } => indices::refresh(self, index.as_deref()),
+            Route::ClusterSettings => admin::cluster_settings(self, req),
+            Route::Pit { index } => admin::pit(self, req, index.as_deref()),
+            Route::DeleteByQuery(i) => by_query::delete_by_query(self, req, &i),
+            Route::UpdateByQuery(i) => by_query::update_by_query(self, req, &i),
+            Route::Reindex => by_query::reindex(self, req),
             Route::Template { name, composable } => {
-                use crate::engine::store::templates::Kind;
                 let kind = if composable {
                     Kind::Composable
                 } else {
@@ -305,6 +328,10 @@ impl Engine {
     }
 }
 
+#[cfg(test)]
+mod features_tests;
+#[cfg(test)]
+mod more_tests;
 #[cfg(test)]
 mod scroll_tests;
 #[cfg(test)]

@@ -138,6 +138,22 @@ impl Params {
         Ok(c)
     }
 
+    /// Refuses a parameter that is not in `allowed` (or the common `pretty`, `human`,
+    /// `error_trace`, `filter_path`), as Elasticsearch does: 400 naming it.
+    pub fn check(&self, path: &str, allowed: &[&str]) -> EngineResult<()> {
+        const COMMON: &[&str] = &["pretty", "human", "error_trace", "filter_path"];
+        match self
+            .0
+            .iter()
+            .find(|(k, _)| !allowed.contains(&k.as_str()) && !COMMON.contains(&k.as_str()))
+        {
+            Some((k, _)) => Err(EngineError::IllegalArgument(format!(
+                "request [{path}] contains unrecognized parameter: [{k}]"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Looks a parameter up for the search request parser.
     pub fn lookup(&self) -> impl Fn(&str) -> Option<String> + '_ {
         |k| self.get(k).map(String::from)

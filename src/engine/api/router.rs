@@ -69,6 +69,42 @@ pub enum Route {
         name: Option<String>,
         composable: bool,
     },
+    /// `_component_template[/<name>]`.
+    ComponentTemplate {
+        name: Option<String>,
+    },
+    /// `[<index>/]_alias[/<name>]` (and `_aliases` with an index).
+    Alias {
+        index: Option<String>,
+        name: Option<String>,
+    },
+    /// `POST /_aliases` (actions) and `GET /_aliases`.
+    Aliases,
+    /// `POST /<index>/_close` (`open: false`) and `_open`.
+    OpenClose {
+        index: String,
+        open: bool,
+    },
+    Stats {
+        index: Option<String>,
+        metric: Option<String>,
+    },
+    ResolveIndex(String),
+    FieldCaps {
+        index: Option<String>,
+    },
+    Flush {
+        index: Option<String>,
+    },
+    ClusterSettings,
+    /// `POST /<index>/_pit` (open) and `DELETE /_pit` (close).
+    Pit {
+        index: Option<String>,
+    },
+    DeleteByQuery(String),
+    UpdateByQuery(String),
+    Reindex,
+    CatAliases(Option<String>),
 }
 
 use Method::*;
@@ -101,6 +137,21 @@ impl Route {
             Route::Source { .. } => &[Get, Head],
             Route::Template { name: Some(_), .. } => &[Get, Head, Put, Post, Delete],
             Route::Template { .. } => &[Get, Head],
+            Route::ComponentTemplate { name: Some(_) } => &[Get, Head, Put, Post, Delete],
+            Route::ComponentTemplate { name: None } => &[Get, Head],
+            Route::Alias {
+                index: Some(_),
+                name: Some(_),
+            } => &[Get, Head, Put, Post, Delete],
+            Route::Alias { .. } => &[Get, Head],
+            Route::Aliases => &[Get, Post],
+            Route::OpenClose { .. } => &[Post],
+            Route::Stats { .. } | Route::ResolveIndex(_) | Route::CatAliases(_) => &[Get],
+            Route::FieldCaps { .. } | Route::Flush { .. } => &[Get, Post],
+            Route::ClusterSettings => &[Get, Put],
+            Route::Pit { index: Some(_) } => &[Post],
+            Route::Pit { index: None } => &[Delete],
+            Route::DeleteByQuery(_) | Route::UpdateByQuery(_) | Route::Reindex => &[Post],
         }
     }
 }
@@ -134,6 +185,33 @@ pub fn route(segs: &[String]) -> Option<Route> {
         ["_cat", "count"] => Route::CatCount(None),
         ["_cat", "count", p] => Route::CatCount(opt(p)),
         ["_cluster", "health"] => Route::ClusterHealth(None),
+        ["_cluster", "settings"] => Route::ClusterSettings,
+        ["_cat", "aliases"] => Route::CatAliases(None),
+        ["_cat", "aliases", n] => Route::CatAliases(opt(n)),
+        ["_pit"] => Route::Pit { index: None },
+        ["_alias"] => Route::Alias {
+            index: None,
+            name: None,
+        },
+        ["_alias", n] => Route::Alias {
+            index: None,
+            name: opt(n),
+        },
+        ["_aliases"] => Route::Aliases,
+        ["_stats"] => Route::Stats {
+            index: None,
+            metric: None,
+        },
+        ["_stats", m] => Route::Stats {
+            index: None,
+            metric: opt(m),
+        },
+        ["_resolve", "index", e] => Route::ResolveIndex(e.to_string()),
+        ["_field_caps"] => Route::FieldCaps { index: None },
+        ["_flush"] => Route::Flush { index: None },
+        ["_reindex"] => Route::Reindex,
+        ["_component_template"] => Route::ComponentTemplate { name: None },
+        ["_component_template", n] => Route::ComponentTemplate { name: opt(n) },
         ["_cluster", "health", i] => Route::ClusterHealth(opt(i)),
         ["_bulk"] => Route::Bulk {
             index: None,
@@ -187,6 +265,35 @@ pub fn route(segs: &[String]) -> Option<Route> {
             type_name: opt(t),
         },
         [i, "_settings"] => Route::Settings { index: opt(i) },
+        [i, "_alias" | "_aliases"] => Route::Alias {
+            index: opt(i),
+            name: None,
+        },
+        [i, "_alias" | "_aliases", n] => Route::Alias {
+            index: opt(i),
+            name: opt(n),
+        },
+        [i, "_close"] => Route::OpenClose {
+            index: i.to_string(),
+            open: false,
+        },
+        [i, "_open"] => Route::OpenClose {
+            index: i.to_string(),
+            open: true,
+        },
+        [i, "_stats"] => Route::Stats {
+            index: opt(i),
+            metric: None,
+        },
+        [i, "_stats", m] => Route::Stats {
+            index: opt(i),
+            metric: opt(m),
+        },
+        [i, "_field_caps"] => Route::FieldCaps { index: opt(i) },
+        [i, "_flush"] => Route::Flush { index: opt(i) },
+        [i, "_pit"] => Route::Pit { index: opt(i) },
+        [i, "_delete_by_query"] => Route::DeleteByQuery(i.to_string()),
+        [i, "_update_by_query"] => Route::UpdateByQuery(i.to_string()),
         [i, "_doc"] => Route::DocAuto {
             index: i.to_string(),
             type_name: None,
@@ -371,6 +478,41 @@ mod tests {
         assert_eq!(r("/b/_foo"), None);
         assert_eq!(r("/b/t/_foo"), None);
         assert_eq!(r("/a/b/c/d/e"), None);
+    }
+
+    #[test]
+    fn alias_paths_are_not_document_writes() {
+        assert_eq!(
+            r("/books/_alias/b"),
+            Some(Route::Alias {
+                index: Some("books".into()),
+                name: Some("b".into())
+            })
+        );
+        assert_eq!(
+            r("/books/_aliases/b"),
+            Some(Route::Alias {
+                index: Some("books".into()),
+                name: Some("b".into())
+            })
+        );
+        assert!(r("/books/_alias/b").unwrap().methods().contains(&Put));
+        assert_eq!(r("/_aliases"), Some(Route::Aliases));
+        assert_eq!(
+            r("/b/_pit"),
+            Some(Route::Pit {
+                index: Some("b".into())
+            })
+        );
+        assert_eq!(r("/_pit"), Some(Route::Pit { index: None }));
+        assert_eq!(
+            r("/_resolve/index/a*"),
+            Some(Route::ResolveIndex("a*".into()))
+        );
+        assert_eq!(
+            r("/b/_delete_by_query"),
+            Some(Route::DeleteByQuery("b".into()))
+        );
     }
 
     #[test]

@@ -91,7 +91,8 @@ pub fn scroll(engine: &Engine, req: &mut Request<'_>, path_id: Option<&str>) -> 
         .as_deref()
         .map(ScrollParams::parse)
         .transpose()?;
-    let v = engine.scrolls.next(id, params)?;
+    let as_int = req.params.bool("rest_total_hits_as_int")?.unwrap_or(false);
+    let v = engine.scrolls.next(id, params, as_int)?;
     Ok(Response::json(200, &v))
 }
 

@@ -69,7 +69,7 @@ fn scroll_all(e: &Engine, body: Value) -> Vec<Vec<Value>> {
     let mut pages = Vec::new();
     loop {
         assert_eq!(
-            page["hits"]["total"], DOCS,
+            page["hits"]["total"]["value"], DOCS,
             "hits.total stays the full total"
         );
         assert_eq!(page["_shards"]["total"], 2);
@@ -175,13 +175,13 @@ fn point_in_time_view() {
     let r = put(&e, "/idx/_doc/new?refresh=true", json!({"n": 99999}));
     assert_eq!(r.status, 201);
     let r = call(&e, Method::Get, "/idx/_search?q=n:2499", "");
-    assert_eq!(r.json()["hits"]["total"], 1);
+    assert_eq!(r.json()["hits"]["total"]["value"], 1);
     let r = call(&e, Method::Delete, "/idx/_doc/2499?refresh=true", "");
     assert_eq!(r.status, 200);
     loop {
         let (status, p) = next(&e, &id);
         assert_eq!(status, 200);
-        assert_eq!(p["hits"]["total"], DOCS);
+        assert_eq!(p["hits"]["total"]["value"], DOCS);
         let ids = hit_ids(&p);
         if ids.is_empty() {
             break;
@@ -193,7 +193,7 @@ fn point_in_time_view() {
     assert!(seen.contains(&"2499".to_string()), "later delete not seen");
     // a new scroll sees the new state
     let (_, p) = post(&e, "/idx/_search?scroll=1m", json!({"size": 10}));
-    assert_eq!(p["hits"]["total"], DOCS);
+    assert_eq!(p["hits"]["total"]["value"], DOCS);
 }
 
 fn hit_ids(page: &Value) -> Vec<String> {

@@ -1,5 +1,5 @@
-//! `_template` (legacy) and `_index_template` (composable) endpoints: PUT/POST, GET (names
-//! with wildcards), HEAD, DELETE.
+//! `_template` (legacy), `_index_template` (composable) and `_component_template`
+//! endpoints: PUT/POST, GET (names with wildcards), HEAD, DELETE.
 
 use serde_json::{json, Map, Value};
 
@@ -15,6 +15,9 @@ fn missing(kind: Kind, name: &str) -> EngineError {
         Kind::Composable => {
             EngineError::NotFound(format!("index template matching [{name}] not found"))
         }
+        Kind::Component => {
+            EngineError::NotFound(format!("component template matching [{name}] not found"))
+        }
     }
 }
 
@@ -28,9 +31,8 @@ pub fn template(
     let store = &engine.store.templates;
     match (req.method, name) {
         (Method::Put | Method::Post, Some(n)) => {
-            let body = json_body(req.body, engine.max_body)?.ok_or_else(|| {
-                EngineError::Validation(vec!["index patterns are missing".into()])
-            })?;
+            let body = json_body(req.body, engine.max_body)?
+                .ok_or_else(|| EngineError::Validation(vec!["template body is missing".into()]))?;
             let create = req.params.flag("create");
             store.put(Template::parse(kind, n, &body)?, create)?;
             Ok(Response::json(200, &json!({"acknowledged": true})))
@@ -48,7 +50,7 @@ pub fn template(
             if list.is_empty() && n.is_some_and(|n| !n.contains('*')) {
                 return match kind {
                     Kind::Legacy => Ok(Response::json(404, &json!({}))),
-                    Kind::Composable => Err(missing(kind, n.unwrap_or_default())),
+                    _ => Err(missing(kind, n.unwrap_or_default())),
                 };
             }
             Ok(Response::json(200, &render(kind, &list)))
@@ -77,6 +79,10 @@ fn render(kind: Kind, list: &[Template]) -> Value {
         Kind::Composable => json!({"index_templates": list
             .iter()
             .map(|t| json!({"name": t.name, "index_template": t.body}))
+            .collect::<Vec<_>>()}),
+        Kind::Component => json!({"component_templates": list
+            .iter()
+            .map(|t| json!({"name": t.name, "component_template": t.body}))
             .collect::<Vec<_>>()}),
     }
 }

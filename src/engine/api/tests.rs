@@ -25,6 +25,7 @@ pub(crate) fn engine(dir: &std::path::Path) -> Engine {
         },
         max_body: 1 << 20,
         scrolls: Arc::new(crate::engine::search::Scrolls::default()),
+        pits: Arc::new(crate::engine::search::Pits::default()),
     }
 }
 
@@ -52,6 +53,18 @@ pub(super) fn call_ct(
     body: &str,
     ct: Option<&str>,
 ) -> Reply {
+    call_full(e, method, target, body, ct, None)
+}
+
+/// A request with its Content-Type and Accept headers.
+pub(super) fn call_full(
+    e: &Engine,
+    method: Method,
+    target: &str,
+    body: &str,
+    ct: Option<&str>,
+    accept: Option<&str>,
+) -> Reply {
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p, Some(q)),
         None => (target, None),
@@ -63,7 +76,7 @@ pub(super) fn call_ct(
         segments: segments(path.as_bytes()),
         params: Params::parse(query.map(str::as_bytes)),
         content_type: ct.map(String::from),
-        accept: None,
+        accept: accept.map(String::from),
         has_body: !body.is_empty(),
         body: &mut reader,
     };
@@ -209,7 +222,7 @@ fn index_document_flow() {
     assert_eq!(g["_source"]["year"], 1966);
     assert_eq!(call(&e, Method::Post, "/books/_refresh", "").status, 200);
     let s = call(&e, Method::Get, "/books/_search?q=title:dune", "").json();
-    assert_eq!(s["hits"]["total"], 1);
+    assert_eq!(s["hits"]["total"]["value"], 1);
     assert_eq!(s["hits"]["hits"][0]["_type"], "doc");
 }
 
@@ -336,7 +349,7 @@ fn search_count_msearch() {
         &json!({"query": {"range": {"n": {"gte": 1}}}, "sort": ["n"]}).to_string(),
     )
     .json();
-    assert_eq!(s["hits"]["total"], 4);
+    assert_eq!(s["hits"]["total"]["value"], 4);
     assert_eq!(s["hits"]["hits"][0]["_id"], "1");
     assert_eq!(s["_shards"]["total"], 2);
     let c = call(&e, Method::Get, "/s0,s1/_count?q=t:hello", "").json();
@@ -350,9 +363,9 @@ fn search_count_msearch() {
         Some("application/x-ndjson"),
     )
     .json();
-    assert_eq!(m["responses"][0]["hits"]["total"], 3);
+    assert_eq!(m["responses"][0]["hits"]["total"]["value"], 3);
     assert_eq!(m["responses"][0]["status"], 200);
-    assert_eq!(m["responses"][1]["hits"]["total"], 5);
+    assert_eq!(m["responses"][1]["hits"]["total"]["value"], 5);
     assert_eq!(m["responses"][2]["status"], 404);
     let bad = call(
         &e,
@@ -363,7 +376,7 @@ fn search_count_msearch() {
     assert_eq!(bad.status, 400);
     assert_eq!(bad.json()["error"]["type"], "parsing_exception");
     let all = call(&e, Method::Get, "/_search?size=0", "").json();
-    assert_eq!(all["hits"]["total"], 5);
+    assert_eq!(all["hits"]["total"]["value"], 5);
 }
 
 // spec 2.4: page dates are Unix seconds; a range on a field mapped `epoch_second` reads
@@ -389,7 +402,7 @@ fn date_ranges_follow_the_fields_epoch_unit() {
         let q = json!({"query": {"range": {field: range}}});
         let r = call(&e, Method::Post, "/dates/_search", &q.to_string());
         assert_eq!(r.status, 200, "{field}: {}", r.text());
-        r.json()["hits"]["total"].clone()
+        r.json()["hits"]["total"]["value"].clone()
     };
     // At N and N+1 second, numbers and numeric strings alike.
     assert_eq!(
@@ -424,7 +437,7 @@ fn date_ranges_follow_the_fields_epoch_unit() {
     );
     // `_all` is every index, as `*`.
     let all = call(&e, Method::Get, "/_all/_search", "").json();
-    assert_eq!(all["hits"]["total"], 1);
+    assert_eq!(all["hits"]["total"]["value"], 1);
     let m = call(&e, Method::Get, "/_all/_mapping", "").json();
     assert!(m["dates"]["mappings"].is_object(), "{m}");
 }

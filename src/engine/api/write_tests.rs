@@ -74,10 +74,8 @@ fn bulk_malformed_bodies() {
         .as_str()
         .unwrap()
         .contains("must be terminated by a newline"));
-    assert_eq!(
-        call(&e, Method::Get, "/b/_count?refresh", "").json()["count"],
-        0
-    );
+    call(&e, Method::Post, "/b/_refresh", "");
+    assert_eq!(call(&e, Method::Get, "/b/_count", "").json()["count"], 0);
     let r = nd("{\"frob\":{\"_index\":\"b\"}}\n{}\n");
     assert_eq!(r.status, 400);
     assert!(r.json()["error"]["reason"]

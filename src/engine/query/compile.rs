@@ -61,6 +61,9 @@ pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
         Query::Match { .. } | Query::MatchPhrase { .. } | Query::MultiMatch { .. } => {
             full_text(q, ctx)?
         }
+        Query::MatchBoolPrefix { .. } | Query::CombinedFields { .. } | Query::TermsSet { .. } => {
+            super::more::compile_more(q, ctx)?
+        }
         Query::Bool {
             must,
             should,
@@ -172,6 +175,21 @@ fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             let per = |f: &str| regex_field(ctx, f, &re, value, false);
             boosted(over_fields(ctx, field, true, &per)?, *boost)
         }
+        Query::Regexp {
+            field,
+            value,
+            case_insensitive,
+            boost,
+        } => {
+            let re = super::patterns::lucene_regex(value)?;
+            let re = if *case_insensitive {
+                format!("(?i){re}")
+            } else {
+                re
+            };
+            let per = |f: &str| super::patterns::regexp_field(ctx, f, &re);
+            boosted(over_fields(ctx, field, true, &per)?, *boost)
+        }
         Query::Ids { values, boost } => {
             let ts: Vec<Term> = values
                 .iter()
@@ -184,7 +202,7 @@ fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
 }
 
 /// Runs `per` on a field or on each field a pattern expands to (best score wins).
-fn over_fields(
+pub(super) fn over_fields(
     ctx: &Ctx<'_>,
     field: &str,
     lenient: bool,
@@ -239,17 +257,30 @@ fn exact_kw(ctx: &Ctx<'_>, path: &str, kind: LeafKind, v: &Value) -> EngineResul
     })
 }
 
-fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpts) -> EngineResult<Q> {
+pub(super) fn match_field(
+    ctx: &Ctx<'_>,
+    f: &str,
+    query: &Value,
+    opts: &MatchOpts,
+) -> EngineResult<Q> {
     match target::target(ctx, f) {
         Target::Text {
             field,
             path,
             analyzer,
         } => {
-            let toks = target::tokens(analyzer, &as_text(query));
+            let toks = target::tokens(opts.analyzer.unwrap_or(analyzer), &as_text(query));
             let terms: Vec<Q> = toks
                 .iter()
-                .map(|(_, t)| term_q(target::text_term(field, path.as_deref(), t)))
+                .map(|(_, t)| {
+                    let term = target::text_term(field, path.as_deref(), t);
+                    match opts.fuzziness.map(|f| f.distance(t)) {
+                        Some(d) if d > 0 => {
+                            Box::new(tantivy::query::FuzzyTermQuery::new(term, d, true)) as Q
+                        }
+                        _ => term_q(term),
+                    }
+                })
                 .collect();
             Ok(combine_terms(terms, opts))
         }
@@ -266,7 +297,7 @@ fn match_field(ctx: &Ctx<'_>, f: &str, query: &Value, opts: &MatchOpts) -> Engin
     }
 }
 
-fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
+pub(super) fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
     match terms.len() {
         0 if opts.zero_terms_all => Box::new(AllQuery),
         0 => empty(),
@@ -361,7 +392,7 @@ fn multi_match(
     })
 }
 
-fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<Q> {
+pub(super) fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<Q> {
     Ok(match target::target(ctx, f) {
         Target::Text { field, path, .. } => {
             term_q(target::text_term(field, path.as_deref(), &as_text(value)))
@@ -432,7 +463,7 @@ fn bound_terms(
     Ok((lo, hi))
 }
 
-fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
+pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
     if b.gt.is_none() && b.gte.is_none() && b.lt.is_none() && b.lte.is_none() {
         return Ok(exists(ctx, f));
     }
@@ -454,8 +485,9 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
                     // A number is read in the field's epoch unit (seconds for a field
                     // mapped `epoch_second`), as Elasticsearch does.
                     Value::Number(n) => date::number_to_millis(&formats, n.as_f64().unwrap_or(0.0)),
-                    other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up).ok_or_else(
-                        || {
+                    other => datemath::eval(&as_text(other), &formats, ctx.now_ms, up)
+                        .map(|ms| in_zone(ms, &as_text(other), b.time_zone.as_deref()))
+                        .ok_or_else(|| {
                             // Named in the error: the query's format, else the field's.
                             let spec = match (&b.format, ctx.mapping.property(f)) {
                                 (Some(q), _) => q.as_str(),
@@ -466,8 +498,7 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
                                 "failed to parse date field [{}] with format [{spec}]",
                                 as_text(other),
                             ))
-                        },
-                    )?,
+                        })?,
                 };
                 Ok(target::kw_num_term(ctx, &path, ms as f64))
             })?
@@ -492,6 +523,23 @@ fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> {
         _ => return Ok(empty()),
     };
     Ok(Box::new(RangeQuery::new(lo, hi)))
+}
+
+/// A date string without its own zone, read in `tz`: the instant it names there.
+fn in_zone(ms: i64, text: &str, tz: Option<&str>) -> i64 {
+    let Some(tz) = tz else { return ms };
+    let date = text.split("||").next().unwrap_or(text).trim();
+    let zoned = date.starts_with("now")
+        || date.ends_with('Z')
+        || date.ends_with('z')
+        || date
+            .rfind(['+', '-'])
+            .is_some_and(|i| i > 10 && date[i..].contains(':'))
+        || date.bytes().all(|b| b.is_ascii_digit());
+    match (zoned, crate::engine::aggs::zone_offset_ms(tz, ms)) {
+        (false, Some(off)) => ms - off,
+        _ => ms,
+    }
 }
 
 fn bool_query(

@@ -8,7 +8,9 @@
 pub mod automaton;
 pub mod compile;
 pub mod datemath;
+mod more;
 pub mod parse;
+mod parse_more;
 mod patterns;
 pub mod query_string;
 pub mod target;
@@ -73,6 +75,60 @@ pub struct MatchOpts {
     /// `zero_terms_query: all`.
     pub zero_terms_all: bool,
     pub lenient: bool,
+    /// `fuzziness`: edit distance per term (None: exact terms).
+    pub fuzziness: Option<Fuzziness>,
+    /// `analyzer`: the search analyzer named in the query, over the field's.
+    pub analyzer: Option<crate::engine::mapping::Analyzer>,
+}
+
+/// `fuzziness`: a fixed edit distance (0-2) or `AUTO[:low,high]` (0 below `low`
+/// characters, 1 below `high`, else 2; `AUTO` is `AUTO:3,6`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fuzziness {
+    Fixed(u8),
+    Auto(usize, usize),
+}
+
+impl Fuzziness {
+    /// Parses `0`, `1`, `2`, `"AUTO"`, `"AUTO:3,6"`.
+    pub fn parse(v: &Value) -> Option<Fuzziness> {
+        let s = v.as_str().map_or_else(|| v.to_string(), String::from);
+        let s = s.trim();
+        if let Some(rest) = s.strip_prefix("AUTO").or_else(|| s.strip_prefix("auto")) {
+            return match rest.strip_prefix(':') {
+                None if rest.is_empty() => Some(Fuzziness::Auto(3, 6)),
+                Some(r) => {
+                    let (a, b) = r.split_once(',')?;
+                    Some(Fuzziness::Auto(
+                        a.trim().parse().ok()?,
+                        b.trim().parse().ok()?,
+                    ))
+                }
+                None => None,
+            };
+        }
+        match s.parse::<f64>().ok()? as u8 {
+            d @ 0..=2 => Some(Fuzziness::Fixed(d)),
+            _ => None,
+        }
+    }
+
+    /// The edit distance for a term.
+    pub fn distance(self, term: &str) -> u8 {
+        match self {
+            Fuzziness::Fixed(d) => d,
+            Fuzziness::Auto(low, high) => {
+                let n = term.chars().count();
+                if n < low {
+                    0
+                } else if n < high {
+                    1
+                } else {
+                    2
+                }
+            }
+        }
+    }
 }
 
 /// Bounds of a range query, as given.
@@ -83,6 +139,8 @@ pub struct RangeBounds {
     pub lt: Option<Value>,
     pub lte: Option<Value>,
     pub format: Option<String>,
+    /// `time_zone` of date strings given without one.
+    pub time_zone: Option<String>,
 }
 
 /// A parsed query (a small tree built once per request).
@@ -146,6 +204,34 @@ pub enum Query {
     },
     Ids {
         values: Vec<String>,
+        boost: f32,
+    },
+    /// `regexp` (Lucene syntax, translated; `case_insensitive`).
+    Regexp {
+        field: String,
+        value: String,
+        case_insensitive: bool,
+        boost: f32,
+    },
+    /// `match_bool_prefix`: analyzed terms, the last one as a prefix.
+    MatchBoolPrefix {
+        field: String,
+        query: String,
+        opts: MatchOpts,
+        boost: f32,
+    },
+    /// `combined_fields`: the terms looked up over several text fields as one.
+    CombinedFields {
+        fields: Vec<BoostedField>,
+        query: String,
+        opts: MatchOpts,
+        boost: f32,
+    },
+    /// `terms_set` with `minimum_should_match_field`.
+    TermsSet {
+        field: String,
+        values: Vec<Value>,
+        msm_field: String,
         boost: f32,
     },
     Bool {

@@ -2,15 +2,18 @@
 
 use serde_json::{Map, Value};
 
+use super::parse_more::{
+    parse_bool_prefix, parse_combined, parse_regexp, parse_terms_set, text_query,
+};
 use super::query_string::{parse_query_string, QsOptions};
 use super::{BoostedField, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
 use crate::engine::error::{EngineError, EngineResult};
 
-fn err(msg: impl Into<String>) -> EngineError {
+pub(super) fn err(msg: impl Into<String>) -> EngineError {
     EngineError::Parsing(msg.into())
 }
 
-fn as_obj<'a>(v: &'a Value, name: &str) -> EngineResult<&'a Map<String, Value>> {
+pub(super) fn as_obj<'a>(v: &'a Value, name: &str) -> EngineResult<&'a Map<String, Value>> {
     v.as_object().ok_or_else(|| {
         err(format!(
             "[{name}] query malformed, no start_object after query name"
@@ -56,6 +59,10 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
             boost,
         }),
         "ids" => parse_ids(body),
+        "regexp" => parse_regexp(body),
+        "match_bool_prefix" => parse_bool_prefix(body),
+        "combined_fields" => parse_combined(body),
+        "terms_set" => parse_terms_set(body),
         "bool" => parse_bool(body),
         "query_string" | "simple_query_string" => parse_qs(body, name),
         "constant_score" => parse_constant_score(body),
@@ -64,7 +71,7 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
     }
 }
 
-fn parse_boost(v: &Value, name: &str) -> EngineResult<f32> {
+pub(super) fn parse_boost(v: &Value, name: &str) -> EngineResult<f32> {
     match v {
         Value::Number(n) => Ok(n.as_f64().unwrap_or(1.0) as f32),
         Value::String(s) => s
@@ -87,7 +94,10 @@ fn boost_only(body: &Value, name: &str) -> EngineResult<f32> {
 }
 
 /// The single `{field: ...}` of field-level queries, skipping `boost`/`_name` siblings.
-fn single_field<'a>(body: &'a Value, name: &str) -> EngineResult<(&'a String, &'a Value, f32)> {
+pub(super) fn single_field<'a>(
+    body: &'a Value,
+    name: &str,
+) -> EngineResult<(&'a String, &'a Value, f32)> {
     let obj = as_obj(body, name)?;
     let mut field: Option<(&String, &Value)> = None;
     let mut boost = 1.0;
@@ -126,7 +136,7 @@ pub fn parse_msm(v: &Value) -> EngineResult<Msm> {
     }
 }
 
-fn parse_operator(v: &Value, name: &str) -> EngineResult<Operator> {
+pub(super) fn parse_operator(v: &Value, name: &str) -> EngineResult<Operator> {
     match v.as_str().map(str::to_ascii_lowercase).as_deref() {
         Some("or") => Ok(Operator::Or),
         Some("and") => Ok(Operator::And),
@@ -136,15 +146,25 @@ fn parse_operator(v: &Value, name: &str) -> EngineResult<Operator> {
     }
 }
 
-fn match_opt(opts: &mut MatchOpts, k: &str, v: &Value, name: &str) -> EngineResult<bool> {
+pub(super) fn match_opt(
+    opts: &mut MatchOpts,
+    k: &str,
+    v: &Value,
+    name: &str,
+) -> EngineResult<bool> {
     match k {
         "operator" => opts.operator = parse_operator(v, name)?,
         "minimum_should_match" => opts.msm = Some(parse_msm(v)?),
         "zero_terms_query" => opts.zero_terms_all = v.as_str() == Some("all"),
         "lenient" => opts.lenient = v.as_bool().unwrap_or(false),
-        "analyzer"
-        | "fuzziness"
-        | "prefix_length"
+        "fuzziness" => {
+            opts.fuzziness =
+                Some(super::Fuzziness::parse(v).ok_or_else(|| {
+                    err(format!("[{name}] failed to parse [fuzziness] value [{v}]"))
+                })?)
+        }
+        "analyzer" => opts.analyzer = Some(analyzer_named(v, name)?),
+        "prefix_length"
         | "max_expansions"
         | "fuzzy_transpositions"
         | "auto_generate_synonyms_phrase_query"
@@ -153,6 +173,21 @@ fn match_opt(opts: &mut MatchOpts, k: &str, v: &Value, name: &str) -> EngineResu
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// A search `analyzer` the engine has (custom analyzers are not).
+fn analyzer_named(v: &Value, name: &str) -> EngineResult<crate::engine::mapping::Analyzer> {
+    use crate::engine::mapping::Analyzer;
+    match v.as_str() {
+        Some("standard" | "simple" | "default") => Ok(Analyzer::Standard),
+        Some("whitespace") => Ok(Analyzer::Whitespace),
+        Some("keyword") => Ok(Analyzer::Keyword),
+        Some("english") => Ok(Analyzer::English),
+        _ => Err(EngineError::IllegalArgument(format!(
+            "[{name}] analyzer [{}] is not supported by this engine (standard, whitespace, keyword, english)",
+            v.as_str().unwrap_or_default()
+        ))),
+    }
 }
 
 fn parse_match(body: &Value) -> EngineResult<Query> {
@@ -184,7 +219,7 @@ fn parse_match(body: &Value) -> EngineResult<Query> {
     })
 }
 
-fn value_text(v: &Value) -> String {
+pub(super) fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -192,26 +227,19 @@ fn value_text(v: &Value) -> String {
 }
 
 fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
-    let (field, v, mut boost) = single_field(body, name)?;
     let mut slop = 0;
-    let query = match v {
-        Value::Object(o) => {
-            let mut q = None;
-            for (k, val) in o {
-                match k.as_str() {
-                    "query" => q = Some(value_text(val)),
-                    "slop" => slop = val.as_u64().unwrap_or(0) as u32,
-                    "boost" => boost = parse_boost(val, name)?,
-                    "analyzer" | "max_expansions" | "zero_terms_query" | "_name" => {}
-                    other => return Err(err(format!("[{name}] query does not support [{other}]"))),
-                }
+    let (field, query, boost) = text_query(body, name, "query", &mut |k, v| {
+        Ok(match k {
+            "slop" => {
+                slop = v.as_u64().unwrap_or(0) as u32;
+                true
             }
-            q.ok_or_else(|| err("No text specified for text query"))?
-        }
-        other => value_text(other),
-    };
+            "analyzer" | "max_expansions" | "zero_terms_query" => true,
+            _ => false,
+        })
+    })?;
     Ok(Query::MatchPhrase {
-        field: field.clone(),
+        field,
         query,
         slop,
         prefix,
@@ -233,7 +261,7 @@ pub fn boosted_field(s: &str) -> BoostedField {
     }
 }
 
-fn parse_fields(v: &Value, name: &str) -> EngineResult<Vec<BoostedField>> {
+pub(super) fn parse_fields(v: &Value, name: &str) -> EngineResult<Vec<BoostedField>> {
     match v {
         Value::String(s) => Ok(vec![boosted_field(s)]),
         Value::Array(a) => a
@@ -353,7 +381,8 @@ fn parse_range(body: &Value) -> EngineResult<Query> {
             "include_upper" => incl_hi = val.and_then(|v| v.as_bool()).unwrap_or(true),
             "format" => b.format = val.and_then(|v| v.as_str().map(String::from)),
             "boost" => boost = val.map_or(Ok(1.0), |v| parse_boost(&v, "range"))?,
-            "time_zone" | "relation" | "_name" => {}
+            "time_zone" => b.time_zone = val.and_then(|v| v.as_str().map(String::from)),
+            "relation" | "_name" => {}
             other => return Err(err(format!("[range] query does not support [{other}]"))),
         }
     }

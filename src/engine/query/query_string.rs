@@ -333,8 +333,17 @@ impl Parser<'_> {
             q = with_boost(q, *b);
             self.pos += 1;
         }
-        if let Some(Tok::Tilde(_)) = self.peek() {
-            self.pos += 1; // fuzziness is not supported: the term matches exactly
+        if let Some(Tok::Tilde(n)) = self.peek() {
+            let d = (*n).min(2) as u8;
+            self.pos += 1;
+            if let Query::MultiMatch {
+                opts,
+                kind: MultiKind::BestFields,
+                ..
+            } = &mut q
+            {
+                opts.fuzziness = Some(super::Fuzziness::Fixed(d));
+            }
         }
         Ok(q)
     }

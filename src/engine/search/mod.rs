@@ -1,37 +1,43 @@
 //! Search execution: the search request (body and URI forms), fan-out to every shard of the
-//! target indices, exact hit counts, top hits by score (tantivy's pruning top-k collector)
-//! or by sort keys, merge across shards, fetch of sources, aggregations, and the response
-//! shape of spec section 4 (integer `hits.total`).
+//! target indices (their current searchers, or a point in time's), exact hit counts
+//! (reported as `track_total_hits` asks), top hits by score (tantivy's pruning top-k
+//! collector) or by sort keys, `search_after`, `collapse`, merge across shards, fetch of
+//! sources, highlighting, aggregations, and the response shape.
 //!
 //! Must not touch: HTTP, the write path.
 
+mod agg_run;
+mod collapse;
+pub mod highlight;
+pub mod pit;
+mod render;
 pub mod request;
 mod scroll;
 mod scroll_page;
+pub mod snapshot;
 pub mod sort;
 pub mod source;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tantivy::aggregation::intermediate_agg_result::IntermediateAggregationResults;
 use tantivy::collector::{Collector, TopDocs};
 use tantivy::query::{EnableScoring, Query as TQuery, Weight};
-use tantivy::schema::Value as _;
-use tantivy::{DocAddress, Searcher, TantivyDocument};
+use tantivy::{DocAddress, Searcher};
 
+pub use pit::Pits;
+use render::{render_page, Page};
 pub use request::SearchRequest;
 pub use scroll::{ScrollParams, Scrolls, MAX_OPEN_SCROLL_CONTEXT};
+use scroll_page::{After, AfterCollector};
 use sort::{cmp_keys, is_score_order, Key, KeyKind, SortCollector, SortValue};
 
 use super::aggs;
 use super::error::{EngineError, EngineResult};
 use super::query::{compile, Ctx, Query};
 use super::store::index::IndexHandle;
-use super::store::schema::{F_SEQ_NO, F_VERSION};
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -47,49 +53,19 @@ struct Candidate {
     addr: DocAddress,
     score: f32,
     values: Vec<SortValue>,
+    /// The `collapse` field's value of this hit.
+    group: Option<SortValue>,
 }
 
-#[derive(Serialize)]
-struct HitOut {
-    _index: String,
-    _type: String,
-    _id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    _version: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    _seq_no: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    _primary_term: Option<u64>,
-    _score: Option<f32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    _source: Option<Box<RawValue>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sort: Option<Vec<Value>>,
-}
+/// The searchers of a search: one per shard of each target index.
+pub type Views = Vec<Vec<Searcher>>;
 
-#[derive(Serialize)]
-struct Shards {
-    total: usize,
-    successful: usize,
-    skipped: usize,
-    failed: usize,
-}
-
-#[derive(Serialize)]
-struct HitsOut {
-    total: u64,
-    max_score: Option<f32>,
-    hits: Vec<HitOut>,
-}
-
-#[derive(Serialize)]
-struct SearchOut {
-    took: u64,
-    timed_out: bool,
-    _shards: Shards,
-    hits: HitsOut,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    aggregations: Option<Value>,
+/// The current searchers of `indices`.
+pub fn current_views(indices: &[Arc<IndexHandle>]) -> Views {
+    indices
+        .iter()
+        .map(|h| h.shards.iter().map(|s| s.searcher()).collect())
+        .collect()
 }
 
 /// One index's compiled request.
@@ -109,28 +85,37 @@ fn plan(handle: &Arc<IndexHandle>, req: &SearchRequest, now: i64) -> EngineResul
         index_name: &handle.name,
         now_ms: now,
     };
-    let base = compile(&req.query, &ctx)?;
-    let hits_query = match &req.post_filter {
-        Some(pf) => compile(
-            &Query::Bool {
-                must: vec![req.query.clone()],
-                filter: vec![pf.clone()],
-                should: vec![],
-                must_not: vec![],
-                msm: None,
-                boost: 1.0,
-            },
-            &ctx,
-        )?,
-        None => base.box_clone(),
+    let mut filter: Vec<Query> = req.post_filter.iter().cloned().collect();
+    let alias_filter = req.alias_filters.get(&handle.name);
+    let base = match alias_filter {
+        Some(af) => compile(&with_filters(&req.query, vec![af.clone()]), &ctx)?,
+        None => compile(&req.query, &ctx)?,
     };
-    let keys = sort::resolve(&req.sort, &mapping, &handle.name)?;
+    filter.extend(alias_filter.cloned());
+    let hits_query = if filter.is_empty() {
+        base.box_clone()
+    } else {
+        compile(&with_filters(&req.query, filter), &ctx)?
+    };
+    let keys = sort::resolve(&req.sort, &mapping, &handle.name, fields.id)?;
     Ok(Plan {
         handle: handle.clone(),
         hits_query,
         agg_query: Some(base),
         keys,
     })
+}
+
+/// `query` restricted by filters that do not score.
+fn with_filters(query: &Query, filter: Vec<Query>) -> Query {
+    Query::Bool {
+        must: vec![query.clone()],
+        filter,
+        should: vec![],
+        must_not: vec![],
+        msm: None,
+        boost: 1.0,
+    }
 }
 
 fn check_window(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult<()> {
@@ -147,7 +132,6 @@ fn check_window(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResu
     Ok(())
 }
 
-/// Total hits and top candidates of one shard.
 /// Top documents of one shard: address, score, sort values.
 type ShardHits = Vec<(DocAddress, f32, Vec<SortValue>)>;
 
@@ -164,15 +148,28 @@ fn collect_with<C: Collector>(
     Ok(collector.merge_fruits(fruits)?)
 }
 
-/// Total hits and top candidates of one shard. One weight serves the count and the top
-/// documents, so term statistics and dictionary lookups are done once.
-fn search_shard(
-    p: &Plan,
-    searcher: &Searcher,
+/// Where a shard sits in the search: (index, shard) and its position among all shards.
+#[derive(Debug, Clone, Copy)]
+struct ShardAt {
+    index: usize,
+    shard: usize,
+    pos: usize,
+}
+
+/// What a shard search needs besides the plan.
+struct ShardJob<'a> {
     limit: usize,
     score_order: bool,
-) -> EngineResult<(u64, ShardHits)> {
-    let scoring = score_order || p.keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
+    after: Option<&'a After>,
+    keys: &'a [Key],
+}
+
+/// The weight of a plan's query on one shard (scoring when asked) and its match count.
+fn weight_and_total(
+    p: &Plan,
+    searcher: &Searcher,
+    scoring: bool,
+) -> EngineResult<(Box<dyn Weight>, u64)> {
     let enable = if scoring {
         EnableScoring::enabled_from_searcher(searcher)
     } else {
@@ -183,25 +180,45 @@ fn search_shard(
     for seg in searcher.segment_readers() {
         total += weight.count(seg)? as u64;
     }
-    if limit == 0 || total == 0 {
+    Ok((weight, total))
+}
+
+/// Total hits and top candidates of one shard. One weight serves the count and the top
+/// documents, so term statistics and dictionary lookups are done once.
+fn search_shard(
+    p: &Plan,
+    searcher: &Searcher,
+    at: ShardAt,
+    job: &ShardJob<'_>,
+) -> EngineResult<(u64, ShardHits)> {
+    let scoring = job.score_order || job.keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
+    let (weight, total) = weight_and_total(p, searcher, scoring)?;
+    if job.limit == 0 || total == 0 {
         return Ok((total, vec![]));
     }
-    if score_order {
+    if job.score_order && job.after.is_none() {
         let top = collect_with(
             searcher,
             &*weight,
-            &TopDocs::with_limit(limit).order_by_score(),
+            &TopDocs::with_limit(job.limit).order_by_score(),
         )?;
         let hits = top
             .into_iter()
             .map(|(s, a)| (a, s, vec![SortValue::Num(s as f64)]));
         return Ok((total, hits.collect()));
     }
-    let collector = SortCollector {
-        keys: p.keys.clone(),
-        limit,
+    let inner = SortCollector::new(job.keys.to_vec(), job.limit, searcher, at.pos);
+    let hits = match job.after {
+        None => collect_with(searcher, &*weight, &inner)?,
+        Some(a) => {
+            let c = AfterCollector {
+                inner,
+                after: Some(a.clone()),
+                shard: (at.index, at.shard),
+            };
+            collect_with(searcher, &*weight, &c)?
+        }
     };
-    let hits = collect_with(searcher, &*weight, &collector)?;
     Ok((
         total,
         hits.into_iter()
@@ -219,36 +236,113 @@ struct Gathered {
     agg_parts: Vec<IntermediateAggregationResults>,
 }
 
-fn gather(plans: &[Plan], req: &SearchRequest, score_order: bool) -> EngineResult<Gathered> {
-    let limit = req.from + req.size;
+fn gather(
+    plans: &[Plan],
+    views: &[Vec<Searcher>],
+    req: &SearchRequest,
+    score_order: bool,
+    prepared: Option<&[aggs::Prepared]>,
+) -> EngineResult<Gathered> {
+    let after = search_after(plans, req, score_order)?;
     let mut g = Gathered::default();
-    for (ii, p) in plans.iter().enumerate() {
-        let per_index_aggs = match &req.aggs {
-            Some(raw) => Some(aggs::prepare(raw, &p.handle.mapping())?),
-            None => None,
+    for (ii, (p, searchers)) in plans.iter().zip(views).enumerate() {
+        let per_index_aggs = prepared.and_then(|a| a.get(ii)).map(|a| &a.aggs);
+        let keys = if after.is_some() && score_order {
+            merge_keys(plans, true)
+        } else {
+            p.keys.clone()
         };
-        for (si, shard) in p.handle.shards.iter().enumerate() {
+        let job = ShardJob {
+            limit: req.from + req.size,
+            score_order,
+            after: after.as_ref(),
+            keys: &keys,
+        };
+        for (si, searcher) in searchers.iter().enumerate() {
+            let at = ShardAt {
+                index: ii,
+                shard: si,
+                pos: g.shards,
+            };
             g.shards += 1;
-            let searcher = shard.searcher();
-            let (t, top) = search_shard(p, &searcher, limit, score_order)?;
-            g.total += t;
-            for (addr, score, values) in top {
-                let searcher = searcher.clone();
-                g.cands.push(Candidate {
-                    index: ii,
-                    shard: si,
-                    searcher,
-                    addr,
-                    score,
-                    values,
-                });
+            if let Some(field) = &req.collapse {
+                let (t, top) = collapse::search_shard(p, searcher, at, &job, field)?;
+                g.total += t;
+                g.cands.extend(top);
+            } else {
+                let (t, top) = search_shard(p, searcher, at, &job)?;
+                g.total += t;
+                for (addr, score, values) in top {
+                    g.cands.push(Candidate {
+                        index: ii,
+                        shard: si,
+                        searcher: searcher.clone(),
+                        addr,
+                        score,
+                        values,
+                        group: None,
+                    });
+                }
             }
-            if let (Some(a), Some(q)) = (&per_index_aggs, &p.agg_query) {
-                g.agg_parts.push(aggs::collect(&searcher, &**q, a)?);
+            if let (Some(a), Some(q)) = (per_index_aggs, &p.agg_query) {
+                g.agg_parts.push(aggs::collect(searcher, &**q, a)?);
             }
         }
     }
     Ok(g)
+}
+
+/// `search_after`'s values as a cursor for the merge keys of `plans`.
+fn search_after(
+    plans: &[Plan],
+    req: &SearchRequest,
+    score_order: bool,
+) -> EngineResult<Option<After>> {
+    let Some(values) = &req.search_after else {
+        return Ok(None);
+    };
+    let keys = merge_keys(plans, score_order);
+    if req.sort.is_empty() {
+        return Err(EngineError::IllegalArgument(
+            "Sort must contain at least one field.".into(),
+        ));
+    }
+    if values.len() != keys.len() {
+        return Err(EngineError::IllegalArgument(format!(
+            "search_after has {} value(s) but sort has {}.",
+            values.len(),
+            keys.len()
+        )));
+    }
+    let values = values
+        .iter()
+        .zip(&keys)
+        .map(|(v, k)| after_value(v, k))
+        .collect::<EngineResult<Vec<_>>>()?;
+    Ok(Some(After { values, pos: None }))
+}
+
+fn after_value(v: &Value, k: &Key) -> EngineResult<SortValue> {
+    let bad = || {
+        EngineError::IllegalArgument(format!(
+            "Failed to parse search_after value [{v}] for this sort field"
+        ))
+    };
+    if v.is_null() {
+        return Ok(SortValue::Missing);
+    }
+    Ok(match &k.kind {
+        KeyKind::Str { .. } | KeyKind::Id(_) | KeyKind::Const(_) => {
+            SortValue::Str(v.as_str().map_or_else(|| v.to_string(), String::from))
+        }
+        KeyKind::Missing => SortValue::Missing,
+        _ => SortValue::Num(match v {
+            Value::Number(n) => n.as_f64().ok_or_else(bad)?,
+            Value::String(s) => s.parse().map_err(|_| bad())?,
+            Value::Bool(b) => *b as u8 as f64,
+            _ => return Err(bad()),
+        }),
+    })
 }
 
 /// The merge order of hits from all shards.
@@ -263,31 +357,65 @@ fn merge_keys(plans: &[Plan], score_order: bool) -> Vec<Key> {
     plans.first().map(|p| p.keys.clone()).unwrap_or_default()
 }
 
-/// Runs `req` over `indices`; returns the response body.
+/// Validation shared by searches (Elasticsearch's `SearchRequest.validate` and the search
+/// service's checks).
+fn validate(req: &SearchRequest) -> EngineResult<()> {
+    if req.search_after.is_some() && req.from > 0 {
+        return Err(EngineError::SearchPhase {
+            kind: "search_context_exception".into(),
+            reason: "`from` parameter must be set to 0 when `search_after` is used.".into(),
+        });
+    }
+    if req.collapse.is_some() && req.search_after.is_some() {
+        return Err(EngineError::SearchPhase {
+            kind: "search_context_exception".into(),
+            reason: "cannot use `collapse` in conjunction with `search_after`".into(),
+        });
+    }
+    if req.pit.is_none() && req.sort.iter().any(|s| s.field == "_shard_doc") {
+        return Err(EngineError::Validation(vec![
+            "[_shard_doc] sort field cannot be used without [point in time]".into(),
+        ]));
+    }
+    Ok(())
+}
+
+/// Runs `req` over `indices` (their current searchers); returns the response body.
 pub fn search(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult<Value> {
+    search_views(indices, &current_views(indices), req)
+}
+
+/// Runs `req` over `indices` read through `views` (a point in time's searchers or the
+/// current ones).
+pub fn search_views(
+    indices: &[Arc<IndexHandle>],
+    views: &[Vec<Searcher>],
+    req: &SearchRequest,
+) -> EngineResult<Value> {
     let started = Instant::now();
+    validate(req)?;
     check_window(indices, req)?;
     let now = now_ms();
     let plans = indices
         .iter()
         .map(|h| plan(h, req, now))
         .collect::<EngineResult<Vec<_>>>()?;
+    if let Some(f) = &req.collapse {
+        for p in &plans {
+            collapse::check_field(&p.handle, f)?;
+        }
+    }
     let score_order = is_score_order(&req.sort);
-    let first_mapping = plans
-        .first()
-        .map(|p| p.handle.mapping())
-        .unwrap_or_default();
-    let agg_req = req
-        .aggs
-        .as_ref()
-        .map(|raw| aggs::prepare(raw, &first_mapping))
-        .transpose()?;
-    let mut g = gather(&plans, req, score_order)?;
+    let prepared = agg_run::prepare_all(&plans, views, req.aggs.as_ref())?;
+    let mut g = gather(&plans, views, req, score_order, prepared.as_deref())?;
     let keys = merge_keys(&plans, score_order);
     g.cands.sort_by(|a, b| {
         let pos = |c: &Candidate| (c.index, c.shard, c.addr.segment_ord, c.addr.doc_id);
         cmp_keys(&a.values, &b.values, &keys).then(pos(a).cmp(&pos(b)))
     });
+    if req.collapse.is_some() {
+        collapse::dedupe(&mut g.cands);
+    }
     let track = score_order || req.track_scores;
     let max_score = g
         .cands
@@ -295,9 +423,15 @@ pub fn search(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult
         .map(|c| c.score)
         .reduce(f32::max)
         .filter(|_| track);
-    let aggregations = match (&agg_req, &req.aggs) {
-        (Some(a), Some(raw)) => Some(aggs::finish(g.agg_parts, a, raw, &first_mapping)?),
-        _ => None,
+    let aggregations = match &prepared {
+        Some(p) => Some(agg_run::finish(
+            std::mem::take(&mut g.agg_parts),
+            p,
+            &plans,
+            views,
+            req,
+        )?),
+        None => None,
     };
     let end = g.cands.len().min(req.from.saturating_add(req.size));
     let page = Page {
@@ -311,111 +445,9 @@ pub fn search(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult
     render_page(&plans, req, &keys, page)
 }
 
-/// One page of hits and what the response says about the whole search.
-struct Page<'a> {
-    started: Instant,
-    shards: usize,
-    total: u64,
-    max_score: Option<f32>,
-    hits: &'a [Candidate],
-    aggregations: Option<Value>,
-}
-
-/// The response body of a page (spec 4: integer `hits.total`).
-fn render_page(
-    plans: &[Plan],
-    req: &SearchRequest,
-    keys: &[Key],
-    page: Page<'_>,
-) -> EngineResult<Value> {
-    let track = is_score_order(&req.sort) || req.track_scores;
-    let hits = page
-        .hits
-        .iter()
-        .map(|c| render_hit(c, plans, req, track, keys))
-        .collect::<EngineResult<Vec<_>>>()?;
-    let shards = Shards {
-        total: page.shards,
-        successful: page.shards,
-        skipped: 0,
-        failed: 0,
-    };
-    let out = SearchOut {
-        took: page.started.elapsed().as_millis() as u64,
-        timed_out: false,
-        _shards: shards,
-        hits: HitsOut {
-            total: page.total,
-            max_score: page.max_score,
-            hits,
-        },
-        aggregations: page.aggregations,
-    };
-    serde_json::to_value(out).map_err(EngineError::internal)
-}
-
-/// The `_source` of a hit as the request asks for it.
-fn render_source(raw: &[u8], filter: &source::SourceFilter) -> EngineResult<Option<Box<RawValue>>> {
-    let text = match filter {
-        source::SourceFilter::None => return Ok(None),
-        source::SourceFilter::All => String::from_utf8_lossy(raw).into_owned(),
-        f => {
-            let parsed: serde_json::Map<String, Value> =
-                serde_json::from_slice(raw).unwrap_or_default();
-            serde_json::to_string(&f.apply(&parsed)).map_err(EngineError::internal)?
-        }
-    };
-    RawValue::from_string(text)
-        .map(Some)
-        .map_err(EngineError::internal)
-}
-
-fn render_hit(
-    c: &Candidate,
-    plans: &[Plan],
-    req: &SearchRequest,
-    track: bool,
-    keys: &[Key],
-) -> EngineResult<HitOut> {
-    let h = &plans[c.index].handle;
-    let fields = &h.shards[c.shard].fields;
-    let doc: TantivyDocument = c.searcher.doc(c.addr)?;
-    let id = doc
-        .get_first(fields.id)
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    let raw = doc
-        .get_first(fields.source)
-        .and_then(|v| v.as_bytes())
-        .unwrap_or(b"{}");
-    let ff = |name: &str| -> Option<u64> {
-        let seg = c.searcher.segment_reader(c.addr.segment_ord);
-        seg.fast_fields().u64(name).ok()?.first(c.addr.doc_id)
-    };
-    let integer = |k: &Key| matches!(k.kind, KeyKind::Num { integer: true, .. } | KeyKind::Doc);
-    let sort = (!is_score_order(&req.sort)).then(|| {
-        c.values
-            .iter()
-            .zip(keys)
-            .map(|(v, k)| v.to_json(integer(k)))
-            .collect()
-    });
-    let seq = req.seq_no_primary_term;
-    Ok(HitOut {
-        _index: h.name.clone(),
-        _type: h.type_name(),
-        _id: id.to_string(),
-        _version: if req.version { ff(F_VERSION) } else { None },
-        _seq_no: if seq { ff(F_SEQ_NO) } else { None },
-        _primary_term: seq.then_some(1),
-        _score: track.then_some(c.score),
-        _source: render_source(raw, &req.source)?,
-        sort,
-    })
-}
-
-/// `_count`: exact number of matches over `indices`.
-pub fn count(indices: &[Arc<IndexHandle>], query: &Query) -> EngineResult<Value> {
+/// `_count`: exact number of matches of `req.query` over `indices` (filtered aliases'
+/// filters applied).
+pub fn count(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult<Value> {
     let now = now_ms();
     let (mut total, mut shards) = (0u64, 0usize);
     for h in indices {
@@ -426,7 +458,10 @@ pub fn count(indices: &[Arc<IndexHandle>], query: &Query) -> EngineResult<Value>
             index_name: &h.name,
             now_ms: now,
         };
-        let q = compile(query, &ctx)?;
+        let q = match req.alias_filters.get(&h.name) {
+            Some(f) => compile(&with_filters(&req.query, vec![f.clone()]), &ctx)?,
+            None => compile(&req.query, &ctx)?,
+        };
         for s in &h.shards {
             shards += 1;
             total += q.count(&s.searcher())? as u64;

@@ -1,8 +1,12 @@
 //! The search request: body keys and URI parameters (`q`, `df`, `default_operator`,
-//! `from`, `size`, `sort`, `_source*`, `version`, ...), validated as Elasticsearch does.
+//! `from`, `size`, `sort`, `_source*`, `version`, `track_total_hits`,
+//! `rest_total_hits_as_int`, `search_after`, `pit`, `collapse`, `highlight`, ...), validated
+//! as Elasticsearch does. A key the engine does not implement is a 400 naming it, never
+//! ignored.
 
 use serde_json::Value;
 
+use super::highlight::Highlight;
 use super::sort::{parse_sort, parse_sort_param, SortSpec};
 use super::source::SourceFilter;
 use crate::engine::error::{EngineError, EngineResult};
@@ -23,6 +27,40 @@ pub struct SearchRequest {
     pub track_scores: bool,
     pub version: bool,
     pub seq_no_primary_term: bool,
+    /// `track_total_hits` as asked (None: the default, up to 10,000).
+    pub track_total: Option<TrackTotal>,
+    /// `rest_total_hits_as_int=true`: `hits.total` as an integer.
+    pub total_as_int: bool,
+    /// `search_after`: the sort values of the last hit of the previous page.
+    pub search_after: Option<Vec<Value>>,
+    /// `pit`: a point in time to search (id, keep-alive).
+    pub pit: Option<PitRef>,
+    /// `collapse`: the keyword field whose values collapse hits.
+    pub collapse: Option<String>,
+    /// `highlight`.
+    pub highlight: Option<Highlight>,
+    /// `stored_fields: _none_` or a list without `_source`: no `_source` in hits.
+    pub stored_fields_none: bool,
+    /// Filters of the filtered aliases the request named, by index.
+    pub alias_filters: std::collections::BTreeMap<String, Query>,
+}
+
+/// `track_total_hits`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrackTotal {
+    Accurate,
+    UpTo(u64),
+    Disabled,
+}
+
+/// How far totals are counted when the request does not say.
+pub const DEFAULT_TRACK_TOTAL: u64 = 10_000;
+
+/// The `pit` of a search body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PitRef {
+    pub id: String,
+    pub keep_alive: Option<String>,
 }
 
 impl Default for SearchRequest {
@@ -38,32 +76,125 @@ impl Default for SearchRequest {
             track_scores: false,
             version: false,
             seq_no_primary_term: false,
+            track_total: None,
+            total_as_int: false,
+            search_after: None,
+            pit: None,
+            collapse: None,
+            highlight: None,
+            stored_fields_none: false,
+            alias_filters: Default::default(),
         }
     }
 }
 
-/// Body keys accepted and ignored (features without effect here).
-const IGNORED: &[&str] = &[
-    "track_total_hits",
-    "timeout",
-    "highlight",
+/// Body keys accepted whose effect is nil here: `timeout` (searches are never cut short, so
+/// `timed_out` is always false), `stats` (statistics groups), `profile: false`,
+/// `explain: false`, `ext: {}`.
+fn harmless(k: &str, v: &Value) -> bool {
+    match k {
+        "timeout" | "stats" => true,
+        "profile" | "explain" => v == &Value::Bool(false),
+        "ext" => v.as_object().is_some_and(|o| o.is_empty()),
+        _ => false,
+    }
+}
+
+/// Body keys of Elasticsearch 7.10 searches this engine does not implement: a 400 names them.
+const UNSUPPORTED: &[&str] = &[
+    "profile",
     "explain",
-    "stored_fields",
+    "ext",
     "docvalue_fields",
-    "min_score",
     "terminate_after",
     "suggest",
     "script_fields",
     "indices_boost",
-    "profile",
-    "ext",
     "fields",
-    "stats",
-    "_name",
-    "batched_reduce_size",
     "rescore",
-    "collapse",
+    "slice",
+    "runtime_mappings",
+    "min_score",
 ];
+
+/// `track_total_hits` from a body value or a parameter.
+pub fn parse_track_total(v: &Value) -> EngineResult<TrackTotal> {
+    let n = match v {
+        Value::Bool(true) => return Ok(TrackTotal::Accurate),
+        Value::Bool(false) => return Ok(TrackTotal::Disabled),
+        Value::String(s) if s == "true" || s.is_empty() => return Ok(TrackTotal::Accurate),
+        Value::String(s) if s == "false" => return Ok(TrackTotal::Disabled),
+        Value::String(s) => s.parse::<i64>().ok(),
+        Value::Number(n) => n.as_i64(),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        EngineError::Parsing(format!("[track_total_hits] failed to parse field [{v}]"))
+    })?;
+    match n {
+        -1 => Ok(TrackTotal::Disabled),
+        n if n < -1 => Err(EngineError::IllegalArgument(format!(
+            "[track_total_hits] parameter must be positive or equals to -1, got {n}"
+        ))),
+        n if n >= i32::MAX as i64 => Ok(TrackTotal::Accurate),
+        n => Ok(TrackTotal::UpTo(n as u64)),
+    }
+}
+
+fn parse_pit(v: &Value) -> EngineResult<PitRef> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| EngineError::Parsing("[pit] must be an object".into()))?;
+    let mut pit = PitRef {
+        id: String::new(),
+        keep_alive: None,
+    };
+    for (k, x) in o {
+        match (k.as_str(), x) {
+            ("id", Value::String(s)) => pit.id = s.clone(),
+            ("keep_alive", Value::String(s)) => pit.keep_alive = Some(s.clone()),
+            (other, _) => {
+                return Err(EngineError::Parsing(format!(
+                    "[point_in_time] unknown field [{other}]"
+                )))
+            }
+        }
+    }
+    if pit.id.is_empty() {
+        return Err(EngineError::Parsing(
+            "[point_in_time] requires an [id]".into(),
+        ));
+    }
+    Ok(pit)
+}
+
+fn parse_collapse(v: &Value) -> EngineResult<String> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| EngineError::Parsing("[collapse] must be an object".into()))?;
+    let mut field = None;
+    for (k, x) in o {
+        match (k.as_str(), x) {
+            ("field", Value::String(s)) => field = Some(s.clone()),
+            (other, _) => {
+                return Err(EngineError::IllegalArgument(format!(
+                    "[collapse] option [{other}] is not supported by this engine"
+                )))
+            }
+        }
+    }
+    field.ok_or_else(|| EngineError::Parsing("[collapse] requires a [field]".into()))
+}
+
+/// `stored_fields`: true when `_source` is not among them.
+fn no_source_in(v: &Value) -> bool {
+    let names: Vec<&str> = match v {
+        Value::String(s) => s.split(',').map(str::trim).collect(),
+        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    !names.iter().any(|n| *n == "_source" || *n == "*")
+}
 
 fn count(v: &Value, name: &str) -> EngineResult<usize> {
     let n = match v {
@@ -104,12 +235,25 @@ impl SearchRequest {
                 "track_scores" => r.track_scores = flag(v),
                 "version" => r.version = flag(v),
                 "seq_no_primary_term" => r.seq_no_primary_term = flag(v),
-                "search_after" | "slice" | "pit" | "runtime_mappings" => {
+                "track_total_hits" => r.track_total = Some(parse_track_total(v)?),
+                "search_after" => match v {
+                    Value::Array(a) => r.search_after = Some(a.clone()),
+                    _ => {
+                        return Err(EngineError::Parsing(
+                            "[search_after] must be an array of values".into(),
+                        ))
+                    }
+                },
+                "pit" => r.pit = Some(parse_pit(v)?),
+                "collapse" => r.collapse = Some(parse_collapse(v)?),
+                "highlight" => r.highlight = Some(Highlight::parse(v)?),
+                "stored_fields" => r.stored_fields_none = no_source_in(v),
+                k if harmless(k, v) => {}
+                k if UNSUPPORTED.contains(&k) => {
                     return Err(EngineError::IllegalArgument(format!(
                         "[{k}] is not supported by this engine"
                     )))
                 }
-                k if IGNORED.contains(&k) => {}
                 other => {
                     return Err(EngineError::Parsing(format!(
                         "Unknown key for a {} in [{other}].",
@@ -169,6 +313,26 @@ impl SearchRequest {
         if let Some(f) = SourceFilter::from_params(src.as_deref(), inc.as_deref(), exc.as_deref()) {
             self.source = f;
         }
+        if let Some(v) = get("track_total_hits") {
+            self.track_total = Some(parse_track_total(&Value::String(v))?);
+        }
+        if let Some(v) = get("stored_fields") {
+            self.stored_fields_none = no_source_in(&Value::String(v));
+        }
+        if let Some(v) = get("rest_total_hits_as_int") {
+            self.total_as_int = v == "true" || v.is_empty();
+        }
+        if self.total_as_int {
+            match self.track_total {
+                None => self.track_total = Some(TrackTotal::Accurate),
+                Some(TrackTotal::UpTo(n)) => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "[rest_total_hits_as_int] cannot be used if the tracking of total hits is not accurate, got {n}"
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
         for (name, slot) in [
             ("version", &mut self.version),
             ("seq_no_primary_term", &mut self.seq_no_primary_term),
@@ -179,6 +343,26 @@ impl SearchRequest {
             }
         }
         Ok(())
+    }
+
+    /// `hits.total` for `total` matching documents, as the request asks it rendered.
+    pub fn total_json(&self, total: u64) -> Option<Value> {
+        let track = self
+            .track_total
+            .unwrap_or(TrackTotal::UpTo(DEFAULT_TRACK_TOTAL));
+        if self.total_as_int {
+            return Some(match track {
+                TrackTotal::Disabled => Value::from(-1),
+                _ => Value::from(total),
+            });
+        }
+        match track {
+            TrackTotal::Disabled => None,
+            TrackTotal::UpTo(n) if total > n => {
+                Some(serde_json::json!({"value": n, "relation": "gte"}))
+            }
+            _ => Some(serde_json::json!({"value": total, "relation": "eq"})),
+        }
     }
 }
 

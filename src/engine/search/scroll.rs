@@ -25,9 +25,10 @@ use serde_json::{Map, Value};
 use tantivy::query::EnableScoring;
 use tantivy::Searcher;
 
+use super::render::{render_page, Page};
 use super::scroll_page::{next_page, Cursor, View};
 use super::sort::{is_score_order, Key};
-use super::{aggs, merge_keys, now_ms, plan, render_page, Page, Plan, SearchRequest};
+use super::{aggs, merge_keys, now_ms, plan, Plan, SearchRequest};
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::store::index::IndexHandle;
 
@@ -137,6 +138,21 @@ fn validate(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult<(
     if req.size == 0 {
         errors.push("[size] cannot be [0] in a scroll context".to_string());
     }
+    if req
+        .track_total
+        .is_some_and(|t| t != super::request::TrackTotal::Accurate)
+    {
+        errors.push("disabling [track_total_hits] is not allowed in a scroll context".to_string());
+    }
+    if req.pit.is_some() {
+        errors.push("using [point in time] is not allowed in a scroll context".to_string());
+    }
+    if req.search_after.is_some() {
+        errors.push("[search_after] cannot be used in a scroll context".to_string());
+    }
+    if req.collapse.is_some() {
+        errors.push("cannot use `collapse` in a scroll context".to_string());
+    }
     if !errors.is_empty() {
         return Err(EngineError::Validation(errors));
     }
@@ -172,14 +188,11 @@ fn open(
         .iter()
         .map(|p| p.handle.shards.iter().map(|s| s.searcher()).collect())
         .collect();
+    let prepared = super::agg_run::prepare_all(&plans, &searchers, req.aggs.as_ref())?;
     let mut total = 0u64;
     let mut agg_parts = Vec::new();
-    let mut first_prepared = None;
-    for (p, shard_searchers) in plans.iter().zip(&searchers) {
-        let prepared = match &req.aggs {
-            Some(raw) => Some(aggs::prepare(raw, &p.handle.mapping())?),
-            None => None,
-        };
+    for (ii, (p, shard_searchers)) in plans.iter().zip(&searchers).enumerate() {
+        let per_index = prepared.as_ref().and_then(|a| a.get(ii)).map(|a| &a.aggs);
         for s in shard_searchers {
             let weight = p
                 .hits_query
@@ -187,23 +200,16 @@ fn open(
             for seg in s.segment_readers() {
                 total += weight.count(seg)? as u64;
             }
-            if let (Some(a), Some(q)) = (&prepared, &p.agg_query) {
+            if let (Some(a), Some(q)) = (per_index, &p.agg_query) {
                 agg_parts.push(aggs::collect(s, &**q, a)?);
             }
         }
-        // The result is rendered with the first index's mapping, as `search` does.
-        if first_prepared.is_none() {
-            first_prepared = prepared;
-        }
     }
-    let aggregations = match (&req.aggs, first_prepared, plans.first()) {
-        (Some(raw), Some(prepared), Some(p)) => Some(aggs::finish(
-            agg_parts,
-            &prepared,
-            raw,
-            &p.handle.mapping(),
+    let aggregations = match &prepared {
+        Some(pr) => Some(super::agg_run::finish(
+            agg_parts, pr, &plans, &searchers, &req,
         )?),
-        _ => None,
+        None => None,
     };
     let keys = merge_keys(&plans, is_score_order(&req.sort));
     let cursor = if doc_order(&req) {
@@ -299,7 +305,9 @@ impl Scrolls {
         if self.open_shard_contexts() + shards > self.max_open {
             return Err(self.too_many());
         }
-        let (mut ctx, aggregations) = open(indices, req.clone())?;
+        let mut req = req.clone();
+        req.track_total = Some(super::request::TrackTotal::Accurate);
+        let (mut ctx, aggregations) = open(indices, req)?;
         let id = new_id();
         let body = page(&mut ctx, &id, aggregations)?;
         let keep = params.keep_alive.as_millis() as u64;
@@ -320,7 +328,12 @@ impl Scrolls {
 
     /// `_search/scroll`: the next page of scroll `id`, renewing its keep-alive (with
     /// `params` when given, else the one it had).
-    pub fn next(&self, id: &str, params: Option<ScrollParams>) -> EngineResult<Value> {
+    pub fn next(
+        &self,
+        id: &str,
+        params: Option<ScrollParams>,
+        total_as_int: bool,
+    ) -> EngineResult<Value> {
         check_id(id)?;
         let entry = lock(&self.map)
             .get(id)
@@ -339,7 +352,10 @@ impl Scrolls {
             e.deadline.store(self.now() + keep, Ordering::Relaxed);
         };
         renew(&entry);
-        let body = page(&mut lock(&entry.ctx), id, None)?;
+        let mut ctx = lock(&entry.ctx);
+        ctx.req.total_as_int = total_as_int;
+        let body = page(&mut ctx, id, None)?;
+        drop(ctx);
         renew(&entry);
         Ok(body)
     }

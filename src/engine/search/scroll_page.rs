@@ -33,7 +33,15 @@ pub(super) enum Cursor {
     /// `_doc` order: the next position to read (nothing read yet: all zero).
     Doc(Pos),
     /// Sorted: the last hit returned (none yet: `None`).
-    After(Option<(Vec<SortValue>, Pos)>),
+    After(Option<After>),
+}
+
+/// Where a sorted page starts: strictly after these key values; on a tie, after `pos` when
+/// given (a scroll's own cursor), else no tied document passes (`search_after`).
+#[derive(Debug, Clone)]
+pub(super) struct After {
+    pub values: Vec<SortValue>,
+    pub pos: Option<Pos>,
 }
 
 /// The searchers and compiled queries a page runs on.
@@ -86,6 +94,7 @@ fn doc_page(view: &View<'_>, pos: &mut Pos, size: usize) -> EngineResult<Vec<Can
                         addr: DocAddress::new(pos.2, doc),
                         score: 0.0,
                         values: vec![SortValue::Num(doc as f64)],
+                        group: None,
                     });
                 }
                 doc = scorer.advance();
@@ -110,9 +119,10 @@ fn pos_of(c: &Candidate) -> Pos {
 /// Sorted order: the best `size` documents after `after` over every shard.
 fn sorted_page(
     view: &View<'_>,
-    after: &mut Option<(Vec<SortValue>, Pos)>,
+    after: &mut Option<After>,
     size: usize,
 ) -> EngineResult<Vec<Candidate>> {
+    let mut shard_pos = 0;
     let mut cands = Vec::new();
     for (ii, plan) in view.plans.iter().enumerate() {
         let keys = if plan.keys.is_empty() {
@@ -122,6 +132,7 @@ fn sorted_page(
         };
         let scoring = keys.iter().any(|k| matches!(k.kind, KeyKind::Score));
         for (si, searcher) in view.searchers[ii].iter().enumerate() {
+            shard_pos += 1;
             let enable = if scoring {
                 EnableScoring::enabled_from_searcher(searcher)
             } else {
@@ -129,10 +140,7 @@ fn sorted_page(
             };
             let weight = plan.hits_query.weight(enable)?;
             let collector = AfterCollector {
-                inner: SortCollector {
-                    keys: keys.clone(),
-                    limit: size,
-                },
+                inner: SortCollector::new(keys.clone(), size, searcher, shard_pos - 1),
                 after: after.clone(),
                 shard: (ii, si),
             };
@@ -144,6 +152,7 @@ fn sorted_page(
                     addr: DocAddress::new(h.segment, h.doc),
                     score: h.score,
                     values: h.values,
+                    group: None,
                 });
             }
         }
@@ -151,16 +160,19 @@ fn sorted_page(
     cands.sort_by(|a, b| cmp_keys(&a.values, &b.values, view.keys).then(pos_of(a).cmp(&pos_of(b))));
     cands.truncate(size);
     if let Some(last) = cands.last() {
-        *after = Some((last.values.clone(), pos_of(last)));
+        *after = Some(After {
+            values: last.values.clone(),
+            pos: Some(pos_of(last)),
+        });
     }
     Ok(cands)
 }
 
 /// A [`SortCollector`] that only keeps documents after a cursor.
-struct AfterCollector {
-    inner: SortCollector,
-    after: Option<(Vec<SortValue>, Pos)>,
-    shard: (usize, usize),
+pub(super) struct AfterCollector {
+    pub inner: SortCollector,
+    pub after: Option<After>,
+    pub shard: (usize, usize),
 }
 
 /// The cursor as one segment sees it: keyword values turned into that segment's ordinal
@@ -172,26 +184,37 @@ struct SegmentAfter {
 }
 
 /// Per-segment part of [`AfterCollector`].
-struct AfterSegment {
+pub(super) struct AfterSegment {
     inner: SortSegmentCollector,
     keys: Vec<Key>,
     after: Option<SegmentAfter>,
 }
 
-/// `s` as a number comparable with the ordinals of `col`: its ordinal when the segment has
-/// it, else halfway below the first larger term.
+/// `s` as a number comparable with the ordinals of a term dictionary: its ordinal when the
+/// dictionary has it, else halfway below the first larger term. (A macro: the fast-field
+/// and inverted-index dictionaries are different types with the same streaming methods.)
+macro_rules! virtual_ord {
+    ($dict:expr, $s:expr) => {{
+        let dict = $dict;
+        let mut stream = dict.range().ge($s.as_bytes()).into_stream()?;
+        if !stream.advance() {
+            dict.num_terms() as f64 - 0.5
+        } else if stream.key() == $s.as_bytes() {
+            stream.term_ord() as f64
+        } else {
+            stream.term_ord() as f64 - 0.5
+        }
+    }};
+}
+
+/// [`virtual_ord!`] in a keyword column's dictionary.
 fn virtual_ord(col: &StrColumn, s: &str) -> std::io::Result<f64> {
-    let dict = col.dictionary();
-    let mut stream = dict.range().ge(s.as_bytes()).into_stream()?;
-    if !stream.advance() {
-        return Ok(dict.num_terms() as f64 - 0.5);
-    }
-    let ord = stream.term_ord() as f64;
-    Ok(if stream.key() == s.as_bytes() {
-        ord
-    } else {
-        ord - 0.5
-    })
+    Ok(virtual_ord!(col.dictionary(), s))
+}
+
+/// [`virtual_ord!`] in an inverted index's term dictionary.
+fn virtual_ord_in(dict: &tantivy::termdict::TermDictionary, s: &str) -> std::io::Result<f64> {
+    Ok(virtual_ord!(dict, s))
 }
 
 impl AfterCollector {
@@ -200,7 +223,7 @@ impl AfterCollector {
         seg: SegmentOrdinal,
         reader: &SegmentReader,
     ) -> tantivy::Result<Option<SegmentAfter>> {
-        let Some((values, pos)) = &self.after else {
+        let Some(After { values, pos }) = &self.after else {
             return Ok(None);
         };
         let mut local = Vec::with_capacity(values.len());
@@ -213,14 +236,21 @@ impl AfterCollector {
                         None => SortValue::Num(0.0),
                     }
                 }
+                (SortValue::Str(s), KeyKind::Id(field)) => {
+                    let inv = reader.inverted_index(*field)?;
+                    SortValue::Num(virtual_ord_in(inv.terms(), s)?)
+                }
                 _ => v.clone(),
             });
         }
         let here = (self.shard.0, self.shard.1, seg);
-        let tie_from = match here.cmp(&(pos.0, pos.1, pos.2)) {
-            Ordering::Less => None,
-            Ordering::Equal => pos.3.checked_add(1),
-            Ordering::Greater => Some(0),
+        let tie_from = match pos {
+            None => None,
+            Some(pos) => match here.cmp(&(pos.0, pos.1, pos.2)) {
+                Ordering::Less => None,
+                Ordering::Equal => pos.3.checked_add(1),
+                Ordering::Greater => Some(0),
+            },
         };
         Ok(Some(SegmentAfter {
             values: local,

@@ -7,9 +7,12 @@
 use std::cmp::Ordering;
 
 use serde_json::{json, Value};
+use std::sync::Arc;
+
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Column, DynamicColumn, NumericalType, StrColumn};
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
+use tantivy::schema::Field;
+use tantivy::{DocId, InvertedIndexReader, Score, Searcher, SegmentOrdinal, SegmentReader};
 
 use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::mapping::{LeafKind, Mapping};
@@ -124,6 +127,12 @@ pub fn is_score_order(specs: &[SortSpec]) -> bool {
 pub enum KeyKind {
     Score,
     Doc,
+    /// `_shard_doc`.
+    ShardDoc,
+    /// `_id`, through the `_id` field's term ordinals.
+    Id(Field),
+    /// `_index`: the index name.
+    Const(String),
     Num {
         column: String,
         integer: bool,
@@ -143,14 +152,22 @@ pub struct Key {
     pub missing_first: bool,
 }
 
-/// Resolves `specs` for an index.
-pub fn resolve(specs: &[SortSpec], mapping: &Mapping, index: &str) -> EngineResult<Vec<Key>> {
+/// Resolves `specs` for an index (`id_field`: the schema's `_id`).
+pub fn resolve(
+    specs: &[SortSpec],
+    mapping: &Mapping,
+    index: &str,
+    id_field: Field,
+) -> EngineResult<Vec<Key>> {
     specs
         .iter()
         .map(|s| {
             let kind = match s.field.as_str() {
                 "_score" => KeyKind::Score,
                 "_doc" => KeyKind::Doc,
+                "_shard_doc" => KeyKind::ShardDoc,
+                "_id" => KeyKind::Id(id_field),
+                "_index" => KeyKind::Const(index.to_string()),
                 f => match mapping.field(f) {
                     Some(info) => match info.kind {
                         LeafKind::Text => return Err(EngineError::SearchPhase {
@@ -246,11 +263,80 @@ pub struct SortedHit {
 pub struct SortCollector {
     pub keys: Vec<Key>,
     pub limit: usize,
+    /// The first document number of each segment in its shard (for `_doc`).
+    pub doc_bases: Vec<u32>,
+    /// `_shard_doc`'s high half: the shard's position in the search.
+    pub shard_pos: u64,
+}
+
+impl SortCollector {
+    /// A collector over `searcher`'s segments, for the shard at `shard_pos` of the search.
+    pub fn new(keys: Vec<Key>, limit: usize, searcher: &Searcher, shard_pos: usize) -> Self {
+        SortCollector {
+            keys,
+            limit,
+            doc_bases: doc_bases(searcher),
+            shard_pos: shard_pos as u64,
+        }
+    }
+}
+
+/// The first document number of each segment of `searcher`.
+pub fn doc_bases(searcher: &Searcher) -> Vec<u32> {
+    let mut base = 0u32;
+    searcher
+        .segment_readers()
+        .iter()
+        .map(|r| {
+            let b = base;
+            base += r.max_doc();
+            b
+        })
+        .collect()
+}
+
+/// Per-segment `_id` ordinals (document -> ordinal of its `_id` term), built once per
+/// segment and kept for the segments most recently sorted on.
+fn id_ordinals(reader: &SegmentReader, field: Field) -> tantivy::Result<Arc<Vec<u32>>> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Cache = Mutex<HashMap<tantivy::index::SegmentId, Arc<Vec<u32>>>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = reader.segment_id();
+    if let Some(v) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Ok(v.clone());
+    }
+    let inv = reader.inverted_index(field)?;
+    let mut ords = vec![u32::MAX; reader.max_doc() as usize];
+    let mut stream = inv.terms().stream()?;
+    while stream.advance() {
+        let ord = stream.term_ord() as u32;
+        let mut postings = inv.read_postings_from_terminfo(
+            stream.value(),
+            tantivy::schema::IndexRecordOption::Basic,
+        )?;
+        let mut doc = tantivy::DocSet::doc(&postings);
+        while doc != tantivy::TERMINATED {
+            ords[doc as usize] = ord;
+            doc = tantivy::DocSet::advance(&mut postings);
+        }
+    }
+    let ords = Arc::new(ords);
+    let mut c = cache.lock().unwrap_or_else(|p| p.into_inner());
+    if c.len() >= 256 {
+        c.clear();
+    }
+    c.insert(key, ords.clone());
+    Ok(ords)
 }
 
 enum Col {
     Score,
-    Doc,
+    Doc(u32),
+    ShardDoc(u64),
+    Id(Arc<Vec<u32>>, Arc<InvertedIndexReader>),
+    Const(String),
     Num(Option<Column<f64>>),
     Bool(Column<bool>),
     Str(Option<StrColumn>),
@@ -292,10 +378,14 @@ impl Collector for SortCollector {
         reader: &SegmentReader,
     ) -> tantivy::Result<Self::Child> {
         let mut cols = Vec::with_capacity(self.keys.len());
+        let base = self.doc_bases.get(segment as usize).copied().unwrap_or(0);
         for k in &self.keys {
             cols.push(match &k.kind {
                 KeyKind::Score => Col::Score,
-                KeyKind::Doc => Col::Doc,
+                KeyKind::Doc => Col::Doc(base),
+                KeyKind::ShardDoc => Col::ShardDoc((self.shard_pos << 32) + base as u64),
+                KeyKind::Id(f) => Col::Id(id_ordinals(reader, *f)?, reader.inverted_index(*f)?),
+                KeyKind::Const(s) => Col::Const(s.clone()),
                 KeyKind::Missing => Col::Missing,
                 KeyKind::Num { column, .. } => open_num(reader, column)?,
                 KeyKind::Str { column } => Col::Str(reader.fast_fields().str(column)?),
@@ -342,7 +432,13 @@ impl SortSegmentCollector {
             .iter()
             .map(|c| match c {
                 Col::Score => SortValue::Num(score as f64),
-                Col::Doc => SortValue::Num(doc as f64),
+                Col::Doc(base) => SortValue::Num((base + doc) as f64),
+                Col::ShardDoc(base) => SortValue::Num((base + doc as u64) as f64),
+                Col::Id(ords, _) => match ords.get(doc as usize) {
+                    Some(&o) if o != u32::MAX => SortValue::Num(o as f64),
+                    _ => SortValue::Missing,
+                },
+                Col::Const(s) => SortValue::Str(s.clone()),
                 Col::Num(Some(col)) => col.first(doc).map_or(SortValue::Missing, SortValue::Num),
                 Col::Bool(col) => col
                     .first(doc)
@@ -354,6 +450,39 @@ impl SortSegmentCollector {
                 Col::Num(None) | Col::Str(None) | Col::Missing => SortValue::Missing,
             })
             .collect()
+    }
+
+    /// Key values with this segment's keyword and `_id` ordinals turned into strings.
+    pub fn resolve(&self, mut values: Vec<SortValue>) -> Vec<SortValue> {
+        let mut buf = String::new();
+        let mut bytes = Vec::new();
+        for (v, c) in values.iter_mut().zip(&self.cols) {
+            match (c, &v) {
+                (Col::Str(Some(col)), SortValue::Num(o)) => {
+                    buf.clear();
+                    let found = col.ord_to_str(*o as u64, &mut buf).unwrap_or(false);
+                    *v = if found {
+                        SortValue::Str(buf.clone())
+                    } else {
+                        SortValue::Missing
+                    };
+                }
+                (Col::Id(_, inv), SortValue::Num(o)) => {
+                    bytes.clear();
+                    let found = inv
+                        .terms()
+                        .ord_to_term(*o as u64, &mut bytes)
+                        .unwrap_or(false);
+                    *v = if found {
+                        SortValue::Str(String::from_utf8_lossy(&bytes).into_owned())
+                    } else {
+                        SortValue::Missing
+                    };
+                }
+                _ => {}
+            }
+        }
+        values
     }
 
     /// Keeps `doc` with its key values (from [`Self::values`]) as a candidate.
@@ -375,21 +504,10 @@ impl SegmentCollector for SortSegmentCollector {
 
     fn harvest(mut self) -> Vec<SortedHit> {
         self.compact();
-        let mut buf = String::new();
-        self.hits
-            .into_iter()
-            .map(|(mut values, doc, score)| {
-                for (v, c) in values.iter_mut().zip(&self.cols) {
-                    if let (Col::Str(Some(col)), SortValue::Num(o)) = (c, &v) {
-                        buf.clear();
-                        let found = col.ord_to_str(*o as u64, &mut buf).unwrap_or(false);
-                        *v = if found {
-                            SortValue::Str(buf.clone())
-                        } else {
-                            SortValue::Missing
-                        };
-                    }
-                }
+        let hits = std::mem::take(&mut self.hits);
+        hits.into_iter()
+            .map(|(values, doc, score)| {
+                let values = self.resolve(values);
                 SortedHit {
                     segment: self.segment,
                     doc,

@@ -30,6 +30,7 @@ struct Meta {
     settings: IndexSettings,
     type_name: Option<String>,
     aliases: Map<String, Value>,
+    closed: bool,
 }
 
 /// Document counts and sizes of an index (primaries).
@@ -103,6 +104,7 @@ impl IndexHandle {
             settings: req.settings,
             type_name: req.type_name,
             aliases: req.aliases,
+            closed: false,
         };
         let handle = Self::assemble(dir, name, uuid, now_ms(), meta, req.mapping, opts)?;
         handle.save(&lock(&handle.meta).clone(), &handle.mapping())?;
@@ -124,6 +126,7 @@ impl IndexHandle {
             settings: IndexSettings::from_persisted(&v["settings"]),
             type_name: v["type"].as_str().map(String::from),
             aliases: v["aliases"].as_object().cloned().unwrap_or_default(),
+            closed: v["closed"].as_bool().unwrap_or(false),
         };
         let created = v["created"].as_i64().unwrap_or(0);
         Self::assemble(dir, name, uuid, created, meta, mapping, opts)
@@ -160,6 +163,7 @@ impl IndexHandle {
             "name": self.name, "uuid": &*self.uuid, "created": self.created_ms,
             "settings": meta.settings.to_persisted(), "type": meta.type_name,
             "aliases": meta.aliases, "mapping": mapping.to_persisted(),
+            "closed": meta.closed,
         });
         let bytes = serde_json::to_vec_pretty(&v).map_err(EngineError::internal)?;
         write_atomic(&self.dir.join("index.json"), &bytes)?;
@@ -184,9 +188,34 @@ impl IndexHandle {
         lock(&self.meta).settings.clone()
     }
 
-    /// Aliases as given at creation.
+    /// The index's aliases: name -> definition.
     pub fn aliases(&self) -> Map<String, Value> {
         lock(&self.meta).aliases.clone()
+    }
+
+    /// Replaces the aliases (durably).
+    pub fn set_aliases(&self, aliases: Map<String, Value>) -> EngineResult<()> {
+        let _g = lock(&self.persist);
+        let mut meta = lock(&self.meta).clone();
+        meta.aliases = aliases;
+        self.save(&meta, &self.mapping())?;
+        *lock(&self.meta) = meta;
+        Ok(())
+    }
+
+    /// Whether the index is open (`_close` / `_open`).
+    pub fn is_open(&self) -> bool {
+        !lock(&self.meta).closed
+    }
+
+    /// Opens or closes the index (durably).
+    pub fn set_open(&self, open: bool) -> EngineResult<()> {
+        let _g = lock(&self.persist);
+        let mut meta = lock(&self.meta).clone();
+        meta.closed = !open;
+        self.save(&meta, &self.mapping())?;
+        *lock(&self.meta) = meta;
+        Ok(())
     }
 
     /// The mapping type documents are reported under (`_doc` when none was named).

@@ -11,6 +11,7 @@
 //! ```
 //! Must not touch: HTTP, request parsing, response shapes.
 
+pub mod cluster_settings;
 pub mod index;
 mod lookup;
 pub mod ops;
@@ -37,7 +38,12 @@ use wal::{OwnedRecord, Wal, WalOp};
 pub use write::{Action, ItemResult, RefreshPolicy, Touched, UpdateBody, WriteItem};
 
 use super::error::{EngineError, EngineResult};
-use super::names::{validate_index_name, wildcard_match, AutoCreate};
+use super::names::{validate_index_name, AutoCreate};
+use super::resolve::{resolve_expression, write_target, IndexEntry, Options};
+
+/// An index an expression resolved to, with the filters of the filtered aliases it was
+/// reached through (None: reached unfiltered).
+pub type Filtered = (Arc<IndexHandle>, Option<Vec<serde_json::Value>>);
 
 /// How index expressions treat missing names.
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +68,10 @@ pub struct Store {
     pub wal: Wal,
     admin: Mutex<()>,
     opts: WriterOptions,
-    pub auto_create: AutoCreate,
+    /// `action.auto_create_index` as started (`--auto-create-index`), and as the cluster
+    /// settings set it since (`_cluster/settings`, persisted then transient).
+    auto_create_default: AutoCreate,
+    pub cluster_settings: cluster_settings::ClusterSettings,
     pub templates: templates::Templates,
     _lock: File,
 }
@@ -190,7 +199,8 @@ impl Store {
             wal,
             admin: Mutex::new(()),
             opts,
-            auto_create,
+            cluster_settings: cluster_settings::ClusterSettings::open(root)?,
+            auto_create_default: auto_create,
             _lock: lockf,
         })
     }
@@ -245,18 +255,36 @@ impl Store {
         self.create(name, req)
     }
 
-    /// The index a write targets: existing, or created when the whitelist allows it.
+    /// The index a write targets: existing (or the write index of an alias), or created
+    /// when `action.auto_create_index` allows it. A closed index refuses writes.
     pub fn for_write(&self, name: &str) -> EngineResult<Arc<IndexHandle>> {
-        if let Some(h) = self.get(name) {
+        if let Some(target) = write_target(&self.universe(), name)? {
+            let h = self.require(&target)?;
+            if !h.is_open() {
+                return Err(crate::engine::resolve::closed(&target));
+            }
             return Ok(h);
         }
-        if !self.auto_create.allows(name) {
+        let auto = self.auto_create();
+        if !auto.allows(name) {
             return Err(EngineError::IndexNotFound(name.to_string()));
         }
         match self.create_from_body(name, None) {
             Err(EngineError::IndexExists { .. }) => self.require(name),
             other => other,
         }
+    }
+
+    /// `action.auto_create_index` as the engine was started (`--auto-create-index`).
+    pub fn default_auto_create(&self) -> AutoCreate {
+        self.auto_create_default.clone()
+    }
+
+    /// `action.auto_create_index` in force: transient, then persistent, then the default.
+    pub fn auto_create(&self) -> AutoCreate {
+        self.cluster_settings
+            .auto_create()
+            .unwrap_or_else(|| self.auto_create_default.clone())
     }
 
     /// Deletes an index and its data.
@@ -275,40 +303,52 @@ impl Store {
         Ok(())
     }
 
-    /// Resolves an index expression (comma list, `*` wildcards, `-` exclusions, `_all`).
-    pub fn resolve(&self, expr: &str, opts: ResolveOptions) -> EngineResult<Vec<Arc<IndexHandle>>> {
+    /// Every index as the expression resolver sees it.
+    pub fn universe(&self) -> Vec<IndexEntry> {
+        read_map(&self.indices)
+            .values()
+            .map(|h| IndexEntry {
+                name: h.name.clone(),
+                open: h.is_open(),
+                aliases: h.aliases(),
+            })
+            .collect()
+    }
+
+    /// Resolves an index expression (names, aliases, `*` wildcards, `-` exclusions, `_all`)
+    /// to open indices, with the filters of the filtered aliases each was reached through.
+    pub fn resolve_filtered(
+        &self,
+        expr: &str,
+        opts: ResolveOptions,
+    ) -> EngineResult<Vec<Filtered>> {
+        self.resolve_with(
+            expr,
+            Options {
+                ignore_unavailable: opts.ignore_unavailable,
+                allow_no_indices: opts.allow_no_indices,
+                ..Options::default()
+            },
+        )
+    }
+
+    /// Resolves with every option of the resolver.
+    pub fn resolve_with(&self, expr: &str, opts: Options) -> EngineResult<Vec<Filtered>> {
+        let resolved = resolve_expression(expr, &self.universe(), opts)?;
         let map = read_map(&self.indices);
-        let mut names: Vec<String> = Vec::new();
-        let parts: Vec<&str> = if expr.is_empty() || expr == "_all" {
-            vec!["*"]
-        } else {
-            expr.split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .collect()
-        };
-        for (i, p) in parts.iter().enumerate() {
-            if let Some(ex) = p.strip_prefix('-').filter(|_| i > 0) {
-                names.retain(|n| !wildcard_match(ex, n));
-            } else if *p == "_all" || p.contains('*') {
-                for n in map.keys().filter(|n| wildcard_match(p, n)) {
-                    if !names.contains(n) {
-                        names.push(n.clone());
-                    }
-                }
-            } else if map.contains_key(*p) {
-                if !names.iter().any(|n| n == p) {
-                    names.push(p.to_string());
-                }
-            } else if !opts.ignore_unavailable {
-                return Err(EngineError::IndexNotFound(p.to_string()));
-            }
-        }
-        if names.is_empty() && !opts.allow_no_indices {
-            return Err(EngineError::IndexNotFound(expr.to_string()));
-        }
-        names.sort();
-        Ok(names.iter().filter_map(|n| map.get(n).cloned()).collect())
+        Ok(resolved
+            .into_iter()
+            .filter_map(|r| map.get(&r.index).map(|h| (h.clone(), r.filters)))
+            .collect())
+    }
+
+    /// Resolves an index expression to open indices (aliases stand for their indices).
+    pub fn resolve(&self, expr: &str, opts: ResolveOptions) -> EngineResult<Vec<Arc<IndexHandle>>> {
+        Ok(self
+            .resolve_filtered(expr, opts)?
+            .into_iter()
+            .map(|(h, _)| h)
+            .collect())
     }
 
     /// Commits every index (on shutdown, so that restart has nothing to replay).

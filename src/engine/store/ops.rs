@@ -47,7 +47,12 @@ pub struct Outcome {
 #[derive(Debug)]
 pub enum Update {
     Noop,
-    Write { source: Vec<u8>, doc: IndexedDoc },
+    Write {
+        source: Vec<u8>,
+        doc: IndexedDoc,
+    },
+    /// A script set `ctx.op = 'delete'`.
+    Delete,
 }
 
 /// The update function: current source (None: missing) -> decision.

@@ -104,6 +104,16 @@ pub fn flatten(v: &Value) -> EngineResult<BTreeMap<String, Value>> {
     Ok(prefixed)
 }
 
+/// Flattens nested settings to dotted keys, as given (no prefix added).
+pub fn flatten_plain(v: &Value) -> EngineResult<BTreeMap<String, Value>> {
+    let obj = v.as_object().ok_or_else(|| {
+        EngineError::Parsing("Failed to parse settings: settings must be an object".into())
+    })?;
+    let mut out = BTreeMap::new();
+    flatten_into(obj, "", &mut out);
+    Ok(out)
+}
+
 fn flatten_into(obj: &Map<String, Value>, prefix: &str, out: &mut BTreeMap<String, Value>) {
     for (k, v) in obj {
         let key = if prefix.is_empty() {
@@ -275,7 +285,8 @@ impl IndexSettings {
     }
 }
 
-fn insert_dotted(root: &mut Map<String, Value>, key: &str, v: Value) {
+/// Inserts `v` under a dotted key, creating the objects on the way.
+pub fn insert_dotted(root: &mut Map<String, Value>, key: &str, v: Value) {
     match key.split_once('.') {
         None => {
             root.insert(key.to_string(), v);

@@ -450,6 +450,7 @@ impl Shard {
                 let plain = Cond::default();
                 self.index_op(st, wal, id, &source, &doc, false, plain, end)
             }
+            Update::Delete => self.delete_op(st, wal, id, Cond::default(), end),
         }
     }
 

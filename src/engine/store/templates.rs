@@ -3,6 +3,10 @@
 //! `templates.json`, and the create-index request they produce for a new index (template
 //! settings and mappings first, the request's over them), as Elasticsearch 7.10 applies them.
 //! Logstash and Beats install one before writing to `logstash-*` / `filebeat-*`.
+//! Component templates (`_component_template`) hold settings, mappings and aliases that
+//! composable templates name in `composed_of`: they apply in that order, then the
+//! composable template's own. A composable template naming a missing component, and the
+//! deletion of a component still named, are refused.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +25,17 @@ use crate::engine::names::wildcard_match;
 pub enum Kind {
     Legacy,
     Composable,
+    Component,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Legacy => "legacy",
+            Kind::Composable => "composable",
+            Kind::Component => "component",
+        }
+    }
 }
 
 /// A stored template.
@@ -51,10 +66,13 @@ impl Template {
                 .collect(),
             _ => vec![],
         };
-        if patterns.is_empty() {
+        if patterns.is_empty() && kind != Kind::Component {
             return Err(EngineError::Validation(vec![
                 "index patterns are missing".into()
             ]));
+        }
+        if kind == Kind::Component && obj.get("template").is_none_or(|t| !t.is_object()) {
+            return Err(EngineError::Validation(vec!["template is missing".into()]));
         }
         let rank_key = if kind == Kind::Legacy {
             "order"
@@ -75,8 +93,24 @@ impl Template {
     fn part(&self, key: &str) -> Option<&Value> {
         match self.kind {
             Kind::Legacy => self.body.get(key),
-            Kind::Composable => self.body.get("template").and_then(|t| t.get(key)),
+            Kind::Composable | Kind::Component => {
+                self.body.get("template").and_then(|t| t.get(key))
+            }
         }
+    }
+
+    /// The component templates a composable template is composed of.
+    pub fn composed_of(&self) -> Vec<String> {
+        self.body
+            .get("composed_of")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn matches(&self, index: &str) -> bool {
@@ -157,10 +191,10 @@ impl Templates {
         if let Ok(bytes) = std::fs::read(&path) {
             let v: Value = serde_json::from_slice(&bytes).map_err(EngineError::internal)?;
             for t in v.as_array().into_iter().flatten() {
-                let kind = if t["kind"] == "composable" {
-                    Kind::Composable
-                } else {
-                    Kind::Legacy
+                let kind = match t["kind"].as_str() {
+                    Some("composable") => Kind::Composable,
+                    Some("component") => Kind::Component,
+                    _ => Kind::Legacy,
                 };
                 let name = t["name"].as_str().unwrap_or_default();
                 let tpl = Template::parse(kind, name, &t["body"])?;
@@ -177,7 +211,7 @@ impl Templates {
     fn save(&self, map: &BTreeMap<(Kind, String), Template>) -> EngineResult<()> {
         let arr: Vec<Value> = map
             .values()
-            .map(|t| json!({"kind": if t.kind == Kind::Composable { "composable" } else { "legacy" }, "name": t.name, "body": t.body}))
+            .map(|t| json!({"kind": t.kind.as_str(), "name": t.name, "body": t.body}))
             .collect();
         write_atomic(
             &self.path,
@@ -197,6 +231,17 @@ impl Templates {
                 t.name
             )));
         }
+        let missing: Vec<String> = t
+            .composed_of()
+            .into_iter()
+            .filter(|c| !map.contains_key(&(Kind::Component, c.clone())))
+            .collect();
+        if !missing.is_empty() {
+            return Err(EngineError::IllegalArgument(format!(
+                "index template [{}] specifies component templates {missing:?} that do not exist",
+                t.name
+            )));
+        }
         map.insert(key, t);
         self.save(&map)?;
         *self.map.write().unwrap_or_else(|p| p.into_inner()) = map;
@@ -207,6 +252,19 @@ impl Templates {
     pub fn delete(&self, kind: Kind, name: &str) -> EngineResult<bool> {
         let _g = self.write.lock().unwrap_or_else(|p| p.into_inner());
         let mut map = self.map.read().unwrap_or_else(|p| p.into_inner()).clone();
+        if kind == Kind::Component {
+            let users: Vec<&str> = map
+                .values()
+                .filter(|t| t.composed_of().iter().any(|c| c == name))
+                .map(|t| t.name.as_str())
+                .collect();
+            if !users.is_empty() {
+                return Err(EngineError::IllegalArgument(format!(
+                    "component templates [{name}] cannot be removed as they are still in use by index templates [{}]",
+                    users.join(", ")
+                )));
+            }
+        }
         let found = map.remove(&(kind, name.to_string())).is_some();
         if found {
             self.save(&map)?;
@@ -235,7 +293,12 @@ impl Templates {
             .filter(|t| t.kind == Kind::Composable && t.matches(index))
             .max_by_key(|t| t.rank);
         let chosen: Vec<&Template> = match composable {
-            Some(c) => vec![c],
+            Some(c) => c
+                .composed_of()
+                .iter()
+                .filter_map(|n| map.get(&(Kind::Component, n.clone())))
+                .chain(std::iter::once(c))
+                .collect(),
             None => {
                 let mut legacy: Vec<&Template> = map
                     .values()
@@ -317,6 +380,29 @@ mod tests {
                 true
             )
             .is_err());
+    }
+
+    #[test]
+    fn component_templates_compose() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Templates::open(dir.path()).unwrap();
+        let comp = json!({"template": {"settings": {"number_of_shards": 2}, "mappings": {"properties": {"a": {"type": "keyword"}}}}});
+        let idx = json!({"index_patterns": ["c-*"], "composed_of": ["base"], "template": {"settings": {"number_of_replicas": 0}}});
+        let parsed = Template::parse(Kind::Composable, "i", &idx).unwrap();
+        assert_eq!(t.put(parsed.clone(), false).unwrap_err().status(), 400);
+        t.put(
+            Template::parse(Kind::Component, "base", &comp).unwrap(),
+            false,
+        )
+        .unwrap();
+        t.put(parsed, false).unwrap();
+        let r = t.create_request("c-1", None).unwrap();
+        assert_eq!((r.settings.shards, r.settings.replicas), (2, 0));
+        assert_eq!(r.mapping.field("a").unwrap().kind, LeafKind::Keyword);
+        assert_eq!(t.delete(Kind::Component, "base").unwrap_err().status(), 400);
+        assert!(t.delete(Kind::Composable, "i").unwrap());
+        assert!(t.delete(Kind::Component, "base").unwrap());
+        assert!(Template::parse(Kind::Component, "x", &json!({})).is_err());
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub struct UpdateBody {
     pub upsert: Option<Map<String, Value>>,
     pub doc_as_upsert: bool,
     pub detect_noop: bool,
+    /// A script (the Painless subset) instead of `doc`.
+    pub script: Option<crate::engine::script::Script>,
+    /// `scripted_upsert`: the script also runs when the document is missing.
+    pub scripted_upsert: bool,
 }
 
 /// One document write.
@@ -138,24 +142,34 @@ fn run_update(
     body: &UpdateBody,
     current: Option<&[u8]>,
 ) -> EngineResult<Update> {
-    let merged = match current {
-        None => match (&body.upsert, body.doc_as_upsert, &body.doc) {
+    use crate::engine::script::Op;
+    let merged = match (current, &body.script) {
+        (None, Some(script)) => match (&body.upsert, body.scripted_upsert) {
+            (Some(u), true) => match script.run(u.clone(), id, &handle.name, "create")? {
+                (Op::Index, m) => m,
+                (Op::Noop | Op::Delete, _) => return Ok(Update::Noop),
+            },
+            (Some(u), false) => u.clone(),
+            (None, _) => return Err(missing(handle, id)),
+        },
+        (None, None) => match (&body.upsert, body.doc_as_upsert, &body.doc) {
             (Some(u), _, _) => u.clone(),
             (None, true, Some(d)) => d.clone(),
-            _ => {
-                return Err(EngineError::DocumentMissing {
-                    index: handle.name.clone(),
-                    id: id.to_string(),
-                })
-            }
+            _ => return Err(missing(handle, id)),
         },
-        Some(bytes) => {
+        (Some(bytes), script) => {
             let mut cur = parse_source(bytes)?;
             let before = cur.clone();
-            if let Some(d) = &body.doc {
+            if let Some(s) = script {
+                match s.run(cur, id, &handle.name, "index")? {
+                    (Op::Index, m) => cur = m,
+                    (Op::Noop, _) => return Ok(Update::Noop),
+                    (Op::Delete, _) => return Ok(Update::Delete),
+                }
+            } else if let Some(d) = &body.doc {
                 deep_merge(&mut cur, d);
             }
-            if body.detect_noop && cur == before {
+            if body.detect_noop && script.is_none() && cur == before {
                 return Ok(Update::Noop);
             }
             cur
@@ -164,6 +178,13 @@ fn run_update(
     let doc = handle.map_document(&merged, id)?;
     let source = serde_json::to_vec(&Value::Object(merged)).map_err(EngineError::internal)?;
     Ok(Update::Write { source, doc })
+}
+
+fn missing(handle: &IndexHandle, id: &str) -> EngineError {
+    EngineError::DocumentMissing {
+        index: handle.name.clone(),
+        id: id.to_string(),
+    }
 }
 
 impl Store {
