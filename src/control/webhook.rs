@@ -4,7 +4,8 @@
 //! a JSON POST; any 2xx is delivered. A failure (refused connection, timeout, another
 //! status) is recorded and retried after a backoff that doubles from half a second up to
 //! five minutes; the queue survives restarts, so delivery is at least once (the body's
-//! `notice_id` lets a receiver drop a repeat).
+//! `notice_id` lets a receiver drop a repeat). A stop waits at most a second for a delivery
+//! in flight.
 //!
 //! Must not touch: the request path, the catalog (it reads and marks notices only).
 
@@ -24,6 +25,9 @@ const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 const BACKOFF_MAX: Duration = Duration::from_secs(300);
 /// How often the queue is looked at when it is empty.
 const POLL: Duration = Duration::from_millis(200);
+/// Longest a stop waits for the thread: a delivery still in flight then (a slow receiver,
+/// up to `webhook_timeout`) is left behind, its notice queued for the next start.
+const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// The wait before attempt `n + 1` after `n` failures in a row.
 pub fn backoff(failures: u32) -> Duration {
@@ -109,6 +113,22 @@ pub fn spawn(
                 }
             }
         })
+}
+
+/// Waits for the delivery thread after `stop` was set, at most [`STOP_WAIT`], so that a
+/// slow receiver never holds a shutdown either.
+pub fn join(handle: JoinHandle<()>) {
+    let end = Instant::now() + STOP_WAIT;
+    while !handle.is_finished() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if handle.is_finished() {
+        let _ = handle.join();
+    } else {
+        eprintln!(
+            "searchgate: webhook: a delivery is still in flight; its notice is sent again after the next start"
+        );
+    }
 }
 
 #[cfg(test)]

@@ -166,7 +166,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
     if let Some(w) = webhook {
-        let _ = w.join();
+        crate::control::webhook::join(w);
     }
     if let Some(e) = engine {
         e.stop(Duration::from_secs(10));
