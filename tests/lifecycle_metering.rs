@@ -2,6 +2,10 @@
 //! disk usage, read from the embedded engine (spec 3 "usage overage", spec 8 disk; issue 5
 //! "Plans"), and a mode the operator set is never lifted by metering.
 //!
+//! Since issue 12 the moves are the overage ladder's: here its plan has no grace period
+//! (`overage_grace = "0s"`: read-only at the first reading over the plan) and a second
+//! period longer than the test, so only the extreme factor (2x the disk) disables; the
+//! ladder with its default periods and a driven clock is in `tests/billing_ladder.rs`.
 //! The plan's disk is tiny and metering runs every 200 ms (the control loop looks every
 //! 500 ms). Data are written through the edge until the cluster turns read-only; then more
 //! is written straight into the tenant's real index on the engine (usage growing by itself,
@@ -15,67 +19,13 @@ mod e2e;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use e2e::{
-    direct, engine_indices, es_error, eventually, ClusterSpec, Config, Edge, PlanSpec, Response,
-    Tenant,
-};
-use serde_json::{json, Value};
+use e2e::fill::{bulk_lines, fill_past, is_refused, probe_update, usage, Noise};
+use e2e::{direct, es_error, eventually, ClusterSpec, Config, Edge, PlanSpec, Response, Tenant};
+use serde_json::json;
 
 /// The plan's disk: read-only above it, disabled above twice it.
 const DISK: u64 = 64 * 1024;
 const WAIT: Duration = Duration::from_secs(20);
-
-/// Bytes on the engine of the indices whose real names start with `prefix`.
-fn usage(engine: SocketAddr, prefix: &str) -> u64 {
-    engine_indices(engine)
-        .iter()
-        .filter(|i| i.name.starts_with(prefix))
-        .map(|i| i.bytes)
-        .sum()
-}
-
-/// Text that compresses badly (xorshift, hex), so the index grows with what is written.
-struct Noise(u64);
-
-impl Noise {
-    fn text(&mut self, bytes: usize) -> String {
-        let mut out = String::with_capacity(bytes);
-        while out.len() < bytes {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            out.push_str(&format!("{:016x} ", self.0));
-        }
-        out
-    }
-}
-
-fn bulk_lines(index: &str, first: u32, n: u32, noise: &mut Noise, doc_bytes: usize) -> Vec<Value> {
-    let mut lines = Vec::new();
-    for i in first..first + n {
-        let action = if index.is_empty() {
-            json!({"index": {"_type": "doc", "_id": i.to_string()}})
-        } else {
-            json!({"index": {"_index": index, "_type": "doc", "_id": i.to_string()}})
-        };
-        lines.push(action);
-        lines.push(json!({"n": i, "text": noise.text(doc_bytes)}));
-    }
-    lines
-}
-
-/// An update that changes nothing: a write to a missing, non-whitelisted index (404 from
-/// the engine when it passes, the mode's 403 when refused).
-fn probe_update(edge: &Edge, t: &Tenant) -> Response {
-    edge.send(&t.json("PUT", "/probe-missing/doc/1", &json!({"n": 0})))
-}
-
-fn is_refused(r: &Response, reason: &str) -> bool {
-    r.status == 403
-        && r.json()["error"]["reason"]
-            .as_str()
-            .is_some_and(|s| s.starts_with(reason))
-}
 
 fn wait_refused(edge: &Edge, t: &Tenant, reason: &str) {
     eventually(&format!("updates refused with {reason}"), WAIT, || {
@@ -91,7 +41,7 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
     let config = Config::new()
         .edge("metering_interval", "\"200ms\"")
         .edge("disable_factor", "2")
-        .plan(PlanSpec::new("tiny").disk("64kb"))
+        .plan(no_grace(PlanSpec::new("tiny").disk("64kb")))
         .cluster(ClusterSpec::multitenant("meter", "tiny"));
     let edge = Edge::start(config);
     let (engine, t) = (edge.engine(), edge.tenant("meter"));
@@ -100,23 +50,8 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
     let prefix = e2e::prefix_of(engine, "logs");
 
     // Write through the edge until usage is over the plan (or the edge already refuses).
-    let mut noise = Noise(0x9e37_79b9_7f4a_7c15);
-    let mut docs = 0u32;
-    while usage(engine, &prefix) <= DISK {
-        assert!(
-            docs < 2000,
-            "usage stays at {} bytes",
-            usage(engine, &prefix)
-        );
-        let lines = bulk_lines("logs", docs, 20, &mut noise, 400);
-        let r = c.send(&t.ndjson("POST", "/_bulk?refresh=true", &lines));
-        if r.status == 403 {
-            break;
-        }
-        assert_eq!(r.status, 200, "{}", r.text());
-        assert_eq!(r.json()["errors"], false);
-        docs += 20;
-    }
+    let docs = fill_past(&edge, &t, "logs", &prefix, DISK);
+    let mut noise = Noise(0x2545_f491_4f6c_dd1d);
     wait_refused(&edge, &t, "Cluster Read-only");
     // Read-only by overage: reads pass, updates do not, deleting an index is allowed.
     let r = c.send(&t.req("GET", "/logs/_count"));
@@ -182,25 +117,33 @@ fn disk_overage_read_only_then_disabled_then_back_to_normal() {
     );
     assert_eq!(edge.send(&t.req("PUT", "/logs")).status, 200);
 
-    // Every move was metering's, printed as it happened.
+    // Every move was the ladder's, printed as it happened.
     let moves: Vec<String> = edge
         .out
         .text()
         .lines()
-        .filter(|l| l.contains("cluster meter:") && l.contains("metering moves it"))
-        .map(|l| l.rsplit("from ").next().unwrap().to_string())
+        .filter_map(|l| l.strip_prefix("searchgate: cluster meter: "))
+        .map(|l| l.split(':').next().unwrap().to_string())
         .collect();
     assert_eq!(
         moves,
         [
-            "Normal to ReadOnly(Metering)",
-            "ReadOnly(Metering) to Disabled(Metering)",
-            "Disabled(Metering) to ReadOnly(Metering)",
-            "ReadOnly(Metering) to Normal",
+            "overage read-only",
+            "overage disabled",
+            "overage read-only",
+            "usage is back under the plan",
         ],
         "{}",
         edge.out.text()
     );
+}
+
+/// `plan` with the ladder's grace period off: read-only at the first reading over it,
+/// disabled only above twice its disk (within the test's time).
+fn no_grace(plan: PlanSpec) -> PlanSpec {
+    plan.with("overage_grace", "\"0s\"")
+        .with("overage_disable_after", "\"1000d\"")
+        .with("overage_extreme_factor", "2")
 }
 
 /// `POST /_bulk?refresh=true` straight to the engine.
@@ -213,13 +156,14 @@ fn raw_bulk(engine: SocketAddr, body: Vec<u8>) -> Response {
     e2e::exchange(&mut c, &req)
 }
 
-/// Waits for metering to print a move of cluster `id` to `to`, after line `skip`.
+/// Waits for the ladder to print a move of cluster `id` (`overage <step>`, or `usage is
+/// back under the plan`), after line `skip`.
 fn wait_move(edge: &Edge, skip: usize, id: &str, to: &str) -> usize {
     let line = edge
         .out
         .wait_for_after(skip, &format!("cluster {id}:"), WAIT);
     let line = line.unwrap_or_else(|| panic!("no metering move of {id}:\n{}", edge.out.text()));
-    assert!(line.ends_with(&format!("to {to}")), "{line}");
+    assert!(line.contains(&format!("cluster {id}: {to}")), "{line}");
     let lines = edge.out.text();
     lines.lines().position(|l| l == line).unwrap() + 1
 }
@@ -230,7 +174,7 @@ fn wait_move(edge: &Edge, skip: usize, id: &str, to: &str) -> usize {
 fn operator_mode_is_not_lifted_by_metering() {
     let mut config = Config::new()
         .edge("metering_interval", "\"200ms\"")
-        .plan(PlanSpec::new("witness").disk("1kb"))
+        .plan(no_grace(PlanSpec::new("witness").disk("1kb")))
         .cluster(ClusterSpec::multitenant("held", "p"))
         .cluster(ClusterSpec::multitenant("wit", "witness"));
     let mut edge = Edge::start(config.clone());
@@ -244,13 +188,13 @@ fn operator_mode_is_not_lifted_by_metering() {
     // Two moves of the witness, the second after the first: at least one whole metering
     // round ran after the reload, and it read `held` (far under its plan) too.
     assert_eq!(edge.send(&wit.req("PUT", "/w")).status, 200);
-    let skip = wait_move(&edge, skip, "wit", "Disabled(Metering)");
+    let skip = wait_move(&edge, skip, "wit", "overage disabled");
     let real = format!("{}w", e2e::prefix_of(engine, "w"));
     assert_eq!(
         direct(engine, "DELETE", &format!("/{real}"), None).status,
         200
     );
-    wait_move(&edge, skip, "wit", "Normal");
+    wait_move(&edge, skip, "wit", "usage is back under the plan");
 
     assert!(is_refused(&probe_update(&edge, &held), "Cluster Read-only"));
     let r = edge.send(&held.req("DELETE", "/keep"));

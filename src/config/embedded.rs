@@ -71,6 +71,28 @@ memory = "256mb"
 max_bulk_actions = 10000
 monthly_price_cents = 0
 
+[[plans]]
+name = "standard"
+concurrency = 8
+queue_size = 128
+queue_timeout = "10s"
+shards = 50
+disk = "10gb"
+memory = "1gb"
+max_bulk_actions = 10000
+monthly_price_cents = 2900
+
+[[plans]]
+name = "business"
+concurrency = 16
+queue_size = 256
+queue_timeout = "10s"
+shards = 100
+disk = "50gb"
+memory = "4gb"
+max_bulk_actions = 10000
+monthly_price_cents = 9900
+
 [[clusters]]
 id = "demo"
 hostname = "demo"

@@ -1,6 +1,7 @@
 //! The configuration file (TOML) and its validation.
 //!
-//! Owns: the file format (`[edge]`, `[engine]`, `[admin]`, `[[plans]]`, `[[clusters]]`),
+//! Owns: the file format (`[edge]`, `[engine]`, `[admin]`, `[billing]`, `[[plans]]`,
+//! `[[clusters]]`),
 //! unknown keys
 //! refused with a message naming the key, units, defaults, cross-checks (plans exist, ids,
 //! host names and usernames unique), and the [`Secret`] type that keeps passwords out of
@@ -11,6 +12,7 @@
 //!
 //! Must not touch: sockets, runtime state. Loading is a pure function of the file's text.
 
+mod billing;
 pub mod embedded;
 mod units;
 
@@ -22,6 +24,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub use billing::BillingConfig;
 pub use units::{parse_duration, parse_size, ByteSize, Dur};
 
 /// A secret string (a cluster password): never shown by `Debug` or `Display`.
@@ -131,6 +134,9 @@ pub struct Config {
     pub plans: Vec<PlanConfig>,
     #[serde(default)]
     pub clusters: Vec<ClusterConfig>,
+    /// Usage history, overage notices (absent: the defaults).
+    #[serde(default)]
+    pub billing: BillingConfig,
 }
 
 /// `[edge]`: listeners, TLS, limits and timeouts of the proxy.
@@ -233,6 +239,9 @@ pub struct AdminConfig {
     /// Region of clusters created without one.
     #[serde(default = "default_region")]
     pub default_region: String,
+    /// Tests only: the control plane's clock starts at this instant (RFC 3339) and moves
+    /// only through `POST /v1/test/clock`. Absent: the system clock (and no such endpoint).
+    pub test_clock: Option<String>,
 }
 
 impl Default for AdminConfig {
@@ -245,6 +254,7 @@ impl Default for AdminConfig {
             tls_key: None,
             shared_upstreams: Vec::new(),
             default_region: default_region(),
+            test_clock: None,
         }
     }
 }
@@ -271,6 +281,15 @@ pub struct PlanConfig {
     /// Open scroll and point-in-time contexts allowed at once.
     #[serde(default = "default_max_open_contexts")]
     pub max_open_contexts: u64,
+    /// Over the plan this long after the notice: read-only (the overage ladder).
+    #[serde(default = "default_overage_grace")]
+    pub overage_grace: Dur,
+    /// Read-only this long, still over: disabled.
+    #[serde(default = "default_overage_disable_after")]
+    pub overage_disable_after: Dur,
+    /// Disk above this many times the plan's: disabled at once (absent: `[edge]
+    /// disable_factor`, whose default is 2).
+    pub overage_extreme_factor: Option<u64>,
 }
 
 /// `[[clusters]]`.
@@ -341,6 +360,12 @@ fn default_metering_interval() -> Dur {
 fn default_disable_factor() -> u64 {
     2
 }
+fn default_overage_grace() -> Dur {
+    Dur(Duration::from_secs(10 * 86_400))
+}
+fn default_overage_disable_after() -> Dur {
+    Dur(Duration::from_secs(15 * 86_400))
+}
 fn default_admin_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 9900))
 }
@@ -371,8 +396,12 @@ impl Config {
             origin: origin.to_string(),
             message,
         };
-        let config: Config = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        let mut config: Config = toml::from_str(text).map_err(|e| err(e.to_string()))?;
         config.validate().map_err(err)?;
+        for p in &mut config.plans {
+            p.overage_extreme_factor
+                .get_or_insert(config.edge.disable_factor);
+        }
         Ok(config)
     }
 
@@ -419,12 +448,18 @@ impl Config {
             if let Some(bad) = a.shared_upstreams.iter().find(|u| !u.contains(':')) {
                 return Err(format!("admin.shared_upstreams: `{bad}` must be host:port"));
             }
+            if let Some(t) = &a.test_clock {
+                humantime::parse_rfc3339_weak(t).map_err(|_| {
+                    format!("admin.test_clock: `{t}` is not a time (RFC 3339, e.g. 2030-03-01T00:00:00Z)")
+                })?;
+            }
             if let Some(t) = &a.token {
                 if t.expose().len() < 16 {
                     return Err("admin.token: at least 16 characters".into());
                 }
             }
         }
+        self.billing.validate()?;
         self.validate_plans()?;
         self.validate_clusters()
     }
@@ -440,6 +475,11 @@ impl Config {
             }
             if p.concurrency == 0 {
                 return Err(format!("plans[{i}].concurrency: must be at least 1"));
+            }
+            if p.overage_extreme_factor == Some(0) {
+                return Err(format!(
+                    "plans[{i}].overage_extreme_factor: must be at least 1"
+                ));
             }
         }
         Ok(())

@@ -49,7 +49,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
-/// Parses `"5s"`, `"250ms"`, `"2m"`, `"1h"`, `"1.5s"`.
+/// Parses `"5s"`, `"250ms"`, `"2m"`, `"1h"`, `"10d"`, `"1.5s"`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim().to_ascii_lowercase();
     let split = t
@@ -61,7 +61,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => 1.0,
         "m" => 60.0,
         "h" => 3600.0,
-        "" => return Err(format!("duration `{text}` needs a unit (ms, s, m, h)")),
+        "d" => 86_400.0,
+        "" => return Err(format!("duration `{text}` needs a unit (ms, s, m, h, d)")),
         other => return Err(format!("unknown duration unit `{other}` in `{text}`")),
     };
     let n: f64 = num
@@ -134,6 +135,7 @@ mod tests {
     #[test]
     fn durations() {
         assert_eq!(parse_duration("5s").unwrap(), Duration::from_secs(5));
+        assert_eq!(parse_duration("10d").unwrap(), Duration::from_secs(864_000));
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));

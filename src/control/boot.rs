@@ -14,7 +14,8 @@ use rustls::ServerConfig;
 
 use super::api::observe::Observe;
 use super::api::{server, Api, ApiEnv};
-use super::plane::{now_ms, Change, Plane};
+use super::clock::Clock;
+use super::plane::{Change, Plane};
 use super::seed;
 use super::sqlite::{SqliteStore, DB_FILE};
 use super::token::{AdminToken, TOKEN_FILE};
@@ -38,7 +39,19 @@ pub fn lock(plane: &SharedPlane) -> std::sync::MutexGuard<'_, Plane> {
 pub fn open(config: &Config, key: &TenancyKey) -> Result<SharedPlane, String> {
     let path = config.edge.data_dir.join(DB_FILE);
     let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let plane = Plane::open(Box::new(store), Settings::from_config(config, key))?;
+    let clock = match config.admin.as_ref().and_then(|a| a.test_clock.as_deref()) {
+        Some(t) => {
+            let at = humantime::parse_rfc3339_weak(t)
+                .map_err(|e| format!("admin.test_clock: {e}"))?
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_err(|e| format!("admin.test_clock: {e}"))?;
+            println!("searchgate: TEST CLOCK: the control plane's time is {t} and moves only through POST /v1/test/clock");
+            Clock::manual(at.as_millis() as i64)
+        }
+        None => Clock::system(),
+    };
+    let mut plane = Plane::open_with(Box::new(store), Settings::from_config(config, key), clock)?;
+    plane.queue_notices(config.billing.webhook.is_some());
     let plane = Arc::new(Mutex::new(plane));
     apply_file(&plane, config)
         .map_err(|e| format!("the configuration's clusters and plans: {e}"))?;
@@ -59,7 +72,7 @@ pub fn apply_file(plane: &SharedPlane, config: &Config) -> Result<(u64, usize), 
     }
     let snap = p.snapshot();
     let grace = config.edge.credential_grace.0;
-    let planned = seed::plan(config, p.declared(), &snap.catalog, now_ms(), grace)?;
+    let planned = seed::plan(config, p.declared(), &snap.catalog, p.now(), grace)?;
     for note in &planned.notes {
         println!("searchgate: file and admin API: {note}");
     }

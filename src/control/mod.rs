@@ -2,19 +2,27 @@
 //!
 //! Owns: the durable store ([`store`]: one small trait; [`sqlite`]: SQLite in WAL mode with
 //! the migrations of `migrations/`), the writer that applies, commits, then publishes every
-//! change ([`plane`]), the file's plans and clusters as a declarative seed ([`seed`]), the
-//! admin API on its own listener with bearer-token auth, served on the project's own
-//! sans-IO HTTP codec ([`api`]), and the admin token ([`token`]).
+//! change ([`plane`]) on its own [`clock`], the file's plans and clusters as a declarative
+//! seed ([`seed`]), the admin API on its own listener with bearer-token auth, served on the
+//! project's own sans-IO HTTP codec ([`api`]), the admin token ([`token`]); and billing:
+//! the overage ladder's steps ([`overage`]), their notices' delivery ([`webhook`]), usage
+//! history ([`usage`]) and invoices ([`billing`]).
 //!
 //! Must not touch: the edge's request path (it reads snapshots the plane publishes), the
 //! engine. `edge::start` opens the plane and starts the admin listener.
 
 pub mod api;
+pub mod billing;
 pub mod boot;
+pub mod clock;
+pub mod overage;
 pub mod plane;
 pub mod seed;
 pub mod sqlite;
+mod sqlite_billing;
 pub mod store;
 pub mod token;
+pub mod usage;
+pub mod webhook;
 
 pub use plane::{Change, ControlError, Outcome, Plane};

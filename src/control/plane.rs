@@ -17,12 +17,13 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use serde_json::Value;
 
+use super::clock::Clock;
 use super::seed::Declared;
-use super::store::{AuditEntry, Batch, Event, Idempotent, PlanChange, Store, StoreError};
+use super::store::{AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError};
 use crate::config::{ClusterClass, Mode};
 use crate::policy::shards::Usage;
 use crate::registry::catalog::{apply_all, Ctx};
@@ -34,12 +35,9 @@ use crate::registry::{
 };
 use crate::tenancy::Prefix;
 
-/// The wall clock in milliseconds since the Unix epoch.
-pub fn now_ms() -> Millis {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as Millis)
-}
+/// The wall clock in milliseconds since the Unix epoch (the control plane's own time is
+/// [`Plane::now`], which tests can set).
+pub use super::clock::system_ms as now_ms;
 
 /// A change to submit: commands, who asks, and what to store with it.
 #[derive(Debug, Clone, Default)]
@@ -51,6 +49,8 @@ pub struct Change {
     pub idempotent: Option<Idempotent>,
     /// What the file declares, when this change applies it.
     pub seed: Option<Declared>,
+    /// Overage notices for the webhook (queued only when one is configured).
+    pub notices: Vec<Notice>,
 }
 
 /// Why a change was not made. Nothing changed.
@@ -91,6 +91,9 @@ pub struct Plane {
     seq: u64,
     declared: Declared,
     failpoint: Option<String>,
+    clock: Clock,
+    /// Overage notices are queued for the webhook (`[billing] webhook` is set).
+    notify: bool,
 }
 
 impl std::fmt::Debug for Plane {
@@ -100,8 +103,17 @@ impl std::fmt::Debug for Plane {
 }
 
 impl Plane {
-    /// Loads the store's catalog and publishes it as generation 1.
-    pub fn open(mut store: Box<dyn Store>, settings: Settings) -> Result<Plane, String> {
+    /// Loads the store's catalog and publishes it as generation 1 (the system clock).
+    pub fn open(store: Box<dyn Store>, settings: Settings) -> Result<Plane, String> {
+        Plane::open_with(store, settings, Clock::system())
+    }
+
+    /// [`Plane::open`] with `clock` as the control plane's time.
+    pub fn open_with(
+        mut store: Box<dyn Store>,
+        settings: Settings,
+        clock: Clock,
+    ) -> Result<Plane, String> {
         let (cat, seq) = store.load().map_err(|e| e.to_string())?;
         let declared = match store.seed().map_err(|e| e.to_string())? {
             Some(v) => serde_json::from_value(v).map_err(|e| format!("stored seed: {e}"))?,
@@ -115,7 +127,7 @@ impl Plane {
             None,
             &settings,
             1,
-            (Instant::now(), now_ms()),
+            (Instant::now(), clock.now_ms()),
         );
         Ok(Plane {
             store,
@@ -125,7 +137,24 @@ impl Plane {
             seq,
             declared,
             failpoint: std::env::var("SEARCHGATE_FAILPOINT").ok(),
+            clock,
+            notify: false,
         })
+    }
+
+    /// The control plane's time now (milliseconds since the Unix epoch).
+    pub fn now(&self) -> Millis {
+        self.clock.now_ms()
+    }
+
+    /// The control plane's clock.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Queue overage notices for the webhook from now on.
+    pub fn queue_notices(&mut self, on: bool) {
+        self.notify = on;
     }
 
     /// The registry the edge reads.
@@ -173,7 +202,7 @@ impl Plane {
         change: Change,
         respond: &mut dyn FnMut(&Catalog) -> Option<Idempotent>,
     ) -> Result<Outcome, ControlError> {
-        let (now, now_ms) = (Instant::now(), now_ms());
+        let (now, now_ms) = (Instant::now(), self.clock.now_ms());
         let prev = self.registry.load();
         let runtime = &self.runtime;
         let usage = |id: &str| runtime.get(id).map(|h| h.state.usage()).unwrap_or_default();
@@ -194,6 +223,9 @@ impl Plane {
             let mut batch = batch_of(&prev.catalog, &next, &d, &change, now_ms);
             batch.idempotent = idempotent;
             batch.seed = seed.map(|s| serde_json::to_value(s).expect("a seed serialises"));
+            if self.notify {
+                batch.notices = change.notices.clone();
+            }
             self.failpoint("before-commit", &change.actor);
             let n = self.store.commit(self.seq, &batch)?;
             self.seq = n;
@@ -234,7 +266,7 @@ impl Plane {
 
     /// Ends maintenance windows whose `until` passed (actor `system`). Returns how many.
     pub fn expire_maintenance(&mut self) -> Result<usize, ControlError> {
-        self.expire_maintenance_at(now_ms())
+        self.expire_maintenance_at(self.clock.now_ms())
     }
 
     /// Ends maintenance windows whose `until` is at or before `now`.
@@ -369,6 +401,7 @@ fn batch_of(prev: &Catalog, next: &Catalog, d: &Diff, change: &Change, at: Milli
         events,
         audit,
         plan_changes: plan_changes(prev, next, d, at),
+        notices: Vec::new(),
         idempotent: None,
         seed: None,
     }
@@ -411,4 +444,4 @@ fn plan_changes(prev: &Catalog, next: &Catalog, d: &Diff, at: Millis) -> Vec<Pla
 
 #[cfg(test)]
 #[path = "plane_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -6,7 +6,7 @@ use crate::control::sqlite::{SqliteStore, DB_FILE};
 use crate::registry::catalog::tests::{plan, record};
 use crate::tenancy::TenancyKey;
 
-fn settings() -> Settings {
+pub(crate) fn settings() -> Settings {
     Settings {
         domain: "example.test".into(),
         route_by_username: false,

@@ -86,7 +86,11 @@ impl Field {
 fn agrees(f: Field, d: &DeclaredCluster, r: &ClusterRecord) -> bool {
     match f {
         Field::Plan => d.plan == r.plan,
-        Field::Mode => d.mode == r.mode,
+        // The overage ladder's mode is not an operator's: the file's `normal` still holds.
+        Field::Mode => {
+            let ladder = r.overage.as_ref().is_some_and(|o| o.owns_mode);
+            d.mode == r.mode || (ladder && d.mode == crate::config::Mode::Normal)
+        }
         Field::Credentials => d.username == r.username && d.password == r.password,
         Field::Address => d.hostname == r.hostname && d.region == r.region,
         Field::Upstream => d.upstream == r.upstream,

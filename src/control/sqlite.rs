@@ -4,6 +4,8 @@
 //! an uncommitted one. Migrations live in `migrations/*.sql`, applied in order at open;
 //! `PRAGMA user_version` records how many a database has.
 //!
+//! The billing tables (usage history, notices) are in [`super::sqlite_billing`].
+//!
 //! Must not touch: the registry's runtime state, sockets.
 
 use std::path::Path;
@@ -12,13 +14,19 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::Value;
 
+use super::sqlite_billing as billing;
 use super::store::{
-    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, PlanChange, Store, StoreError,
+    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, Notice, PlanChange, Store,
+    StoreError, UsageSample,
 };
+use crate::registry::Millis;
 use crate::registry::{Catalog, ClusterRecord, PlanRecord};
 
 /// The migrations, in order (index + 1 = schema version).
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_init.sql"),
+    include_str!("../../migrations/0002_billing.sql"),
+];
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "control.db";
@@ -29,7 +37,7 @@ pub struct SqliteStore {
     conn: Connection,
 }
 
-fn failed(e: rusqlite::Error) -> StoreError {
+pub(super) fn failed(e: rusqlite::Error) -> StoreError {
     match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
             StoreError::Busy(e.to_string())
@@ -38,7 +46,7 @@ fn failed(e: rusqlite::Error) -> StoreError {
     }
 }
 
-fn json_err(e: serde_json::Error) -> StoreError {
+pub(super) fn json_err(e: serde_json::Error) -> StoreError {
     StoreError::Failed(format!("a stored record does not parse: {e}"))
 }
 
@@ -167,6 +175,7 @@ fn write_batch(tx: &Connection, seq: u64, b: &Batch) -> Result<(), StoreError> {
         )
         .map_err(failed)?;
     }
+    billing::queue_notices(tx, seq, &b.notices)?;
     if let Some(i) = &b.idempotent {
         tx.execute(
             "INSERT INTO idempotency (key, fingerprint, status, body, at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -353,6 +362,37 @@ impl Store for SqliteStore {
             })
             .map_err(failed)?;
         rows.collect::<Result<_, _>>().map_err(failed)
+    }
+
+    fn record_usage(
+        &mut self,
+        samples: &[(String, UsageSample)],
+        prune_before: Millis,
+    ) -> Result<(), StoreError> {
+        billing::record_usage(&mut self.conn, samples, prune_before)
+    }
+
+    fn usage(
+        &mut self,
+        cluster: &str,
+        from: Millis,
+        to: Millis,
+        limit: usize,
+    ) -> Result<Vec<UsageSample>, StoreError> {
+        billing::usage(&self.conn, cluster, from, to, limit)
+    }
+
+    fn next_notice(&mut self) -> Result<Option<(u64, u32, Notice)>, StoreError> {
+        billing::next_notice(&self.conn)
+    }
+
+    fn notice_attempt(
+        &mut self,
+        id: u64,
+        delivered: Option<Millis>,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        billing::notice_attempt(&self.conn, id, delivered, error)
     }
 }
 

@@ -151,3 +151,82 @@ fn a_failed_batch_writes_nothing() {
     assert_eq!(seq, 1);
     assert!(!cat.clusters.contains_key("b"));
 }
+
+// issue 12: usage samples by cluster and time, counters added at the same instant, pruning
+#[test]
+fn usage_history_is_kept_merged_and_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(DB_FILE);
+    let mut s = SqliteStore::open(&path).unwrap();
+    let at = |at: i64, requests: u64| UsageSample {
+        at,
+        disk_bytes: 100 + at as u64,
+        documents: 7,
+        shards: 2,
+        indices: 1,
+        requests,
+        bytes_in: requests * 10,
+        bytes_out: requests * 20,
+    };
+    let a = |u: UsageSample| ("a".to_string(), u);
+    s.record_usage(&[a(at(1000, 5)), ("b".into(), at(1000, 1))], 0)
+        .unwrap();
+    s.record_usage(&[a(at(2000, 3))], 0).unwrap();
+    s.record_usage(&[a(at(2000, 4))], 0).unwrap(); // a final sample at the same instant
+    drop(s);
+    let mut s = SqliteStore::open(&path).unwrap();
+    let got = s.usage("a", 0, i64::MAX, 100).unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0], at(1000, 5));
+    assert_eq!(
+        (got[1].requests, got[1].bytes_in, got[1].bytes_out),
+        (7, 70, 140)
+    );
+    assert_eq!(
+        s.usage("a", 1500, 2000, 100).unwrap().len(),
+        1,
+        "both ends included"
+    );
+    assert_eq!(s.usage("a", 0, i64::MAX, 1).unwrap().len(), 1, "the limit");
+    s.record_usage(&[a(at(3000, 1))], 2000).unwrap();
+    let kept: Vec<i64> = s
+        .usage("a", 0, i64::MAX, 100)
+        .unwrap()
+        .iter()
+        .map(|u| u.at)
+        .collect();
+    assert_eq!(kept, [2000, 3000]);
+    assert!(
+        s.usage("b", 0, i64::MAX, 100).unwrap().is_empty(),
+        "pruned too"
+    );
+}
+
+// issue 12: notices queued with their batch, delivered in order, attempts recorded
+#[test]
+fn notices_are_queued_with_their_batch_and_delivered_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = SqliteStore::open(&dir.path().join(DB_FILE)).unwrap();
+    let notice = |n: i64| Notice {
+        cluster_id: "a".into(),
+        at: n,
+        body: json!({ "n": n }),
+    };
+    let b = Batch {
+        at: 1,
+        events: vec![cluster("a")],
+        notices: vec![notice(1), notice(2)],
+        ..Batch::default()
+    };
+    s.commit(0, &b).unwrap();
+    let (id, attempts, first) = s.next_notice().unwrap().unwrap();
+    assert_eq!((attempts, first.body["n"].as_i64()), (0, Some(1)));
+    s.notice_attempt(id, None, Some("refused")).unwrap();
+    let (again, attempts, _) = s.next_notice().unwrap().unwrap();
+    assert_eq!((again, attempts), (id, 1), "the same one until delivered");
+    s.notice_attempt(id, Some(5), None).unwrap();
+    let (_, _, second) = s.next_notice().unwrap().unwrap();
+    assert_eq!(second.body["n"], 2);
+    // A refused batch queues nothing.
+    assert!(s.commit(0, &b).is_err());
+}

@@ -1,6 +1,7 @@
 //! The durable store behind one small trait: committed batches in (the events of a change,
-//! its audit entries, the plan history it adds, an idempotent response, the file's seed),
-//! the catalog and the change feed out. SQLite is the embedded implementation
+//! its audit entries, the plan history it adds, the overage notices it queues, an
+//! idempotent response, the file's seed), the catalog and the change feed out; beside
+//! them, the usage history (samples in, ranges out) and the notices' delivery state. SQLite is the embedded implementation
 //! ([`super::sqlite`]); a fleet of edges would share a PostgreSQL store in its place, with
 //! LISTEN/NOTIFY waking [`Store::changes_since`] readers.
 //!
@@ -60,6 +61,29 @@ pub struct Idempotent {
     pub body: Value,
 }
 
+/// An overage notice to deliver to the webhook (queued with the step that made it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notice {
+    pub cluster_id: String,
+    pub at: Millis,
+    /// The JSON POSTed.
+    pub body: Value,
+}
+
+/// One usage sample of a cluster: the last metering reading, and the requests and bytes
+/// the edge counted since the cluster's previous sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UsageSample {
+    pub at: Millis,
+    pub disk_bytes: u64,
+    pub documents: u64,
+    pub shards: u64,
+    pub indices: u64,
+    pub requests: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
 /// Everything one change writes, committed at once.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Batch {
@@ -67,6 +91,7 @@ pub struct Batch {
     pub events: Vec<Event>,
     pub audit: Vec<AuditEntry>,
     pub plan_changes: Vec<PlanChange>,
+    pub notices: Vec<Notice>,
     pub idempotent: Option<Idempotent>,
     /// What the file declared, when this batch applied it.
     pub seed: Option<Value>,
@@ -120,4 +145,29 @@ pub trait Store: Send {
     fn seed(&mut self) -> Result<Option<Value>, StoreError>;
     /// A cluster's plan intervals, oldest first (what invoices are computed from).
     fn plan_history(&mut self, cluster: &str) -> Result<Vec<PlanChange>, StoreError>;
+    /// Adds usage samples by cluster id (a second sample of a cluster at the same instant
+    /// adds its counters to the first) and deletes every sample before `prune_before`.
+    fn record_usage(
+        &mut self,
+        samples: &[(String, UsageSample)],
+        prune_before: Millis,
+    ) -> Result<(), StoreError>;
+    /// A cluster's samples with `from <= at <= to`, oldest first, at most `limit`.
+    fn usage(
+        &mut self,
+        cluster: &str,
+        from: Millis,
+        to: Millis,
+        limit: usize,
+    ) -> Result<Vec<UsageSample>, StoreError>;
+    /// The oldest notice not delivered yet, with its id and the attempts made so far.
+    fn next_notice(&mut self) -> Result<Option<(u64, u32, Notice)>, StoreError>;
+    /// Records a delivery attempt of notice `id`: delivered at `delivered`, or failed with
+    /// `error`.
+    fn notice_attempt(
+        &mut self,
+        id: u64,
+        delivered: Option<Millis>,
+        error: Option<&str>,
+    ) -> Result<(), StoreError>;
 }

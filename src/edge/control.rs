@@ -5,25 +5,32 @@
 //! - purging: a destroyed multitenant cluster's indices are deleted from its shared
 //!   upstream (retried until done, across restarts), then recorded (`purged`);
 //! - metering: every `metering_interval`, each cluster's disk, shards and documents are read
-//!   from `_cat/indices?bytes=b&format=json` (restricted to the cluster's own indices), and
-//!   the disk rule of `policy::mode::after_metering` moves it between normal, read-only
-//!   and disabled. Transitions are printed.
+//!   from `_cat/indices?bytes=b&format=json` (restricted to the cluster's own indices) and
+//!   fed to the overage ladder (`control::overage`: notice, read-only, disabled, normal
+//!   again, each step committed and audited). Steps are printed;
+//! - usage history: every `[billing] usage_interval` of the control plane's clock, a sample
+//!   of each metered cluster (its reading and the metrics hub's request and byte counters)
+//!   is stored (`control::usage`), and once more when the thread stops.
 //!
 //! Must not touch: the cores' request path (it only writes `ClusterState` atomics, and
 //! records through the control plane).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{ClusterClass, Mode as ConfigMode};
 use crate::control::boot::{lock, SharedPlane};
+use crate::control::clock::Clock;
+use crate::control::overage::step_of;
 use crate::control::plane::{Change, Purge};
-use crate::policy::mode::DiskLimits;
+use crate::control::usage::{Counters, Sampler};
+use crate::metrics::MetricsHub;
 use crate::policy::shards::{index_names_from_cat_indices, usage_from_cat_indices};
-use crate::registry::{Cluster, Command, Registry};
+use crate::registry::{Cluster, Command, Registry, Snapshot};
 use crate::tenancy::{self, Prefix};
 
 /// How the control thread reaches upstreams.
@@ -47,7 +54,10 @@ pub fn usage_url(addr: SocketAddr, prefix: Option<&Prefix>) -> String {
 #[derive(Debug, Clone)]
 pub struct ControlSettings {
     pub metering_interval: Duration,
-    pub disable_factor: u64,
+    /// A usage sample of every metered cluster this often (the control plane's clock).
+    pub usage_interval: Duration,
+    /// Samples older than this are deleted.
+    pub usage_retention: Duration,
 }
 
 /// Probes every cluster whose upstream has not answered yet, once, and records the first
@@ -145,8 +155,8 @@ fn purge_pending(agent: &ureq::Agent, plane: &SharedPlane) {
     }
 }
 
-/// Reads one cluster's usage and applies the disk rule.
-fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
+/// Reads one cluster's usage and feeds it to the overage ladder.
+fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane, clock: &Clock) {
     if c.class == ClusterClass::Multitenant && c.prefix.is_none() {
         return; // never read a shared engine's totals for one tenant
     }
@@ -171,13 +181,55 @@ fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
     ) else {
         return;
     };
-    let limits = DiskLimits::for_plan(c.plan.disk, s.disable_factor);
-    let (before, after) = c.state.record_usage(reading, usage, &names, limits);
-    if before != after {
-        println!(
-            "searchgate: cluster {}: disk {} bytes of {} in plan {}: metering moves it from {before:?} to {after:?}",
-            c.id, usage.bytes, c.plan.disk, c.plan.name
-        );
+    c.state.record_usage(reading, usage, &names);
+    // Most readings change nothing: look at the published snapshot first, lock the plane
+    // (shared with the admin API) only for a step.
+    let moves = snap
+        .catalog
+        .plans
+        .get(&c.record.plan)
+        .and_then(|p| step_of(&c.record, p, usage, clock.now_ms()))
+        .is_some();
+    if !moves {
+        return;
+    }
+    match lock(plane).record_overage(&c.id, usage) {
+        Ok(Some(line)) => println!("{line}"),
+        Ok(None) => {}
+        Err(e) => eprintln!("searchgate: cluster {}: recording its overage: {e}", c.id),
+    }
+}
+
+/// Whether metering reads this cluster.
+fn metered(c: &Cluster) -> bool {
+    c.state.is_ready() && !matches!(c.mode, ConfigMode::Provisioning | ConfigMode::Destroyed)
+}
+
+/// Stores a usage sample of every metered cluster that has a reading.
+fn sample_usage(snap: &Snapshot, hub: &MetricsHub, sampler: &mut Sampler, plane: &SharedPlane) {
+    let totals: HashMap<String, _> = hub
+        .snapshot(SystemTime::now())
+        .clusters
+        .into_iter()
+        .collect();
+    let clusters: Vec<(String, _, Counters)> = snap
+        .clusters()
+        .iter()
+        .filter(|c| metered(c) && c.state.readings() > 0)
+        .map(|c| {
+            let t = totals.get(&c.id);
+            let counters = Counters {
+                requests: t.map_or(0, |t| t.requests),
+                bytes_in: t.map_or(0, |t| t.bytes_in),
+                bytes_out: t.map_or(0, |t| t.bytes_out),
+            };
+            (c.id.clone(), c.state.usage(), counters)
+        })
+        .collect();
+    let mut p = lock(plane);
+    let (samples, prune_before) = sampler.take(p.now(), clusters);
+    if let Err(e) = p.store().record_usage(&samples, prune_before) {
+        eprintln!("searchgate: storing usage samples: {e}");
     }
 }
 
@@ -185,9 +237,13 @@ fn meter(agent: &ureq::Agent, c: &Cluster, s: &ControlSettings) {
 pub fn spawn(
     plane: SharedPlane,
     settings: ControlSettings,
+    hub: Arc<MetricsHub>,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
     let registry: Arc<Registry> = lock(&plane).registry().clone();
+    let clock = lock(&plane).clock().clone();
+    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    let mut sampler = Sampler::new(ms(settings.usage_interval), ms(settings.usage_retention));
     std::thread::Builder::new()
         .name("control".into())
         .spawn(move || {
@@ -199,16 +255,19 @@ pub fn spawn(
                 if Instant::now() >= next_metering {
                     let snap = registry.load();
                     for c in snap.clusters() {
-                        let live = c.state.is_ready()
-                            && !matches!(c.mode, ConfigMode::Provisioning | ConfigMode::Destroyed);
-                        if live && !stop.load(Ordering::Acquire) {
-                            meter(&agent, c, &settings);
+                        if metered(c) && !stop.load(Ordering::Acquire) {
+                            meter(&agent, &snap, c, &plane, &clock);
                         }
+                    }
+                    if sampler.due(clock.now_ms()) {
+                        sample_usage(&snap, &hub, &mut sampler, &plane);
                     }
                     next_metering = Instant::now() + settings.metering_interval;
                 }
                 std::thread::sleep(Duration::from_millis(500));
             }
+            // The counts since the last sample, so a clean stop loses none.
+            sample_usage(&registry.load(), &hub, &mut sampler, &plane);
         })
 }
 

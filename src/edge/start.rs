@@ -92,10 +92,28 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     let stop_control = Arc::new(AtomicBool::new(false));
     let settings = ControlSettings {
         metering_interval: config.edge.metering_interval.0,
-        disable_factor: config.edge.disable_factor,
+        usage_interval: config.billing.usage_interval.0,
+        usage_retention: config.billing.usage_retention.0,
     };
-    let control = control::spawn(plane.clone(), settings, stop_control.clone())
-        .map_err(|e| format!("control thread: {e}"))?;
+    let control = control::spawn(
+        plane.clone(),
+        settings,
+        shared.metrics.clone(),
+        stop_control.clone(),
+    )
+    .map_err(|e| format!("control thread: {e}"))?;
+    let webhook = match &config.billing.webhook {
+        Some(url) => Some(
+            crate::control::webhook::spawn(
+                plane.clone(),
+                url.clone(),
+                config.billing.webhook_timeout.0,
+                stop_control.clone(),
+            )
+            .map_err(|e| format!("webhook thread: {e}"))?,
+        ),
+        None => None,
+    };
     if let Some(addr) = config.edge.metrics {
         let bound = super::metrics_http::spawn(addr, shared.clone())
             .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
@@ -149,6 +167,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
+    if let Some(w) = webhook {
+        crate::control::webhook::join(w);
+    }
     if let Some(e) = engine {
         e.stop(Duration::from_secs(10));
     }

@@ -1,7 +1,9 @@
 //! Pure decisions about a request: route (host -> cluster), authenticate (constant-time
 //! Basic credentials), classify (read / update / not exposed), mode, admit (allowance),
 //! shard capacity; and `decide`, which takes them in order for one request and returns
-//! what the edge must do with it.
+//! what the edge must do with it. Also the control plane's pure rules: the overage
+//! `ladder` (what a metering reading does to a cluster over its plan) and `pricing`
+//! (prorated invoice lines).
 //!
 //! Sees the registry only through `view`'s traits (the registry implements them), so the
 //! registry may use policy's building blocks without an import circle.
@@ -15,8 +17,10 @@ pub mod bulk;
 pub mod classify;
 pub mod decide;
 pub mod endpoints;
+pub mod ladder;
 pub mod mode;
 pub mod path;
+pub mod pricing;
 pub mod route;
 pub mod shards;
 pub mod view;

@@ -1,5 +1,5 @@
-//! Cluster modes (spec 3) and what they let through (spec 7), plus the pure rule by which
-//! usage metering moves a cluster between normal, read-only and disabled.
+//! Cluster modes (spec 3) and what they let through (spec 7). How usage moves a cluster
+//! between normal, read-only and disabled is the overage ladder's (`policy::ladder`).
 //!
 //! [`decide`] order: provisioning/destroyed (404) before disabled (403) before a blocked
 //! endpoint (501) before read-only/maintenance refusing updates (403). A cluster that does
@@ -12,8 +12,9 @@ use std::sync::Arc;
 use super::classify::Class;
 use crate::errors::EdgeError;
 
-/// Who put a cluster in a restrictive mode: metering lifts its own modes once usage is back
-/// under the plan; an operator's mode stays until an operator changes it.
+/// Who put a cluster in a restrictive mode: the overage ladder (from metering readings)
+/// lifts its own modes once usage is back under the plan; an operator's mode stays until an
+/// operator changes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SetBy {
     Operator,
@@ -25,8 +26,8 @@ pub enum SetBy {
 pub enum Mode {
     /// Searches and updates are processed.
     Normal,
-    /// Updates fail with 403 Cluster Read-only. When metering set it (disk overage),
-    /// deleting an index is allowed: it is how the customer clears the overage.
+    /// Updates fail with 403 Cluster Read-only. When the overage ladder set it, deleting an
+    /// index is allowed: it is how the customer clears the overage.
     ReadOnly(SetBy),
     /// Every request fails with 403 Cluster Disabled.
     Disabled(SetBy),
@@ -87,46 +88,6 @@ pub fn decide(mode: impl Into<ModeView>, class: &Class) -> Result<(), EdgeError>
         (Mode::Provisioning | Mode::Destroyed | Mode::Disabled(_), _) => {
             unreachable!("handled above")
         }
-    }
-}
-
-/// Disk thresholds of a cluster's plan, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DiskLimits {
-    /// Above this: read-only (the plan's disk).
-    pub read_only_above: u64,
-    /// Above this: disabled (twice the plan's disk unless configured otherwise).
-    pub disabled_above: u64,
-}
-
-impl DiskLimits {
-    /// Limits for a plan of `disk` bytes, disabled above `disable_factor` times it
-    /// (the issue's default factor is 2).
-    pub fn for_plan(disk: u64, disable_factor: u64) -> Self {
-        DiskLimits {
-            read_only_above: disk,
-            disabled_above: disk.saturating_mul(disable_factor),
-        }
-    }
-}
-
-/// The mode after a metering reading of `used` bytes. Modes an operator set (and
-/// maintenance, provisioning, destroyed) are never changed by metering; modes metering set
-/// follow usage both ways, back to normal once usage is at or under the plan.
-pub fn after_metering(mode: Mode, used: u64, limits: DiskLimits) -> Mode {
-    let follows_usage = matches!(
-        mode,
-        Mode::Normal | Mode::ReadOnly(SetBy::Metering) | Mode::Disabled(SetBy::Metering)
-    );
-    if !follows_usage {
-        return mode;
-    }
-    if used > limits.disabled_above {
-        Mode::Disabled(SetBy::Metering)
-    } else if used > limits.read_only_above {
-        Mode::ReadOnly(SetBy::Metering)
-    } else {
-        Mode::Normal
     }
 }
 
@@ -221,36 +182,5 @@ mod tests {
         assert_eq!(Mode::from(C::Maintenance), Mode::Maintenance);
         assert_eq!(Mode::from(C::Provisioning), Mode::Provisioning);
         assert_eq!(Mode::from(C::Destroyed), Mode::Destroyed);
-    }
-
-    // issue 5: metering moves its own modes both ways, never an operator's
-    #[test]
-    fn metering_transitions() {
-        use Mode::*;
-        use SetBy::*;
-        let l = DiskLimits::for_plan(1000, 2);
-        assert_eq!(l.disabled_above, 2000);
-        let table: &[(Mode, u64, Mode)] = &[
-            (Normal, 0, Normal),
-            (Normal, 1000, Normal),
-            (Normal, 1001, ReadOnly(Metering)),
-            (Normal, 2000, ReadOnly(Metering)),
-            (Normal, 2001, Disabled(Metering)),
-            (ReadOnly(Metering), 1000, Normal),
-            (ReadOnly(Metering), 2001, Disabled(Metering)),
-            (Disabled(Metering), 1500, ReadOnly(Metering)),
-            (Disabled(Metering), 10, Normal),
-            (ReadOnly(Operator), 10, ReadOnly(Operator)),
-            (ReadOnly(Operator), 5000, ReadOnly(Operator)),
-            (Disabled(Operator), 10, Disabled(Operator)),
-            (Maintenance, 5000, Maintenance),
-            (Provisioning, 5000, Provisioning),
-            (Destroyed, 5000, Destroyed),
-        ];
-        for &(from, used, to) in table {
-            assert_eq!(after_metering(from, used, l), to, "{from:?} at {used}");
-        }
-        // a huge factor does not overflow
-        assert_eq!(DiskLimits::for_plan(u64::MAX, 2).disabled_above, u64::MAX);
     }
 }

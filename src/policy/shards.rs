@@ -202,6 +202,24 @@ fn expand_max(v: &Value) -> Result<Option<u64>, EdgeError> {
     }
 }
 
+/// What `shards` and `bytes` in use exceed of a plan's `shards_allowed` and `disk`, one
+/// phrase each (`11 shards in use, the plan allows 10`): the downgrade refusal and the
+/// overage ladder say it the same way.
+pub fn exceeded(shards: u64, shards_allowed: u64, bytes: u64, disk: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    if shards > shards_allowed {
+        out.push(format!(
+            "{shards} shards in use, the plan allows {shards_allowed}"
+        ));
+    }
+    if bytes > disk {
+        out.push(format!(
+            "{bytes} bytes of disk in use, the plan allows {disk}"
+        ));
+    }
+    out
+}
+
 /// Usage totals of one cluster, from `_cat/indices?format=json&bytes=b` restricted to it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {

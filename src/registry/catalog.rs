@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ClusterClass, Mode, PlanConfig};
 use crate::policy::auth::PasswordHash;
-use crate::policy::shards::Usage;
+use crate::policy::ladder::{self, Overage};
+use crate::policy::shards::{exceeded, Usage};
 
 /// Wall-clock time in milliseconds since the Unix epoch (what the store keeps).
 pub type Millis = i64;
@@ -32,6 +33,26 @@ pub struct PlanRecord {
     pub max_bulk_actions: u64,
     pub monthly_price_cents: u64,
     pub max_open_contexts: u64,
+    /// The overage ladder: notice to read-only, read-only to disabled, and the extreme
+    /// factor of the plan's disk (records stored before these existed get the defaults).
+    #[serde(default = "ladder::default_grace_ms")]
+    pub overage_grace_ms: u64,
+    #[serde(default = "ladder::default_disable_after_ms")]
+    pub overage_disable_after_ms: u64,
+    #[serde(default = "ladder::default_extreme_factor")]
+    pub overage_extreme_factor: u64,
+}
+
+impl PlanRecord {
+    /// The plan's ladder settings.
+    pub fn ladder(&self) -> ladder::Settings {
+        let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        ladder::Settings {
+            grace_ms: ms(self.overage_grace_ms),
+            disable_after_ms: ms(self.overage_disable_after_ms),
+            extreme_factor: self.overage_extreme_factor,
+        }
+    }
 }
 
 impl From<&PlanConfig> for PlanRecord {
@@ -47,6 +68,11 @@ impl From<&PlanConfig> for PlanRecord {
             max_bulk_actions: p.max_bulk_actions,
             monthly_price_cents: p.monthly_price_cents,
             max_open_contexts: p.max_open_contexts,
+            overage_grace_ms: p.overage_grace.0.as_millis() as u64,
+            overage_disable_after_ms: p.overage_disable_after.0.as_millis() as u64,
+            overage_extreme_factor: p
+                .overage_extreme_factor
+                .unwrap_or_else(ladder::default_extreme_factor),
         }
     }
 }
@@ -95,6 +121,9 @@ pub struct ClusterRecord {
     pub purged: bool,
     /// Increases with every change (the admin API's ETag).
     pub version: u64,
+    /// Usage over the plan, as the overage ladder last found it (`None`: not over).
+    #[serde(default)]
+    pub overage: Option<Overage>,
 }
 
 impl ClusterRecord {
@@ -173,6 +202,13 @@ pub enum Command {
     Destroy { id: String },
     /// Its indices were deleted from the shared upstream.
     MarkPurged { id: String },
+    /// The overage ladder's step (actor `system`): the overage as it is now, and the mode
+    /// the ladder sets with its reason (`None`: the mode stays).
+    SetOverage {
+        id: String,
+        overage: Option<Overage>,
+        mode: Option<(Mode, Option<String>)>,
+    },
 }
 
 impl Command {
@@ -189,7 +225,8 @@ impl Command {
             | Command::SetUpstream { id, .. }
             | Command::MarkProvisioned { id }
             | Command::Destroy { id }
-            | Command::MarkPurged { id } => id,
+            | Command::MarkPurged { id }
+            | Command::SetOverage { id, .. } => id,
         }
     }
 
@@ -207,6 +244,7 @@ impl Command {
             Command::MarkProvisioned { .. } => "cluster.provisioned",
             Command::Destroy { .. } => "cluster.destroy",
             Command::MarkPurged { .. } => "cluster.purged",
+            Command::SetOverage { .. } => "cluster.overage",
         }
     }
 
@@ -409,6 +447,7 @@ fn create(cat: &mut Catalog, c: &ClusterRecord, ctx: &Ctx<'_>) -> Result<(), Ref
     c.version = 1;
     c.destroyed_at = None;
     c.purged = false;
+    c.overage = None;
     cat.put(c);
     Ok(())
 }
@@ -455,6 +494,18 @@ fn change(
             c.mode = *mode;
             c.mode_reason = reason.clone().filter(|r| !r.is_empty());
             c.mode_until = *until;
+            // An operator's mode during an overage: the ladder never overrides it.
+            if let Some(o) = c.overage.as_mut() {
+                o.owns_mode = false;
+            }
+        }
+        Command::SetOverage { overage, mode, .. } => {
+            c.overage = overage.clone();
+            if let Some((mode, reason)) = mode {
+                c.mode = *mode;
+                c.mode_reason = reason.clone();
+                c.mode_until = None;
+            }
         }
         Command::SetCredentials {
             username,
@@ -525,19 +576,7 @@ fn mark_purged(cat: &mut Catalog, id: &str) -> Result<(), Refusal> {
 
 /// Refuses a move to `plan` that the cluster's current usage exceeds, with the numbers.
 fn check_downgrade(c: &ClusterRecord, plan: &PlanRecord, used: Usage) -> Result<(), Refusal> {
-    let mut exceeded = Vec::new();
-    if used.shards > plan.shards {
-        exceeded.push(format!(
-            "{} shards in use, the plan allows {}",
-            used.shards, plan.shards
-        ));
-    }
-    if used.bytes > plan.disk {
-        exceeded.push(format!(
-            "{} bytes of disk in use, the plan allows {}",
-            used.bytes, plan.disk
-        ));
-    }
+    let exceeded = exceeded(used.shards, plan.shards, used.bytes, plan.disk);
     if exceeded.is_empty() {
         return Ok(());
     }

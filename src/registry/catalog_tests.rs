@@ -28,6 +28,9 @@ pub(crate) fn plan(name: &str, concurrency: u32) -> PlanRecord {
         max_bulk_actions: 100,
         monthly_price_cents: 900,
         max_open_contexts: 50,
+        overage_grace_ms: 10 * 86_400_000,
+        overage_disable_after_ms: 15 * 86_400_000,
+        overage_extreme_factor: 2,
     }
 }
 
@@ -53,6 +56,7 @@ pub(crate) fn record(id: &str, plan: &str) -> ClusterRecord {
         destroyed_at: None,
         purged: false,
         version: 1,
+        overage: None,
     }
 }
 
@@ -286,4 +290,58 @@ fn maintenance_with_until_and_reason() {
     assert_eq!(a.mode, Mode::Maintenance);
     assert_eq!(a.mode_until, Some(900));
     assert_eq!(a.mode_reason.as_deref(), Some("why"));
+}
+
+// issue 12: the ladder's step sets the overage and its mode; an operator's mode during an
+// overage takes the mode away from the ladder
+#[test]
+fn overage_steps_and_the_operators_mode() {
+    use crate::policy::ladder::{Overage, Step};
+    let cat = base();
+    let over = Overage {
+        since: 10,
+        step: Step::ReadOnly,
+        step_at: 20,
+        extreme: false,
+        owns_mode: true,
+        read_only_at: 20,
+        disabled_at: 30,
+        disk_bytes: 2000,
+        disk_allowed: 1000,
+        shards: 1,
+        shards_allowed: 10,
+        extreme_factor: 2,
+    };
+    let step = Command::SetOverage {
+        id: "a".into(),
+        overage: Some(over.clone()),
+        mode: Some((Mode::ReadOnly, Some("usage over the plan".into()))),
+    };
+    assert_eq!(step.action(), "cluster.overage");
+    let next = apply(&cat, &step, &ctx(20)).unwrap();
+    let a = &next.clusters["a"];
+    assert_eq!(
+        (a.mode, a.mode_reason.as_deref()),
+        (Mode::ReadOnly, Some("usage over the plan"))
+    );
+    assert_eq!(a.overage.as_ref(), Some(&over));
+    assert_eq!(a.version, 2);
+    let d = crate::registry::diff::diff(&cat, &next);
+    assert_eq!(d.records, ["a"]);
+    // The operator sets a mode: the overage stays, the ladder no longer owns the mode.
+    let next = apply(&next, &mode("a", Mode::Normal, None), &ctx(21)).unwrap();
+    let a = &next.clusters["a"];
+    assert_eq!(a.mode, Mode::Normal);
+    assert!(!a.overage.as_ref().unwrap().owns_mode);
+    // A step without a mode changes only the overage.
+    let end = Command::SetOverage {
+        id: "a".into(),
+        overage: None,
+        mode: None,
+    };
+    let next = apply(&next, &end, &ctx(22)).unwrap();
+    assert_eq!(
+        (next.clusters["a"].mode, next.clusters["a"].overage.clone()),
+        (Mode::Normal, None)
+    );
 }

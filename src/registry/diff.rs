@@ -20,7 +20,7 @@ pub struct Fields {
     /// Host name or region.
     pub address: bool,
     pub upstream: bool,
-    /// Provisioned, or another bookkeeping field.
+    /// Provisioned, the overage, or another bookkeeping field.
     pub other: bool,
 }
 
@@ -60,7 +60,7 @@ fn fields(a: &ClusterRecord, b: &ClusterRecord, plan_changed: bool) -> Fields {
             || a.previous != b.previous,
         address: a.hostname != b.hostname || a.region != b.region,
         upstream: a.upstream != b.upstream || a.class != b.class,
-        other: a.provisioned_at != b.provisioned_at || a.name != b.name,
+        other: a.provisioned_at != b.provisioned_at || a.name != b.name || a.overage != b.overage,
     }
 }
 

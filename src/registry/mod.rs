@@ -23,7 +23,7 @@ use arc_swap::ArcSwap;
 use crate::config::{ClusterClass, Config, Mode};
 use crate::policy::admit::Allowance;
 use crate::policy::auth::Credential;
-use crate::policy::mode::ModeView;
+use crate::policy::mode::{Mode as PolicyMode, ModeView, SetBy};
 use crate::tenancy::{Prefix, TenancyKey};
 
 pub mod catalog;
@@ -88,7 +88,7 @@ pub struct Cluster {
     pub upstreams: Vec<SocketAddr>,
     /// The allowance shared by every core (runtime state, kept across snapshots).
     pub allowance: Arc<Allowance>,
-    /// Metering verdict, usage, readiness (runtime state, kept across snapshots).
+    /// Usage, readiness (runtime state, kept across snapshots).
     pub state: Arc<ClusterState>,
     /// The pair replaced by a rotation, still accepted until its deadline (grace period).
     pub previous: Option<OldCredentials>,
@@ -117,8 +117,8 @@ impl Cluster {
         current | old
     }
 
-    /// The mode requests see (operator's mode with its reason, or metering's verdict
-    /// under normal), as last published.
+    /// The mode requests see (the operator's, or the overage ladder's, with its reason),
+    /// as last published.
     pub fn effective_mode(&self) -> ModeView {
         self.view(self.mode)
     }
@@ -134,12 +134,21 @@ impl Cluster {
         }
     }
 
-    fn view(&self, operator: Mode) -> ModeView {
-        let mode = self.state.effective_mode(operator);
-        let reason = (operator != Mode::Normal)
+    fn view(&self, mode: Mode) -> ModeView {
+        // The ladder's read-only lets index deletions through (how an overage is cleared).
+        let by_ladder = self.record.overage.as_ref().is_some_and(|o| o.owns_mode);
+        let effective = match mode {
+            Mode::ReadOnly if by_ladder => PolicyMode::ReadOnly(SetBy::Metering),
+            Mode::Disabled if by_ladder => PolicyMode::Disabled(SetBy::Metering),
+            other => other.into(),
+        };
+        let reason = (mode != Mode::Normal)
             .then(|| self.mode_reason.clone())
             .flatten();
-        ModeView { mode, reason }
+        ModeView {
+            mode: effective,
+            reason,
+        }
     }
 }
 

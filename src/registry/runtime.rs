@@ -1,6 +1,6 @@
 //! Runtime state that lives outside the catalog, by cluster id: each cluster's allowance
 //! (requests in flight and queued, shared by every core) and its [`ClusterState`]
-//! (readiness, metering's verdict, usage). Reconciled from a [`Diff`] only after the change
+//! (readiness, usage). Reconciled from a [`Diff`] only after the change
 //! was committed: a refused or failed change never reaches it.
 //!
 //! Must not touch: the catalog (it reads it), I/O, the clock.

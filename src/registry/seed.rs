@@ -37,6 +37,7 @@ pub fn record_of(c: &ClusterConfig, now: Millis) -> ClusterRecord {
         destroyed_at: None,
         purged: false,
         version: 1,
+        overage: None,
     }
 }
 

@@ -1,32 +1,26 @@
 //! Runtime facts about a cluster that outlive registry snapshots (kept by cluster id across
-//! reloads): metering's verdict on disk usage, the last usage reading, the shards of indices
-//! created since, whether the cluster's upstream has answered yet, and (multitenant
-//! class) the search contexts it holds open (`tenancy::contexts`).
+//! reloads): the last usage reading, the shards of indices created since, whether the
+//! cluster's upstream has answered yet, and (multitenant class) the search contexts it
+//! holds open (`tenancy::contexts`). (What usage does to the cluster's mode is the overage
+//! ladder's, recorded in the catalog: see `policy::ladder`.)
 //!
 //! Written by the control thread (metering, readiness probes) and by cores (indices they
-//! create); the request path reads the verdict with single atomic loads. Shards are kept in
+//! create); the request path reads readiness with single atomic loads. Shards are kept in
 //! a small ledger under a lock, taken only by index creations and metering readings; open
 //! contexts likewise, taken only by scroll and point-in-time requests.
 //!
 //! Must not touch: I/O (the probes and metering live in `edge::control`), the clock.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::config::Mode as ConfigMode;
-use crate::policy::mode::{after_metering, DiskLimits, Mode, SetBy};
 use crate::policy::shards::Usage;
 use crate::tenancy::OpenContexts;
-
-const METERED_NORMAL: u8 = 0;
-const METERED_READ_ONLY: u8 = 1;
-const METERED_DISABLED: u8 = 2;
 
 /// A cluster's runtime state.
 #[derive(Debug)]
 pub struct ClusterState {
-    metered: AtomicU8,
     ready: AtomicBool,
     shards: Mutex<ShardLedger>,
     bytes: AtomicU64,
@@ -83,7 +77,6 @@ impl ClusterState {
     /// A new cluster's state; `ready` when its upstream needs no probe first.
     pub fn new(ready: bool) -> Self {
         ClusterState {
-            metered: AtomicU8::new(METERED_NORMAL),
             ready: AtomicBool::new(ready),
             shards: Mutex::new(ShardLedger::default()),
             bytes: AtomicU64::new(0),
@@ -104,18 +97,6 @@ impl ClusterState {
         self.shards.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The mode requests see: an operator's mode wins; under `normal`, metering's verdict.
-    pub fn effective_mode(&self, configured: ConfigMode) -> Mode {
-        if configured != ConfigMode::Normal {
-            return configured.into();
-        }
-        match self.metered.load(Relaxed) {
-            METERED_READ_ONLY => Mode::ReadOnly(SetBy::Metering),
-            METERED_DISABLED => Mode::Disabled(SetBy::Metering),
-            _ => Mode::Normal,
-        }
-    }
-
     /// Marks the start of a metering reading: call it before asking the upstream. Readings
     /// are taken one at a time.
     pub fn begin_reading(&self) -> Reading {
@@ -125,22 +106,8 @@ impl ClusterState {
     }
 
     /// Records a reading begun with `reading`: its totals and the names of the indices it
-    /// listed (`names`). Returns the metered mode before and after it.
-    pub fn record_usage(
-        &self,
-        reading: Reading,
-        usage: Usage,
-        names: &[String],
-        limits: DiskLimits,
-    ) -> (Mode, Mode) {
-        let before = self.effective_mode(ConfigMode::Normal);
-        let after = after_metering(before, usage.bytes, limits);
-        let code = match after {
-            Mode::ReadOnly(_) => METERED_READ_ONLY,
-            Mode::Disabled(_) => METERED_DISABLED,
-            _ => METERED_NORMAL,
-        };
-        self.metered.store(code, Relaxed);
+    /// listed (`names`).
+    pub fn record_usage(&self, reading: Reading, usage: Usage, names: &[String]) {
         let listed: HashSet<Vec<u8>> = names.iter().map(|n| n.as_bytes().to_vec()).collect();
         {
             let mut l = self.ledger();
@@ -154,7 +121,6 @@ impl ClusterState {
         self.docs.store(usage.docs, Relaxed);
         self.indices.store(usage.indices, Relaxed);
         self.readings.fetch_add(1, Relaxed);
-        (before, after)
     }
 
     /// The last usage reading, its shards with the creations it did not count.
@@ -240,41 +206,17 @@ mod tests {
     /// A whole reading of `n` shards in indices `listed`.
     fn read(s: &ClusterState, n: u64, listed: &[&str]) {
         let r = s.begin_reading();
-        s.record_usage(r, shards(n), &names(listed), DiskLimits::for_plan(100, 2));
+        s.record_usage(r, shards(n), &names(listed));
     }
 
-    // spec 3: overage moves normal to read-only, then disabled; clearing it returns to normal
     #[test]
-    fn metering_verdicts_apply_under_normal_only() {
+    fn readings_keep_the_last_totals() {
         let s = ClusterState::new(true);
-        let limits = DiskLimits::for_plan(100, 2);
-        let record = |u: Usage| s.record_usage(s.begin_reading(), u, &[], limits);
-        assert_eq!(
-            record(usage(150)),
-            (Mode::Normal, Mode::ReadOnly(SetBy::Metering))
-        );
-        assert_eq!(
-            s.effective_mode(ConfigMode::Normal),
-            Mode::ReadOnly(SetBy::Metering)
-        );
-        assert_eq!(
-            s.effective_mode(ConfigMode::Maintenance),
-            Mode::Maintenance,
-            "operator wins"
-        );
-        record(usage(201));
-        assert_eq!(
-            s.effective_mode(ConfigMode::Normal),
-            Mode::Disabled(SetBy::Metering)
-        );
-        record(usage(100));
-        assert_eq!(s.effective_mode(ConfigMode::Normal), Mode::Normal);
-        assert_eq!(
-            s.effective_mode(ConfigMode::ReadOnly),
-            Mode::ReadOnly(SetBy::Operator)
-        );
+        s.record_usage(s.begin_reading(), usage(150), &[]);
+        s.record_usage(s.begin_reading(), usage(100), &[]);
+        assert_eq!(s.usage().bytes, 100);
         assert_eq!(s.usage().docs, 3);
-        assert_eq!(s.readings(), 3);
+        assert_eq!(s.readings(), 2);
     }
 
     // spec 8: shards reserved and created count until a reading lists them
@@ -313,7 +255,7 @@ mod tests {
         s.reserve_shards(4, 6).unwrap();
         let r = s.begin_reading(); // sent while `b` is being created
         s.finish_creation(b"b", 4, true);
-        s.record_usage(r, shards(2), &names(&["a"]), DiskLimits::for_plan(100, 2));
+        s.record_usage(r, shards(2), &names(&["a"]));
         assert_eq!(s.reserve_shards(1, 6), Err(6));
         // Still in flight when the reading comes back: counted too.
         let s = ClusterState::new(true);

@@ -17,7 +17,7 @@ use super::{
     check_if_match, idempotent_record, json_body, replay, Api, ApiError, Request, Response,
 };
 use crate::config::{parse_duration, ClusterClass, Mode};
-use crate::control::plane::{now_ms, Change, Plane};
+use crate::control::plane::{Change, Plane};
 use crate::policy::auth::{generate_password, generate_username, PasswordHash};
 use crate::registry::catalog::{Catalog, ClusterRecord, Command, Millis, Source};
 
@@ -288,7 +288,7 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
     let name = body.name.clone();
     let plan = body.plan.clone();
     let hash = PasswordHash::new(password.as_bytes());
-    let now = now_ms();
+    let now = api.plane().now();
     let build = |cat: &Catalog| -> Result<Vec<Command>, ApiError> {
         let upstream = match (class, upstream) {
             (_, Some(u)) => Some(u),
@@ -319,6 +319,7 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
             destroyed_at: None,
             purged: false,
             version: 1,
+            overage: None,
         };
         Ok(vec![Command::CreateCluster(Box::new(record))])
     };
@@ -372,7 +373,8 @@ pub(super) fn mode(api: &Api, req: &Request, id: &str) -> Result<Response, ApiEr
     if reason.as_ref().is_some_and(|r| r.len() > 500) {
         return Err(ApiError::bad_request("`reason`: at most 500 characters"));
     }
-    let until = body.until.map(|u| until_of(&u, now_ms())).transpose()?;
+    let now = api.plane().now();
+    let until = body.until.map(|u| until_of(&u, now)).transpose()?;
     let cmd = Command::SetMode {
         id: id.into(),
         mode,
@@ -393,11 +395,12 @@ pub(super) fn rotate(api: &Api, req: &Request, id: &str) -> Result<Response, Api
         return Err(ApiError::bad_request("`grace`: at most 7 days"));
     }
     let (username, password) = (generate_username(), generate_password());
+    let now = api.plane().now();
     let cmd = Command::SetCredentials {
         id: id.into(),
         username,
         password: PasswordHash::new(password.as_bytes()),
-        grace_until: (!grace.is_zero()).then(|| now_ms() + grace.as_millis() as Millis),
+        grace_until: (!grace.is_zero()).then(|| now + grace.as_millis() as Millis),
     };
     let env = api.env.clone();
     let secrets = |r: &ClusterRecord| json!({"password": password, "url": views::address(r, &env, Some(&password))});

@@ -4,7 +4,8 @@
 //! `GET /v1/clusters/{id}`, `PUT /v1/clusters/{id}/plan`, `PUT /v1/clusters/{id}/mode`,
 //! `POST /v1/clusters/{id}/credentials/rotate`, `DELETE /v1/clusters/{id}`,
 //! `GET /v1/plans`, `GET /v1/audit`; what the edge measures: `GET /metrics` (Prometheus
-//! text) and `GET /v1/clusters/{id}/latency?window=` (see `observe`). Every error has one shape, the same as the edge's:
+//! text) and `GET /v1/clusters/{id}/latency?window=` (see `observe`); usage, invoices and
+//! the tests' clock in `billing`. Every error has one shape, the same as the edge's:
 //! `{"error": {"type", "reason", "root_cause", ...fields}, "status"}`, with `Retry-After`
 //! where a retry helps (503). A change answers only once it is committed.
 //!
@@ -15,6 +16,7 @@
 //!
 //! Must not touch: sockets (see `server`), the request path.
 
+mod billing;
 mod clusters;
 pub mod observe;
 pub mod server;
@@ -256,6 +258,9 @@ fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
         return answer;
     }
     let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
+    if let Some(answer) = billing::route(api, req, &segs) {
+        return answer;
+    }
     let m = req.method;
     match (m, segs.as_slice()) {
         (Method::Get, ["v1", "clusters"]) => clusters::list(api, req),

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::ApiEnv;
 use crate::control::seed::{differs_from_file, DeclaredCluster};
 use crate::control::store::AuditEntry;
+use crate::policy::ladder::{self, Overage};
 use crate::policy::mode::Mode as Effective;
 use crate::policy::shards::Usage;
 use crate::registry::catalog::Source;
@@ -96,11 +97,26 @@ pub fn cluster(
         "provisioned_at": opt_time(r.provisioned_at),
         "destroyed_at": opt_time(r.destroyed_at),
         "version": r.version,
+        "overage": r.overage.as_ref().map(overage),
     });
     if let (Some(d), true) = (declared, r.is_live()) {
         v["differs_from_file"] = json!(differs_from_file(d, r));
     }
     v
+}
+
+/// An overage in progress: its step, since when, and what comes next.
+fn overage(o: &Overage) -> Value {
+    json!({
+        "step": o.step.as_str(),
+        "since": time(o.since),
+        "step_at": time(o.step_at),
+        "read_only_at": time(o.read_only_at),
+        "disabled_at": time(o.disabled_at),
+        "extreme": o.extreme,
+        "mode_applied": o.owns_mode,
+        "reason": ladder::reason(o),
+    })
 }
 
 /// A plan.
@@ -116,6 +132,9 @@ pub fn plan(p: &PlanRecord) -> Value {
         "max_bulk_actions": p.max_bulk_actions,
         "max_open_contexts": p.max_open_contexts,
         "monthly_price_cents": p.monthly_price_cents,
+        "overage_grace_seconds": p.overage_grace_ms / 1000,
+        "overage_disable_after_seconds": p.overage_disable_after_ms / 1000,
+        "overage_extreme_factor": p.overage_extreme_factor,
     })
 }
 

@@ -80,6 +80,40 @@ impl AdminClient {
 
     /// Calls the API; the JSON answer of a 2xx, or the API's message.
     pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, CallError> {
+        let (status, url, text) = self.send(method, path, body)?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|_| CallError::Failed(format!("{status} from {url}: {}", text.trim())))?;
+        if status >= 400 {
+            let reason = v["error"]["reason"].as_str().unwrap_or("no reason given");
+            return Err(CallError::Failed(format!("{status}: {reason}")));
+        }
+        Ok(v)
+    }
+
+    /// Calls the API; the text of a 2xx as it came (CSV), or the API's message.
+    pub fn call_text(&self, method: &str, path: &str) -> Result<String, CallError> {
+        let (status, url, text) = self.send(method, path, None)?;
+        if status >= 400 {
+            return Err(CallError::Failed(
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(v) => {
+                        let reason = v["error"]["reason"].as_str().unwrap_or("no reason given");
+                        format!("{status}: {reason}")
+                    }
+                    Err(_) => format!("{status} from {url}: {}", text.trim()),
+                },
+            ));
+        }
+        Ok(text)
+    }
+
+    /// Sends one request: the status, the URL and the answer's text.
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, String, String), CallError> {
         let url = format!("{}{path}", self.url);
         let req = ureq::http::Request::builder()
             .method(method)
@@ -98,13 +132,7 @@ impl AdminClient {
             .body_mut()
             .read_to_string()
             .map_err(|e| CallError::Failed(format!("{url}: {e}")))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|_| CallError::Failed(format!("{status} from {url}: {}", text.trim())))?;
-        if status >= 400 {
-            let reason = v["error"]["reason"].as_str().unwrap_or("no reason given");
-            return Err(CallError::Failed(format!("{status}: {reason}")));
-        }
-        Ok(v)
+        Ok((status, url, text))
     }
 }
 

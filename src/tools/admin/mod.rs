@@ -68,6 +68,35 @@ pub enum AdminCommand {
     Plans,
     /// The audit log, newest first.
     Audit,
+    /// Cluster ID's usage history (disk, documents, shards, requests, bytes).
+    Usage {
+        id: String,
+        /// From this time (RFC 3339 or YYYY-MM-DD; default: 24 hours before --to).
+        #[arg(long)]
+        from: Option<String>,
+        /// Up to this time (default: now).
+        #[arg(long)]
+        to: Option<String>,
+    },
+    /// Cluster ID's invoice of a month: one line per interval on a plan, credits, total.
+    Invoice {
+        id: String,
+        /// YYYY-MM (default: the current month).
+        #[arg(long)]
+        month: Option<String>,
+        /// Print CSV instead of a table.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+    },
+    /// Every cluster's invoice of a month, and the account's total.
+    Invoices {
+        /// YYYY-MM (default: the current month).
+        #[arg(long)]
+        month: Option<String>,
+        /// Print CSV instead of a table.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+    },
 }
 
 /// `searchgate admin clusters ...`.
@@ -98,6 +127,18 @@ pub enum ClustersCommand {
 
 /// Runs the command; prints what it got.
 pub fn run(args: AdminArgs) -> ExitCode {
+    if wants_csv(&args.command) {
+        return match call_text(&args) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("searchgate admin: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match call(&args) {
         Ok(v) => {
             if args.json {
@@ -164,7 +205,40 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
         }
         AdminCommand::Plans => ("GET", "/v1/plans".into(), None),
         AdminCommand::Audit => ("GET", "/v1/audit".into(), None),
+        AdminCommand::Usage { id, from, to } => {
+            let q = query(&[("from", from), ("to", to)]);
+            ("GET", id_path(id, &format!("/usage{q}")), None)
+        }
+        AdminCommand::Invoice { id, month, csv } => {
+            let q = query(&[("month", month), ("format", &csv.then(|| "csv".into()))]);
+            ("GET", id_path(id, &format!("/invoice{q}")), None)
+        }
+        AdminCommand::Invoices { month, csv } => {
+            let q = query(&[("month", month), ("format", &csv.then(|| "csv".into()))]);
+            ("GET", format!("/v1/invoices{q}"), None)
+        }
     }
+}
+
+/// `?k=v&...` of the parameters given (values percent-encoded), or nothing.
+fn query(params: &[(&str, &Option<String>)]) -> String {
+    let parts: Vec<String> = params
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", encode(v))))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+/// Whether the command asks for CSV (printed as the API sent it).
+fn wants_csv(cmd: &AdminCommand) -> bool {
+    matches!(
+        cmd,
+        AdminCommand::Invoice { csv: true, .. } | AdminCommand::Invoices { csv: true, .. }
+    )
 }
 
 /// Calls the API; the JSON answer, or the API's message.
@@ -172,4 +246,11 @@ fn call(args: &AdminArgs) -> Result<Value, String> {
     let (method, path, body) = request(&args.command);
     let api = AdminClient::find(args.url.as_deref(), args.token_file.as_deref())?;
     Ok(api.call(method, &path, body)?)
+}
+
+/// Calls the API; the answer's text as it came (CSV), or the API's message.
+fn call_text(args: &AdminArgs) -> Result<String, String> {
+    let (method, path, _) = request(&args.command);
+    let api = AdminClient::find(args.url.as_deref(), args.token_file.as_deref())?;
+    Ok(api.call_text(method, &path)?)
 }

@@ -1,5 +1,6 @@
-//! Human output of `searchgate admin`: aligned tables for lists, `key: value` lines for one
-//! cluster, and the once-only credentials called out.
+//! Human output of `searchgate admin`: aligned tables for lists, usage samples and invoice
+//! lines (amounts in cents shown with two decimals), `key: value` lines for one cluster,
+//! and the once-only credentials called out.
 
 use serde_json::Value;
 
@@ -60,6 +61,9 @@ fn cluster_lines(c: &Value) {
     if let Some(u) = c["usage"].as_object() {
         let parts: Vec<String> = u.iter().map(|(k, v)| format!("{k}={v}")).collect();
         println!("{:<15} {}", "usage", parts.join(" "));
+    }
+    if let Some(why) = c["overage"]["reason"].as_str() {
+        println!("{:<15} {}: {why}", "overage", cell(&c["overage"]["step"]));
     }
     if let Some(d) = c["differs_from_file"].as_array().filter(|d| !d.is_empty()) {
         let names: Vec<String> = d.iter().map(cell).collect();
@@ -150,9 +154,98 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
                 .collect();
             table(&["ID", "AT", "ACTOR", "ACTION", "TARGET"], &rows);
         }
+        AdminCommand::Usage { .. } => usage(v),
+        AdminCommand::Invoice { .. } => invoice(v),
+        AdminCommand::Invoices { .. } => {
+            for inv in v["clusters"].as_array().into_iter().flatten() {
+                invoice(inv);
+                println!();
+            }
+            println!(
+                "month {}: {} cluster(s), total {}",
+                cell(&v["month"]),
+                v["clusters"].as_array().map_or(0, Vec::len),
+                money(&v["total_cents"])
+            );
+        }
         _ => {
             cluster_lines(v);
             secrets(v);
         }
     }
+}
+
+/// Cents as `12.34` (`-0.05` for a credit).
+fn money(v: &Value) -> String {
+    let c = v.as_i64().unwrap_or(0);
+    let sign = if c < 0 { "-" } else { "" };
+    format!(
+        "{sign}{}.{:02}",
+        c.unsigned_abs() / 100,
+        c.unsigned_abs() % 100
+    )
+}
+
+fn usage(v: &Value) {
+    let keys = [
+        "at",
+        "disk_bytes",
+        "documents",
+        "shards",
+        "indices",
+        "requests",
+        "bytes_in",
+        "bytes_out",
+    ];
+    let rows: Vec<Vec<String>> = v["samples"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| keys.iter().map(|k| cell(&s[*k])).collect())
+        .collect();
+    println!(
+        "cluster {}: usage from {} to {}",
+        cell(&v["cluster"]),
+        cell(&v["from"]),
+        cell(&v["to"])
+    );
+    let header = [
+        "AT", "DISK", "DOCS", "SHARDS", "INDICES", "REQUESTS", "IN", "OUT",
+    ];
+    table(&header, &rows);
+    if v["truncated"] == true {
+        println!("(more samples: narrow --from/--to)");
+    }
+}
+
+fn invoice(v: &Value) {
+    println!(
+        "cluster {}: invoice of {} ({} to {})",
+        cell(&v["cluster"]),
+        cell(&v["month"]),
+        cell(&v["from"]),
+        cell(&v["to"])
+    );
+    let mut rows: Vec<Vec<String>> = v["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| {
+            let mut row: Vec<String> = ["kind", "plan", "from", "to", "seconds"]
+                .iter()
+                .map(|k| cell(&l[*k]))
+                .collect();
+            row.push(money(&l["amount_cents"]));
+            row
+        })
+        .collect();
+    rows.push(vec![
+        "total".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        money(&v["total_cents"]),
+    ]);
+    table(&["KIND", "PLAN", "FROM", "TO", "SECONDS", "AMOUNT"], &rows);
 }

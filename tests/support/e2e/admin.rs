@@ -102,6 +102,13 @@ impl Admin {
         self.call("POST", "/v1/clusters", Some(&body)).expect(201)
     }
 
+    /// `PUT /v1/clusters/{id}/plan`: the cluster on `plan` (200).
+    pub fn set_plan(&self, id: &str, plan: &str) -> Value {
+        let body = serde_json::json!({ "plan": plan });
+        self.call("PUT", &format!("/v1/clusters/{id}/plan"), Some(&body))
+            .expect(200)
+    }
+
     /// `GET /v1/clusters/{id}`.
     pub fn show(&self, id: &str) -> Value {
         self.call("GET", &format!("/v1/clusters/{id}"), None)

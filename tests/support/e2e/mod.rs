@@ -14,6 +14,7 @@ pub mod answers;
 
 #[path = "../edge/client.rs"]
 pub mod client;
+pub mod fill;
 #[path = "../edge/metrics.rs"]
 pub mod metrics;
 #[path = "../edge/mock.rs"]
@@ -44,6 +45,8 @@ pub struct PlanSpec {
     pub max_bulk_actions: u64,
     /// Open scrolls and points in time a multitenant cluster may hold (`None`: the default).
     pub max_open_contexts: Option<u64>,
+    /// More keys of the plan, with TOML values (prices, the overage ladder).
+    pub extra: Vec<(String, String)>,
 }
 
 impl PlanSpec {
@@ -58,7 +61,14 @@ impl PlanSpec {
             disk: "1gb".into(),
             max_bulk_actions: 10_000,
             max_open_contexts: None,
+            extra: Vec::new(),
         }
+    }
+    /// Sets another key of the plan (strings quoted by the caller).
+    pub fn with(mut self, key: &str, toml_value: &str) -> PlanSpec {
+        self.extra.retain(|(k, _)| k != key);
+        self.extra.push((key.into(), toml_value.into()));
+        self
     }
     pub fn shards(mut self, n: u64) -> PlanSpec {
         self.shards = n;
@@ -80,13 +90,9 @@ impl PlanSpec {
     }
 
     fn toml(&self) -> String {
-        let contexts = self
-            .max_open_contexts
-            .map(|n| format!("max_open_contexts = {n}\n"))
-            .unwrap_or_default();
-        format!(
+        let mut out = format!(
             "[[plans]]\nname = \"{}\"\nconcurrency = {}\nqueue_size = {}\nqueue_timeout = \"{}\"\n\
-             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n{contexts}\n",
+             shards = {}\ndisk = \"{}\"\nmemory = \"256mb\"\nmax_bulk_actions = {}\n",
             self.name,
             self.concurrency,
             self.queue_size,
@@ -94,7 +100,15 @@ impl PlanSpec {
             self.shards,
             self.disk,
             self.max_bulk_actions
-        )
+        );
+        if let Some(n) = self.max_open_contexts {
+            out.push_str(&format!("max_open_contexts = {n}\n"));
+        }
+        for (k, v) in &self.extra {
+            out.push_str(&format!("{k} = {v}\n"));
+        }
+        out.push('\n');
+        out
     }
 }
 
@@ -182,6 +196,10 @@ pub struct Config {
     pub engine: bool,
     /// Serve the admin API (`[admin]` on 127.0.0.1:0, the token generated in the data dir).
     pub admin: bool,
+    /// More `[admin]` keys with TOML values (e.g. `test_clock`).
+    pub admin_extra: Vec<(String, String)>,
+    /// Whole sections appended to the file as they are (e.g. `[billing]`).
+    pub sections: String,
     pub plans: Vec<PlanSpec>,
     pub clusters: Vec<ClusterSpec>,
 }
@@ -193,6 +211,8 @@ impl Config {
             edge: Vec::new(),
             engine: true,
             admin: false,
+            admin_extra: Vec::new(),
+            sections: String::new(),
             plans: vec![PlanSpec::new("p")],
             clusters: Vec::new(),
         }
@@ -208,6 +228,21 @@ impl Config {
     /// With the admin API.
     pub fn with_admin(mut self) -> Config {
         self.admin = true;
+        self
+    }
+
+    /// With the admin API and this `[admin]` key (strings quoted by the caller).
+    pub fn admin_key(mut self, key: &str, toml_value: &str) -> Config {
+        self.admin = true;
+        self.admin_extra.retain(|(k, _)| k != key);
+        self.admin_extra.push((key.into(), toml_value.into()));
+        self
+    }
+
+    /// Appends a whole section (e.g. `"[billing]\nwebhook = \"...\"\n"`).
+    pub fn section(mut self, text: &str) -> Config {
+        self.sections.push('\n');
+        self.sections.push_str(text);
         self
     }
 
@@ -281,7 +316,11 @@ impl Config {
         }
         if self.admin {
             out.push_str("\n[admin]\nlisten = \"127.0.0.1:0\"\n");
+            for (k, v) in &self.admin_extra {
+                out.push_str(&format!("{k} = {v}\n"));
+            }
         }
+        out.push_str(&self.sections);
         out.push('\n');
         for p in &self.plans {
             out.push_str(&p.toml());
