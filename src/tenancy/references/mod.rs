@@ -121,6 +121,8 @@ pub mod search;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_attacks_r2;
 
 use super::ids::{IdKind, IdSealer};
 use super::json::Value;
