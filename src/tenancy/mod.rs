@@ -71,6 +71,7 @@ pub mod prefix;
 pub mod references;
 pub mod request;
 pub mod response;
+pub mod snippets;
 
 pub use body::{rewrite_json_body, single_tenant_reindex, BodyFacts};
 pub use contexts::{ContextBudget, ContextUse, OpenContexts};

@@ -16,6 +16,7 @@ use memchr::memchr;
 
 use super::ids::{IdFields, IdFilter, IdSealer};
 use super::prefix::{Prefix, Stripper};
+use super::snippets::SnippetRedactor;
 use crate::errors::EdgeError;
 use crate::policy::classify::ResponseKind;
 
@@ -82,9 +83,18 @@ impl ResponsePlan {
     }
 }
 
-/// The response transform of one multitenant response.
+/// The response transform of one multitenant response: parser source snippets redacted
+/// first ([`SnippetRedactor`], attacks-10 r2 #1), then the prefix removed as the plan says.
 #[derive(Debug)]
-pub enum ResponseRewriter {
+pub struct ResponseRewriter {
+    snippets: SnippetRedactor,
+    /// The redacted bytes of the chunk being fed (reused).
+    redacted: Vec<u8>,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
     Strip(Stripper),
     Ids(Box<IdFilter>),
     CatText(CatText),
@@ -103,17 +113,57 @@ impl ResponseRewriter {
         content_type: Option<&[u8]>,
         ids: Option<(Arc<IdSealer>, Arc<str>)>,
     ) -> Self {
+        ResponseRewriter {
+            snippets: SnippetRedactor::new(),
+            redacted: Vec::new(),
+            kind: Kind::new(prefix, plan, status, content_type, ids),
+        }
+    }
+
+    /// Transforms the next chunk of the body.
+    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        self.redacted.clear();
+        self.snippets.feed(input, &mut self.redacted);
+        self.kind.feed(&self.redacted, out);
+    }
+
+    /// The upstream scroll and point-in-time ids sealed so far (none unless the plan
+    /// seals ids).
+    pub fn sealed(&self) -> &[(super::IdKind, String)] {
+        match &self.kind {
+            Kind::Ids(f) => f.sealed(),
+            _ => &[],
+        }
+    }
+
+    /// Ends the body.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        self.redacted.clear();
+        self.snippets.finish(&mut self.redacted);
+        self.kind.feed(&self.redacted, out);
+        self.kind.finish(out);
+    }
+}
+
+impl Kind {
+    fn new(
+        prefix: Prefix,
+        plan: ResponsePlan,
+        status: u16,
+        content_type: Option<&[u8]>,
+        ids: Option<(Arc<IdSealer>, Arc<str>)>,
+    ) -> Self {
         let table =
             plan.kind == ResponseKind::CatRows && !plan.help && (200..300).contains(&status);
         let json = content_type.is_some_and(|ct| memchr::memmem::find(ct, b"json").is_some());
         if let (Some(fields), Err(_)) = (plan.ids, plan.check_upstream(content_type)) {
             let sealer = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
             let filter = IdFilter::refusing(Stripper::new(prefix), sealer, fields);
-            return ResponseRewriter::Ids(Box::new(filter));
+            return Kind::Ids(Box::new(filter));
         }
         if let (Some(fields), Some((sealer, cluster))) = (plan.ids, ids) {
             let filter = IdFilter::new(Stripper::new(prefix), sealer, cluster, fields);
-            return ResponseRewriter::Ids(Box::new(filter));
+            return Kind::Ids(Box::new(filter));
         }
         if plan.ids.is_some() {
             let missing = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
@@ -123,41 +173,30 @@ impl ResponseRewriter {
                 Arc::from(""),
                 plan.ids.expect("some"),
             );
-            return ResponseRewriter::Ids(Box::new(filter));
+            return Kind::Ids(Box::new(filter));
         }
         match (table, json) {
-            (true, true) => ResponseRewriter::CatJson(CatJson::new(prefix)),
-            (true, false) => ResponseRewriter::CatText(CatText::new(prefix, plan.verbose)),
-            _ => ResponseRewriter::Strip(Stripper::new(prefix)),
+            (true, true) => Kind::CatJson(CatJson::new(prefix)),
+            (true, false) => Kind::CatText(CatText::new(prefix, plan.verbose)),
+            _ => Kind::Strip(Stripper::new(prefix)),
         }
     }
 
-    /// Transforms the next chunk of the body.
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+    fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
         match self {
-            ResponseRewriter::Strip(s) => s.feed(input, out),
-            ResponseRewriter::Ids(f) => f.feed(input, out),
-            ResponseRewriter::CatText(c) => c.feed(input, out),
-            ResponseRewriter::CatJson(c) => c.feed(input, out),
+            Kind::Strip(s) => s.feed(input, out),
+            Kind::Ids(f) => f.feed(input, out),
+            Kind::CatText(c) => c.feed(input, out),
+            Kind::CatJson(c) => c.feed(input, out),
         }
     }
 
-    /// The upstream scroll and point-in-time ids sealed so far (none unless the plan
-    /// seals ids).
-    pub fn sealed(&self) -> &[(super::IdKind, String)] {
+    fn finish(&mut self, out: &mut Vec<u8>) {
         match self {
-            ResponseRewriter::Ids(f) => f.sealed(),
-            _ => &[],
-        }
-    }
-
-    /// Ends the body.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
-        match self {
-            ResponseRewriter::Strip(s) => s.finish(out),
-            ResponseRewriter::Ids(f) => f.finish(out),
-            ResponseRewriter::CatText(c) => c.finish(out),
-            ResponseRewriter::CatJson(c) => c.finish(out),
+            Kind::Strip(s) => s.finish(out),
+            Kind::Ids(f) => f.finish(out),
+            Kind::CatText(c) => c.finish(out),
+            Kind::CatJson(c) => c.finish(out),
         }
     }
 }

@@ -106,6 +106,7 @@
 //! | sorts | search body `sort`, `inner_hits`/`top_hits`/`collapse.inner_hits` `sort`, `top_metrics.sort`, `bucket_sort.sort`, `_delete_by_query`/`_update_by_query` `sort`, `_reindex` `source.sort` | one reader (`search::sort`): field sorts take `order`, `missing`, `mode`, `sort_mode`, `unmapped_type`, `numeric_type`, `format`, `nested` (`path` checked, `filter` a query, `max_children`, `nested` again), `nested_path`, `nested_filter` (a query); `_geo_distance` its field (not `_index`) and `order`, `unit`, `mode`, `distance_type`, `validation_method`, `ignore_unmapped` and the nested options; `_script` refused; any other option refused; `_index` sorts recorded for `search_after` (refused in jobs) |
 //! | scripts | in `_update`, bulk `update`, `_update_by_query`, `_reindex` | check: the Painless subset of `painless`; stored scripts (`id`) refused |
 //! | scripts | anywhere else (search, aggregations, sort, queries) | refuse |
+//! | responses | parser source snippets (`[Source: (String)"…"` in error reasons) | redact to the end of their string (`snippets.rs`): they can cut `<P>` short, or quote other requests' buffers |
 //! | responses | `_index` values, keys, errors, `_cat` tables, headers | strip every occurrence of `<P>` (`response.rs`); `_cat` rows of others dropped |
 //! | responses | `_scroll_id`, `pit_id` (search), `id` (PIT opening) | seal (`ids`) |
 //!
@@ -121,6 +122,8 @@ pub mod search;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_attacks_r2;
 
 use super::ids::{IdKind, IdSealer};
 use super::json::Value;
