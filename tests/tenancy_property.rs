@@ -19,7 +19,7 @@ use searchgate::engine::api::{Body, Engine, NodeInfo, Request};
 use searchgate::engine::names::{AutoCreate, DEFAULT_AUTO_CREATE};
 use searchgate::engine::search::{Pits, Scrolls};
 use searchgate::engine::store::shard::WriterOptions;
-use searchgate::engine::store::{ResolveOptions, Store};
+use searchgate::engine::store::{Options as ResolveOptions, Store};
 use searchgate::policy::classify::{classify_request, BodyKind, ClusterClass};
 use searchgate::policy::mode::{decide, Mode};
 use searchgate::proto::Method;
@@ -422,9 +422,14 @@ fn check(method: Method, target: &str, ct: &str, body: &str) -> Fate {
         .unwrap_or("");
     let decoded = searchgate::engine::api::params::percent_decode(first.as_bytes(), false);
     if !decoded.starts_with('_') && !decoded.is_empty() {
+        // Everything the expression could reach: closed and hidden indices too.
         let opts = ResolveOptions {
             ignore_unavailable: true,
             allow_no_indices: true,
+            forbid_closed: false,
+            expand_open: true,
+            expand_closed: true,
+            expand_hidden: true,
         };
         if let Ok(found) = w.engine.store.resolve(&decoded, opts) {
             for h in found {
