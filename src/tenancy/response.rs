@@ -115,14 +115,9 @@ impl ResponseRewriter {
             let filter = IdFilter::new(Stripper::new(prefix), sealer, cluster, fields);
             return ResponseRewriter::Ids(Box::new(filter));
         }
-        if plan.ids.is_some() {
+        if let Some(fields) = plan.ids {
             let missing = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
-            let filter = IdFilter::new(
-                Stripper::new(prefix),
-                missing,
-                Arc::from(""),
-                plan.ids.expect("some"),
-            );
+            let filter = IdFilter::new(Stripper::new(prefix), missing, Arc::from(""), fields);
             return ResponseRewriter::Ids(Box::new(filter));
         }
         match (table, json) {
