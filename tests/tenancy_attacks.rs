@@ -127,7 +127,7 @@ fn issue_10_attacks_are_refused_or_confined() {
         assert!(r.text().contains("alphasecret"), "{}", r.text());
     }
     for body in ["{}\r\n{\"size\":100}\r\n", "\n{}\n{\"size\":100}\n"] {
-        let r = msearch(&edge, &alpha, &body);
+        let r = msearch(&edge, &alpha, body);
         assert_eq!(r.status, 200, "{body:?}: {}", r.text());
         confined(&r, "msearch", &pa, &pb);
     }

@@ -396,7 +396,10 @@ fn check(method: Method, target: &str, ct: &str, body: &str) -> Fate {
         Some(mut rw) => rw
             .feed(body.as_bytes(), &mut up_body)
             .and_then(|_| rw.finish(&mut up_body)),
-        None if plan.body == BodyKind::Document => Ok(up_body.extend_from_slice(body.as_bytes())),
+        None if plan.body == BodyKind::Document => {
+            up_body.extend_from_slice(body.as_bytes());
+            Ok(())
+        }
         None => rewrite_json_body(&t, plan.body, body.as_bytes(), &mut up_body)
             .and_then(|f| plan.apply_body_facts(f, &w.a, &mut fwd)),
     };

@@ -249,39 +249,6 @@ fn the_multitenant_filters_rewrite_both_ways() {
     );
 }
 
-// issue 13: `[edge] record_metrics = false` (the load test's baseline for what recording
-// costs) records nothing; the default records each request once, routed or not.
-#[test]
-fn requests_are_recorded_unless_recording_is_off() {
-    for recording in [true, false] {
-        let up = upstream(vec![
-            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".to_vec()
-        ]);
-        let core = core_with(
-            up.addr,
-            "single-tenant",
-            MetricsHub::default().recording(recording),
-        );
-        over_duplex(core.clone(), |mut peer| async move {
-            let mut both = request("GET /books/_search HTTP/1.1", "");
-            both.extend(b"GET / HTTP/1.1\r\nHost: nobody.example.test\r\n\r\n");
-            peer.send(&both);
-            let (h1, _) = peer.response().await;
-            let (h2, _) = peer.response().await;
-            assert!(h1.starts_with("HTTP/1.1 200"), "{h1}");
-            assert!(h2.starts_with("HTTP/1.1 404"), "{h2}");
-            peer
-        });
-        let metrics = core.metrics.borrow();
-        let expected = if recording { (1, 1) } else { (0, 0) };
-        assert_eq!(
-            (metrics.buffered(), metrics.unrouted()),
-            expected,
-            "recording {recording}"
-        );
-    }
-}
-
 /// A chunked response (the multitenant filters re-frame bodies): its head, and its body
 /// de-chunked.
 async fn chunked_response(peer: &mut Peer) -> (String, Vec<u8>) {
@@ -367,4 +334,37 @@ fn open_search_contexts_are_counted_against_the_plan() {
         "the refused open never reached the upstream: {lines:?}"
     );
     assert!(lines[3].starts_with("DELETE /_search/scroll "), "{lines:?}");
+}
+
+// issue 13: `[edge] record_metrics = false` (the load test's baseline for what recording
+// costs) records nothing; the default records each request once, routed or not.
+#[test]
+fn requests_are_recorded_unless_recording_is_off() {
+    for recording in [true, false] {
+        let up = upstream(vec![
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".to_vec()
+        ]);
+        let core = core_with(
+            up.addr,
+            "single-tenant",
+            MetricsHub::default().recording(recording),
+        );
+        over_duplex(core.clone(), |mut peer| async move {
+            let mut both = request("GET /books/_search HTTP/1.1", "");
+            both.extend(b"GET / HTTP/1.1\r\nHost: nobody.example.test\r\n\r\n");
+            peer.send(&both);
+            let (h1, _) = peer.response().await;
+            let (h2, _) = peer.response().await;
+            assert!(h1.starts_with("HTTP/1.1 200"), "{h1}");
+            assert!(h2.starts_with("HTTP/1.1 404"), "{h2}");
+            peer
+        });
+        let metrics = core.metrics.borrow();
+        let expected = if recording { (1, 1) } else { (0, 0) };
+        assert_eq!(
+            (metrics.buffered(), metrics.unrouted()),
+            expected,
+            "recording {recording}"
+        );
+    }
 }

@@ -311,8 +311,11 @@ pub static AGGS: &[(&str, Agg)] = &[
     ("weighted_avg", Keys(No, &[WEIGHTED])),
 ];
 
+/// One table of keys and how each is read.
+type KeyTable = &'static [(&'static str, K)];
+
 /// Keys of a `composite` source, by source type (`_index` only in `terms`).
-pub static SOURCES: &[(&str, &[&[(&str, K)]])] = &[
+pub static SOURCES: &[(&str, &[KeyTable])] = &[
     (
         "date_histogram",
         &[SOURCE, TZ, DATE_HISTOGRAM, SOURCE_HISTOGRAM],

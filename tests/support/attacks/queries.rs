@@ -50,7 +50,10 @@ pub fn ndjson_framing(w: &World<'_>) {
     // An upstream that creates indices on first write (osmem-server) made `<pa><pb>books`:
     // the tenant's own index, under a name it chose (it carries the other prefix the test
     // gave it as if learned); every later listing would echo that name, so it goes.
-    let r = w.send(Who::Alpha, &w.alpha.req("DELETE", &format!("/{}books", w.pb)));
+    let r = w.send(
+        Who::Alpha,
+        &w.alpha.req("DELETE", &format!("/{}books", w.pb)),
+    );
     assert!(matches!(r.status, 200 | 404), "{}", r.text());
     let r = w.ndjson(
         "/_bulk",
