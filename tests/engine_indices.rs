@@ -219,7 +219,14 @@ fn cluster_health_statuses() {
     assert_eq!(r.status, 408);
     assert_eq!(r.json()["timed_out"], true);
     assert_eq!(c.get("/_cluster/health?wait_for_status=purple").status, 400);
-    assert_eq!(c.get("/_cluster/health/nope").status, 404);
+    // a missing index is red and waited for, as Elasticsearch 7.10 does (not 404)
+    let r = c.get("/_cluster/health/nope?timeout=100ms");
+    assert_eq!(r.status, 408);
+    let h = r.json();
+    assert_eq!(
+        (h["status"].as_str(), h["timed_out"].as_bool()),
+        (Some("red"), Some(true))
+    );
 }
 
 // spec 2.3: nine columns, in order, sizes with units
