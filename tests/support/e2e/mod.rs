@@ -13,11 +13,14 @@ pub mod admin;
 #[path = "../edge/client.rs"]
 pub mod client;
 pub mod fill;
+pub mod first_run;
+pub mod hook;
 #[path = "../edge/metrics.rs"]
 pub mod metrics;
 #[path = "../edge/mock.rs"]
 pub mod mock;
 
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -412,11 +415,23 @@ impl Edge {
     pub fn start_in(dir: tempfile::TempDir, config: Config, env: &[(&str, &str)]) -> Edge {
         let path = dir.path().join("searchgate.toml");
         std::fs::write(&path, config.toml(dir.path())).unwrap();
+        let args = [OsString::from("--config"), path.clone().into_os_string()];
+        Edge::launch(dir, path, config, &args, env)
+    }
+
+    /// `searchgate serve ARGS --threads 2` in `dir`; returns once it listens (and, with
+    /// `config.engine` and `config.admin`, once those are up).
+    fn launch(
+        dir: tempfile::TempDir,
+        path: PathBuf,
+        config: Config,
+        args: &[OsString],
+        env: &[(&str, &str)],
+    ) -> Edge {
         let mut child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
             .envs(env.iter().copied())
             .arg("serve")
-            .arg("--config")
-            .arg(&path)
+            .args(args)
             .args(["--threads", "2"])
             .current_dir(dir.path())
             .stdin(Stdio::null())
@@ -467,7 +482,9 @@ impl Edge {
                 .nth(1)
                 .expect("the token file")
                 .trim_end_matches(')');
-            let token = std::fs::read_to_string(file).expect("the token file");
+            // Relative to the edge's directory when the file names it so (`./data`).
+            let token =
+                std::fs::read_to_string(edge.dir.path().join(file)).expect("the token file");
             edge.admin = Some(admin::Admin {
                 url,
                 token: token.trim().to_string(),
