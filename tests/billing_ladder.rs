@@ -170,35 +170,21 @@ fn the_ladder_moves_read_only_then_disabled_and_back() {
     assert_eq!(edge.admin().show("b")["mode"], "normal");
 
     // Every step of b in the audit log, by the system, with the mode it left.
-    let audit = edge
+    let steps: Vec<(String, String)> = edge
         .admin()
-        .call("GET", "/v1/audit?cluster=b", None)
-        .expect(200);
-    let steps: Vec<(String, String)> = audit["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["action"] == "cluster.overage")
-        .map(|e| {
-            assert_eq!(e["actor"], "system");
-            let step = e["after"]["overage"]["step"].as_str().unwrap_or("normal");
-            (
-                step.to_string(),
-                e["after"]["mode"].as_str().unwrap().to_string(),
-            )
-        })
-        .rev()
+        .overage_steps("b")
+        .into_iter()
+        .map(|(step, _, mode)| (step, mode))
         .collect();
-    let want = [
+    let want: Vec<(String, String)> = [
         ("notice", "normal"),
         ("read-only", "read-only"),
         ("disabled", "disabled"),
         ("normal", "normal"),
-    ];
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(s, m)| (s.to_string(), m.to_string()))
-        .collect();
+    ]
+    .iter()
+    .map(|(s, m)| (s.to_string(), m.to_string()))
+    .collect();
     assert_eq!(steps, want);
 
     // The webhook got every step of every cluster, in order, the first one twice.

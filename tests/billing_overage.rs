@@ -58,31 +58,6 @@ fn wait_refused(edge: &Edge, t: &Tenant, path: &str, reason: &str) {
     });
 }
 
-/// The overage steps of `id` in the audit log, oldest first: (step, extreme, mode after).
-fn audited_steps(edge: &Edge, id: &str) -> Vec<(String, bool, String)> {
-    let audit = edge
-        .admin()
-        .call("GET", &format!("/v1/audit?cluster={id}"), None)
-        .expect(200);
-    let mut steps: Vec<(String, bool, String)> = audit["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["action"] == "cluster.overage")
-        .map(|e| {
-            assert_eq!(e["actor"], "system");
-            let o = &e["after"]["overage"];
-            (
-                o["step"].as_str().unwrap_or("normal").to_string(),
-                o["extreme"] == true,
-                e["after"]["mode"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    steps.reverse();
-    steps
-}
-
 // issue 12: an extreme overage skips the ladder (disabled at once, no clock moved); under
 // the factor again the ladder's own step holds; under the plan, normal
 #[test]
@@ -134,7 +109,7 @@ fn an_extreme_overage_skips_the_ladder() {
         overage(&edge, "a").is_null().then_some(())
     });
 
-    let steps = audited_steps(&edge, "a");
+    let steps = edge.admin().overage_steps("a");
     let s = |v: &[(&str, bool, &str)]| -> Vec<(String, bool, String)> {
         v.iter()
             .map(|(a, b, c)| (a.to_string(), *b, c.to_string()))
