@@ -58,10 +58,12 @@ def make_cert(work):
     return cert, key
 
 
-def write_searchgate(work, driver, args, tenants, up_port, cert, key):
-    data = os.path.join(work, f"sg-{driver}")
+def write_searchgate(work, name, args, tenants, up_port, cert, key, record=True, metrics=False):
+    """searchgate's configuration for the instance `name` (its data dir and log take the
+    name); `record`: record request metrics; `metrics`: a metrics listener on port 0."""
+    data = os.path.join(work, name)
     os.makedirs(data, exist_ok=True)
-    log = "off" if args.access_log == "off" else os.path.join(work, f"sg-{driver}-access.log")
+    log = "off" if args.access_log == "off" else os.path.join(work, f"{name}-access.log")
     lines = [
         "[edge]",
         f'domain = "{DOMAIN}"',
@@ -72,6 +74,8 @@ def write_searchgate(work, driver, args, tenants, up_port, cert, key):
         f'tls_key = "{key}"',
         "route_by_username = true",
         f'access_log = "{log}"',
+        f"record_metrics = {'true' if record else 'false'}",
+    ] + (['metrics = "127.0.0.1:0"'] if metrics else []) + [
         "",
         "[[plans]]",
         'name = "load"',
@@ -97,7 +101,7 @@ def write_searchgate(work, driver, args, tenants, up_port, cert, key):
             f'upstream = ["127.0.0.1:{up_port}"]',
             "",
         ]
-    path = os.path.join(work, f"searchgate-{driver}.toml")
+    path = os.path.join(work, f"{name}.toml")
     with open(path, "w") as f:
         f.write("\n".join(lines))
     return path

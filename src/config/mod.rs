@@ -203,6 +203,11 @@ pub struct EdgeConfig {
     /// (HdrHistogram interval logs). Off by default.
     #[serde(default)]
     pub latency_log: bool,
+    /// Record per-request metrics (Prometheus, latency histograms, interval logs). Default
+    /// true; `false` exists to measure what recording costs (`loadtest/run.sh`, scenario
+    /// `metrics`): `/metrics` and the latency views then stay empty.
+    #[serde(default = "default_true")]
+    pub record_metrics: bool,
 }
 
 /// `[engine]`: run the embedded engine as a child process.
@@ -310,6 +315,10 @@ pub struct ClusterConfig {
 pub struct ConfigError {
     pub origin: String,
     pub message: String,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_data_dir() -> PathBuf {

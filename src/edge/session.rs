@@ -213,7 +213,7 @@ impl<T: Transport> Session<T> {
         let total_us = arrival.elapsed().as_micros() as u64;
         let bytes_in = o.bytes_in + c.head.len as u64;
         let cluster = cluster.unwrap_or("-");
-        if cluster != "-" {
+        if c.core.shared.metrics.is_recording() {
             let sample = Sample {
                 status: o.status,
                 bytes_in,
@@ -222,9 +222,11 @@ impl<T: Transport> Session<T> {
                 upstream_us: o.upstream_us,
                 total_us,
             };
-            c.core.metrics.borrow_mut().record(cluster, &sample);
-        } else {
-            c.core.metrics.borrow_mut().record_unrouted();
+            let mut metrics = c.core.metrics.borrow_mut();
+            match cluster {
+                "-" => metrics.record_unrouted(),
+                cluster => metrics.record(cluster, &sample),
+            }
         }
         let entry = Entry {
             cluster,

@@ -82,7 +82,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         registry: registry.clone(),
         limits: Limits::from_config(&config.edge),
         tls,
-        metrics: Arc::new(MetricsHub::default()),
+        metrics: Arc::new(MetricsHub::default().recording(config.edge.record_metrics)),
         access_log: config.access_log_target(),
         draining: AtomicBool::new(false),
     });

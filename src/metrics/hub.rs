@@ -145,6 +145,8 @@ pub struct MetricsHub {
     pending: Mutex<Pending>,
     store: Mutex<Store>,
     next_slot: AtomicUsize,
+    /// False: the edge records nothing (`[edge] record_metrics = false`).
+    recording: bool,
 }
 
 impl Default for MetricsHub {
@@ -176,7 +178,21 @@ impl MetricsHub {
                 window: Window::new(budget),
             }),
             next_slot: AtomicUsize::new(0),
+            recording: true,
         }
+    }
+
+    /// This hub, recording (`true`, the default) or not (`false`: the edge records no
+    /// request; only the connection gauges and the process figures remain).
+    pub fn recording(mut self, on: bool) -> MetricsHub {
+        self.recording = on;
+        self
+    }
+
+    /// Whether the edge records each request here.
+    #[inline]
+    pub fn is_recording(&self) -> bool {
+        self.recording
     }
 
     /// Takes a core's buffered samples (its buffer is swapped for an empty one).
