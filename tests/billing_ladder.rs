@@ -12,56 +12,15 @@
 #[path = "support/e2e/mod.rs"]
 mod e2e;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
 use e2e::fill::{fill_past, is_refused, probe_update};
+use e2e::hook::{Hook, Reply};
 use e2e::{direct, eventually, ClusterSpec, Config, Edge, PlanSpec, Tenant};
 use serde_json::{json, Value};
 
 const DISK: u64 = 64 * 1024;
 const WAIT: Duration = Duration::from_secs(20);
-
-/// A webhook receiver on 127.0.0.1:0: answers 500 to its first POST and 204 to the rest,
-/// and reports each one (the status it answered, the JSON it got).
-fn receiver() -> (SocketAddr, Receiver<(u16, Value)>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for (n, conn) in listener.incoming().enumerate() {
-            let Ok(mut conn) = conn else { return };
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            let status = if n == 0 { 500 } else { 204 };
-            let head =
-                format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-            conn.write_all(head.as_bytes()).unwrap();
-            let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            if tx.send((status, json)).is_err() {
-                return;
-            }
-        }
-    });
-    (addr, rx)
-}
 
 fn advance(edge: &Edge, by: &str) {
     edge.admin()
@@ -100,11 +59,12 @@ fn reason_of(edge: &Edge, t: &Tenant, method: &str, path: &str) -> String {
 // untouched; every step audited and delivered to the webhook despite a failed first try
 #[test]
 fn the_ladder_moves_read_only_then_disabled_and_back() {
-    let (hook, notices) = receiver();
+    // The receiver fails its first delivery.
+    let hook = Hook::start(vec![Reply::Status(500)]);
     let config = Config::new()
         .edge("metering_interval", "\"200ms\"")
         .admin_key("test_clock", "\"2030-03-01T00:00:00Z\"")
-        .section(&format!("[billing]\nwebhook = \"http://{hook}/notices\"\n"))
+        .section(&format!("[billing]\nwebhook = \"{}\"\n", hook.url()))
         .plan(PlanSpec::new("tiny").disk("64kb"))
         .cluster(ClusterSpec::multitenant("a", "tiny"))
         .cluster(ClusterSpec::multitenant("b", "tiny"))
@@ -210,45 +170,31 @@ fn the_ladder_moves_read_only_then_disabled_and_back() {
     assert_eq!(edge.admin().show("b")["mode"], "normal");
 
     // Every step of b in the audit log, by the system, with the mode it left.
-    let audit = edge
+    let steps: Vec<(String, String)> = edge
         .admin()
-        .call("GET", "/v1/audit?cluster=b", None)
-        .expect(200);
-    let steps: Vec<(String, String)> = audit["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["action"] == "cluster.overage")
-        .map(|e| {
-            assert_eq!(e["actor"], "system");
-            let step = e["after"]["overage"]["step"].as_str().unwrap_or("normal");
-            (
-                step.to_string(),
-                e["after"]["mode"].as_str().unwrap().to_string(),
-            )
-        })
-        .rev()
+        .overage_steps("b")
+        .into_iter()
+        .map(|(step, _, mode)| (step, mode))
         .collect();
-    let want = [
+    let want: Vec<(String, String)> = [
         ("notice", "normal"),
         ("read-only", "read-only"),
         ("disabled", "disabled"),
         ("normal", "normal"),
-    ];
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(s, m)| (s.to_string(), m.to_string()))
-        .collect();
+    ]
+    .iter()
+    .map(|(s, m)| (s.to_string(), m.to_string()))
+    .collect();
     assert_eq!(steps, want);
 
     // The webhook got every step of every cluster, in order, the first one twice.
-    let mut got: Vec<(u16, Value)> = Vec::new();
+    let mut got: Vec<(Option<u16>, Value)> = Vec::new();
     let expected = 3 + 4 + 3 + 1; // a: 3, b: 4, c: 3, and the first one again
     while got.len() < expected {
-        got.push(notices.recv_timeout(WAIT).expect("a notice"));
+        got.push(hook.got.recv_timeout(WAIT).expect("a notice"));
     }
-    assert_eq!(got[0].0, 500);
-    assert_eq!(got[1].0, 204);
+    assert_eq!(got[0].0, Some(500));
+    assert_eq!(got[1].0, Some(204));
     assert_eq!(
         got[0].1["notice_id"], got[1].1["notice_id"],
         "the same notice again"

@@ -114,4 +114,30 @@ impl Admin {
         self.call("GET", &format!("/v1/clusters/{id}"), None)
             .expect(200)
     }
+
+    /// The overage ladder's steps of cluster `id` in the audit log (each checked to be by
+    /// `system`), oldest first: the step (`normal` when the overage ended), whether it was
+    /// extreme, and the cluster's mode after it.
+    pub fn overage_steps(&self, id: &str) -> Vec<(String, bool, String)> {
+        let audit = self
+            .call("GET", &format!("/v1/audit?cluster={id}"), None)
+            .expect(200);
+        let mut steps: Vec<(String, bool, String)> = audit["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["action"] == "cluster.overage")
+            .map(|e| {
+                assert_eq!(e["actor"], "system", "{e}");
+                let o = &e["after"]["overage"];
+                (
+                    o["step"].as_str().unwrap_or("normal").to_string(),
+                    o["extreme"] == true,
+                    e["after"]["mode"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        steps.reverse();
+        steps
+    }
 }
