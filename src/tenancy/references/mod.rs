@@ -64,7 +64,7 @@
 //! | `PUT /<index>` body | `aliases` names | rewrite (one name, no pattern); `filter` a query; routing options pass |
 //! | `PUT /<index>` body | `settings` | check: `index.default_pipeline`, `index.final_pipeline` refused; `index.query.default_field` must not name `_index`, read as Elasticsearch reads a list setting (a string split at commas, each part trimmed: `"title,_index"`, `" _index"` refused) |
 //! | `PUT /<index>` body | `mappings` | check: field aliases (`"type": "alias"`) to metadata fields, `copy_to` into `_index` (a string split at commas, as Elasticsearch reads it) and `runtime` scripts refused; the `percolator` field type refused (anywhere in mappings and templates: see `percolate`) |
-//! | `PUT /<index>/_settings`, `PUT /<index>/_mapping` body | settings, mappings | check as above |
+//! | `PUT /<index>/_settings`, `PUT /<index>/_mapping` body | settings, mappings | check as above; `number_of_replicas`, `auto_expand_replicas` refused in settings updates (not counted against the plan) |
 //! | `POST /_aliases` body | `actions[].add/remove/remove_index`: `index`, `indices` | rewrite (expressions); `remove_index` with a wildcard refused |
 //! | `POST /_aliases` body | `alias`, `aliases` | rewrite (`add`: one name each; `remove`: patterns allowed); `filter` a query; unknown actions and keys refused |
 //! | `PUT /<index>/_alias/<name>` body | `index`, `alias` (they override the path upstream) | rewrite; `filter` a query |
