@@ -39,6 +39,22 @@ const SHARD_SETTINGS: &[&str] = &[
 /// Settings refused in settings updates (the shards they add are not counted).
 const REPLICA_SETTINGS: &[&str] = &["number_of_replicas", "auto_expand_replicas"];
 
+/// Whether `key` (without `index.`) is one of the upstream's per-index guards of the shared
+/// JVM, disk and cluster state (attacks-10 r2 #3: `max_rescore_window` raised, then a
+/// rescore window of 5·10⁸ makes Elasticsearch allocate a priority queue that size and die;
+/// mapping limits grow every node's cluster state; translog thresholds and slow logs use
+/// disk outside the plan's metering).
+fn is_upstream_guard(key: &str) -> bool {
+    key.starts_with("max_")
+        || key == "highlight.max_analyzed_offset"
+        || (key.starts_with("mapping.") && key.ends_with(".limit"))
+        || key.starts_with("translog.flush_threshold")
+        || key.starts_with("translog.generation_threshold")
+        || key.starts_with("translog.retention")
+        || key.starts_with("search.slowlog")
+        || key.starts_with("indexing.slowlog")
+}
+
 /// `PUT /<index>` body: `settings`, `mappings`, `aliases`.
 pub fn create_index_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "")?;
@@ -88,6 +104,12 @@ pub fn settings(v: &Value, s: SettingsAt, where_: &str) -> Result<(), EdgeError>
             return Err(illegal(format!(
                 "changing [index.{k}] is not supported on this cluster: shards are counted against the plan when an index is created; set the replicas in the index creation request instead"
             )));
+        }
+        if is_upstream_guard(k) {
+            return Err(unsupported(
+                &format!("the setting [index.{k}] (a limit of the shared upstream)"),
+                where_,
+            ));
         }
         if k == "query.default_field" || k.starts_with("query.default_field.") {
             check_field_list_setting(value, &at(where_, &key))?;
