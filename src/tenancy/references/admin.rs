@@ -18,11 +18,14 @@ use super::{
 use crate::errors::EdgeError;
 
 /// Where settings are read: in a template, shard counts would bypass the plan's shard
-/// check at creation, so they are refused there.
+/// check at creation, so they are refused there; in a settings update, replicas are not
+/// counted against the plan (only index creation reserves shards), so they are refused
+/// there (attacks-10 r2 #2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SettingsAt {
     Index,
     Template,
+    Update,
 }
 
 /// Settings refused everywhere (ingest pipelines are shared by every cluster upstream).
@@ -33,6 +36,24 @@ const SHARD_SETTINGS: &[&str] = &[
     "number_of_replicas",
     "auto_expand_replicas",
 ];
+/// Settings refused in settings updates (the shards they add are not counted).
+const REPLICA_SETTINGS: &[&str] = &["number_of_replicas", "auto_expand_replicas"];
+
+/// Whether `key` (without `index.`) is one of the upstream's per-index guards of the shared
+/// JVM, disk and cluster state (attacks-10 r2 #3: `max_rescore_window` raised, then a
+/// rescore window of 5·10⁸ makes Elasticsearch allocate a priority queue that size and die;
+/// mapping limits grow every node's cluster state; translog thresholds and slow logs use
+/// disk outside the plan's metering).
+fn is_upstream_guard(key: &str) -> bool {
+    key.starts_with("max_")
+        || key == "highlight.max_analyzed_offset"
+        || (key.starts_with("mapping.") && key.ends_with(".limit"))
+        || key.starts_with("translog.flush_threshold")
+        || key.starts_with("translog.generation_threshold")
+        || key.starts_with("translog.retention")
+        || key.starts_with("search.slowlog")
+        || key.starts_with("indexing.slowlog")
+}
 
 /// `PUT /<index>` body: `settings`, `mappings`, `aliases`.
 pub fn create_index_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
@@ -78,6 +99,17 @@ pub fn settings(v: &Value, s: SettingsAt, where_: &str) -> Result<(), EdgeError>
             return Err(illegal(format!(
                 "the setting [index.{k}] is not supported in templates on this cluster: shards are counted against the plan when an index is created; set it in the index creation request instead"
             )));
+        }
+        if s == SettingsAt::Update && REPLICA_SETTINGS.contains(&k) {
+            return Err(illegal(format!(
+                "changing [index.{k}] is not supported on this cluster: shards are counted against the plan when an index is created; set the replicas in the index creation request instead"
+            )));
+        }
+        if is_upstream_guard(k) {
+            return Err(unsupported(
+                &format!("the setting [index.{k}] (a limit of the shared upstream)"),
+                where_,
+            ));
         }
         if k == "query.default_field" || k.starts_with("query.default_field.") {
             check_field_list_setting(value, &at(where_, &key))?;
@@ -180,7 +212,7 @@ fn alias_options(t: &Tenant, def: &mut Value, where_: &str) -> Result<(), EdgeEr
 
 /// `PUT /<index>/_settings`.
 pub fn settings_body(v: &Value) -> Result<(), EdgeError> {
-    settings(v, SettingsAt::Index, "settings")
+    settings(v, SettingsAt::Update, "settings")
 }
 
 /// `POST /_aliases`: `{actions: [{add|remove|remove_index: {...}}]}`.

@@ -48,7 +48,7 @@
 //! | search body | `search_after` | rewrite the values at `_index` sort positions |
 //! | search body | `collapse` | check field (`_index` refused); `inner_hits` as hits options |
 //! | search body | `highlight` | check fields (`_index` refused); `highlight_query` as a query |
-//! | search body | `rescore` (`rescore[].query.rescore_query`) | a query |
+//! | search body | `rescore` (`rescore[].query.rescore_query`) | a query; `window_size` at most 10000 (the upstream allocates the whole window, whatever `index.max_rescore_window` says) |
 //! | search body | `indices_boost` (array or object) | rewrite the index names (one name or pattern each) |
 //! | search body | `suggest` | check `field`; phrase `collate` (a template) refused |
 //! | search body | `script_fields`, `runtime_mappings`, `ext`, `stats` groups... | refuse `script_fields`, `runtime_mappings`, `ext`; pass plain options |
@@ -64,7 +64,8 @@
 //! | `PUT /<index>` body | `aliases` names | rewrite (one name, no pattern); `filter` a query; routing options pass |
 //! | `PUT /<index>` body | `settings` | check: `index.default_pipeline`, `index.final_pipeline` refused; `index.query.default_field` must not name `_index`, read as Elasticsearch reads a list setting (a string split at commas, each part trimmed: `"title,_index"`, `" _index"` refused) |
 //! | `PUT /<index>` body | `mappings` | check: field aliases (`"type": "alias"`) to metadata fields, `copy_to` into `_index` (a string split at commas, as Elasticsearch reads it) and `runtime` scripts refused; the `percolator` field type refused (anywhere in mappings and templates: see `percolate`) |
-//! | `PUT /<index>/_settings`, `PUT /<index>/_mapping` body | settings, mappings | check as above |
+//! | `PUT /<index>/_settings`, `PUT /<index>/_mapping` body | settings, mappings | check as above; `number_of_replicas`, `auto_expand_replicas` refused in settings updates (not counted against the plan) |
+//! | index settings (creation, updates, templates) | the upstream's per-index guards: `index.max_*`, `highlight.max_analyzed_offset`, `mapping.*.limit`, translog flush/generation thresholds and retention, search and indexing slow logs | refuse (they protect the shared JVM, disk and cluster state) |
 //! | `POST /_aliases` body | `actions[].add/remove/remove_index`: `index`, `indices` | rewrite (expressions); `remove_index` with a wildcard refused |
 //! | `POST /_aliases` body | `alias`, `aliases` | rewrite (`add`: one name each; `remove`: patterns allowed); `filter` a query; unknown actions and keys refused |
 //! | `PUT /<index>/_alias/<name>` body | `index`, `alias` (they override the path upstream) | rewrite; `filter` a query |

@@ -12,7 +12,7 @@ use super::super::names::rewrite_expr;
 use super::aggs::aggregations;
 use super::query::{query, refuse_scripts};
 use super::{
-    at, check_field_list, known_keys, no_scripts, object_mut, parsing, unsupported, Tenant,
+    at, check_field_list, illegal, known_keys, no_scripts, object_mut, parsing, unsupported, Tenant,
 };
 use crate::errors::EdgeError;
 
@@ -385,6 +385,9 @@ fn rescore(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
         let here = format!("rescore[{i}]");
         let o = object_mut(r, &here)?;
         known_keys(o, &["window_size", "query"], &here)?;
+        if let Some(w) = o.get("window_size") {
+            rescore_window(w, &at(&here, "window_size"))?;
+        }
         if let Some(q) = o.get_mut("query") {
             let qhere = at(&here, "query");
             let qo = object_mut(q, &qhere)?;
@@ -404,6 +407,26 @@ fn rescore(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
         }
     }
     Ok(())
+}
+
+/// Elasticsearch's default `index.max_rescore_window`. The upstream does not clamp a rescore
+/// window to the shard's documents: it allocates a priority queue of that many entries, so a
+/// window of 5·10⁸ (after raising the index setting) exhausts the shared JVM (attacks-10 r2
+/// #3). The edge keeps the default's bound whatever the index setting says.
+const MAX_RESCORE_WINDOW: u64 = 10_000;
+
+fn rescore_window(v: &Value, where_: &str) -> Result<(), EdgeError> {
+    let n = match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) if s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+        _ => None,
+    };
+    match n {
+        Some(n) if n <= MAX_RESCORE_WINDOW => Ok(()),
+        _ => Err(illegal(format!(
+            "[{where_}] must be an integer of at most [{MAX_RESCORE_WINDOW}] on this cluster (the upstream allocates the whole window)"
+        ))),
+    }
 }
 
 /// `indices_boost`: `[{name: boost}]` or `{name: boost}`; each name one index or pattern.

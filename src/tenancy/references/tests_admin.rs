@@ -122,9 +122,14 @@ fn index_creation_settings_and_mappings() {
     ok(
         BodyKind::Settings,
         &[(
-            r#"{"index":{"number_of_replicas":2}}"#,
-            r#"{"index":{"number_of_replicas":2}}"#,
+            r#"{"index":{"refresh_interval":"5s"}}"#,
+            r#"{"index":{"refresh_interval":"5s"}}"#,
         )],
+    );
+    // replicas added by an update are not counted against the plan (attacks-10 r2 #2)
+    refused(
+        BodyKind::Settings,
+        &[(r#"{"index":{"number_of_replicas":2}}"#, "number_of_replicas")],
     );
     refused(
         BodyKind::Mapping,

@@ -165,7 +165,6 @@ fn r2_1b_pooled_buffer_snippet_is_not_released() {
 // r2 #2: replicas raised by a settings update are never counted against the plan (only
 // `PUT /<index>` reserves shards); until they are, the multitenant class must refuse them.
 #[test]
-#[ignore = "attack r2 #2: open"]
 fn r2_2_replicas_in_a_settings_update_are_not_forwarded_uncounted() {
     for body in [
         r#"{"index":{"number_of_replicas":2999}}"#,
@@ -182,7 +181,6 @@ fn r2_2_replicas_in_a_settings_update_are_not_forwarded_uncounted() {
 
 // r2 #3: the upstream's per-index safety limits are not the tenant's to raise.
 #[test]
-#[ignore = "attack r2 #3: open"]
 fn r2_3_safety_limit_settings_are_refused() {
     let keys = [
         "max_rescore_window",
@@ -213,7 +211,6 @@ fn r2_3_safety_limit_settings_are_refused() {
 }
 
 #[test]
-#[ignore = "attack r2 #3: open"]
 fn r2_3_rescore_window_is_capped() {
     let at = |n: u64| {
         format!(
