@@ -50,7 +50,7 @@ pub fn rewrite_json_body(
     match kind {
         BodyKind::Search => facts.pit = search::search_body(t, &mut v, true)?.pit,
         BodyKind::QueryOnly => search::query_only(t, &mut v, "query")?,
-        BodyKind::FieldCaps => search::query_only(t, &mut v, "index_filter")?,
+        BodyKind::FieldCaps => search::field_caps(t, &mut v)?,
         BodyKind::Mget => docs::mget_body(t, &mut v)?,
         BodyKind::TermVectors => docs::termvectors_body(t, &mut v)?,
         BodyKind::Update => docs::update_body(object_mut(&mut v, "")?, "")?,

@@ -89,7 +89,11 @@ class C:
             r = self.c.perform_request(method, path, body=body, params=params,
                                        headers={"accept": "application/json", "content-type": "application/json"} if body is not None else {"accept": "application/json"})
             return body_of(r)
-        return self.c.transport.perform_request(method, path, body=body, params=params or {})
+        # A body says its media type, as the typed APIs do (Elasticsearch and a multitenant
+        # edge answer 406 content_type_exception to a body without one).
+        headers = {"content-type": "application/json"} if body is not None else None
+        return self.c.transport.perform_request(method, path, headers=headers, body=body,
+                                                params=params or {})
 
     def status_of(self, fn):
         try:
@@ -207,7 +211,10 @@ def admin(c, index):
     check(r["result"] == "updated", f"update script: {r}")
     check(c.call(c.c.get, index=index, id="1")["_source"]["n"] == 1001, "script applied")
     s, b = c.status_of(lambda: c.call(c.c.update, index=index, id="1", script={"source": "for (;;) {}"}))
-    check(s == 400 and "not supported" in str(b), f"unsupported script: {s} {b}")
+    # 400 naming what is unsupported: the engine's words, or on a multitenant cluster the
+    # edge's (its Painless reader refuses the script before the engine sees it)
+    named = "not supported" in str(b) or "outside the subset" in str(b)
+    check(s == 400 and named and "for" in str(b), f"unsupported script: {s} {b}")
     c.call(c.c.indices.close, index=index)
     s, b = c.status_of(lambda: c.call(c.c.search, index=index))
     check(s == 400 and b["error"]["type"] == "index_closed_exception", f"closed: {s} {b}")
@@ -283,7 +290,9 @@ def templates(c, index, shards_refused=False):
                                                       "template": {"mappings": {"properties": {"x": {"type": "keyword"}}}}})
         c.call(c.c.indices.create, index=index + "-t1")
         m = body_of(c.call(c.c.indices.get_mapping, index=index + "-t1"))
-        props = m[index + "-t1"]["mappings"]["properties"]
+        mappings = m[index + "-t1"]["mappings"]
+        # typed (`_doc`) by default as spec 4 shows mappings; typeless when the client asks
+        props = mappings.get("properties") or mappings["_doc"]["properties"]
         check(props["x"]["type"] == "keyword" and props["y"]["type"] == "keyword", f"template mappings: {m}")
         c.call(c.c.indices.delete, index=index + "-t1")
         c.raw("DELETE", f"/_index_template/{tpl}")

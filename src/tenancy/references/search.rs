@@ -128,6 +128,23 @@ pub fn query_only(t: &Tenant, v: &mut Value, key: &str) -> Result<(), EdgeError>
     }
 }
 
+/// A `_field_caps` body: `index_filter` (a query) and `fields` (names, a string or an array
+/// of strings, as Elasticsearch 8 and its clients send them; names of fields, not of
+/// indices: the answer is about mappings, never values).
+pub fn field_caps(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
+    let o = object_mut(v, "")?;
+    known_keys(o, &["index_filter", "fields"], "")?;
+    match o.get("fields") {
+        None | Some(Value::String(_)) => {}
+        Some(Value::Array(a)) if a.iter().all(|f| matches!(f, Value::String(_))) => {}
+        Some(_) => return Err(parsing("[fields] must be a string or an array of strings")),
+    }
+    match o.get_mut("index_filter") {
+        Some(q) => query(t, q, "index_filter"),
+        None => Ok(()),
+    }
+}
+
 /// The sort spec (string, object or array of them); returns the positions sorting on
 /// `_index`. Used for search bodies, `inner_hits`/`top_hits`, `top_metrics`, `bucket_sort`
 /// and the `sort` of by-query jobs and `_reindex` sources: every option is read from

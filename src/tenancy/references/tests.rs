@@ -533,6 +533,21 @@ fn query_only_bodies() {
             r#"{"index_filter":{"prefix":{"_index":"P:a"}}}"#,
         )],
     );
+    // elasticsearch-py 8/9 send the field names in the body
+    ok(
+        BodyKind::FieldCaps,
+        &[
+            (r#"{"fields":"tag,n"}"#, r#"{"fields":"tag,n"}"#),
+            (r#"{"fields":["tag","n"]}"#, r#"{"fields":["tag","n"]}"#),
+        ],
+    );
+    refused(
+        BodyKind::FieldCaps,
+        &[
+            (r#"{"fields":{"a":1}}"#, "[fields] must be a string"),
+            (r#"{"fields":"a","size":1}"#, "unknown field [size]"),
+        ],
+    );
     refused(
         BodyKind::QueryOnly,
         &[(r#"{"query":{},"size":1}"#, "unknown field [size]")],

@@ -129,7 +129,10 @@ fn index_creation_settings_and_mappings() {
     // replicas added by an update are not counted against the plan (attacks-10 r2 #2)
     refused(
         BodyKind::Settings,
-        &[(r#"{"index":{"number_of_replicas":2}}"#, "number_of_replicas")],
+        &[(
+            r#"{"index":{"number_of_replicas":2}}"#,
+            "number_of_replicas",
+        )],
     );
     refused(
         BodyKind::Mapping,
