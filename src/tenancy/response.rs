@@ -165,14 +165,9 @@ impl Kind {
             let filter = IdFilter::new(Stripper::new(prefix), sealer, cluster, fields);
             return Kind::Ids(Box::new(filter));
         }
-        if plan.ids.is_some() {
+        if let Some(fields) = plan.ids {
             let missing = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
-            let filter = IdFilter::new(
-                Stripper::new(prefix),
-                missing,
-                Arc::from(""),
-                plan.ids.expect("some"),
-            );
+            let filter = IdFilter::new(Stripper::new(prefix), missing, Arc::from(""), fields);
             return Kind::Ids(Box::new(filter));
         }
         match (table, json) {
