@@ -25,6 +25,7 @@
 //! | query string | `sort` | check: no `_index` (a search_after on it could compare with unprefixed values) |
 //! | query string | `source`, `pipeline`, `index`, `name`, `alias`, `target`, `new_index` | refuse |
 //! | query string | `wait_for_completion=false` | refuse (task ids are shared upstream state) |
+//! | query string | `requests_per_second` other than `-1`, `slices` other than `1` | refuse: a by-query or reindex job is not cancelled when the edge gives up on it, and throttling and slices keep uncounted scroll contexts open upstream while it runs |
 //! | header | `Content-Type` of a body | check: `application/json`, `application/x-ndjson`, `application/vnd.elasticsearch+json`/`+x-ndjson` with `compatible-with=7\|8\|9` only; other types 406; CBOR, Smile, YAML, compression refused |
 //! | header | `Content-Type` without a body | check: it picks the response format upstream when `Accept` names none, so JSON/NDJSON as above, or `application/x-www-form-urlencoded`/`text/plain` (no format upstream); others 406 |
 //! | header, query string | `Accept`, `format` (the upstream's response format: `format`, else `Accept`, else `Content-Type`, short names like `yaml` matched in any case) | check: every `Accept` range JSON, NDJSON, `text/plain` or a wildcard (`*/*`, `application/*`, `text/*`), or the short name `json`; `format` only `json` or text; YAML, Smile, CBOR in any spelling refused (406 / 400) |

@@ -34,6 +34,8 @@ pub enum Param {
     ScrollId,
     /// `wait_for_completion`: `false` would leave a task id (shared state): refused.
     WaitForCompletion,
+    /// Forwarded only with one of these values (why the others are refused).
+    OneOf(&'static [&'static str], &'static str),
     /// Never forwarded (why).
     Refuse(&'static str),
 }
@@ -41,6 +43,10 @@ pub enum Param {
 const BODY_IN_QUERY: &str = "a body in the query string";
 const PIPELINE: &str = "ingest pipelines (shared by every cluster on the upstream)";
 const PATH_NAME: &str = "a path parameter given in the query string";
+/// attacks-10 r2 #4: a by-query or reindex job is not cancelled when the edge gives up on it,
+/// and throttling keeps its scroll contexts open while it runs; slices multiply them. None of
+/// them is counted against the plan's open contexts.
+const JOB_CONTEXTS: &str = "a by-query or reindex job holds its scroll contexts upstream, uncounted, for as long as it runs";
 
 /// Every query parameter of the endpoints a multitenant cluster exposes, alphabetically.
 pub static PARAMS: &[(&str, Param)] = &[
@@ -123,7 +129,10 @@ pub static PARAMS: &[(&str, Param)] = &[
     ("refresh", Param::Pass),
     ("request", Param::Pass),
     ("request_cache", Param::Pass),
-    ("requests_per_second", Param::Pass),
+    (
+        "requests_per_second",
+        Param::OneOf(&["-1", "-1.0"], JOB_CONTEXTS),
+    ),
     ("require_alias", Param::Pass),
     ("rest_total_hits_as_int", Param::Pass),
     ("retry_on_conflict", Param::Pass),
@@ -136,7 +145,7 @@ pub static PARAMS: &[(&str, Param)] = &[
     ("search_type", Param::Pass),
     ("seq_no_primary_term", Param::Pass),
     ("size", Param::Pass),
-    ("slices", Param::Pass),
+    ("slices", Param::OneOf(&["1"], JOB_CONTEXTS)),
     ("sort", Param::Sort),
     ("source", Param::Refuse(BODY_IN_QUERY)),
     ("source_content_type", Param::Refuse(BODY_IN_QUERY)),
@@ -236,6 +245,11 @@ fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), E
         Param::Pass => Ok(()),
         Param::Refuse(why) => Err(illegal(format!(
             "the [{key}] parameter is not supported on this cluster ({why})"
+        ))),
+        Param::OneOf(values, _) if values.contains(&value.as_str()) => Ok(()),
+        Param::OneOf(values, why) => Err(illegal(format!(
+            "[{key}={value}] is not supported on this cluster, only [{}] ({why})",
+            values.join("], [")
         ))),
         Param::QueryText => check_query_text(&Value::String(value.clone()), &at),
         Param::Field => check_field_list(&Value::String(value.clone()), &at),

@@ -225,7 +225,6 @@ fn r2_3_rescore_window_is_capped() {
 // r2 #4: throttled or sliced by-query jobs hold scroll contexts the ledger never sees, for
 // as long as they run (they are not cancelled when the edge gives up on them).
 #[test]
-#[ignore = "attack r2 #4: open"]
 fn r2_4_throttled_and_sliced_jobs_are_refused() {
     for target in [
         "/books/_update_by_query?requests_per_second=0.0001",
