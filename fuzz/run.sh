@@ -36,10 +36,13 @@ if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo +nightly fuzz list)
 fi
 
-cargo +nightly fuzz build "${targets[@]}" 2>&1 | grep -v '^\s*Compiling' || true
-# `fuzz build` of several targets stops at the first that fails: build each to be sure.
+# `cargo fuzz build` takes one target at a time.
 for t in "${targets[@]}"; do
-    cargo +nightly fuzz build "$t" >/dev/null
+    if ! cargo +nightly fuzz build "$t" >"/tmp/fuzz-build-$t.log" 2>&1; then
+        tail -n 40 "/tmp/fuzz-build-$t.log" >&2
+        echo "fuzz build of $t failed (whole log: /tmp/fuzz-build-$t.log)" >&2
+        exit 1
+    fi
 done
 
 logs=$(mktemp -d)

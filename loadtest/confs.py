@@ -58,10 +58,12 @@ def make_cert(work):
     return cert, key
 
 
-def write_searchgate(work, driver, args, tenants, up_port, cert, key):
-    data = os.path.join(work, f"sg-{driver}")
+def write_searchgate(work, name, args, tenants, up_port, cert, key, record=True, metrics=False):
+    """searchgate's configuration for the instance `name` (its data dir and log take the
+    name); `record`: record request metrics; `metrics`: a metrics listener on port 0."""
+    data = os.path.join(work, name)
     os.makedirs(data, exist_ok=True)
-    log = "off" if args.access_log == "off" else os.path.join(work, f"sg-{driver}-access.log")
+    log = "off" if args.access_log == "off" else os.path.join(work, f"{name}-access.log")
     lines = [
         "[edge]",
         f'domain = "{DOMAIN}"',
@@ -72,6 +74,8 @@ def write_searchgate(work, driver, args, tenants, up_port, cert, key):
         f'tls_key = "{key}"',
         "route_by_username = true",
         f'access_log = "{log}"',
+        f"record_metrics = {'true' if record else 'false'}",
+    ] + (['metrics = "127.0.0.1:0"'] if metrics else []) + [
         "",
         "[[plans]]",
         'name = "load"',
@@ -97,7 +101,7 @@ def write_searchgate(work, driver, args, tenants, up_port, cert, key):
             f'upstream = ["127.0.0.1:{up_port}"]',
             "",
         ]
-    path = os.path.join(work, f"searchgate-{driver}.toml")
+    path = os.path.join(work, f"{name}.toml")
     with open(path, "w") as f:
         f.write("\n".join(lines))
     return path
@@ -109,9 +113,11 @@ def basic(user, password):
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
-def write_nginx(work, args, tenants, up_port, http_port, https_port, cert, key):
+def write_nginx(work, args, tenants, up_port, http_port, https_port, cert, key, workers=1):
     """nginx.conf with one server block per cluster (server_name routing like searchgate's
-    Host routing) and a default server answering 404."""
+    Host routing) and a default server answering 404. One worker is pinned to the first
+    core of the runner's mask (like searchgate's one worker); two workers get
+    `worker_cpu_affinity auto` (one per core, as searchgate pins its workers)."""
     pw = os.path.join(work, "htpasswd")
     os.makedirs(pw, exist_ok=True)
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)
@@ -142,8 +148,8 @@ def write_nginx(work, args, tenants, up_port, http_port, https_port, cert, key):
     conf = f"""# written by loadtest/confs.py
 daemon off;
 master_process on;
-worker_processes 1;
-worker_cpu_affinity 01;
+worker_processes {workers};
+worker_cpu_affinity {"01" if workers == 1 else "auto"};
 worker_rlimit_nofile 65536;
 pid {work}/nginx.pid;
 error_log {work}/nginx-error.log warn;

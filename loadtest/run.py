@@ -18,8 +18,6 @@ import json
 import os
 import shutil
 import signal
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,10 +27,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import confs  # noqa: E402  (nginx and searchgate configuration writers)
+from figures import fmt_ratios, fmt_row, goals, paired_ratios, summarize  # noqa: E402
+from procs import (  # noqa: E402
+    STARTED, children, cleanup, cpu_ns, drain, free_port, log, machine_busy_ns, raise_priority,
+    start, wait_line, wait_port,
+)
 
 PROXY_CORE = "0"
 LOAD_CORE = "1"
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 SCENARIOS = {
     # name: (wrk script, TLS, direct-to-upstream comparable)
@@ -43,139 +45,20 @@ SCENARIOS = {
     # 50-byte documents: the worst case for the edge's per-line `_bulk` action counting
     "bulk_tiny": ("bulk.lua", False, True),
     "mixed": ("mixed_tenants.lua", False, False),
+    # small searches with two workers each (searchgate --threads 2, nginx worker_processes
+    # 2) and nothing pinned by the runner: proxies, wrk and the upstream share both cores
+    "plain_2w": ("search.lua", False, True),
+    # issue 13: small searches through the edge recording metrics, scraped every
+    # --scrape-interval s, against the same edge with `record_metrics = false`
+    "metrics": ("search.lua", False, False),
 }
-
-STARTED = []  # every process started here, stopped in cleanup()
-
-
-def log(msg):
-    print(msg, flush=True)
+DEFAULT_SCENARIOS = "plain,tls,bulk,bulk_tiny,mixed,plain_2w,metrics"
 
 
-def cleanup():
-    for p in reversed(STARTED):
-        if p.poll() is None:
-            try:
-                p.send_signal(signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-    deadline = time.time() + 10
-    for p in reversed(STARTED):
-        try:
-            p.wait(timeout=max(0.1, deadline - time.time()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-    STARTED.clear()
-
-
-def start(cmd, core, env=None, cwd=None):
-    """Starts `cmd` pinned to `core`, its output piped; registers it for cleanup."""
-    p = subprocess.Popen(
-        ["taskset", "-c", core] + cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-        cwd=cwd,
-    )
-    STARTED.append(p)
-    return p
-
-
-def wait_line(p, prefix, timeout=30):
-    """Reads `p`'s output until a line starting with `prefix`; returns that line."""
-    deadline = time.time() + timeout
-    seen = []
-    while time.time() < deadline:
-        line = p.stdout.readline()
-        if not line:
-            break
-        seen.append(line.rstrip())
-        if line.startswith(prefix):
-            return line.strip()
-    raise RuntimeError(f"{p.args}: no `{prefix}` line; output:\n" + "\n".join(seen))
-
-
-def drain(p):
-    """Keeps reading `p`'s output in the background so it never blocks on a full pipe."""
-    import threading
-
-    def run():
-        for _ in p.stdout:
-            pass
-
-    threading.Thread(target=run, daemon=True).start()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_port(port, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
-
-
-def cpu_ns(pids):
-    """CPU time (user+system) of every thread of `pids`, in ns (schedstat when present)."""
-    total = 0
-    for pid in pids:
-        tasks = f"/proc/{pid}/task"
-        try:
-            tids = os.listdir(tasks)
-        except FileNotFoundError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"{tasks}/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-                continue
-            except (FileNotFoundError, IndexError, ValueError):
-                pass
-            try:
-                with open(f"{tasks}/{tid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) * 10**9 // CLK_TCK
-            except FileNotFoundError:
-                pass
-    return total
-
-
-def machine_busy_ns():
-    """Busy time of cores 0 and 1 from /proc/stat, in ns."""
-    busy = 0
-    with open("/proc/stat") as f:
-        for line in f:
-            parts = line.split()
-            if parts[0] in ("cpu0", "cpu1"):
-                v = [int(x) for x in parts[1:]]
-                idle = v[3] + (v[4] if len(v) > 4 else 0)
-                busy += sum(v[:8]) - idle
-    return busy * 10**9 // CLK_TCK
-
-
-def children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(d))
-            except (FileNotFoundError, ProcessLookupError):
-                pass
-    return out
+def layout_of(scenario):
+    """How the processes of a scenario are laid out: "pinned" (one worker per proxy on core
+    0, wrk and the upstream on core 1) or "free2" (two workers per proxy, no taskset)."""
+    return "free2" if scenario.endswith("_2w") else "pinned"
 
 
 class Target:
@@ -226,8 +109,10 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
         env["SG_BULK_DOC"] = "tiny"
     bulk = scenario.startswith("bulk")
     conns = args.bulk_connections if bulk else args.connections
-    cmd = [
-        "taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{conns}", f"-d{duration}s",
+    pin = ["taskset", "-c", LOAD_CORE] if layout_of(scenario) == "pinned" else []
+    threads = "-t1" if layout_of(scenario) == "pinned" else "-t2"
+    cmd = pin + [
+        "wrk", threads, f"-c{conns}", f"-d{duration}s",
         "--timeout", "10s", "-s", os.path.join(HERE, script), url,
     ]
     watched = sorted(set(target.pids) | set(up_pids))
@@ -285,82 +170,6 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     return r
 
 
-def summarize(runs):
-    med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
-    reqs = sum(r["requests"] for r in runs)
-    return {
-        "rounds": len(runs),
-        "rps": med("rps"),
-        "mbps": med("mbps"),
-        "p50": med("p50"),
-        "p99": med("p99"),
-        "p999": med("p999"),
-        "cpu_us_per_req": statistics.median(r["cpu_us_per_req"] for r in runs),
-        "errors": sum(r["errors"] for r in runs),
-        "requests": reqs,
-        "busy_cores": med("busy_cores"),
-        "foreign_cores": med("foreign_cores"),
-        "rps_all": [round(r["rps"]) for r in runs],
-    }
-
-
-def fmt_row(name, s, base=None):
-    row = (f"  {name:<14} {s['rps']:>10,.0f} {s['p50']/1e3:>8.2f} {s['p99']/1e3:>8.2f} "
-           f"{s['p999']/1e3:>8.2f} {s['mbps']:>9.1f} {s['cpu_us_per_req']:>8.2f}")
-    if base:
-        row += (f"   x{s['rps']/base['rps']:.2f} rps  x{s['cpu_us_per_req']/base['cpu_us_per_req']:.2f} cpu"
-                f"  x{s['p99']/max(1, base['p99']):.2f} p99  x{s['p999']/max(1, base['p999']):.2f} p99.9"
-                f"  x{s['mbps']/max(1e-9, base['mbps']):.2f} MB/s")
-    if s["errors"]:
-        row += f"   ERRORS={s['errors']}"
-    row += f"   foreign={s['foreign_cores']:.2f} cores  runs={s['rps_all']}"
-    return row
-
-
-def paired_ratios(runs, base_runs):
-    """Median over rounds of each round's ratio to the base's run of the same round: the
-    runs of a round are next to each other in time, so slow drifts of the machine cancel."""
-    keys = ("rps", "cpu_us_per_req", "p99", "p999", "mbps")
-    return {k: statistics.median(r[k] / max(1e-9, b[k]) for r, b in zip(runs, base_runs))
-            for k in keys}
-
-
-def fmt_ratios(q):
-    return (f"x{q['rps']:.2f} rps  x{q['cpu_us_per_req']:.2f} cpu  x{q['p99']:.2f} p99  "
-            f"x{q['p999']:.2f} p99.9  x{q['mbps']:.2f} MB/s")
-
-
-def goals(scenario, q, errors):
-    """The issue's goals for one scenario, judged on the paired ratios `q`."""
-    out = []
-    if scenario in ("plain", "mixed"):
-        out.append(("req/s >= 1.1x nginx", q["rps"] >= 1.1))
-        out.append(("CPU/request <= 0.85x nginx", q["cpu_us_per_req"] <= 0.85))
-        out.append(("p99 <= nginx", q["p99"] <= 1.0))
-        out.append(("p99.9 <= nginx", q["p999"] <= 1.0))
-    elif scenario == "tls":
-        out.append(("req/s >= 1.1x nginx", q["rps"] >= 1.1))
-    elif scenario.startswith("bulk"):
-        out.append(("MB/s >= 1.0x nginx", q["mbps"] >= 1.0))
-    out.append(("no errors", errors == 0))
-    return out
-
-
-def raise_priority():
-    """Gives this runner and everything it starts precedence over other work on the machine
-    (nice -20, and the same for its autogroup, since with autogroups the nice value of a
-    process only counts within its session). Root only; bounded by the runs' length."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, -20)
-        if os.path.exists("/proc/self/autogroup"):
-            with open("/proc/self/autogroup", "w") as f:
-                f.write("-20")
-        return True
-    except OSError as e:
-        log(f"note: cannot raise the priority ({e}); other work on the machine will disturb the runs")
-        return False
-
-
 def release_dir():
     """Where cargo puts release binaries: $CARGO_TARGET_DIR/release, else target/release."""
     return os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release")
@@ -376,10 +185,14 @@ def build(args):
     )
 
 
-def start_all(args, work, tenants):
-    """Starts the upstream, nginx and one searchgate per driver; returns the targets."""
+def start_all(args, work, tenants, layout="pinned"):
+    """Starts the upstream, nginx and one searchgate per driver, laid out as `layout` says
+    (see layout_of); returns the targets."""
     rel = release_dir()
-    up = start([os.path.join(rel, "examples", "loadtest_upstream"), "--driver", args.upstream_driver], LOAD_CORE)
+    pinned = layout == "pinned"
+    workers_each = 1 if pinned else 2
+    proxy_core, load_core = (PROXY_CORE, LOAD_CORE) if pinned else (None, None)
+    up = start([os.path.join(rel, "examples", "loadtest_upstream"), "--driver", args.upstream_driver], load_core)
     up_addr = wait_line(up, "upstream: listening").split()[-1]
     drain(up)
     up_port = int(up_addr.rsplit(":", 1)[1])
@@ -387,29 +200,117 @@ def start_all(args, work, tenants):
     cert, key = confs.make_cert(work)
 
     ngx_http, ngx_https = free_port(), free_port()
-    ngx_conf = confs.write_nginx(work, args, tenants, up_port, ngx_http, ngx_https, cert, key)
-    ngx = start(["nginx", "-c", ngx_conf, "-p", work], PROXY_CORE)
+    ngx_conf = confs.write_nginx(work, args, tenants, up_port, ngx_http, ngx_https, cert, key,
+                                 workers=workers_each)
+    ngx = start(["nginx", "-c", ngx_conf, "-p", work], proxy_core)
     wait_port(ngx_http)
     wait_port(ngx_https)
     drain(ngx)
+    deadline = time.time() + 10
     workers = children(ngx.pid)
-    if len(workers) != 1:
-        raise RuntimeError(f"nginx should have one worker, found {workers}")
+    while len(workers) < workers_each and time.time() < deadline:
+        time.sleep(0.05)
+        workers = children(ngx.pid)
+    if len(workers) != workers_each:
+        raise RuntimeError(f"nginx should have {workers_each} worker(s), found {workers}")
     targets["nginx"] = Target("nginx", ngx_http, ngx_https, workers)
 
+    metrics = "metrics" in args.scenario_list and pinned
     for driver in args.drivers:
-        conf = confs.write_searchgate(work, driver, args, tenants, up_port, cert, key)
-        sg = start(
-            [os.path.join(rel, "searchgate"), "serve", "--config", conf, "--driver", driver, "--threads", "1"],
-            PROXY_CORE,
-        )
-        line = wait_line(sg, "searchgate: listening")
-        drain(sg)
-        addrs = dict(kv.split("=", 1) for kv in line.split()[2:])
-        http = int(addrs["http"].rsplit(":", 1)[1])
-        https = int(addrs["https"].rsplit(":", 1)[1])
-        targets[f"sg-{driver}"] = Target(f"sg-{driver}", http, https, [sg.pid])
+        targets[f"sg-{driver}"] = start_searchgate(args, work, tenants, up_port, cert, key, driver,
+                                                   proxy_core, workers_each, metrics=metrics)
+        if metrics:
+            name = f"sg-{driver}-nometrics"
+            targets[name] = start_searchgate(args, work, tenants, up_port, cert, key, driver,
+                                             proxy_core, workers_each, record=False)
     return targets
+
+
+def start_searchgate(args, work, tenants, up_port, cert, key, driver, core, workers,
+                     record=True, metrics=False):
+    """Starts one searchgate (`record`: metrics recorded; `metrics`: with a metrics
+    listener, whose URL the target keeps for the scraper) and returns its target."""
+    name = f"sg-{driver}" + ("" if record else "-nometrics")
+    conf = confs.write_searchgate(work, name, args, tenants, up_port, cert, key,
+                                  record=record, metrics=metrics)
+    sg = start(
+        [os.path.join(release_dir(), "searchgate"), "serve", "--config", conf, "--driver", driver,
+         "--threads", str(workers)],
+        core,
+    )
+    line = wait_line(sg, "searchgate: listening")
+    drain(sg)
+    addrs = dict(kv.split("=", 1) for kv in line.split()[2:])
+    http = int(addrs["http"].rsplit(":", 1)[1])
+    https = int(addrs["https"].rsplit(":", 1)[1])
+    target = Target(name, http, https, [sg.pid])
+    target.metrics_url = next((ln.split()[-1] for ln in sg.seen_lines
+                               if ln.startswith("searchgate: metrics ")), None)
+    if metrics and not target.metrics_url:
+        raise RuntimeError(f"{name}: no metrics listener line in {sg.seen_lines}")
+    return target
+
+
+class Scraper:
+    """Scrapes a target's /metrics every `interval` s in a thread while a run lasts, as a
+    Prometheus server would (its CPU is the runner's; the edge's side is the edge's)."""
+
+    def __init__(self, url, interval):
+        import threading
+
+        self.url, self.interval, self.scrapes, self.bytes = url, interval, 0, 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        import urllib.request
+
+        while not self.stop.is_set():
+            with urllib.request.urlopen(self.url, timeout=5) as r:
+                self.bytes += len(r.read())
+            self.scrapes += 1
+            self.stop.wait(self.interval)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.stop.set()
+        self.thread.join()
+
+
+def scenario_order(scenario, args):
+    """The targets of a scenario, in the order each round runs them."""
+    if scenario == "metrics":
+        return [n for d in args.drivers for n in (f"sg-{d}-nometrics", f"sg-{d}")]
+    _, _, direct_ok = SCENARIOS[scenario]
+    return (["direct"] if direct_ok else []) + ["nginx"] + [f"sg-{d}" for d in args.drivers]
+
+
+def run_round(args, targets, scenario, tenants, env, rnd, name):
+    """One measured run of `name` in round `rnd` (profiled on the last round with --perf;
+    scraped while it lasts in the `metrics` scenario)."""
+    perf_out = None
+    if args.perf and name != "direct" and rnd == args.rounds - 1:
+        os.makedirs(args.perf, exist_ok=True)
+        perf_out = os.path.join(os.path.abspath(args.perf), f"perf-{name}-{scenario}")
+    target = targets[name]
+    scrape = getattr(target, "metrics_url", None) if scenario == "metrics" else None
+    if scrape:
+        with Scraper(scrape, args.scrape_interval) as sc:
+            r = run_wrk(args, target, scenario, tenants, env, args.duration,
+                        targets["direct"].pids, perf_out, label=f"{scenario}-{name}-round{rnd + 1}")
+        r["scrapes"], r["scrape_bytes"] = sc.scrapes, sc.bytes
+    else:
+        r = run_wrk(args, target, scenario, tenants, env, args.duration,
+                    targets["direct"].pids, perf_out, label=f"{scenario}-{name}-round{rnd + 1}")
+    log(f"  {scenario} round {rnd + 1} {name}: {r['rps']:,.0f} req/s "
+        f"p99 {r['p99']/1e3:.2f}ms {r['mbps']:.1f} MB/s "
+        f"{r['cpu_us_per_req']:.2f} us CPU/req errors {r['errors']} "
+        f"other load {r['foreign_cores']:.2f} cores"
+        + (f" scrapes {r['scrapes']} ({r['scrape_bytes']:,} bytes)" if "scrapes" in r else ""))
+    return r
 
 
 def main():
@@ -419,17 +320,22 @@ def main():
     ap.add_argument("--connections", type=int, default=64, help="wrk connections, small requests")
     ap.add_argument("--bulk-connections", type=int, default=8, help="wrk connections, bulk")
     ap.add_argument("--bulk-bytes", type=int, default=5 * 1024 * 1024, help="bulk body size")
-    ap.add_argument("--scenarios", default="plain,tls,bulk,mixed")
+    ap.add_argument("--scenarios", default=DEFAULT_SCENARIOS,
+                    help=f"comma list of {', '.join(SCENARIOS)} (default: all)")
     ap.add_argument("--drivers", default="uring,epoll")
     ap.add_argument("--tenants", type=int, default=1000, help="clusters configured (mixed uses all)")
     ap.add_argument("--access-log", choices=["off", "file"], default="off",
                     help="access log of both proxies: off, or a file each (default off)")
-    ap.add_argument("--nginx-auth", choices=["basic", "map"], default="basic",
-                    help="nginx's credential check: auth_basic with an htpasswd file ({PLAIN}), "
-                         "or a map of Host+Authorization (no file read per request)")
+    ap.add_argument("--nginx-auth", choices=["basic", "map"], default="map",
+                    help="nginx's credential check: a map of Host+Authorization in memory "
+                         "(default: the strongest nginx), or auth_basic with an htpasswd "
+                         "file ({PLAIN}) that nginx reads on every request")
     ap.add_argument("--nginx-body-buffer", default="256k",
                     help="nginx's client_body_buffer_size; default 256k, the size searchgate "
                          "reads large bodies in (edge/core.rs BODY_BUF)")
+    ap.add_argument("--scrape-interval", type=float, default=1.0,
+                    help="metrics scenario: seconds between two scrapes of /metrics (default 1, "
+                         "15 times Prometheus' default rate)")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true",
@@ -456,6 +362,7 @@ def main():
         return run_target(args)
     args.drivers = [d for d in args.drivers.split(",") if d]
     scenarios = [s for s in args.scenarios.split(",") if s]
+    args.scenario_list = scenarios
     for s in scenarios:
         if s not in SCENARIOS:
             ap.error(f"unknown scenario {s} (use {', '.join(SCENARIOS)})")
@@ -474,32 +381,30 @@ def main():
     results = {}
     try:
         tenants = confs.make_tenants(args.tenants)
-        targets = start_all(args, work, tenants)
         env = dict(os.environ, SG_TENANTS_FILE=confs.write_tenants_file(work, tenants),
                    SG_BODY_BYTES=str(args.bulk_bytes))
         log(f"command: {' '.join(sys.argv)}")
-        log(f"work dir {work}; proxies on core {PROXY_CORE}, wrk + upstream on core {LOAD_CORE}; "
-            f"{args.tenants} clusters; access log {args.access_log}; nginx auth {args.nginx_auth}")
-        for scenario in scenarios:
-            _, _, direct_ok = SCENARIOS[scenario]
-            order = (["direct"] if direct_ok else []) + ["nginx"] + [f"sg-{d}" for d in args.drivers]
+        log(f"work dir {work}; {args.tenants} clusters; access log {args.access_log}; "
+            f"nginx auth {args.nginx_auth}")
+        layout = None
+        for scenario in sorted(scenarios, key=lambda s: layout_of(s) != "pinned"):
+            if layout_of(scenario) != layout:
+                cleanup()
+                layout = layout_of(scenario)
+                targets = start_all(args, work, tenants, layout)
+                log(f"layout {layout}: " + (
+                    f"one worker per proxy on core {PROXY_CORE}, wrk + upstream on core {LOAD_CORE}"
+                    if layout == "pinned" else
+                    "two workers per proxy (searchgate pins its own, nginx affinity auto), "
+                    "wrk -t2 and the upstream unpinned"))
+            order = scenario_order(scenario, args)
             for name in order:  # warm-up: pools filled, caches hot
                 run_wrk(args, targets[name], scenario, tenants, env, 1)
             runs = {name: [] for name in order}
             for rnd in range(args.rounds):
-                for name in order:
-                    perf_out = None
-                    if args.perf and name != "direct" and rnd == args.rounds - 1:
-                        os.makedirs(args.perf, exist_ok=True)
-                        perf_out = os.path.join(os.path.abspath(args.perf), f"perf-{name}-{scenario}")
-                    r = run_wrk(args, targets[name], scenario, tenants, env, args.duration,
-                                targets["direct"].pids, perf_out,
-                                label=f"{scenario}-{name}-round{rnd + 1}")
-                    runs[name].append(r)
-                    log(f"  {scenario} round {rnd + 1} {name}: {r['rps']:,.0f} req/s "
-                        f"p99 {r['p99']/1e3:.2f}ms {r['mbps']:.1f} MB/s "
-                        f"{r['cpu_us_per_req']:.2f} us CPU/req errors {r['errors']} "
-                        f"other load {r['foreign_cores']:.2f} cores")
+                # A B C, then C B A: no target always runs first (or last) in a round
+                for name in (order if rnd % 2 == 0 else order[::-1]):
+                    runs[name].append(run_round(args, targets, scenario, tenants, env, rnd, name))
             results[scenario] = {"runs": runs, "summary": {n: summarize(v) for n, v in runs.items()}}
         report(results, args)
         write_figures(args, results)
@@ -561,25 +466,28 @@ def report(results, args):
     log("")
     log("=" * 100)
     log("medians over rounds; latency in ms; MB/s = response bytes (bulk: request bodies); "
-        "CPU = proxy CPU us per request; x = searchgate / nginx; goals judged on the median "
-        "of per-round ratios")
+        "CPU = proxy CPU us per request; x = searchgate / nginx (metrics: / the same edge "
+        "recording nothing); goals judged on the median of per-round ratios")
     for scenario, res in results.items():
         s = res["summary"]
         log(f"\n[{scenario}]   {'':<3}      req/s      p50      p99    p99.9      MB/s  CPU/req")
-        ngx = s["nginx"]
-        if "direct" in s:
-            log(fmt_row("direct", s["direct"]))
-        log(fmt_row("nginx", ngx))
         bad = [n for n, v in s.items() if v["errors"]]
         if bad:
             log(f"  WARNING: {', '.join(bad)} had errors (non-2xx, timeouts, resets): "
                 "the comparison is not valid; see the logs (--keep)")
         for d in args.drivers:
             name = f"sg-{d}"
-            log(fmt_row(name, s[name], ngx))
-            q = paired_ratios(res["runs"][name], res["runs"]["nginx"])
+            base = f"sg-{d}-nometrics" if scenario == "metrics" else "nginx"
+            if scenario != "metrics" and d == args.drivers[0]:
+                if "direct" in s:
+                    log(fmt_row("direct", s["direct"]))
+                log(fmt_row("nginx", s["nginx"]))
+            if scenario == "metrics":
+                log(fmt_row(base, s[base]))
+            log(fmt_row(name, s[name], s[base]))
+            q = paired_ratios(res["runs"][name], res["runs"][base])
             res["summary"][name]["paired_ratios"] = q
-            log(f"  {'':<14} median of per-round ratios: {fmt_ratios(q)}")
+            log(f"  {'':<14} median of per-round ratios to {base}: {fmt_ratios(q)}")
             for text, met in goals(scenario, q, s[name]["errors"]):
                 log(f"      {'PASS' if met else 'FAIL'}  {name}: {text}")
     log("")

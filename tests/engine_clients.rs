@@ -92,6 +92,7 @@ fn venv(name: &str, packages: &[&str]) -> PathBuf {
     let wanted = packages.join(" ");
     let ready = python.exists() && std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted);
     if !ready {
+        ensure_debian_packages("python3 -c 'import ensurepip'", &["python3-venv"]);
         run(
             Command::new("python3")
                 .args(["-m", "venv", "--clear"])
@@ -116,6 +117,27 @@ fn venv(name: &str, packages: &[&str]) -> PathBuf {
     python
 }
 
+/// Installs Debian `packages` with apt-get when `probe` (a shell command) fails, as the
+/// tests do for hugo and prometheus: a missing tool is installed, never a reason to skip.
+fn ensure_debian_packages(probe: &str, packages: &[&str]) {
+    let present = Command::new("sh")
+        .args(["-c", &format!("{probe} >/dev/null 2>&1")])
+        .status()
+        .is_ok_and(|s| s.success());
+    if present {
+        return;
+    }
+    eprintln!("`{probe}` failed: installing {packages:?} with apt-get");
+    let _ = Command::new("apt-get").arg("update").status();
+    run(
+        Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends"])
+            .args(packages)
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+        &format!("apt-get install {}", packages.join(" ")),
+    );
+}
+
 /// The `node_modules` with the pinned Node.js clients.
 fn node_modules() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -124,6 +146,7 @@ fn node_modules() -> PathBuf {
         let marker = dir.join("installed.txt");
         let wanted = NODE_PACKAGES.join(" ");
         if !std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+            ensure_debian_packages("npm --version", &["nodejs", "npm"]);
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join("package.json"), "{\"private\": true}\n").unwrap();
             run(

@@ -193,6 +193,15 @@ pub struct EdgeConfig {
     /// Disk above this many times the plan's disables a cluster (above the plan: read-only).
     #[serde(default = "default_disable_factor")]
     pub disable_factor: u64,
+    /// Write each cluster's latency, minute by minute, to `<data_dir>/latency/<cluster>.hlog`
+    /// (HdrHistogram interval logs). Off by default.
+    #[serde(default)]
+    pub latency_log: bool,
+    /// Record per-request metrics (Prometheus, latency histograms, interval logs). Default
+    /// true; `false` exists to measure what recording costs (`loadtest/run.sh`, scenario
+    /// `metrics`): `/metrics` and the latency views then stay empty.
+    #[serde(default = "default_true")]
+    pub record_metrics: bool,
 }
 
 /// `[engine]`: run the embedded engine as a child process.
@@ -287,6 +296,10 @@ pub struct ClusterConfig {
 pub struct ConfigError {
     pub origin: String,
     pub message: String,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_data_dir() -> PathBuf {

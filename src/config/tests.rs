@@ -49,6 +49,12 @@ fn the_issue_example_parses() {
     assert_eq!(c.edge.max_head.0, 16_384);
     assert_eq!(c.edge.deadline.0, Duration::from_secs(60));
     assert!(!c.edge.route_by_username);
+    assert!(
+        c.edge.record_metrics,
+        "metrics are recorded unless turned off"
+    );
+    let off = parse(&VALID.replace("[edge]", "[edge]\nrecord_metrics = false")).unwrap();
+    assert!(!off.edge.record_metrics);
 }
 
 #[test]

@@ -12,12 +12,14 @@ use std::thread::JoinHandle;
 
 use rustls::ServerConfig;
 
+use super::api::observe::Observe;
 use super::api::{server, Api, ApiEnv};
 use super::plane::{now_ms, Change, Plane};
 use super::seed;
 use super::sqlite::{SqliteStore, DB_FILE};
 use super::token::{AdminToken, TOKEN_FILE};
 use crate::config::{AdminConfig, Config};
+use crate::metrics::MetricsHub;
 use crate::registry::Settings;
 use crate::tenancy::TenancyKey;
 
@@ -94,14 +96,15 @@ impl Admin {
     }
 }
 
-/// Binds `admin.listen` and serves the admin API there; writes its URL to
-/// `<data_dir>/admin.url`.
+/// Binds `admin.listen` and serves the admin API there (with the edge's metrics hub for
+/// `GET /metrics` and the latency reports); writes its URL to `<data_dir>/admin.url`.
 pub fn start_admin(
     admin: &AdminConfig,
     data_dir: &Path,
     plane: SharedPlane,
     env: ApiEnv,
     tls: Option<Arc<ServerConfig>>,
+    metrics: Arc<MetricsHub>,
 ) -> Result<Admin, String> {
     let token = AdminToken::load_or_create(admin.token.as_ref().map(|t| t.expose()), data_dir)?;
     let listener = TcpListener::bind(admin.listen)
@@ -111,7 +114,16 @@ pub fn start_admin(
     let url = format!("{scheme}://{addr}");
     std::fs::write(data_dir.join(URL_FILE), format!("{url}\n"))
         .map_err(|e| format!("{}: {e}", data_dir.join(URL_FILE).display()))?;
-    let api = Arc::new(Api { plane, token, env });
+    let observe = Observe {
+        hub: metrics,
+        registry: lock(&plane).registry().clone(),
+    };
+    let api = Arc::new(Api {
+        plane,
+        token,
+        env,
+        observe,
+    });
     let stop = Arc::new(AtomicBool::new(false));
     let thread = server::spawn(listener, api, tls, stop.clone())
         .map_err(|e| format!("admin thread: {e}"))?;

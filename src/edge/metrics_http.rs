@@ -1,8 +1,8 @@
 //! The metrics listener (`[edge] metrics`, off by default): `GET /metrics` answers the
-//! Prometheus text of `metrics::exposition`, per cluster: requests in flight and queued
-//! (the allowance's atomics, read at scrape time), the allowance, requests by status class.
-//! Unauthenticated, so it belongs on loopback or an operator network; one thread, blocking
-//! I/O, one request per connection (scrapes are rare and small), on the crate's own codec.
+//! same Prometheus exposition as the admin listener's `GET /metrics`
+//! (`metrics::expose::scrape`: one renderer for both), without its bearer token. So it
+//! belongs on loopback or an operator network; one thread, blocking I/O, one request per
+//! connection (scrapes are rare and small), on the crate's own codec.
 //!
 //! Tests wait on these gauges ("the second request is queued") instead of sleeping.
 //!
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::core::Shared;
-use crate::metrics::exposition::{render, Gauges};
+use crate::metrics::expose;
 use crate::proto::{write_response_head, Framing, HeadLimits, Method, RequestHead, Version};
 
 /// Binds the listener on `addr` (port 0: any) and serves it on a thread of its own;
@@ -53,31 +53,13 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     if head.method != Method::Get || head.path(&buf) != b"/metrics" {
         return answer(&mut conn, 404, b"only GET /metrics here\n");
     }
-    let text = exposition(shared);
+    let text = expose::scrape(&shared.metrics, &shared.registry.load());
     answer(&mut conn, 200, text.as_bytes())
-}
-
-/// The exposition text now.
-fn exposition(shared: &Shared) -> String {
-    let snap = shared.registry.load();
-    let gauges: Vec<Gauges<'_>> = snap
-        .clusters()
-        .iter()
-        .map(|c| Gauges {
-            cluster: &c.id,
-            in_flight: c.allowance.in_flight(),
-            queued: c.allowance.queued(),
-            allowance: c.allowance.limit(),
-        })
-        .collect();
-    let mut out = String::with_capacity(4096);
-    render(&gauges, &shared.metrics.all(), &mut out);
-    out
 }
 
 fn answer(conn: &mut TcpStream, status: u16, body: &[u8]) -> std::io::Result<()> {
     let mut out = Vec::with_capacity(256 + body.len());
-    let headers: [(&str, &[u8]); 1] = [("Content-Type", b"text/plain; version=0.0.4")];
+    let headers: [(&str, &[u8]); 1] = [("Content-Type", expose::CONTENT_TYPE.as_bytes())];
     write_response_head(
         &mut out,
         Version::Http11,

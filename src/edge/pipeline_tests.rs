@@ -78,6 +78,11 @@ fn read_request(conn: &mut std::net::TcpStream) -> Option<String> {
 
 /// A core whose one cluster `acme` (of `class`) forwards to `up`, with a 3 s deadline.
 fn core(up: SocketAddr, class: &str) -> Rc<Core> {
+    core_with(up, class, MetricsHub::default())
+}
+
+/// [`core`] recording into `hub`.
+fn core_with(up: SocketAddr, class: &str, hub: MetricsHub) -> Rc<Core> {
     let text = format!(
         r#"
 [edge]
@@ -113,7 +118,7 @@ upstream = ["{up}"]
         registry: Arc::new(Registry::new(snap)),
         limits: Limits::from_config(&config.edge),
         tls: None,
-        metrics: Arc::new(MetricsHub::default()),
+        metrics: Arc::new(hub),
         access_log: None,
         draining: AtomicBool::new(false),
     };
@@ -240,4 +245,37 @@ fn the_multitenant_filters_rewrite_both_ways() {
         "{}",
         heads[0]
     );
+}
+
+// issue 13: `[edge] record_metrics = false` (the load test's baseline for what recording
+// costs) records nothing; the default records each request once, routed or not.
+#[test]
+fn requests_are_recorded_unless_recording_is_off() {
+    for recording in [true, false] {
+        let up = upstream(vec![
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".to_vec()
+        ]);
+        let core = core_with(
+            up.addr,
+            "single-tenant",
+            MetricsHub::default().recording(recording),
+        );
+        over_duplex(core.clone(), |mut peer| async move {
+            let mut both = request("GET /books/_search HTTP/1.1", "");
+            both.extend(b"GET / HTTP/1.1\r\nHost: nobody.example.test\r\n\r\n");
+            peer.send(&both);
+            let (h1, _) = peer.response().await;
+            let (h2, _) = peer.response().await;
+            assert!(h1.starts_with("HTTP/1.1 200"), "{h1}");
+            assert!(h2.starts_with("HTTP/1.1 404"), "{h2}");
+            peer
+        });
+        let metrics = core.metrics.borrow();
+        let expected = if recording { (1, 1) } else { (0, 0) };
+        assert_eq!(
+            (metrics.buffered(), metrics.unrouted()),
+            expected,
+            "recording {recording}"
+        );
+    }
 }

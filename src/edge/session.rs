@@ -114,12 +114,14 @@ impl<T: Transport> Session<T> {
                 self.record(Some(d.cluster.id.as_str()), arrival, &o);
                 o
             }
-            Err(e) => {
+            Err(refused) => {
                 if c.has_body() {
                     c.keep_alive = false; // the unread body makes the stream unusable
                 }
-                let o = c.answer_error(&e).await;
-                self.record(None, arrival, &o);
+                let o = c.answer_error(&refused.error).await;
+                // Counted for the cluster when its credentials opened one (413 on the
+                // Content-Length, a blocked endpoint, a mode refusal).
+                self.record(refused.cluster.map(|c| c.id.as_str()), arrival, &o);
                 o
             }
         }
@@ -211,7 +213,7 @@ impl<T: Transport> Session<T> {
         let total_us = arrival.elapsed().as_micros() as u64;
         let bytes_in = o.bytes_in + c.head.len as u64;
         let cluster = cluster.unwrap_or("-");
-        if cluster != "-" {
+        if c.core.shared.metrics.is_recording() {
             let sample = Sample {
                 status: o.status,
                 bytes_in,
@@ -220,9 +222,11 @@ impl<T: Transport> Session<T> {
                 upstream_us: o.upstream_us,
                 total_us,
             };
-            c.core.metrics.borrow_mut().record(cluster, &sample);
-        } else {
-            c.core.metrics.borrow_mut().record_unrouted();
+            let mut metrics = c.core.metrics.borrow_mut();
+            match cluster {
+                "-" => metrics.record_unrouted(),
+                cluster => metrics.record(cluster, &sample),
+            }
         }
         let entry = Entry {
             cluster,

@@ -27,7 +27,10 @@ use super::workers::{run_worker, Driver, WorkerListeners};
 use super::ServeArgs;
 use crate::config::{embedded, AdminConfig, Config};
 use crate::control::boot::{self, SharedPlane};
-use crate::metrics::MetricsHub;
+use crate::metrics::{intervallog, MetricsHub};
+
+/// Where `[edge] latency_log` writes, under the data directory.
+pub const LATENCY_LOG_DIR: &str = "latency";
 
 /// Runs the edge until SIGTERM/SIGINT. Errors are for the operator, one line each.
 pub fn run(args: ServeArgs) -> Result<(), String> {
@@ -79,7 +82,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         registry: registry.clone(),
         limits: Limits::from_config(&config.edge),
         tls,
-        metrics: Arc::new(MetricsHub::default()),
+        metrics: Arc::new(MetricsHub::default().recording(config.edge.record_metrics)),
         access_log: config.access_log_target(),
         draining: AtomicBool::new(false),
     });
@@ -96,6 +99,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))?;
         println!("searchgate: metrics http://{bound}/metrics");
     }
+    let latency_log = start_latency_log(&config, &shared)?;
     let workers = spawn_workers(driver, threads, &shared, per_worker)?;
     let admin = match &config.admin {
         Some(a) => {
@@ -107,6 +111,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 plane.clone(),
                 env,
                 tls,
+                shared.metrics.clone(),
             )?)
         }
         None => None,
@@ -137,6 +142,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     for w in workers {
         let _ = w.join();
     }
+    if let Some(log) = latency_log {
+        log.stop(); // after the workers' last hand-over: the open minute is written too
+    }
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
     if let Some(e) = engine {
@@ -144,6 +152,36 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     }
     println!("searchgate: stopped");
     Ok(())
+}
+
+/// Starts the interval-log writer when `[edge] latency_log` is on: each closed minute of
+/// each cluster appended to `<data_dir>/latency/<cluster>.hlog`, looked for every second.
+fn start_latency_log(config: &Config, shared: &Shared) -> Result<Option<LatencyLog>, String> {
+    if !config.edge.latency_log {
+        return Ok(None);
+    }
+    let dir = config.edge.data_dir.join(LATENCY_LOG_DIR);
+    let stop = Arc::new(AtomicBool::new(false));
+    let every = Duration::from_secs(1);
+    let thread = intervallog::spawn(shared.metrics.clone(), dir.clone(), every, stop.clone())
+        .map_err(|e| format!("latency log in {}: {e}", dir.display()))?;
+    println!("searchgate: latency logs in {}", dir.display());
+    Ok(Some(LatencyLog { stop, thread }))
+}
+
+/// The running interval-log writer.
+struct LatencyLog {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl LatencyLog {
+    /// Closes the window's open minute, writes it, and ends the writer.
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        let _ = self.thread.join();
+    }
 }
 
 /// The admin listener's TLS: its own certificate, or the edge's (generated ones name

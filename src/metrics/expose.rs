@@ -1,17 +1,19 @@
 //! The Prometheus text exposition (format 0.0.4) of the hub's figures, the registry's
-//! allowance gauges and the process figures: a pure function of its inputs, mounted by the
-//! admin API at `GET /metrics`.
+//! allowance gauges and the process figures: [`prometheus`] is a pure function of its
+//! inputs; [`scrape`] gathers them now. The one renderer of `GET /metrics`, on the admin
+//! listener (bearer token) and on the unauthenticated `[edge] metrics` listener alike.
 //!
 //! Labels are bounded: `cluster` (the registry's cluster id), `code` (status class) and
 //! `core` (worker number); never index names, paths or anything a client chooses. The
 //! three latency histograms share one bucket set from 1 ms to 60 s (`buckets`).
 //!
-//! Must not touch: the hub's locks (it renders a [`HubSnapshot`]), sockets.
+//! Must not touch: the hub's internals (it renders a [`HubSnapshot`]), sockets.
 
 use std::fmt::Write as _;
+use std::time::SystemTime;
 
 use super::buckets::Buckets;
-use super::hub::{ClusterTotals, HubSnapshot};
+use super::hub::{ClusterTotals, HubSnapshot, MetricsHub};
 use super::process::ProcessFigures;
 use crate::registry::Snapshot;
 
@@ -26,6 +28,16 @@ const CLASSES: [(usize, &str); 6] = [
     (5, "5xx"),
     (0, "other"),
 ];
+
+/// The exposition now: the hub's figures (samples handed over so far counted first), the
+/// registry's allowance gauges, the process figures read from `/proc`.
+pub fn scrape(hub: &MetricsHub, registry: &Snapshot) -> String {
+    prometheus(
+        &hub.snapshot(SystemTime::now()),
+        registry,
+        &ProcessFigures::read(),
+    )
+}
 
 /// Renders every family.
 pub fn prometheus(hub: &HubSnapshot, registry: &Snapshot, process: &ProcessFigures) -> String {

@@ -19,7 +19,7 @@ use hdrhistogram::Histogram;
 
 use super::buckets::Buckets;
 use super::record::{CoreMetrics, Raw, NONE};
-use super::window::{Metric, SealedInterval, Window, DEFAULT_BUDGET};
+use super::window::{IntervalCount, Metric, SealedInterval, Window, DEFAULT_BUDGET};
 
 /// Cumulative figures of one cluster since the process started.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -99,6 +99,8 @@ pub struct WindowData {
     pub histograms: [Histogram<u64>; 3],
     /// Unix ms of the first and last moment covered (`None`: nothing kept in the window).
     pub span: Option<(u64, u64)>,
+    /// Its requests per interval, oldest first.
+    pub requests: Vec<IntervalCount>,
 }
 
 /// A closed interval of every cluster, for the interval-log writer.
@@ -143,6 +145,8 @@ pub struct MetricsHub {
     pending: Mutex<Pending>,
     store: Mutex<Store>,
     next_slot: AtomicUsize,
+    /// False: the edge records nothing (`[edge] record_metrics = false`).
+    recording: bool,
 }
 
 impl Default for MetricsHub {
@@ -174,7 +178,21 @@ impl MetricsHub {
                 window: Window::new(budget),
             }),
             next_slot: AtomicUsize::new(0),
+            recording: true,
         }
+    }
+
+    /// This hub, recording (`true`, the default) or not (`false`: the edge records no
+    /// request; only the connection gauges and the process figures remain).
+    pub fn recording(mut self, on: bool) -> MetricsHub {
+        self.recording = on;
+        self
+    }
+
+    /// Whether the edge records each request here.
+    #[inline]
+    pub fn is_recording(&self) -> bool {
+        self.recording
     }
 
     /// Takes a core's buffered samples (its buffer is swapped for an empty one).
@@ -256,15 +274,6 @@ impl MetricsHub {
         Some(store.totals[n as usize].clone())
     }
 
-    /// The cumulative figures of every cluster with a request, by id (what the `[edge]
-    /// metrics` listener's `exposition` renders).
-    pub fn all(&self) -> HashMap<String, ClusterTotals> {
-        self.snapshot(SystemTime::now())
-            .clusters
-            .into_iter()
-            .collect()
-    }
-
     /// `cluster`'s histograms over the `window` before `now` (`None`: no request seen).
     pub fn latency(&self, cluster: &str, window: Duration, now: SystemTime) -> Option<WindowData> {
         let store = self.store_at(now);
@@ -272,7 +281,19 @@ impl MetricsHub {
         let now_ms = unix_ms(now);
         let since = now_ms.saturating_sub(window.as_millis() as u64);
         let (histograms, span) = store.window.histograms(n, since, now_ms);
-        Some(WindowData { histograms, span })
+        let requests = store.window.requests(n, since, now_ms);
+        Some(WindowData {
+            histograms,
+            span,
+            requests,
+        })
+    }
+
+    /// Closes the latency window's open interval at `now` (at shutdown: its samples then
+    /// reach the interval log before the process ends).
+    pub fn close_open_interval(&self, now: SystemTime) {
+        let mut store = self.store_at(now);
+        store.window.close_open(unix_ms(now));
     }
 
     /// Closed intervals that started after `after_ms` (every kept one when `None`).

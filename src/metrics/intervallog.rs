@@ -21,7 +21,7 @@ use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{
     IntervalLogIterator, IntervalLogWriterBuilder, LogEntry, Tag,
 };
-use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 use super::hub::{MetricsHub, SealedView};
@@ -133,7 +133,9 @@ fn append(path: &Path, cluster: &str, lines: &[u8]) -> io::Result<()> {
     f.write_all(&out)
 }
 
-/// Runs a [`LogWriter`] every `every` until `stop` is set (a last write then).
+/// Runs a [`LogWriter`] every `every` until `stop` is set; then closes the window's open
+/// interval and writes it too, so a clean shutdown loses no sample already handed over.
+/// Unpark the returned thread after setting `stop` to end it at once.
 pub fn spawn(
     hub: Arc<MetricsHub>,
     dir: PathBuf,
@@ -145,6 +147,9 @@ pub fn spawn(
         .name("latency-log".into())
         .spawn(move || loop {
             let stopping = stop.load(Ordering::Acquire);
+            if stopping {
+                hub.close_open_interval(SystemTime::now());
+            }
             if let Err(e) = writer.write_new(&hub, SystemTime::now()) {
                 eprintln!("searchgate: latency log in {}: {e}", dir.display());
             }
@@ -153,6 +158,26 @@ pub fn spawn(
             }
             std::thread::park_timeout(every);
         })
+}
+
+/// A histogram in the interval log's encoding: V2 with deflate, base64 (what the log's
+/// `Interval_Compressed_Histogram` column holds, and what the latency report carries).
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    let mut raw = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut raw)
+        .expect("a histogram serialises into memory");
+    base64::engine::general_purpose::STANDARD.encode(raw)
+}
+
+/// Reads a histogram of [`encode_histogram`]'s encoding (any V2 form HdrHistogram writes).
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("bad base64: {e}"))?;
+    Deserializer::new()
+        .deserialize(&mut raw.as_slice())
+        .map_err(|e| format!("bad histogram: {e:?}"))
 }
 
 /// One histogram read back from an interval log.
@@ -168,18 +193,13 @@ pub struct LoggedInterval {
 /// Reads every interval of a log (any tag); an error names the offset or line.
 pub fn read_log(bytes: &[u8]) -> Result<Vec<LoggedInterval>, String> {
     let mut out = Vec::new();
-    let mut de = Deserializer::new();
     for entry in IntervalLogIterator::new(bytes) {
         let entry = entry.map_err(|e| format!("interval log: cannot parse: {e:?}"))?;
         let LogEntry::Interval(iv) = entry else {
             continue;
         };
-        let raw = base64::engine::general_purpose::STANDARD
-            .decode(iv.encoded_histogram())
-            .map_err(|e| format!("interval log: bad base64: {e}"))?;
-        let histogram: Histogram<u64> = de
-            .deserialize(&mut raw.as_slice())
-            .map_err(|e| format!("interval log: bad histogram: {e:?}"))?;
+        let histogram =
+            decode_histogram(iv.encoded_histogram()).map_err(|e| format!("interval log: {e}"))?;
         out.push(LoggedInterval {
             tag: iv.tag().map(|t| t.as_str().to_string()),
             start: iv.start_timestamp(),
@@ -284,6 +304,18 @@ mod tests {
         let text = std::fs::read_to_string(log_path(dir.path(), "acme")).unwrap();
         assert_eq!(text.matches("#[StartTime").count(), 1);
         assert_eq!(read_log(text.as_bytes()).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn the_encoding_round_trips_and_garbage_is_named() {
+        let mut h = new_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 13).unwrap();
+        }
+        let back = decode_histogram(&encode_histogram(&h)).unwrap();
+        assert_eq!(back, h);
+        assert!(decode_histogram("!!").unwrap_err().contains("base64"));
+        assert!(decode_histogram("AAAA").unwrap_err().contains("histogram"));
     }
 
     #[test]

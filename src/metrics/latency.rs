@@ -14,10 +14,12 @@ use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::ser::SerializeMap as _;
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::hub::MetricsHub;
-use super::window::{new_histogram, Metric, INTERVAL_MS, KEPT_INTERVALS};
+use super::intervallog::{decode_histogram, encode_histogram};
+use super::window::{new_histogram, IntervalCount, Metric, INTERVAL_MS, KEPT_INTERVALS};
 
 /// µs per unit shown (milliseconds).
 pub const MS: f64 = 1000.0;
@@ -95,10 +97,46 @@ pub struct LatencyReport {
     pub queue: Percentiles,
     /// Of the requests that reached the upstream.
     pub upstream: Percentiles,
+    /// Requests per interval (a minute; the one still open ends at the moment of the
+    /// report), oldest first; empty when the source has no intervals (a load test's counts).
+    pub requests: Vec<IntervalCount>,
+    /// The busiest interval's mean rate, requests per second (an interval counts over at
+    /// least one second); `None` without intervals.
+    pub peak_rps: Option<f64>,
     /// The whole-request percentile distribution, HdrHistogram text format, in ms.
     pub distribution: String,
-    #[serde(skip)]
+    /// The three histograms (µs) in HdrHistogram's compressed encoding (V2 + deflate,
+    /// base64, as in interval logs), by metric name: what a client needs to redraw or merge
+    /// them at full precision.
+    #[serde(serialize_with = "encoded")]
     histograms: [Histogram<u64>; 3],
+}
+
+fn encoded<S: Serializer>(h: &[Histogram<u64>; 3], s: S) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(3))?;
+    for m in Metric::ALL {
+        map.serialize_entry(m.name(), &encode_histogram(&h[m as usize]))?;
+    }
+    map.end()
+}
+
+/// The fields of a serialised report a client rebuilds it from.
+#[derive(Debug, Deserialize)]
+struct Wire {
+    cluster: String,
+    window_secs: u64,
+    from_unix_ms: Option<u64>,
+    to_unix_ms: Option<u64>,
+    #[serde(default)]
+    requests: Vec<IntervalCount>,
+    histograms: WireHistograms,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireHistograms {
+    total: String,
+    queue: String,
+    upstream: String,
 }
 
 impl LatencyReport {
@@ -117,9 +155,36 @@ impl LatencyReport {
             total: Percentiles::of(&histograms[0]),
             queue: Percentiles::of(&histograms[1]),
             upstream: Percentiles::of(&histograms[2]),
+            requests: Vec::new(),
+            peak_rps: None,
             distribution: percentile_distribution(&histograms[0], MS),
             histograms,
         }
+    }
+
+    /// The report with its requests per interval (and so its peak rate).
+    pub fn with_requests(mut self, requests: Vec<IntervalCount>) -> LatencyReport {
+        self.peak_rps = peak_rps(&requests);
+        self.requests = requests;
+        self
+    }
+
+    /// A report read back from its JSON (the admin API's answer): rebuilt from the encoded
+    /// histograms, so every figure is computed here exactly as where it was made.
+    pub fn from_json(text: &str) -> Result<LatencyReport, String> {
+        let w: Wire =
+            serde_json::from_str(text).map_err(|e| format!("not a latency report: {e}"))?;
+        let decode = |name: &str, text: &str| {
+            decode_histogram(text).map_err(|e| format!("histogram `{name}`: {e}"))
+        };
+        let h = [
+            decode("total", &w.histograms.total)?,
+            decode("queue", &w.histograms.queue)?,
+            decode("upstream", &w.histograms.upstream)?,
+        ];
+        let span = w.from_unix_ms.zip(w.to_unix_ms);
+        let window = Duration::from_secs(w.window_secs);
+        Ok(LatencyReport::from_histograms(&w.cluster, window, span, h).with_requests(w.requests))
     }
 
     /// The histogram of one metric (µs).
@@ -158,12 +223,25 @@ impl LatencyReport {
 pub fn report(hub: &MetricsHub, cluster: &str, window: Duration, now: SystemTime) -> LatencyReport {
     let window = window.min(MAX_WINDOW);
     match hub.latency(cluster, window, now) {
-        Some(w) => LatencyReport::from_histograms(cluster, window, w.span, w.histograms),
+        Some(w) => LatencyReport::from_histograms(cluster, window, w.span, w.histograms)
+            .with_requests(w.requests),
         None => {
             let empty = [new_histogram(), new_histogram(), new_histogram()];
             LatencyReport::from_histograms(cluster, window, None, empty)
         }
     }
+}
+
+/// The busiest interval's mean rate in requests per second (each interval counted over at
+/// least a second, so a just-opened one cannot claim a huge rate).
+pub fn peak_rps(intervals: &[IntervalCount]) -> Option<f64> {
+    intervals
+        .iter()
+        .map(|i| {
+            let secs = (i.to_unix_ms.saturating_sub(i.from_unix_ms) as f64 / 1000.0).max(1.0);
+            i.requests as f64 / secs
+        })
+        .reduce(f64::max)
 }
 
 /// Parses a window such as `5m`, `90s` or `1h` (at least 1 s, at most [`MAX_WINDOW`]).
@@ -386,9 +464,46 @@ mod tests {
             .starts_with("       Value"));
         assert!(r.summary_table().lines().count() == 4);
 
+        // One interval: the open minute, 20 s old (1,700,000,000 s is 20 s past a minute).
+        assert_eq!(r.requests.len(), 1);
+        assert_eq!(r.requests[0].requests, 20_000);
+        assert_eq!(r.peak_rps, Some(1_000.0));
+        assert_eq!(json["requests"][0]["requests"], 20_000);
+        assert_eq!(json["peak_rps"], 1_000.0);
+
+        // Read back from its JSON: the same figures, rebuilt from the encoded histograms.
+        let back = LatencyReport::from_json(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.total, r.total);
+        assert_eq!(back.upstream, r.upstream);
+        assert_eq!(back.distribution, r.distribution);
+        assert_eq!(back.requests, r.requests);
+        assert_eq!(
+            back.histogram(Metric::Upstream),
+            r.histogram(Metric::Upstream)
+        );
+        assert!(LatencyReport::from_json(r#"{"cluster":"x"}"#).is_err());
+
         let none = report(&hub, "nobody", Duration::from_secs(60), now);
         assert_eq!(none.total.count, 0);
         assert_eq!(none.from_unix_ms, None);
+        assert_eq!(none.peak_rps, None);
+    }
+
+    #[test]
+    fn the_peak_is_the_busiest_interval_counted_over_at_least_a_second() {
+        let iv = |from: u64, to: u64, requests: u64| IntervalCount {
+            from_unix_ms: from,
+            to_unix_ms: to,
+            requests,
+        };
+        assert_eq!(peak_rps(&[]), None);
+        let minutes = [
+            iv(0, 60_000, 600),
+            iv(60_000, 120_000, 1_200),
+            iv(120_000, 120_500, 50),
+        ];
+        assert_eq!(peak_rps(&minutes), Some(50.0));
+        assert_eq!(peak_rps(&minutes[..2]), Some(20.0));
     }
 
     #[test]

@@ -14,7 +14,6 @@
 
 pub mod buckets;
 pub mod expose;
-pub mod exposition;
 pub mod hub;
 pub mod intervallog;
 pub mod latency;

@@ -101,6 +101,11 @@ impl CoreMetrics {
         self.connections = n as u64;
     }
 
+    /// Requests refused before routing, since the last hand-over.
+    pub fn unrouted(&self) -> u64 {
+        self.unrouted
+    }
+
     /// Samples waiting for the next hand-over.
     pub fn buffered(&self) -> usize {
         self.samples.len()

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use hdrhistogram::Histogram;
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 
 /// Length of one interval.
 pub const INTERVAL_MS: u64 = 60_000;
@@ -80,6 +81,15 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new(SIGFIG).expect("2 significant figures is valid")
 }
 
+/// The requests of one cluster in one interval (its whole-request samples).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntervalCount {
+    pub from_unix_ms: u64,
+    /// The interval's end; for the open interval, the moment it was read.
+    pub to_unix_ms: u64,
+    pub requests: u64,
+}
+
 /// One closed interval, read-only.
 #[derive(Debug)]
 pub struct SealedInterval {
@@ -102,6 +112,17 @@ impl SealedInterval {
             let (_, m, class) = split(k);
             record_n(&mut into[m], class.max(1), u64::from(n));
         }
+    }
+
+    /// `cluster`'s whole requests in this interval.
+    pub fn requests(&self, cluster: u32) -> u64 {
+        let lo = self
+            .keys
+            .partition_point(|&k| k < key(cluster, Metric::Total, 0));
+        let hi = self
+            .keys
+            .partition_point(|&k| k < key(cluster, Metric::Queue, 0));
+        self.counts[lo..hi].iter().map(|&n| u64::from(n)).sum()
     }
 
     /// The clusters (hub numbers) with counts in this interval, ascending.
@@ -201,6 +222,12 @@ impl Window {
         }
     }
 
+    /// Closes the open interval at `now_ms`, before its minute is over (at shutdown, so its
+    /// samples reach the interval log). A sample recorded later opens a new interval.
+    pub fn close_open(&mut self, now_ms: u64) {
+        self.seal(now_ms);
+    }
+
     fn seal(&mut self, now_ms: u64) {
         let Some(open) = self.open.take() else { return };
         let mut pairs: Vec<(u64, u32)> = open.entries.into_iter().collect();
@@ -253,6 +280,39 @@ impl Window {
             widen(o.start_ms, now_ms.max(o.start_ms));
         }
         (h, span)
+    }
+
+    /// `cluster`'s requests per interval, over the intervals that end after `since_ms`,
+    /// oldest first (intervals without any of its requests left out).
+    pub fn requests(&self, cluster: u32, since_ms: u64, now_ms: u64) -> Vec<IntervalCount> {
+        let mut out: Vec<IntervalCount> = self
+            .sealed
+            .iter()
+            .filter(|s| s.end_ms > since_ms)
+            .map(|s| IntervalCount {
+                from_unix_ms: s.start_ms,
+                to_unix_ms: s.end_ms,
+                requests: s.requests(cluster),
+            })
+            .collect();
+        if let Some(o) = self.open.as_ref().filter(|_| now_ms > since_ms) {
+            let requests = o
+                .entries
+                .iter()
+                .filter(|(&k, _)| {
+                    let (c, m, _) = split(k);
+                    c == cluster && m == Metric::Total as usize
+                })
+                .map(|(_, &n)| u64::from(n))
+                .sum();
+            out.push(IntervalCount {
+                from_unix_ms: o.start_ms,
+                to_unix_ms: now_ms.max(o.start_ms),
+                requests,
+            });
+        }
+        out.retain(|i| i.requests > 0);
+        out
     }
 
     /// Closed intervals that started after `after_ms` (all when `None`), oldest first.
@@ -309,6 +369,46 @@ mod tests {
         let (other, _) = w.histograms(8, 0, now);
         assert_eq!(other[0].len(), 3);
         assert!(h[0].equivalent(other[0].max(), 999_999) || other[0].max() >= 999_999);
+    }
+
+    #[test]
+    fn requests_per_interval_count_whole_requests_of_the_cluster_only() {
+        let mut w = Window::new(DEFAULT_BUDGET);
+        for i in 0..3u64 {
+            let at = T0 + i * INTERVAL_MS + 10;
+            for v in 0..(10 * (i + 1)) {
+                w.record(at, 7, Metric::Total, 100 + v);
+                w.record(at, 7, Metric::Upstream, 50);
+                w.record(at, 7, Metric::Queue, 5);
+            }
+            w.record(at, 6, Metric::Total, 1);
+            w.record(at, 8, Metric::Total, 1);
+            w.roll(at + 1);
+        }
+        let now = T0 + 2 * INTERVAL_MS + 30_000;
+        let counts = w.requests(7, 0, now);
+        let want: Vec<(u64, u64, u64)> = vec![
+            (T0, T0 + INTERVAL_MS, 10),
+            (T0 + INTERVAL_MS, T0 + 2 * INTERVAL_MS, 20),
+            (T0 + 2 * INTERVAL_MS, now, 30),
+        ];
+        let got: Vec<(u64, u64, u64)> = counts
+            .iter()
+            .map(|c| (c.from_unix_ms, c.to_unix_ms, c.requests))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(w.requests(7, T0 + INTERVAL_MS, now).len(), 2);
+        assert!(w.requests(9, 0, now).is_empty());
+        // Closing the open interval early keeps its samples, ending it at that moment.
+        w.close_open(now);
+        let sealed = w.sealed_after(Some(T0 + INTERVAL_MS));
+        assert_eq!(sealed.len(), 1);
+        assert_eq!(
+            (sealed[0].start_ms, sealed[0].end_ms),
+            (T0 + 2 * INTERVAL_MS, now)
+        );
+        assert_eq!(sealed[0].requests(7), 30);
+        assert_eq!(sealed[0].requests(8), 1);
     }
 
     #[test]

@@ -192,8 +192,7 @@ fn change(
         status,
         body,
         etag: Some(version),
-        retry_after: None,
-        replayed: false,
+        ..Response::default()
     })
 }
 

@@ -3,7 +3,8 @@
 //! Endpoints: `POST /v1/clusters`, `GET /v1/clusters[?state=&plan=]`,
 //! `GET /v1/clusters/{id}`, `PUT /v1/clusters/{id}/plan`, `PUT /v1/clusters/{id}/mode`,
 //! `POST /v1/clusters/{id}/credentials/rotate`, `DELETE /v1/clusters/{id}`,
-//! `GET /v1/plans`, `GET /v1/audit`. Every error has one shape, the same as the edge's:
+//! `GET /v1/plans`, `GET /v1/audit`; what the edge measures: `GET /metrics` (Prometheus
+//! text) and `GET /v1/clusters/{id}/latency?window=` (see `observe`). Every error has one shape, the same as the edge's:
 //! `{"error": {"type", "reason", "root_cause", ...fields}, "status"}`, with `Retry-After`
 //! where a retry helps (503). A change answers only once it is committed.
 //!
@@ -15,6 +16,7 @@
 //! Must not touch: sockets (see `server`), the request path.
 
 mod clusters;
+pub mod observe;
 pub mod server;
 mod views;
 
@@ -48,6 +50,8 @@ pub struct Api {
     pub plane: Arc<Mutex<Plane>>,
     pub token: AdminToken,
     pub env: ApiEnv,
+    /// The edge's metrics and registry, for `GET /metrics` and the latency reports.
+    pub observe: observe::Observe,
 }
 
 impl Api {
@@ -104,10 +108,12 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// A response to write.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Response {
     pub status: u16,
     pub body: Value,
+    /// A body that is not JSON: its `Content-Type` and text (sent instead of `body`).
+    pub text: Option<(&'static str, String)>,
     /// The cluster's version, sent as `ETag`.
     pub etag: Option<u64>,
     pub retry_after: Option<u32>,
@@ -120,9 +126,16 @@ impl Response {
         Response {
             status,
             body,
-            etag: None,
-            retry_after: None,
-            replayed: false,
+            ..Response::default()
+        }
+    }
+
+    /// A text answer of `content_type`.
+    fn text(status: u16, content_type: &'static str, text: String) -> Response {
+        Response {
+            status,
+            text: Some((content_type, text)),
+            ..Response::default()
         }
     }
 }
@@ -177,9 +190,8 @@ impl ApiError {
         Response {
             status: self.status,
             body: body.to_value(),
-            etag: None,
             retry_after: self.retry_after,
-            replayed: false,
+            ..Response::default()
         }
     }
 }
@@ -240,6 +252,9 @@ pub fn handle(api: &Api, req: &Request) -> Response {
 }
 
 fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
+    if let Some(answer) = observe::route(api, req) {
+        return answer;
+    }
     let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
     let m = req.method;
     match (m, segs.as_slice()) {
@@ -376,8 +391,8 @@ fn replay(plane: &mut Plane, req: &Request) -> Result<Option<Response>, ApiError
             status: stored.status,
             etag: stored.body["version"].as_u64(),
             body: stored.body,
-            retry_after: None,
             replayed: true,
+            ..Response::default()
         })),
         Some(_) => Err(ApiError::new(
             422,

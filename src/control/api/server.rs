@@ -217,11 +217,18 @@ fn too_large() -> ApiError {
 }
 
 fn write<S: Write>(s: &mut S, version: Version, resp: &Response, keep: bool) -> io::Result<()> {
-    let body = serde_json::to_vec_pretty(&resp.body).expect("JSON values serialise");
+    let (content_type, body): (&str, Vec<u8>) = match &resp.text {
+        Some((ct, text)) => (ct, text.as_bytes().to_vec()),
+        None => {
+            let mut json = serde_json::to_vec_pretty(&resp.body).expect("JSON values serialise");
+            json.push(b'\n');
+            ("application/json", json)
+        }
+    };
     let mut out = Vec::with_capacity(256 + body.len());
     let etag = resp.etag.map(|v| format!("\"{v}\""));
     let retry = resp.retry_after.map(|s| s.to_string());
-    let mut headers: Vec<(&str, &[u8])> = vec![("Content-Type", b"application/json")];
+    let mut headers: Vec<(&str, &[u8])> = vec![("Content-Type", content_type.as_bytes())];
     if let Some(e) = &etag {
         headers.push(("ETag", e.as_bytes()));
     }
@@ -239,11 +246,10 @@ fn write<S: Write>(s: &mut S, version: Version, resp: &Response, keep: bool) -> 
         version,
         resp.status,
         &headers,
-        Framing::Length(body.len() as u64 + 1),
+        Framing::Length(body.len() as u64),
         keep,
     );
     out.extend_from_slice(&body);
-    out.push(b'\n');
     s.write_all(&out)?;
     s.flush()
 }

@@ -9,7 +9,7 @@ use crate::tenancy::TenancyKey;
 
 const TOKEN: &str = "test-token-0123456789";
 
-fn api(dir: &std::path::Path) -> Api {
+pub(super) fn api(dir: &std::path::Path) -> Api {
     let store = SqliteStore::open(&dir.join(DB_FILE)).unwrap();
     let settings = Settings {
         domain: "example.test".into(),
@@ -28,7 +28,12 @@ fn api(dir: &std::path::Path) -> Api {
             ..Default::default()
         })
         .unwrap();
+    let observe = observe::Observe {
+        hub: Arc::new(crate::metrics::MetricsHub::default()),
+        registry: plane.registry().clone(),
+    };
     Api {
+        observe,
         plane: Arc::new(Mutex::new(plane)),
         token: AdminToken::new(TOKEN),
         env: ApiEnv {
@@ -41,7 +46,7 @@ fn api(dir: &std::path::Path) -> Api {
     }
 }
 
-fn req(method: Method, path: &str, body: Option<Value>) -> Request {
+pub(super) fn req(method: Method, path: &str, body: Option<Value>) -> Request {
     let (path, query) = match path.split_once('?') {
         Some((p, q)) => (p.to_string(), Some(q.to_string())),
         None => (path.to_string(), None),
@@ -58,7 +63,7 @@ fn req(method: Method, path: &str, body: Option<Value>) -> Request {
     }
 }
 
-fn create(a: &Api, body: Value) -> Response {
+pub(super) fn create(a: &Api, body: Value) -> Response {
     handle(a, &req(Method::Post, "/v1/clusters", Some(body)))
 }
 

@@ -6,8 +6,9 @@
 //! shards to reserve, the multitenant plan.
 //!
 //! Pure: the clusters (a [`Directory`]), the parsed head, the listener's facts and the
-//! clock come in; a [`Decision`] or the refusal ([`EdgeError`], rendered by the edge)
-//! comes out. Nothing is reserved, counted or sent here: `edge::exchange` does that with
+//! clock come in; a [`Decision`] or the refusal comes out ([`Refused`]: the [`EdgeError`]
+//! the edge renders, and the cluster when the credentials opened one, so the refusal counts
+//! for it). Nothing is reserved, counted or sent here: `edge::exchange` does that with
 //! the decision in hand. Tested from a table of raw heads against plain-data clusters
 //! (`tests.rs`), without a socket.
 //!
@@ -120,6 +121,25 @@ impl<C> Decision<'_, C> {
     }
 }
 
+/// A refused request: the error to answer, and the cluster it was for when its credentials
+/// opened one (a Content-Length over the limit, a blocked endpoint, a mode refusal), so the
+/// refusal counts for that cluster. Before the credentials are checked nothing is
+/// attributed: a client without them must not move another cluster's figures.
+#[derive(Debug)]
+pub struct Refused<'s, C> {
+    pub error: EdgeError,
+    pub cluster: Option<&'s C>,
+}
+
+impl<C> From<EdgeError> for Refused<'_, C> {
+    fn from(error: EdgeError) -> Self {
+        Refused {
+            error,
+            cluster: None,
+        }
+    }
+}
+
 /// Decides what to do with the request whose head `head` was parsed from `buf`: forward it
 /// (the [`Decision`], with the forward target written into `out`), or refuse it.
 pub fn decide<'s, D: Directory>(
@@ -129,8 +149,23 @@ pub fn decide<'s, D: Directory>(
     listener: &Listener<'_>,
     now: Instant,
     out: &mut Targets,
-) -> Result<Decision<'s, D::Cluster>, EdgeError> {
+) -> Result<Decision<'s, D::Cluster>, Refused<'s, D::Cluster>> {
     let cluster = authenticate(clusters, head, buf, listener, now)?;
+    decide_for(cluster, head, buf, listener, now, out).map_err(|error| Refused {
+        error,
+        cluster: Some(cluster),
+    })
+}
+
+/// The decision for an authenticated request to `cluster` (checks 3 to 5).
+fn decide_for<'s, C: ClusterView>(
+    cluster: &'s C,
+    head: &RequestHead,
+    buf: &[u8],
+    listener: &Listener<'_>,
+    now: Instant,
+    out: &mut Targets,
+) -> Result<Decision<'s, C>, EdgeError> {
     if let Framing::Length(n) = head.framing {
         if n > listener.max_body {
             return Err(EdgeError::BodyTooLarge(listener.max_body));

@@ -176,7 +176,14 @@ fn with_body(mut w: Want, plan: BodyPlan, reserve: Reservation, create: &'static
     w
 }
 
-fn run(dir: &Clusters, raw: &[u8], sni: Option<&str>, max_body: u64) -> Want {
+/// Parses `raw` (which must be a whole head) and decides on it; `f` reads the outcome.
+fn decided<R>(
+    dir: &Clusters,
+    raw: &[u8],
+    sni: Option<&str>,
+    max_body: u64,
+    f: impl FnOnce(Result<Decision<'_, Plain>, Refused<'_, Plain>>, Targets) -> R,
+) -> R {
     let mut h = RequestHead::new();
     assert_eq!(
         h.parse(raw, &HeadLimits::default()),
@@ -186,8 +193,13 @@ fn run(dir: &Clusters, raw: &[u8], sni: Option<&str>, max_body: u64) -> Want {
     );
     let listener = Listener { sni, max_body };
     let mut out = Targets::default();
-    match decide(dir, &h, raw, &listener, Instant::now(), &mut out) {
-        Err(e) => Want::Refuse(e),
+    let d = decide(dir, &h, raw, &listener, Instant::now(), &mut out);
+    f(d, out)
+}
+
+fn run(dir: &Clusters, raw: &[u8], sni: Option<&str>, max_body: u64) -> Want {
+    decided(dir, raw, sni, max_body, |d, out| match d {
+        Err(r) => Want::Refuse(r.error),
         Ok(d) => Want::Forward {
             cluster: d.cluster.id,
             class: d.class,
@@ -197,7 +209,7 @@ fn run(dir: &Clusters, raw: &[u8], sni: Option<&str>, max_body: u64) -> Want {
             auto_create: String::from_utf8(out.auto_create).unwrap().leak(),
             tenant: d.tenant.is_some(),
         },
-    }
+    })
 }
 
 fn table(rows: Vec<(&str, Vec<u8>, Option<&str>, Want)>) {
@@ -534,18 +546,53 @@ fn body_handling_from_the_route_table() {
 
 #[test]
 fn the_bulk_limit_and_the_created_index() {
-    let dir = clusters();
     let raw = head("POST /_bulk HTTP/1.1", MT, "mt", &[]);
-    let mut h = RequestHead::new();
-    assert_eq!(h.parse(&raw, &HeadLimits::default()), Ok(true));
-    let listener = Listener {
-        sni: None,
-        max_body: 1000,
-    };
-    let mut out = Targets::default();
-    let d = decide(&dir, &h, &raw, &listener, Instant::now(), &mut out).unwrap();
-    assert_eq!(d.bulk_limit(), Some(10));
+    let limit = decided(&clusters(), &raw, None, 1000, |d, _| {
+        d.unwrap().bulk_limit()
+    });
+    assert_eq!(limit, Some(10));
     assert_eq!(created_index(b"/books"), b"books");
     assert_eq!(created_index(b"/a%2Fb?wait_for_active_shards=1"), b"a%2Fb");
     assert_eq!(created_index(b"/"), b"");
+}
+
+// issue 13: a refusal counts for the cluster once its credentials opened one (413 on the
+// Content-Length, a blocked endpoint, a mode refusal), never before (a wrong password, an
+// unknown host): a client without credentials must not move a cluster's figures.
+#[test]
+fn refusals_name_the_cluster_only_after_authentication() {
+    let refused = |dir: &Clusters, raw: Vec<u8>| -> (EdgeError, Option<&'static str>) {
+        decided(dir, &raw, None, 1000, |d, _| {
+            let r = d.unwrap_err();
+            (r.error, r.cluster.map(|c| c.id))
+        })
+    };
+    let dir = clusters();
+    let big = head(
+        "POST /books/_doc HTTP/1.1",
+        ACME,
+        "acme",
+        &["Content-Length: 1001"],
+    );
+    assert_eq!(refused(&dir, big), (E::BodyTooLarge(1000), Some("acme")));
+    let blocked = head("GET /_snapshot HTTP/1.1", ACME, "acme", &[]);
+    assert_eq!(
+        refused(&dir, blocked),
+        (E::NotImplemented("_snapshot".into()), Some("acme"))
+    );
+    let wrong = head("GET / HTTP/1.1", ACME, "wrong", &[]);
+    assert_eq!(refused(&dir, wrong), (E::AuthRequired, None));
+    let nowhere = head(
+        "GET / HTTP/1.1",
+        "nobody.us-east-1.example.test",
+        "acme",
+        &[],
+    );
+    assert_eq!(refused(&dir, nowhere).1, None);
+    let read_only = Clusters(vec![cluster("acme", Mode::ReadOnly(SetBy::Operator))]);
+    let update = head("PUT /books HTTP/1.1", ACME, "acme", &[]);
+    assert_eq!(
+        refused(&read_only, update),
+        (E::ReadOnly(None), Some("acme"))
+    );
 }

@@ -5,18 +5,20 @@
 //!
 //! Without `--url` and `--token-file` it finds the embedded default's admin listener and
 //! token in `./data` (`admin.url`, `admin.token`), so it works from the directory
-//! `cargo run --release` ran in. An `https` admin URL is verified against `./data/ca.pem`
-//! (the edge's own CA) when that file exists.
+//! `cargo run --release` ran in (see `client`, which the latency and plan commands share).
 //!
 //! Must not touch: `edge`, `engine`, `control` (HTTP only).
 
+pub mod client;
 mod table;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
+
+use client::{encode, AdminClient};
 
 /// `searchgate admin` options.
 #[derive(Debug, Args)]
@@ -112,49 +114,6 @@ pub fn run(args: AdminArgs) -> ExitCode {
     }
 }
 
-/// Where the embedded default keeps its files.
-const DATA: &str = "./data";
-
-fn base_url(args: &AdminArgs) -> String {
-    if let Some(u) = &args.url {
-        return u.trim_end_matches('/').to_string();
-    }
-    std::fs::read_to_string(Path::new(DATA).join("admin.url"))
-        .map(|s| s.trim().trim_end_matches('/').to_string())
-        .unwrap_or_else(|_| "http://127.0.0.1:9900".into())
-}
-
-fn token(args: &AdminArgs) -> Result<String, String> {
-    let path = args
-        .token_file
-        .clone()
-        .unwrap_or_else(|| Path::new(DATA).join("admin.token"));
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "cannot read the admin token from {} ({e}); pass --token-file FILE",
-            path.display()
-        )
-    })?;
-    Ok(text.trim().to_string())
-}
-
-fn agent() -> ureq::Agent {
-    let mut config = ureq::Agent::config_builder().http_status_as_error(false);
-    if let Ok(pem) = std::fs::read(Path::new(DATA).join("ca.pem")) {
-        let certs: Vec<_> = ureq::tls::parse_pem(&pem)
-            .filter_map(|i| match i {
-                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
-                _ => None,
-            })
-            .collect();
-        let tls = ureq::tls::TlsConfig::builder()
-            .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-            .build();
-        config = config.tls_config(tls);
-    }
-    config.build().new_agent()
-}
-
 /// The request a command makes: method, path, body.
 fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
     let id_path = |id: &str, tail: &str| format!("/v1/clusters/{}{tail}", encode(id));
@@ -208,44 +167,9 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
     }
 }
 
-/// A path segment, percent-encoded.
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
 /// Calls the API; the JSON answer, or the API's message.
 fn call(args: &AdminArgs) -> Result<Value, String> {
     let (method, path, body) = request(&args.command);
-    let url = format!("{}{path}", base_url(args));
-    let token = token(args)?;
-    let req = ureq::http::Request::builder()
-        .method(method)
-        .uri(&url)
-        .header("Authorization", format!("Bearer {token}"))
-        .header("Content-Type", "application/json");
-    let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    let req = req.body(bytes).map_err(|e| e.to_string())?;
-    let mut resp = agent()
-        .run(req)
-        .map_err(|e| format!("cannot reach the admin API at {url}: {e}"))?;
-    let status = resp.status().as_u16();
-    let text = resp
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| e.to_string())?;
-    let v: Value =
-        serde_json::from_str(&text).map_err(|_| format!("{status} from {url}: {}", text.trim()))?;
-    if status >= 400 {
-        let reason = v["error"]["reason"].as_str().unwrap_or("no reason given");
-        return Err(format!("{status}: {reason}"));
-    }
-    Ok(v)
+    let api = AdminClient::find(args.url.as_deref(), args.token_file.as_deref())?;
+    Ok(api.call(method, &path, body)?)
 }

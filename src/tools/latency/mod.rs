@@ -1,13 +1,13 @@
 //! `searchgate latency`: prints a latency distribution (percentiles, HdrHistogram's
-//! percentile table, or JSON) and draws it as SVG, from an interval log the edge wrote
-//! (`--from-log`) or from a load test's latency counts (`--from-wrk`, the `value_us count`
-//! lines `loadtest/common.lua` writes from wrk's histogram).
+//! percentile table, or JSON) and draws it as SVG, from a running edge's admin API
+//! (`searchgate latency CLUSTER_ID`: `GET /v1/clusters/{id}/latency?window=`, found like
+//! `searchgate admin` finds it), from an interval log the edge wrote (`--from-log`), or
+//! from a load test's latency counts (`--from-wrk`, the `value_us count` lines
+//! `loadtest/common.lua` writes from wrk's histogram). The API's answer carries the
+//! encoded histograms, so all three sources are rendered by the same code.
 //!
-//! Phase 2 seam: `searchgate latency CLUSTER_ID` reads the same report from the admin
-//! API's `GET /v1/clusters/{id}/latency?window=`; the rendering here stays as it is.
-//!
-//! A client of files (and later the admin API) only: renders with `metrics`' pure
-//! functions; must not import `edge`, `engine`, `registry` or `policy`.
+//! A client of the admin API and of files only: renders with `metrics`' pure functions;
+//! must not import `edge`, `engine`, `registry`, `policy` or `control`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,19 +18,27 @@ use hdrhistogram::Histogram;
 use crate::metrics::intervallog::read_log;
 use crate::metrics::latency::{parse_window, LatencyReport};
 use crate::metrics::plot::{svg, Series};
-use crate::metrics::window::{new_histogram, record_n, Metric};
+use crate::metrics::window::{new_histogram, record_n, IntervalCount, Metric};
+use crate::tools::admin::client::{encode, AdminClient};
+
+/// The window of a cluster's report when `--window` is not given.
+pub const DEFAULT_WINDOW: &str = "5m";
 
 /// `searchgate latency` options.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["from_log", "from_wrk"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["cluster", "from_log", "from_wrk"])))]
 pub struct LatencyArgs {
+    /// A cluster's id: its latency over --window from the edge's admin API.
+    #[arg(value_name = "CLUSTER_ID")]
+    pub cluster: Option<String>,
     /// An interval log written by the edge (`<cluster>.hlog`).
     #[arg(long, value_name = "FILE")]
     pub from_log: Option<PathBuf>,
     /// A load test's latency counts: lines `value_us count`.
     #[arg(long, value_name = "FILE")]
     pub from_wrk: Option<PathBuf>,
-    /// With --from-log: only the intervals of this window before the log's last one (e.g. 5m).
+    /// With CLUSTER_ID: the window before now (default 5m, at most 1h); with --from-log:
+    /// only the intervals of this window before the log's last one.
     #[arg(long, value_name = "DURATION")]
     pub window: Option<String>,
     /// Print the report as JSON.
@@ -42,9 +50,15 @@ pub struct LatencyArgs {
     /// Write HdrHistogram's percentile distribution text into this file.
     #[arg(long, value_name = "FILE")]
     pub hgrm: Option<PathBuf>,
-    /// Name shown in the report and the plot's title (default: the file's name).
+    /// Name shown in the report and the plot's title (default: the cluster id or the file's name).
     #[arg(long)]
     pub name: Option<String>,
+    /// With CLUSTER_ID: the admin API (default: the URL in ./data/admin.url, else http://127.0.0.1:9900).
+    #[arg(long, requires = "cluster")]
+    pub url: Option<String>,
+    /// With CLUSTER_ID: file holding the admin token (default: ./data/admin.token).
+    #[arg(long, value_name = "FILE", requires = "cluster")]
+    pub token_file: Option<PathBuf>,
 }
 
 /// Runs the command.
@@ -64,18 +78,23 @@ pub fn run(args: LatencyArgs) -> ExitCode {
 /// The report of the files given, written where asked; returns what goes to stdout.
 pub fn latency(args: &LatencyArgs) -> Result<String, String> {
     let window = args.window.as_deref().map(parse_window).transpose()?;
-    let report = match (&args.from_log, &args.from_wrk) {
-        (Some(p), _) => from_log(p, window, args.name.as_deref())?,
-        (None, Some(p)) => {
+    let report = match (&args.cluster, &args.from_log, &args.from_wrk) {
+        (Some(id), _, _) => from_api(args, id)?,
+        (None, Some(p), _) => from_log(p, window, args.name.as_deref())?,
+        (None, None, Some(p)) => {
             if window.is_some() {
-                return Err("--window applies to --from-log only".into());
+                return Err(
+                    "--window applies to CLUSTER_ID and --from-log, not to --from-wrk".into(),
+                );
             }
             let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
             let name = args.name.clone().unwrap_or_else(|| file_name(p));
             let histograms = [read_counts(&text)?, new_histogram(), new_histogram()];
             LatencyReport::from_histograms(&name, Duration::ZERO, None, histograms)
         }
-        (None, None) => return Err("give --from-log FILE or --from-wrk FILE".into()),
+        (None, None, None) => {
+            return Err("give CLUSTER_ID, --from-log FILE or --from-wrk FILE".into())
+        }
     };
     if let Some(out) = &args.plot {
         let series: Vec<Series> = Metric::ALL
@@ -115,6 +134,24 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The report of cluster `id` from the admin API (its histograms rebuilt from the answer).
+fn from_api(args: &LatencyArgs, id: &str) -> Result<LatencyReport, String> {
+    let window = args.window.as_deref().unwrap_or(DEFAULT_WINDOW);
+    let api = AdminClient::find(args.url.as_deref(), args.token_file.as_deref())?;
+    let path = format!(
+        "/v1/clusters/{}/latency?window={}",
+        encode(id),
+        encode(window)
+    );
+    let answer = api.get(&path)?;
+    let mut report = LatencyReport::from_json(&answer.to_string())
+        .map_err(|e| format!("{}{path}: {e}", api.url))?;
+    if let Some(name) = &args.name {
+        report.cluster = name.clone();
+    }
+    Ok(report)
+}
+
 /// The report of an interval log's intervals (all, or those of `window` before its end).
 fn from_log(
     path: &Path,
@@ -131,6 +168,7 @@ fn from_log(
     let since = window.map_or(Duration::ZERO, |w| end.saturating_sub(w));
     let mut h = [new_histogram(), new_histogram(), new_histogram()];
     let mut span: Option<(u64, u64)> = None;
+    let mut requests: Vec<IntervalCount> = Vec::new();
     for iv in intervals.iter().filter(|i| i.start + i.length > since) {
         let m = match iv.tag.as_deref() {
             Some("queue") => Metric::Queue,
@@ -142,15 +180,19 @@ fn from_log(
             iv.start.as_millis() as u64,
             (iv.start + iv.length).as_millis() as u64,
         );
+        if m == Metric::Total {
+            requests.push(IntervalCount {
+                from_unix_ms: a,
+                to_unix_ms: b,
+                requests: iv.histogram.len(),
+            });
+        }
         span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
     }
     let name = name.map_or_else(|| file_name(path), str::to_string);
-    Ok(LatencyReport::from_histograms(
-        &name,
-        window.unwrap_or_default(),
-        span,
-        h,
-    ))
+    requests.sort_by_key(|r| r.from_unix_ms);
+    let window = window.unwrap_or_default();
+    Ok(LatencyReport::from_histograms(&name, window, span, h).with_requests(requests))
 }
 
 fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {

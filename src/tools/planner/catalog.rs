@@ -2,9 +2,9 @@
 //! shard capacity, disk, memory and concurrency allowance fit the figures, with the reason
 //! each smaller plan does not.
 //!
-//! Plans come from a config file's `[[plans]]` (`--config`, default the embedded one). The
-//! admin API's `GET /v1/plans` (phase 2) gives the same [`CatalogPlan`] fields in JSON: a
-//! `Catalog::from_plans` of its answer is all it takes.
+//! Plans come from a config file's `[[plans]]` (`--config`), the admin API's
+//! `GET /v1/plans` answer ([`Catalog::from_api`]: the same [`CatalogPlan`] fields in JSON;
+//! the planner fetches it), or the embedded default.
 //!
 //! Must not touch: the network, the sizing rules (see `rules`).
 
@@ -67,6 +67,17 @@ impl Catalog {
             plans,
             source: source.to_string(),
         }
+    }
+
+    /// The plans of the admin API's `GET /v1/plans` answer (`{"plans": [...]}`).
+    pub fn from_api(answer: &serde_json::Value, source: &str) -> Result<Catalog, String> {
+        let plans = answer
+            .get("plans")
+            .cloned()
+            .ok_or_else(|| format!("{source}: no `plans` in the answer"))?;
+        let plans: Vec<CatalogPlan> =
+            serde_json::from_value(plans).map_err(|e| format!("{source}: the plans: {e}"))?;
+        Ok(Catalog::from_plans(plans, source))
     }
 
     /// The `[[plans]]` of a validated config.
@@ -180,6 +191,13 @@ mod tests {
         }
     }
 
+    impl CatalogPlan {
+        fn with_memory(mut self, bytes: u64) -> CatalogPlan {
+            self.memory_bytes = bytes;
+            self
+        }
+    }
+
     fn catalog() -> Catalog {
         Catalog::from_plans(
             vec![
@@ -247,6 +265,28 @@ mod tests {
         let c = catalog().choose(&f);
         assert!(c.plan.is_none());
         assert_eq!(c.rejected.len(), 3);
+    }
+
+    #[test]
+    fn the_admin_apis_plans_are_a_catalog() {
+        let answer = serde_json::json!({"plans": [
+            {"name": "big", "concurrency": 40, "queue_size": 10, "queue_timeout_ms": 5000,
+             "shards": 60, "disk_bytes": 50 * GB, "memory_bytes": 8 * GB,
+             "max_bulk_actions": 1000, "max_open_contexts": 500, "monthly_price_cents": 20_000},
+            {"name": "tiny", "concurrency": 2, "queue_size": 10, "queue_timeout_ms": 5000,
+             "shards": 10, "disk_bytes": GB, "memory_bytes": GB / 4,
+             "max_bulk_actions": 1000, "max_open_contexts": 500, "monthly_price_cents": 0},
+        ]});
+        let c = Catalog::from_api(&answer, "admin API at http://x").unwrap();
+        assert_eq!(
+            c.plans()[0],
+            plan("tiny", 10, 1, 0, 2, 0).with_memory(GB / 4)
+        );
+        assert_eq!(c.plans()[1].name, "big");
+        assert_eq!(c.source, "admin API at http://x");
+        let e = Catalog::from_api(&serde_json::json!({"plans": [{"name": 1}]}), "api").unwrap_err();
+        assert!(e.starts_with("api: the plans: "), "{e}");
+        assert!(Catalog::from_api(&serde_json::json!({}), "api").is_err());
     }
 
     #[test]

@@ -6,15 +6,15 @@
 //! table, or JSON with `--json`.
 //!
 //! `rules` is the arithmetic (pure), `catalog` the plans and the choice, `sample` the
-//! measurement; this file parses flags and renders.
-//!
-//! Phase 2 seams: `--from-cluster ID` reads peak req/s and p99 from the admin API (see
-//! [`load_from_cluster`]); the catalog can come from `GET /v1/plans` (`Catalog::from_plans`).
+//! bytes-per-document measurement, `measured` what a running edge's admin API says (a
+//! cluster's peak rate and p99 for `--from-cluster`, the plans); this file parses flags
+//! and renders.
 //!
 //! A client of the public HTTP APIs only: must not import `edge`, `engine`, `registry`,
 //! `policy` or `tenancy`.
 
 pub mod catalog;
+pub mod measured;
 pub mod rules;
 pub mod sample;
 
@@ -23,9 +23,11 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
+use crate::tools::admin::client::AdminClient;
 use crate::tools::loadsite::http::TlsOptions;
 use crate::tools::loadsite::SecretString;
 use catalog::{Catalog, Choice};
+use measured::Measured;
 use rules::{Figures, Inputs, FEATURES};
 
 /// `searchgate plan` options (names as issue 13 gives them).
@@ -82,16 +84,30 @@ pub struct PlanArgs {
         requires = "peak_rps"
     )]
     pub p99_ms: Option<f64>,
-    /// Read peak req/s and p99 from a cluster's measured histogram (needs the admin API).
+    /// Read peak req/s (the busiest minute) and p99 (upstream time) from a cluster's measured counts and histogram, through the admin API.
     #[arg(long, value_name = "ID", conflicts_with_all = ["peak_rps", "p99_ms"])]
     pub from_cluster: Option<String>,
+    /// With --from-cluster: how far back to read (at most 1h, what the edge keeps).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1h",
+        requires = "from_cluster"
+    )]
+    pub window: String,
+    /// The admin API, for --from-cluster and the plan catalog (default: ./data/admin.url, else http://127.0.0.1:9900).
+    #[arg(long, value_name = "URL")]
+    pub admin_url: Option<String>,
+    /// File holding the admin token (default: ./data/admin.token).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
     /// Features that raise memory: highlighting, aggregations, scripting, geo, deep-paging, large-sorts, cache-evictions.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub features: Vec<String>,
     /// Open files a node allows (the budget the shard warning is judged against).
     #[arg(long, value_name = "N", default_value_t = rules::DEFAULT_OPEN_FILES)]
     pub open_files: u64,
-    /// Config file whose [[plans]] are the catalog (default: the embedded default's).
+    /// Config file whose [[plans]] are the catalog (default: the admin API's plans when it is reachable, else the embedded default's).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print JSON instead of a table.
@@ -117,23 +133,36 @@ pub fn run(args: PlanArgs) -> ExitCode {
     }
 }
 
-/// Peak req/s and p99 ms of a cluster, from the admin API's counters and latency window.
-/// Phase 2: the admin listener does not exist yet.
-pub fn load_from_cluster(id: &str) -> Result<(f64, f64), String> {
-    Err(format!(
-        "--from-cluster {id}: reading a cluster's figures needs the admin API, which this build does not have yet; pass --peak-rps and --p99-ms"
-    ))
-}
-
 /// The rendered output and whether a plan fits.
 pub fn plan(args: &PlanArgs) -> Result<(String, bool), String> {
-    let inputs = inputs(args)?;
-    let catalog = Catalog::load(args.config.as_deref())?;
+    let measured = match &args.from_cluster {
+        Some(id) => {
+            let api = AdminClient::find(args.admin_url.as_deref(), args.token_file.as_deref())
+                .map_err(|e| format!("--from-cluster {id}: the admin API: {e}"))?;
+            let m = measured::from_cluster(&api, id, &args.window)?;
+            eprintln!(
+                "searchgate plan: cluster {id}: {} requests in the last {} s; busiest minute {} req/s; upstream p99 {} ms",
+                m.requests,
+                m.window_secs,
+                rules::trim(m.peak_rps),
+                rules::trim(m.p99_ms)
+            );
+            Some(m)
+        }
+        None => None,
+    };
+    let inputs = inputs(args, measured.as_ref())?;
+    let catalog = measured::catalog(
+        args.config.as_deref(),
+        args.admin_url.as_deref(),
+        args.token_file.as_deref(),
+    )?;
     let figures = rules::figures(&inputs);
     let choice = catalog.choose(&figures);
     let fits = choice.plan.is_some();
     let out = if args.json {
-        let v = to_json(&inputs, &figures, &choice, &catalog);
+        let mut v = to_json(&inputs, &figures, &choice, &catalog);
+        v["inputs"]["measured"] = json!(measured);
         serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
     } else {
         table(&figures, &choice, &catalog)
@@ -141,7 +170,7 @@ pub fn plan(args: &PlanArgs) -> Result<(String, bool), String> {
     Ok((out, fits))
 }
 
-fn inputs(args: &PlanArgs) -> Result<Inputs, String> {
+fn inputs(args: &PlanArgs, measured: Option<&Measured>) -> Result<Inputs, String> {
     let mut features = Vec::new();
     for f in &args.features {
         let f = f.trim().to_ascii_lowercase();
@@ -161,8 +190,8 @@ fn inputs(args: &PlanArgs) -> Result<Inputs, String> {
     if args.indices_per_day == Some(0) || args.retention_days == Some(0) {
         return Err("--indices-per-day and --retention-days must be at least 1".into());
     }
-    let (peak_rps, p99_ms) = match (&args.from_cluster, args.peak_rps, args.p99_ms) {
-        (Some(id), _, _) => load_from_cluster(id)?,
+    let (peak_rps, p99_ms) = match (measured, args.peak_rps, args.p99_ms) {
+        (Some(m), _, _) => (m.peak_rps, m.p99_ms),
         (None, Some(r), Some(p)) => (r, p),
         _ => return Err("give --peak-rps and --p99-ms (or --from-cluster)".into()),
     };

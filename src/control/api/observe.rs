@@ -1,0 +1,102 @@
+//! The admin API's read-only views of what the edge measures (issue 13): `GET /metrics`,
+//! the Prometheus exposition (`metrics::expose::scrape`, the same renderer as the
+//! `[edge] metrics` listener), and `GET /v1/clusters/{id}/latency?window=5m`, a cluster's
+//! latency report (`metrics::latency::report`: percentiles, HdrHistogram's percentile
+//! distribution, requests per interval, the encoded histograms). Both sit behind the admin
+//! token like every other route (`api::handle` checks it first).
+//!
+//! Kept apart from the change endpoints: these read the hub and the registry's published
+//! snapshot, never the plane (a scrape does not wait for a commit).
+//!
+//! Must not touch: sockets, the plane, the hub's internals.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::{method_name, Api, ApiError, Request, Response};
+use crate::metrics::latency::{parse_window, report};
+use crate::metrics::{expose, MetricsHub};
+use crate::proto::Method;
+use crate::registry::Registry;
+
+/// The window of a latency report when the request names none.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(300);
+
+/// What these routes read: the edge's metrics hub and the registry the edge routes by.
+#[derive(Debug, Clone)]
+pub struct Observe {
+    pub hub: Arc<MetricsHub>,
+    pub registry: Arc<Registry>,
+}
+
+/// The answer when `req` is one of these routes; `None` lets the other routes answer.
+pub(super) fn route(api: &Api, req: &Request) -> Option<Result<Response, ApiError>> {
+    let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
+    let answer = match (req.method, segs.as_slice()) {
+        (Method::Get, ["metrics"]) => metrics(&api.observe, req),
+        (Method::Get, ["v1", "clusters", id, "latency"]) => latency(&api.observe, req, id),
+        (m, ["metrics"] | ["v1", "clusters", _, "latency"]) => Err(ApiError::new(
+            405,
+            "method_not_allowed",
+            format!("{} is not allowed on {}", method_name(m), req.path),
+        )),
+        _ => return None,
+    };
+    Some(answer)
+}
+
+/// Refuses query parameters other than `known` (a parameter this does not implement is
+/// never ignored silently).
+fn only_params(req: &Request, known: &[&str]) -> Result<(), ApiError> {
+    let Some(q) = req.query.as_deref().filter(|q| !q.is_empty()) else {
+        return Ok(());
+    };
+    for kv in q.split('&').filter(|kv| !kv.is_empty()) {
+        let name = kv.split_once('=').map_or(kv, |(k, _)| k);
+        if !known.contains(&name) {
+            let allowed = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            };
+            return Err(ApiError::bad_request(format!(
+                "query parameter `{name}` is not supported on {} (supported: {allowed})",
+                req.path
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn metrics(o: &Observe, req: &Request) -> Result<Response, ApiError> {
+    only_params(req, &[])?;
+    let text = expose::scrape(&o.hub, &o.registry.load());
+    Ok(Response::text(200, expose::CONTENT_TYPE, text))
+}
+
+fn latency(o: &Observe, req: &Request, id: &str) -> Result<Response, ApiError> {
+    only_params(req, &["window"])?;
+    let window = match req.param("window") {
+        None => DEFAULT_WINDOW,
+        Some(w) => parse_window(&w).map_err(|e| {
+            ApiError::bad_request(format!("`window`: {e} (e.g. window=5m, 90s or 1h)"))
+        })?,
+    };
+    // Clusters the catalog knows (destroyed ones too: their figures stay until restart).
+    if !o.registry.load().catalog.clusters.contains_key(id) {
+        return Err(ApiError::not_found(format!("no cluster `{id}`")));
+    }
+    let r = report(&o.hub, id, window, SystemTime::now());
+    let body = serde_json::to_value(&r).map_err(|e| {
+        ApiError::new(
+            500,
+            "internal",
+            format!("the latency report of `{id}`: {e}"),
+        )
+    })?;
+    Ok(Response::ok(200, body))
+}
+
+#[cfg(test)]
+#[path = "observe_tests.rs"]
+mod tests;

@@ -1,0 +1,163 @@
+//! `GET /metrics` and `GET /v1/clusters/{id}/latency` without sockets: the token, the
+//! exposition's content, the report's figures, and every refusal named.
+
+use std::time::SystemTime;
+
+use serde_json::{json, Value};
+
+use super::super::tests::{api, create, req};
+use super::super::{handle, Api, Response};
+use crate::metrics::latency::LatencyReport;
+use crate::metrics::{CoreMetrics, Sample};
+use crate::proto::Method;
+
+fn get(a: &Api, path: &str) -> Response {
+    handle(a, &req(Method::Get, path, None))
+}
+
+/// Requests of cluster `id` handed to the hub: totals of `1..=n` ms, upstream half of it.
+fn traffic(a: &Api, id: &str, n: u64) {
+    let mut core = CoreMetrics::default();
+    for i in 1..=n {
+        let s = Sample {
+            status: if i % 10 == 0 { 429 } else { 200 },
+            total_us: i * 1000,
+            upstream_us: Some(i * 500),
+            bytes_in: 10,
+            ..Sample::default()
+        };
+        core.record(id, &s);
+    }
+    a.observe.hub.absorb_at(&mut core, SystemTime::now());
+}
+
+/// A new cluster's id.
+fn new_cluster(a: &Api) -> String {
+    let r = create(a, json!({"plan": "small"}));
+    r.body["id"].as_str().expect("an id").to_string()
+}
+
+fn reason(r: &Response) -> String {
+    r.body["error"]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .into()
+}
+
+// issue 13: the admin listener's exposition, behind the admin token
+#[test]
+fn metrics_need_the_token_and_render_the_hub_and_the_allowances() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = api(dir.path());
+    let id = new_cluster(&a);
+    traffic(&a, &id, 100);
+    let mut anonymous = req(Method::Get, "/metrics", None);
+    anonymous.authorization = None;
+    assert_eq!(handle(&a, &anonymous).status, 401);
+
+    let r = get(&a, "/metrics");
+    assert_eq!(r.status, 200);
+    let (ct, text) = r.text.expect("a text body");
+    assert_eq!(ct, "text/plain; version=0.0.4; charset=utf-8");
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{text}"))
+            .to_string()
+    };
+    let c = format!("cluster=\"{id}\"");
+    assert_eq!(
+        line(&format!("searchgate_requests_total{{{c},code=\"2xx\"}}")),
+        format!("searchgate_requests_total{{{c},code=\"2xx\"}} 90")
+    );
+    assert!(line(&format!("searchgate_too_many_requests_total{{{c}}}")).ends_with(" 10"));
+    assert!(line(&format!("searchgate_queue_depth{{{c}}}")).ends_with(" 0"));
+    assert!(line(&format!("searchgate_allowance{{{c}}}")).ends_with(" 2"));
+    assert!(line(&format!(
+        "searchgate_request_duration_seconds_bucket{{{c},le=\"+Inf\"}}"
+    ))
+    .ends_with(" 100"));
+    assert!(text.contains("# TYPE searchgate_requests_in_flight gauge\n"));
+}
+
+#[test]
+fn metrics_refuse_parameters_and_other_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = api(dir.path());
+    let r = get(&a, "/metrics?match[]=up");
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("`match[]`"), "{}", r.body);
+    let r = handle(&a, &req(Method::Post, "/metrics", Some(json!({}))));
+    assert_eq!(r.status, 405);
+    assert_eq!(r.body["error"]["type"], "method_not_allowed");
+}
+
+// issue 13: percentiles and HdrHistogram's distribution of one cluster over a window
+#[test]
+fn the_latency_report_of_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = api(dir.path());
+    let id = new_cluster(&a);
+    traffic(&a, &id, 1000);
+    let r = get(&a, &format!("/v1/clusters/{id}/latency?window=5m"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let b: &Value = &r.body;
+    assert_eq!(b["cluster"], id.as_str());
+    assert_eq!(b["window_secs"], 300);
+    assert_eq!(b["total"]["count"], 1000);
+    assert_eq!(b["upstream"]["count"], 1000);
+    assert_eq!(b["queue"]["count"], 0);
+    // 1..=1000 ms: p50 500 ms, p99 990 ms, max 1000 ms, within HdrHistogram's 1%.
+    for (k, want) in [("p50", 500.0), ("p99", 990.0), ("max_ms", 1000.0)] {
+        let got = b["total"][k].as_f64().unwrap();
+        assert!((got - want).abs() <= want * 0.01, "{k}: {got}");
+    }
+    let p99_9 = b["upstream"]["p99.9"].as_f64().unwrap();
+    assert!((p99_9 - 499.5).abs() <= 5.0, "{p99_9}");
+    assert!(b["distribution"]
+        .as_str()
+        .unwrap()
+        .starts_with("       Value     Percentile TotalCount 1/(1-Percentile)"));
+    assert_eq!(b["requests"][0]["requests"], 1000);
+    assert!(b["peak_rps"].as_f64().unwrap() > 0.0);
+    // A client rebuilds the same report from the encoded histograms.
+    let back = LatencyReport::from_json(&b.to_string()).unwrap();
+    assert_eq!(back.total.p99, b["total"]["p99"].as_f64().unwrap());
+    assert_eq!(back.distribution, b["distribution"].as_str().unwrap());
+
+    // No window: five minutes. A cluster without traffic: an empty report.
+    let r = get(&a, &format!("/v1/clusters/{id}/latency"));
+    assert_eq!(r.body["window_secs"], 300);
+    let quiet = new_cluster(&a);
+    let r = get(&a, &format!("/v1/clusters/{quiet}/latency?window=1h"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["total"]["count"], 0);
+    assert_eq!(r.body["peak_rps"], Value::Null);
+}
+
+#[test]
+fn latency_refusals_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = api(dir.path());
+    let id = new_cluster(&a);
+    let r = get(&a, "/v1/clusters/nosuch/latency?window=5m");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.body["error"]["type"], "not_found");
+    assert!(reason(&r).contains("nosuch"));
+    for bad in ["five", "0s", "2h", ""] {
+        let r = get(&a, &format!("/v1/clusters/{id}/latency?window={bad}"));
+        assert_eq!(r.status, 400, "window={bad}: {}", r.body);
+        assert!(reason(&r).starts_with("`window`: "), "{}", r.body);
+    }
+    let r = get(
+        &a,
+        &format!("/v1/clusters/{id}/latency?window=5m&percentiles=99"),
+    );
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("`percentiles`"), "{}", r.body);
+    let r = handle(
+        &a,
+        &req(Method::Delete, &format!("/v1/clusters/{id}/latency"), None),
+    );
+    assert_eq!(r.status, 405);
+}
