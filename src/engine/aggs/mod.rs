@@ -16,6 +16,7 @@
 
 mod buckets;
 mod dates;
+mod exact;
 mod filter;
 mod ranges;
 pub mod render;

@@ -77,6 +77,13 @@ pub fn render(
                 notes,
                 &here,
             )?,
+            Some(Note::ExactPercentiles { compression }) => {
+                let Some(mut v) = res.get_mut(name).map(Value::take) else {
+                    continue;
+                };
+                super::exact::apply(&mut v, &gathered, *compression);
+                v
+            }
             _ => match res.get_mut(name).map(Value::take) {
                 Some(v) => v,
                 None => continue,

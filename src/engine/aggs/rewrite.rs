@@ -41,6 +41,9 @@ pub enum Note {
     },
     /// Composite sources that were date histograms (keys are integers).
     Composite { dates: Vec<String> },
+    /// A top-level `percentiles` with siblings `<name>\u{1}values` and `<name>\u{1}count`
+    /// (see `exact`).
+    ExactPercentiles { compression: f64 },
 }
 
 /// A `top_hits` to fill once the buckets are known: under the bucket aggregation at
@@ -198,10 +201,14 @@ impl<'a> Rewriter<'a> {
             "composite" => vec![(name.to_string(), with_sub(self.composite(body, &here)?))],
             k => {
                 let keys = allowed(k).ok_or_else(|| unsupported(k))?;
-                vec![(
+                let mut out = vec![(
                     name.to_string(),
                     with_sub(json!({ k: self.fielded(k, body, keys)? })),
-                )]
+                )];
+                if k == "percentiles" && path.is_empty() {
+                    out.extend(self.exact_percentiles(name, body, &here)?);
+                }
+                out
             }
         })
     }

@@ -99,12 +99,7 @@ fn execute(
         }
     }
     if !sr.sort.is_empty() && !sr.sort.iter().any(|s| s.field == "_shard_doc") {
-        sr.sort.push(SortSpec {
-            field: "_shard_doc".into(),
-            desc: false,
-            missing_first: false,
-            unmapped_type: None,
-        });
+        sr.sort.push(SortSpec::new("_shard_doc", false));
     }
     let mut v = exec::search_views(&p.indices, &p.views, &sr)?;
     if let Value::Object(m) = &mut v {

@@ -185,3 +185,101 @@ fn the_source_parameter_stands_for_a_missing_body() {
         "request [/t/_search] contains unrecognized parameters: [source] -> did you mean [_source]?, [source_content_type]"
     );
 }
+
+#[test]
+fn percentiles_of_small_sets_are_elasticsearchs() {
+    let (_d, e) = numbers();
+    let aggs = json!({
+        "p": {"percentiles": {"field": "n", "percents": [1, 50, 99]}},
+        "l": {"percentiles": {"field": "n", "percents": [50], "keyed": false}},
+        "d": {"percentiles": {"field": "d", "percents": [50]}},
+        "t": {"terms": {"field": "n", "size": 1}, "aggs": {"p": {"percentiles": {"field": "p"}}}},
+    });
+    let r = post(&e, "/t/_search?size=0", json!({ "aggs": aggs }));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json()["aggregations"].clone();
+    let near = |x: &Value, want: f64| (x.as_f64().unwrap() - want).abs() < 1e-9;
+    // rank q * (n - 1) of 1..=10, interpolated
+    assert!(near(&v["p"]["values"]["1.0"], 1.09), "{v}");
+    assert!(near(&v["p"]["values"]["50.0"], 5.5), "{v}");
+    assert!(near(&v["p"]["values"]["99.0"], 9.91), "{v}");
+    assert_eq!(v["l"]["values"], json!([{"key": 50.0, "value": 5.5}]));
+    // 2021-05-01 and 2021-06-01, halfway
+    assert!(near(&v["d"]["values"]["50.0"], 1_621_166_400_000.0), "{v}");
+    assert!(
+        v.as_object().unwrap().keys().all(|k| !k.contains('\u{1}')),
+        "no helper aggregation leaks: {v}"
+    );
+    // under a bucket aggregation: tantivy's sketch (about 1% relative error)
+    let p50 = v["t"]["buckets"][0]["p"]["values"]["50.0"]
+        .as_f64()
+        .unwrap();
+    assert!((p50 - 0.5).abs() <= 0.01, "{v}");
+}
+
+#[test]
+fn multi_valued_fields_sort_by_their_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    let r = put(
+        &e,
+        "/m",
+        json!({"settings": {"number_of_replicas": 0},
+               "mappings": {"properties": {"v": {"type": "long"}, "k": {"type": "keyword"}}}}),
+    );
+    assert_eq!(r.status, 200);
+    bulk(
+        &e,
+        "m",
+        &[
+            json!({"id": "a", "v": [9, 1], "k": ["z", "b"]}),
+            json!({"id": "b", "v": [4, 5], "k": ["c", "d"]}),
+            json!({"id": "c", "v": [3], "k": ["a", "y"]}),
+        ],
+    );
+    let order = |sort: Value| -> (Vec<String>, Vec<Value>) {
+        let r = post(&e, "/m/_search", json!({ "sort": sort }));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let hits = r.json()["hits"]["hits"].as_array().unwrap().clone();
+        let ids = hits.iter().map(|h| h["_id"].as_str().unwrap().to_string());
+        (
+            ids.collect(),
+            hits.iter().map(|h| h["sort"][0].clone()).collect(),
+        )
+    };
+    // ascending: the least value; descending: the greatest (whatever the order indexed)
+    assert_eq!(order(json!([{"v": "asc"}])).0, ["a", "c", "b"]);
+    assert_eq!(order(json!([{"v": "desc"}])).0, ["a", "b", "c"]);
+    assert_eq!(order(json!([{"k": "asc"}])).0, ["c", "a", "b"]);
+    assert_eq!(order(json!([{"k": {"order": "desc"}}])).0, ["a", "c", "b"]);
+    let (ids, sort) = order(json!([{"v": {"order": "asc", "mode": "sum"}}]));
+    assert_eq!(
+        (ids, sort),
+        (
+            vec!["c".into(), "b".into(), "a".into()],
+            vec![json!(3), json!(9), json!(10)]
+        )
+    );
+    // avg of a long field rounds half up: 4.5 -> 5, 5, 3
+    let (_, sort) = order(json!([{"v": {"mode": "avg"}}]));
+    assert_eq!(sort, vec![json!(3), json!(5), json!(5)]);
+    let (ids, _) = order(json!([{"v": {"mode": "median", "order": "desc"}}, {"_id": "asc"}]));
+    assert_eq!(ids, ["a", "b", "c"]);
+    let (_, sort) = order(json!([{"v": {"numeric_type": "double"}}]));
+    assert_eq!(sort[0], json!(1.0));
+    let r = post(&e, "/m/_search", json!({"sort": [{"k": {"mode": "avg"}}]}));
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        reason(&r),
+        "we only support AVG, MEDIAN and SUM on number based fields"
+    );
+    let r = post(
+        &e,
+        "/m/_search",
+        json!({"sort": [{"k": {"numeric_type": "long"}}]}),
+    );
+    assert_eq!(r.status, 400);
+    let r = post(&e, "/m/_search", json!({"sort": [{"v": {"missing": 0}}]}));
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("[missing]"), "{}", r.text());
+}

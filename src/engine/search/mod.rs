@@ -16,6 +16,7 @@ mod scroll;
 mod scroll_page;
 pub mod snapshot;
 pub mod sort;
+mod sort_spec;
 pub mod source;
 
 use std::sync::Arc;

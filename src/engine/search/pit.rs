@@ -103,14 +103,16 @@ impl Pits {
         Ok(pit)
     }
 
-    /// Closes the given points in time; returns how many were open.
+    /// Closes the given points in time; returns how many shard contexts they held (what
+    /// Elasticsearch reports as `num_freed`).
     pub fn close(&self, ids: &[String]) -> usize {
         let now = self.now();
         let mut map = lock(&self.map);
         ids.iter()
             .filter_map(|id| map.remove(id))
             .filter(|p| p.deadline.load(Ordering::Relaxed) > now)
-            .count()
+            .map(|p| p.views.iter().map(Vec::len).sum::<usize>())
+            .sum()
     }
 
     /// Drops expired points in time; returns how many.

@@ -229,7 +229,7 @@ impl AfterCollector {
         let mut local = Vec::with_capacity(values.len());
         for (v, k) in values.iter().zip(&self.inner.keys) {
             local.push(match (v, &k.kind) {
-                (SortValue::Str(s), KeyKind::Str { column }) => {
+                (SortValue::Str(s), KeyKind::Str { column, .. }) => {
                     match reader.fast_fields().str(column)? {
                         Some(col) => SortValue::Num(virtual_ord(&col, s)?),
                         // no value in this segment: every document is missing

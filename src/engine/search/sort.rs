@@ -1,8 +1,8 @@
-//! `sort`: parsing the sort specification (body and `sort=` parameter forms), resolving
-//! each field against an index's mapping, and a tantivy collector that keeps the top
-//! `from + size` documents by several keys (fields from fast columns, `_score`, `_doc`),
-//! with `missing` first or last. Keyword keys are compared by segment ordinal inside a
-//! segment and by string across segments.
+//! `sort`: resolving each requested key (parsed by `sort_spec`) against an index's mapping,
+//! and a tantivy collector that keeps the top `from + size` documents by several keys
+//! (fields from fast columns, `_score`, `_doc`), with `missing` first or last and the value
+//! of a multi-valued field chosen by the key's `mode`. Keyword keys are compared by segment
+//! ordinal inside a segment and by string across segments.
 
 use std::cmp::Ordering;
 
@@ -18,109 +18,7 @@ use crate::engine::error::{EngineError, EngineResult};
 use crate::engine::mapping::{LeafKind, Mapping};
 use crate::engine::store::schema::F_KW;
 
-/// One sort key as requested.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SortSpec {
-    pub field: String,
-    pub desc: bool,
-    pub missing_first: bool,
-    pub unmapped_type: Option<String>,
-}
-
-/// Parses the body's `sort` (string, object or array of those).
-pub fn parse_sort(v: &Value) -> EngineResult<Vec<SortSpec>> {
-    let items: Vec<&Value> = match v {
-        Value::Array(a) => a.iter().collect(),
-        other => vec![other],
-    };
-    items.into_iter().map(parse_one).collect()
-}
-
-fn default_desc(field: &str) -> bool {
-    field == "_score"
-}
-
-fn parse_order(v: &Value) -> EngineResult<bool> {
-    match v.as_str() {
-        Some("desc") => Ok(true),
-        Some("asc") => Ok(false),
-        _ => Err(EngineError::Parsing(format!(
-            "[sort] unknown order [{v}], expected [asc] or [desc]"
-        ))),
-    }
-}
-
-fn parse_one(v: &Value) -> EngineResult<SortSpec> {
-    match v {
-        Value::String(f) => Ok(SortSpec {
-            field: f.clone(),
-            desc: default_desc(f),
-            missing_first: false,
-            unmapped_type: None,
-        }),
-        Value::Object(o) if o.len() == 1 => {
-            let (f, opts) = o.iter().next().expect("one entry");
-            let mut s = SortSpec {
-                field: f.clone(),
-                desc: default_desc(f),
-                missing_first: false,
-                unmapped_type: None,
-            };
-            match opts {
-                Value::String(_) => s.desc = parse_order(opts)?,
-                Value::Object(m) => {
-                    for (k, val) in m {
-                        match k.as_str() {
-                            "order" => s.desc = parse_order(val)?,
-                            "missing" => s.missing_first = val.as_str() == Some("_first"),
-                            "unmapped_type" => s.unmapped_type = val.as_str().map(String::from),
-                            "mode" | "numeric_type" | "format" => {}
-                            other => {
-                                return Err(EngineError::Parsing(format!(
-                                    "[field_sort] unknown field [{other}]"
-                                )))
-                            }
-                        }
-                    }
-                }
-                other => {
-                    return Err(EngineError::Parsing(format!(
-                        "[sort] malformed sort for [{f}]: {other}"
-                    )))
-                }
-            }
-            Ok(s)
-        }
-        other => Err(EngineError::Parsing(format!(
-            "[sort] malformed sort: {other}"
-        ))),
-    }
-}
-
-/// Parses the `sort=a:desc,b` URI parameter.
-pub fn parse_sort_param(s: &str) -> EngineResult<Vec<SortSpec>> {
-    s.split(',')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (f, order) = p.split_once(':').unwrap_or((p, ""));
-            let desc = match order {
-                "" => default_desc(f),
-                o => parse_order(&json!(o))?,
-            };
-            Ok(SortSpec {
-                field: f.to_string(),
-                desc,
-                missing_first: false,
-                unmapped_type: None,
-            })
-        })
-        .collect()
-}
-
-/// Whether the sort is the default relevance order.
-pub fn is_score_order(specs: &[SortSpec]) -> bool {
-    specs.is_empty() || (specs.len() == 1 && specs[0].field == "_score" && specs[0].desc)
-}
+pub use super::sort_spec::{is_score_order, parse_sort, parse_sort_param, SortMode, SortSpec};
 
 /// A sort key resolved against one index.
 #[derive(Debug, Clone)]
@@ -136,9 +34,11 @@ pub enum KeyKind {
     Num {
         column: String,
         integer: bool,
+        mode: Option<SortMode>,
     },
     Str {
         column: String,
+        mode: Option<SortMode>,
     },
     /// Unmapped with `unmapped_type`: every document is missing.
     Missing,
@@ -169,24 +69,103 @@ pub fn resolve(
                 "_id" => KeyKind::Id(id_field),
                 "_index" => KeyKind::Const(index.to_string()),
                 f => match mapping.field(f) {
-                    Some(info) => match info.kind {
-                        LeafKind::Text => return Err(EngineError::SearchPhase {
-                            kind: "illegal_argument_exception".into(),
-                            reason: format!("Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{f}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."),
-                        }),
-                        LeafKind::Keyword | LeafKind::Ip => KeyKind::Str { column: format!("{F_KW}.{f}") },
-                        k => KeyKind::Num { column: format!("{F_KW}.{f}"), integer: k.int_bounds().is_some() || k == LeafKind::Date },
-                    },
+                    Some(info) => field_key(s, info.kind, index)?,
                     None if s.unmapped_type.is_some() => KeyKind::Missing,
-                    None => return Err(EngineError::QueryShard {
-                        reason: format!("No mapping found for [{f}] in order to sort on"),
-                        index: index.to_string(),
-                    }),
+                    None => {
+                        return Err(EngineError::QueryShard {
+                            reason: format!("No mapping found for [{f}] in order to sort on"),
+                            index: index.to_string(),
+                        })
+                    }
                 },
             };
-            Ok(Key { kind, desc: s.desc, missing_first: s.missing_first })
+            Ok(Key {
+                kind,
+                desc: s.desc,
+                missing_first: s.missing_first,
+            })
         })
         .collect()
+}
+
+/// The key of a mapped field, its `mode` and `numeric_type` checked as Elasticsearch does.
+fn field_key(s: &SortSpec, kind: LeafKind, index: &str) -> EngineResult<KeyKind> {
+    let shard_err = |reason: String| EngineError::QueryShard {
+        reason,
+        index: index.to_string(),
+    };
+    let column = format!("{F_KW}.{}", s.field);
+    let numeric = !matches!(kind, LeafKind::Text | LeafKind::Keyword | LeafKind::Ip);
+    if !numeric && s.mode.is_some_and(SortMode::numeric_only) {
+        return Err(shard_err(
+            "we only support AVG, MEDIAN and SUM on number based fields".into(),
+        ));
+    }
+    if let (false, Some(_)) = (numeric, &s.numeric_type) {
+        return Err(shard_err(format!(
+            "[numeric_type] option cannot be set on a non-numeric field, got {}",
+            kind.name()
+        )));
+    }
+    let mut integer = kind.int_bounds().is_some() || kind == LeafKind::Date;
+    match (s.numeric_type.as_deref(), integer) {
+        (None, _) | (Some("long" | "date"), true) => {}
+        // integers sort the same as doubles; only their `sort` values print as doubles
+        (Some("double"), _) => integer = false,
+        (Some(t), _) => {
+            return Err(EngineError::IllegalArgument(format!(
+                "[numeric_type={t}] on a field of type [{}] is not supported by this engine",
+                kind.name()
+            )))
+        }
+    }
+    Ok(match kind {
+        LeafKind::Text => return Err(EngineError::SearchPhase {
+            kind: "illegal_argument_exception".into(),
+            reason: format!("Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{}] in order to load field data by uninverting the inverted index. Note that this can use significant memory.", s.field),
+        }),
+        LeafKind::Keyword | LeafKind::Ip => KeyKind::Str { column, mode: s.mode },
+        _ => KeyKind::Num { column, integer, mode: s.mode },
+    })
+}
+
+/// How one multi-valued field gives a document its sort value.
+#[derive(Debug, Clone, Copy)]
+struct Pick {
+    mode: SortMode,
+    /// Integer fields round `avg` and `median` half up, as Elasticsearch does for longs.
+    integer: bool,
+}
+
+impl Pick {
+    fn new(mode: Option<SortMode>, desc: bool, integer: bool) -> Pick {
+        let mode = mode.unwrap_or(if desc { SortMode::Max } else { SortMode::Min });
+        Pick { mode, integer }
+    }
+
+    /// The value of `vals` (one document's, any order), `None` when there are none.
+    fn of(self, vals: impl Iterator<Item = f64>) -> Option<f64> {
+        let mut v: Vec<f64> = vals.collect();
+        if v.is_empty() {
+            return None;
+        }
+        let round = |x: f64| if self.integer { (x + 0.5).floor() } else { x };
+        let n = v.len();
+        Some(match self.mode {
+            SortMode::Min => v.iter().copied().fold(f64::INFINITY, f64::min),
+            SortMode::Max => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            SortMode::Sum => v.iter().sum(),
+            SortMode::Avg => round(v.iter().sum::<f64>() / n as f64),
+            SortMode::Median => {
+                v.sort_by(f64::total_cmp);
+                if n % 2 == 1 {
+                    v[n / 2]
+                } else {
+                    round((v[n / 2 - 1] + v[n / 2]) / 2.0)
+                }
+            }
+        })
+    }
 }
 
 /// A key value of one hit.
@@ -337,9 +316,9 @@ enum Col {
     ShardDoc(u64),
     Id(Arc<Vec<u32>>, Arc<InvertedIndexReader>),
     Const(String),
-    Num(Option<Column<f64>>),
-    Bool(Column<bool>),
-    Str(Option<StrColumn>),
+    Num(Option<Column<f64>>, Pick),
+    Bool(Column<bool>, Pick),
+    Str(Option<StrColumn>, Pick),
     Missing,
 }
 
@@ -353,19 +332,34 @@ pub struct SortSegmentCollector {
     hits: Vec<(Vec<SortValue>, DocId, Score)>,
 }
 
-fn open_num(reader: &SegmentReader, column: &str) -> tantivy::Result<Col> {
+fn open_num(reader: &SegmentReader, column: &str, pick: Pick) -> tantivy::Result<Col> {
     for h in reader.fast_fields().dynamic_column_handles(column)? {
         match h.open()? {
-            DynamicColumn::Bool(c) => return Ok(Col::Bool(c)),
+            DynamicColumn::Bool(c) => return Ok(Col::Bool(c, pick)),
             dc if dc.is_numerical() => {
                 if let Some(DynamicColumn::F64(c)) = dc.coerce_numerical(NumericalType::F64) {
-                    return Ok(Col::Num(Some(c)));
+                    return Ok(Col::Num(Some(c), pick));
                 }
             }
             _ => {}
         }
     }
-    Ok(Col::Num(None))
+    Ok(Col::Num(None, pick))
+}
+
+/// The value of `doc` in `col` as `pick` chooses it (the first is the only one unless the
+/// column is multi-valued).
+fn picked<T: PartialOrd + Copy + Send + Sync + std::fmt::Debug + 'static>(
+    col: &Column<T>,
+    doc: DocId,
+    pick: Pick,
+    as_f64: impl Fn(T) -> f64,
+) -> Option<f64> {
+    if col.get_cardinality().is_multivalue() {
+        pick.of(col.values_for_doc(doc).map(as_f64))
+    } else {
+        col.first(doc).map(as_f64)
+    }
 }
 
 impl Collector for SortCollector {
@@ -387,8 +381,15 @@ impl Collector for SortCollector {
                 KeyKind::Id(f) => Col::Id(id_ordinals(reader, *f)?, reader.inverted_index(*f)?),
                 KeyKind::Const(s) => Col::Const(s.clone()),
                 KeyKind::Missing => Col::Missing,
-                KeyKind::Num { column, .. } => open_num(reader, column)?,
-                KeyKind::Str { column } => Col::Str(reader.fast_fields().str(column)?),
+                KeyKind::Num {
+                    column,
+                    integer,
+                    mode,
+                } => open_num(reader, column, Pick::new(*mode, k.desc, *integer))?,
+                KeyKind::Str { column, mode } => Col::Str(
+                    reader.fast_fields().str(column)?,
+                    Pick::new(*mode, k.desc, false),
+                ),
             });
         }
         Ok(SortSegmentCollector {
@@ -439,15 +440,15 @@ impl SortSegmentCollector {
                     _ => SortValue::Missing,
                 },
                 Col::Const(s) => SortValue::Str(s.clone()),
-                Col::Num(Some(col)) => col.first(doc).map_or(SortValue::Missing, SortValue::Num),
-                Col::Bool(col) => col
-                    .first(doc)
-                    .map_or(SortValue::Missing, |b| SortValue::Num(b as u8 as f64)),
-                Col::Str(Some(col)) => col
-                    .ords()
-                    .first(doc)
-                    .map_or(SortValue::Missing, |o| SortValue::Num(o as f64)),
-                Col::Num(None) | Col::Str(None) | Col::Missing => SortValue::Missing,
+                Col::Num(Some(col), pick) => {
+                    picked(col, doc, *pick, |x| x).map_or(SortValue::Missing, SortValue::Num)
+                }
+                Col::Bool(col, pick) => picked(col, doc, *pick, |b| b as u8 as f64)
+                    .map_or(SortValue::Missing, SortValue::Num),
+                // ordinals compare as their strings: the least or greatest of a document's
+                Col::Str(Some(col), pick) => picked(col.ords(), doc, *pick, |o| o as f64)
+                    .map_or(SortValue::Missing, SortValue::Num),
+                Col::Num(None, _) | Col::Str(None, _) | Col::Missing => SortValue::Missing,
             })
             .collect()
     }
@@ -458,7 +459,7 @@ impl SortSegmentCollector {
         let mut bytes = Vec::new();
         for (v, c) in values.iter_mut().zip(&self.cols) {
             match (c, &v) {
-                (Col::Str(Some(col)), SortValue::Num(o)) => {
+                (Col::Str(Some(col), _), SortValue::Num(o)) => {
                     buf.clear();
                     let found = col.ord_to_str(*o as u64, &mut buf).unwrap_or(false);
                     *v = if found {
