@@ -57,7 +57,7 @@
 //! | search body | `slice` | check field (`_index` refused) |
 //! | search body | `stored_fields`, `docvalue_fields`, `fields`, `_source`, `from`, `size`, `timeout`, `terminate_after`, `track_total_hits`, `track_scores`, `min_score`, `explain`, `version`, `seq_no_primary_term`, `profile` | pass (values come back stripped) |
 //! | `_count`, `_explain`, `_validate/query` body | `query` | the query DSL; other keys refused |
-//! | `_field_caps` body | `index_filter` | the query DSL |
+//! | `_field_caps` body | `index_filter`; `fields` (a string or an array of names, as Elasticsearch 8 clients send them) | the query DSL; the names pass (the answer is about mappings, never values) |
 //! | `_termvectors` body | `_index` | rewrite; `doc`, `fields`, `filter`, `per_field_analyzer`, options pass |
 //! | `_update` body, bulk `update` source | `doc`, `upsert`, `doc_as_upsert`, `scripted_upsert`, `detect_noop`, `_source` | pass; `script` checked (Painless subset, `painless`) |
 //! | `_delete_by_query`, `_update_by_query` body | `query`, `max_docs`, `conflicts`, `slice`, `size`, `sort`, `_source`; `script` (update) | query DSL; `sort` as a sort (below), `_index` refused; script checked |
