@@ -360,7 +360,8 @@ mod tests {
             forbid_closed: false,
             ..o
         };
-        let table: Vec<(&str, Options, Result<Vec<&str>, &str>)> = vec![
+        type Case<'a> = (&'a str, Options, Result<Vec<&'a str>, &'a str>);
+        let table: Vec<Case> = vec![
             ("*", with("open"), Ok(vec!["books", "logs-1", "logs-2"])),
             ("*", no_forbid(with("closed")), Ok(vec!["old"])),
             ("*", with("closed"), Err("index_closed_exception")),

@@ -190,11 +190,11 @@ fn id_of(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), String::from)
 }
 
-/// The entries of an `_mget` body: (index, id, the entry's own keys).
-fn entries(
-    body: &Value,
-    index: Option<&str>,
-) -> EngineResult<Vec<(String, String, Map<String, Value>)>> {
+/// One `_mget` entry: index, id, the entry's own keys.
+type Entry = (String, String, Map<String, Value>);
+
+/// The entries of an `_mget` body.
+fn entries(body: &Value, index: Option<&str>) -> EngineResult<Vec<Entry>> {
     let obj = body
         .as_object()
         .ok_or_else(|| EngineError::Validation(vec!["no documents to get".into()]))?;

@@ -90,9 +90,12 @@ fn bad(msg: String) -> EngineError {
     EngineError::IllegalArgument(msg)
 }
 
+/// A `wait_for_nodes` form: its prefix, whether it closes with `)`, the bound it makes.
+type NodesForm = (&'static str, bool, fn(u64) -> Nodes);
+
 fn parse_nodes(v: &str) -> EngineResult<Nodes> {
     // prefix (and closing parenthesis), in Elasticsearch's order of checks
-    const FORMS: [(&str, bool, fn(u64) -> Nodes); 8] = [
+    const FORMS: [NodesForm; 8] = [
         (">=", false, Nodes::Ge),
         ("ge(", true, Nodes::Ge),
         ("<=", false, Nodes::Le),
