@@ -11,7 +11,7 @@
 //!
 //! Must not touch: the hub's state (only `hub` merges), sockets, the registry.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Samples a core keeps between two hand-overs at most; beyond, samples are counted as
 /// dropped (a core would need ten million requests per second to get there).
@@ -57,7 +57,9 @@ fn micros(v: u64) -> u32 {
 pub struct CoreMetrics {
     /// The core's place in the hub, given at its first hand-over.
     pub(crate) slot: Option<usize>,
-    ids: HashMap<Box<str>, u32>,
+    /// Cluster id -> core-local number (Fx: ids are short and not attacker-chosen; a
+    /// cluster id comes from the registry, never from the request).
+    ids: FxHashMap<Box<str>, u32>,
     /// Cluster ids numbered since the last hand-over, in number order.
     pub(crate) new_names: Vec<Box<str>>,
     pub(crate) samples: Vec<Raw>,
