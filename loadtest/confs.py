@@ -75,6 +75,7 @@ def write_searchgate(work, name, args, tenants, up_port, cert, key, record=True,
         "route_by_username = true",
         f'access_log = "{log}"',
         f"record_metrics = {'true' if record else 'false'}",
+        f"pin_workers = {'false' if getattr(args, 'pin_workers', 'on') == 'off' else 'true'}",
     ] + (['metrics = "127.0.0.1:0"'] if metrics else []) + [
         "",
         "[[plans]]",

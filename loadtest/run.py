@@ -336,6 +336,10 @@ def main():
     ap.add_argument("--scrape-interval", type=float, default=1.0,
                     help="metrics scenario: seconds between two scrapes of /metrics (default 1, "
                          "15 times Prometheus' default rate)")
+    ap.add_argument("--pin-workers", choices=["on", "off"], default="on",
+                    help="searchgate's [edge] pin_workers: each worker pinned to its core (on, "
+                         "the default), or placed by the scheduler (off); matters for plain_2w, "
+                         "where nothing else is pinned")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true",

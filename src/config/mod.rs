@@ -208,6 +208,11 @@ pub struct EdgeConfig {
     /// `metrics`): `/metrics` and the latency views then stay empty.
     #[serde(default = "default_true")]
     pub record_metrics: bool,
+    /// Pin each worker thread to its own core (default true: thread per core). `false`
+    /// lets the kernel's scheduler place the workers, for hosts where the edge shares its
+    /// cores with other busy processes (the load test's two-worker scenario, `plain_2w`).
+    #[serde(default = "default_true")]
+    pub pin_workers: bool,
 }
 
 /// `[engine]`: run the embedded engine as a child process.

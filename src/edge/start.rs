@@ -120,7 +120,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         println!("searchgate: metrics http://{bound}/metrics");
     }
     let latency_log = start_latency_log(&config, &shared)?;
-    let workers = spawn_workers(driver, threads, &shared, per_worker)?;
+    let workers = spawn_workers(driver, threads, config.edge.pin_workers, &shared, per_worker)?;
     let admin = match &config.admin {
         Some(a) => {
             let tls = admin_tls(a, &config, &plane, &shared)?;
@@ -274,10 +274,15 @@ fn bind(config: &Config, threads: usize) -> Result<Bound, String> {
 fn spawn_workers(
     driver: Driver,
     threads: usize,
+    pin: bool,
     shared: &Arc<Shared>,
     listeners: Vec<WorkerListeners>,
 ) -> Result<Vec<JoinHandle<()>>, String> {
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let cores = if pin {
+        core_affinity::get_core_ids().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let mut handles = Vec::with_capacity(threads);
     for (i, l) in listeners.into_iter().enumerate() {
         let core_id = (!cores.is_empty()).then(|| cores[i % cores.len()]);
@@ -301,8 +306,13 @@ fn print_banner(
     engine: Option<SocketAddr>,
 ) {
     let fmt = |a: Option<SocketAddr>| a.map(|a| a.to_string()).unwrap_or_else(|| "off".into());
+    let placed = if config.edge.pin_workers {
+        "each pinned to a core"
+    } else {
+        "placed by the scheduler"
+    };
     println!(
-        "searchgate: driver {}, {threads} worker thread(s), each pinned to a core",
+        "searchgate: driver {}, {threads} worker thread(s), {placed}",
         driver.name()
     );
     println!(
