@@ -55,7 +55,10 @@ fn the_issue_example_parses() {
     );
     let off = parse(&VALID.replace("[edge]", "[edge]\nrecord_metrics = false")).unwrap();
     assert!(!off.edge.record_metrics);
-    assert!(off.edge.pin_workers, "workers are pinned unless told otherwise");
+    assert!(
+        off.edge.pin_workers,
+        "workers are pinned unless told otherwise"
+    );
     let free = parse(&VALID.replace("[edge]", "[edge]\npin_workers = false")).unwrap();
     assert!(!free.edge.pin_workers);
 }

@@ -120,7 +120,13 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         println!("searchgate: metrics http://{bound}/metrics");
     }
     let latency_log = start_latency_log(&config, &shared)?;
-    let workers = spawn_workers(driver, threads, config.edge.pin_workers, &shared, per_worker)?;
+    let workers = spawn_workers(
+        driver,
+        threads,
+        config.edge.pin_workers,
+        &shared,
+        per_worker,
+    )?;
     let admin = match &config.admin {
         Some(a) => {
             let tls = admin_tls(a, &config, &plane, &shared)?;

@@ -68,57 +68,76 @@ impl BulkCounter {
 
     /// Feeds the next bytes of the body; returns the running action count.
     pub fn feed(&mut self, data: &[u8]) -> u64 {
-        let mut start = 0;
         let mut newlines = Newlines::new(data);
+        let mut start = 0;
+        if self.line != Line::Between {
+            // The rest of a line begun in an earlier piece.
+            let next = if self.line == Line::Source {
+                newlines.next_far()
+            } else {
+                newlines.next()
+            };
+            let Some(nl) = next else {
+                self.segment(data);
+                return self.actions;
+            };
+            self.segment(&data[..nl]);
+            self.end_line();
+            start = nl + 1;
+        }
+        start = self.whole_lines(data, start, &mut newlines);
+        self.segment(&data[start..]);
+        self.actions
+    }
+
+    /// Every whole line from `start` on (the counter is between lines there), in a loop
+    /// that keeps its state in locals and decides nearly every line from its first bytes
+    /// ([`quick_key`]); lines starting with blank space take the general path. Returns
+    /// where the unfinished last line starts.
+    #[inline]
+    fn whole_lines(&mut self, data: &[u8], mut start: usize, newlines: &mut Newlines) -> usize {
+        let mut expect = self.expect;
+        let mut actions = self.actions;
         loop {
             // A source line (usually the long one) past the current block is searched
             // with memchr, which is faster than block masks over long runs.
-            let source = self.line == Line::Source
-                || (self.line == Line::Between && self.expect == Expect::Source);
-            let next = if source {
+            let next = if expect == Expect::Source {
                 newlines.next_far()
             } else {
                 newlines.next()
             };
             let Some(nl) = next else { break };
             let line = &data[start..nl];
-            if !(self.line == Line::Between && self.whole_line(line)) {
-                self.segment(line);
-                if self.line != Line::Between {
-                    self.end_line();
+            start = nl + 1;
+            match line.first() {
+                None => {} // an empty line is skipped
+                Some(b'\r' | b' ' | b'\t') => {
+                    (self.expect, self.actions) = (expect, actions);
+                    self.segment(line);
+                    if self.line != Line::Between {
+                        self.end_line();
+                    }
+                    (expect, actions) = (self.expect, self.actions);
+                }
+                Some(_) if expect == Expect::Source => expect = Expect::Action,
+                Some(_) => {
+                    actions += 1;
+                    let is_delete = match quick_key(line) {
+                        Some(d) => Some(d),
+                        None => action_is_delete(&line[..line.len().min(PREFIX)]),
+                    };
+                    // An unrecognisable action line is assumed to carry a source line, as
+                    // in `end_line`.
+                    expect = if is_delete == Some(true) {
+                        Expect::Action
+                    } else {
+                        Expect::Source
+                    };
                 }
             }
-            start = nl + 1;
         }
-        self.segment(&data[start..]);
-        self.actions
-    }
-
-    /// The fast path for a line that lies whole in one piece and starts with neither blank
-    /// space nor a newline (nearly every line of a real body): decided from its first bytes,
-    /// without the prefix copy of [`segment`](Self::segment). False when the line is not
-    /// such a line; the caller then takes the general path, which gives the same answer.
-    #[inline]
-    fn whole_line(&mut self, line: &[u8]) -> bool {
-        if matches!(line.first(), None | Some(b'\r' | b' ' | b'\t')) {
-            return false;
-        }
-        if self.expect == Expect::Source {
-            self.expect = Expect::Action;
-            return true;
-        }
-        self.actions += 1;
-        let is_delete = match quick_key(line) {
-            Some(d) => Some(d),
-            None => action_is_delete(&line[..line.len().min(PREFIX)]),
-        };
-        // An unrecognisable action line is assumed to carry a source line (`end_line`).
-        self.expect = if is_delete == Some(true) {
-            Expect::Action
-        } else {
-            Expect::Source
-        };
-        true
+        (self.expect, self.actions) = (expect, actions);
+        start
     }
 
     /// Bytes of the current line (no newline among them).
@@ -190,18 +209,20 @@ impl BulkCounter {
 
 /// The four action keys as clients write them, compact and unescaped: `Some(true)` for
 /// `delete`, `Some(false)` for the others, `None` for anything else (then
-/// [`action_is_delete`] reads the line).
+/// [`action_is_delete`] reads the line). One 8-byte load and compare.
 #[inline]
 fn quick_key(line: &[u8]) -> Option<bool> {
-    if line.starts_with(b"{\"delete\"") {
-        Some(true)
-    } else if line.starts_with(b"{\"index\"")
-        || line.starts_with(b"{\"create\"")
-        || line.starts_with(b"{\"update\"")
-    {
-        Some(false)
-    } else {
-        None
+    const DELETE: u64 = u64::from_le_bytes(*b"{\"delete");
+    const INDEX: u64 = u64::from_le_bytes(*b"{\"index\"");
+    const CREATE: u64 = u64::from_le_bytes(*b"{\"create");
+    const UPDATE: u64 = u64::from_le_bytes(*b"{\"update");
+    let (head, rest) = line.split_first_chunk::<8>()?;
+    let quote = rest.first() == Some(&b'"');
+    match u64::from_le_bytes(*head) {
+        INDEX => Some(false),
+        DELETE if quote => Some(true),
+        CREATE | UPDATE if quote => Some(false),
+        _ => None,
     }
 }
 
