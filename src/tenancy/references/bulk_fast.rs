@@ -34,23 +34,91 @@ pub fn bulk_action_fast<'l>(
     line: &'l [u8],
     out: &mut Vec<u8>,
 ) -> Option<ActionLine<'l>> {
+    let mut cursor = Cursor {
+        b: line,
+        pos: 0,
+        spaced: false,
+    };
+    let read = cursor.action()?;
+    // Between ASCII quotes of a valid UTF-8 line: always valid.
+    let auto_create = match read.auto_create {
+        Some(name) => Some(Cow::Borrowed(std::str::from_utf8(name).ok()?)),
+        None => None,
+    };
+    // The line as sent, without whitespace, `_index`'s value rewritten in place.
+    let (head, tail) = match read.index {
+        Some((s, e)) => (&line[..s], &line[e..]),
+        None => (line, &[][..]),
+    };
     let start = out.len();
-    let read = Cursor { b: line, pos: 0 }.action(t, out);
-    if read.is_none() {
-        out.truncate(start);
+    let mut in_string = false;
+    copy_compact(head, cursor.spaced, &mut in_string, out);
+    if let Some((s, e)) = read.index {
+        if rewrite_expr(t.prefix, &line[s..e], out).is_err() {
+            out.truncate(start);
+            return None;
+        }
     }
-    read
+    copy_compact(tail, cursor.spaced, &mut in_string, out);
+    Some(ActionLine {
+        action: read.action,
+        auto_create,
+    })
+}
+
+/// Appends `bytes` of a line the reader took, without the whitespace between its tokens
+/// (`in_string`: whether `bytes` starts inside a string; its strings have no escapes).
+fn copy_compact(bytes: &[u8], spaced: bool, in_string: &mut bool, out: &mut Vec<u8>) {
+    if !spaced {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    for &c in bytes {
+        match c {
+            b'"' => *in_string = !*in_string,
+            b' ' | b'\t' if !*in_string => continue,
+            _ => {}
+        }
+        out.push(c);
+    }
+}
+
+/// The bytes that end the run of a string this reader takes: `"` (its end), and `\` and
+/// control characters (left to the strict reader).
+static STOPS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// What the reader found in a line it takes.
+struct Read<'l> {
+    action: BulkAction,
+    /// Where `_index`'s value lies in the line (between its quotes).
+    index: Option<(usize, usize)>,
+    /// That value, when the action creates a whitelisted index.
+    auto_create: Option<&'l [u8]>,
 }
 
 struct Cursor<'l> {
     b: &'l [u8],
     pos: usize,
+    /// Whitespace was skipped somewhere (the line is not compact).
+    spaced: bool,
 }
 
 impl<'l> Cursor<'l> {
+    #[inline]
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\t') = self.b.get(self.pos) {
             self.pos += 1;
+            self.spaced = true;
         }
     }
 
@@ -60,23 +128,25 @@ impl<'l> Cursor<'l> {
         (self.b.get(self.pos) == Some(&c)).then(|| self.pos += 1)
     }
 
-    /// A string without escapes or control characters: the bytes between its quotes.
-    fn string(&mut self) -> Option<&'l [u8]> {
+    /// A string without escapes or control characters: where its bytes (between its
+    /// quotes) lie.
+    fn string(&mut self) -> Option<(usize, usize)> {
         self.eat(b'"')?;
-        let rest = &self.b[self.pos..];
-        let len = rest
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-        if rest[len] != b'"' {
+        let start = self.pos;
+        let mut end = start;
+        while end < self.b.len() && !STOPS[usize::from(self.b[end])] {
+            end += 1;
+        }
+        if self.b.get(end) != Some(&b'"') {
             return None;
         }
-        self.pos += len + 1;
-        Some(&rest[..len])
+        self.pos = end + 1;
+        Some((start, end))
     }
 
-    /// A value of a key other than `_index`: its bytes as sent. A value running into what
-    /// follows (`12a`, `truex`, `01`) is caught by the caller, which expects `,` or `}`.
-    fn scalar(&mut self) -> Option<&'l [u8]> {
+    /// A value of a key other than `_index`. A value running into what follows (`12a`,
+    /// `truex`, `01`) is caught by the caller, which expects `,` or `}`.
+    fn scalar(&mut self) -> Option<()> {
         self.skip_ws();
         let start = self.pos;
         match *self.b.get(start)? {
@@ -94,16 +164,16 @@ impl<'l> Cursor<'l> {
             b'f' if self.b[start..].starts_with(b"false") => self.pos += 5,
             _ => return None,
         }
-        Some(&self.b[start..self.pos])
+        Some(())
     }
 
-    fn action(mut self, t: &Tenant, out: &mut Vec<u8>) -> Option<ActionLine<'l>> {
+    fn action(&mut self) -> Option<Read<'l>> {
         if !self.b.is_ascii() {
             std::str::from_utf8(self.b).ok()?;
         }
         self.eat(b'{')?;
-        let name = self.string()?;
-        let action = match name {
+        let (s, e) = self.string()?;
+        let action = match &self.b[s..e] {
             b"index" => BulkAction::Index,
             b"create" => BulkAction::Create,
             b"update" => BulkAction::Update,
@@ -112,75 +182,54 @@ impl<'l> Cursor<'l> {
         };
         self.eat(b':')?;
         self.eat(b'{')?;
-        out.extend_from_slice(b"{\"");
-        out.extend_from_slice(name);
-        out.extend_from_slice(b"\":{");
-        let auto_create = self.metadata(t, action, out)?;
+        let mut read = Read {
+            action,
+            index: None,
+            auto_create: None,
+        };
+        self.metadata(&mut read)?;
         self.eat(b'}')?;
         self.skip_ws();
-        if self.pos != self.b.len() {
-            return None;
-        }
-        out.extend_from_slice(b"}}");
-        let auto_create = match auto_create {
-            Some(name) => Some(Cow::Borrowed(std::str::from_utf8(name).ok()?)),
-            None => None,
-        };
-        Some(ActionLine {
-            action,
-            auto_create,
-        })
+        (self.pos == self.b.len()).then_some(read)
     }
 
-    /// The metadata object after its `{`, through its `}`: each key written with its value
-    /// (`_index` rewritten). Returns the whitelisted index to create, if any.
-    fn metadata(
-        &mut self,
-        t: &Tenant,
-        action: BulkAction,
-        out: &mut Vec<u8>,
-    ) -> Option<Option<&'l [u8]>> {
-        let mut auto_create = None;
+    /// The metadata object after its `{`, through its `}`: distinct known keys, `_index`
+    /// one name.
+    fn metadata(&mut self, read: &mut Read<'l>) -> Option<()> {
         self.skip_ws();
         if self.b.get(self.pos) == Some(&b'}') {
             self.pos += 1;
-            return Some(None);
+            return Some(());
         }
         let mut seen = 0u32;
         loop {
-            let key = self.string()?;
+            let (s, e) = self.string()?;
+            let key = &self.b[s..e];
             let k = BULK_ACTION_KEYS.iter().position(|k| k.as_bytes() == key)?;
             if seen & (1 << k) != 0 {
                 return None;
             }
-            if seen != 0 {
-                out.push(b',');
-            }
             seen |= 1 << k;
             self.eat(b':')?;
-            out.push(b'"');
-            out.extend_from_slice(key);
-            out.extend_from_slice(b"\":");
             if key == b"_index" {
-                let name = self.string()?;
+                let (s, e) = self.string()?;
+                let name = &self.b[s..e];
                 if !is_one_name(name) {
                     return None;
                 }
-                if action != BulkAction::Delete && is_concrete(name) && is_auto_create(name) {
-                    auto_create = Some(name);
+                if read.action != BulkAction::Delete && is_auto_create(name) && is_concrete(name) {
+                    read.auto_create = Some(name);
                 }
-                out.push(b'"');
-                rewrite_expr(t.prefix, name, out).ok()?;
-                out.push(b'"');
+                read.index = Some((s, e));
             } else {
-                out.extend_from_slice(self.scalar()?);
+                self.scalar()?;
             }
             self.skip_ws();
             match self.b.get(self.pos) {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
-                    return Some(auto_create);
+                    return Some(());
                 }
                 _ => return None,
             }
