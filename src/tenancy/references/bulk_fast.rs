@@ -22,7 +22,7 @@
 
 use std::borrow::Cow;
 
-use super::super::names::{is_auto_create, is_concrete, rewrite_expr};
+use super::super::names::{is_auto_create, is_concrete, rewrite_name_part};
 use super::docs::{ActionLine, BulkAction, BULK_ACTION_KEYS};
 use super::{is_one_name, Tenant};
 
@@ -38,6 +38,7 @@ pub fn bulk_action_fast<'l>(
         b: line,
         pos: 0,
         spaced: false,
+        non_ascii: false,
     };
     let read = cursor.action()?;
     // Between ASCII quotes of a valid UTF-8 line: always valid.
@@ -54,7 +55,7 @@ pub fn bulk_action_fast<'l>(
     let mut in_string = false;
     copy_compact(head, cursor.spaced, &mut in_string, out);
     if let Some((s, e)) = read.index {
-        if rewrite_expr(t.prefix, &line[s..e], out).is_err() {
+        if rewrite_name_part(t.prefix, &line[s..e], out).is_err() {
             out.truncate(start);
             return None;
         }
@@ -83,13 +84,18 @@ fn copy_compact(bytes: &[u8], spaced: bool, in_string: &mut bool, out: &mut Vec<
     }
 }
 
-/// The bytes that end the run of a string this reader takes: `"` (its end), and `\` and
-/// control characters (left to the strict reader).
+/// The bytes that end a run of a string's bytes: `"` (its end), `\` and control
+/// characters (left to the strict reader), and bytes of non-ASCII characters (the line is
+/// then checked to be UTF-8).
 static STOPS: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
     while i < 0x20 {
         t[i] = true;
+        i += 1;
+    }
+    while i < 0x100 {
+        t[i] = i >= 0x80;
         i += 1;
     }
     t[b'"' as usize] = true;
@@ -111,6 +117,8 @@ struct Cursor<'l> {
     pos: usize,
     /// Whitespace was skipped somewhere (the line is not compact).
     spaced: bool,
+    /// A string holds bytes of non-ASCII characters.
+    non_ascii: bool,
 }
 
 impl<'l> Cursor<'l> {
@@ -134,14 +142,34 @@ impl<'l> Cursor<'l> {
         self.eat(b'"')?;
         let start = self.pos;
         let mut end = start;
-        while end < self.b.len() && !STOPS[usize::from(self.b[end])] {
-            end += 1;
-        }
-        if self.b.get(end) != Some(&b'"') {
-            return None;
+        loop {
+            while end < self.b.len() && !STOPS[usize::from(self.b[end])] {
+                end += 1;
+            }
+            match self.b.get(end) {
+                Some(b'"') => break,
+                Some(0x80..) => {
+                    self.non_ascii = true;
+                    end += 1;
+                }
+                _ => return None,
+            }
         }
         self.pos = end + 1;
         Some((start, end))
+    }
+
+    /// One of `names` in quotes (a key or an action: compared where it lies, not scanned
+    /// first): its position in `names`.
+    fn known(&mut self, names: &[&str]) -> Option<usize> {
+        self.eat(b'"')?;
+        let rest = &self.b[self.pos..];
+        let k = names.iter().position(|n| {
+            let n = n.as_bytes();
+            rest.get(n.len()) == Some(&b'"') && rest.starts_with(n)
+        })?;
+        self.pos += names[k].len() + 1;
+        Some(k)
     }
 
     /// A value of a key other than `_index`. A value running into what follows (`12a`,
@@ -168,18 +196,15 @@ impl<'l> Cursor<'l> {
     }
 
     fn action(&mut self) -> Option<Read<'l>> {
-        if !self.b.is_ascii() {
-            std::str::from_utf8(self.b).ok()?;
-        }
+        const NAMES: [&str; 4] = ["index", "create", "update", "delete"];
+        const ACTIONS: [BulkAction; 4] = [
+            BulkAction::Index,
+            BulkAction::Create,
+            BulkAction::Update,
+            BulkAction::Delete,
+        ];
         self.eat(b'{')?;
-        let (s, e) = self.string()?;
-        let action = match &self.b[s..e] {
-            b"index" => BulkAction::Index,
-            b"create" => BulkAction::Create,
-            b"update" => BulkAction::Update,
-            b"delete" => BulkAction::Delete,
-            _ => return None,
-        };
+        let action = ACTIONS[self.known(&NAMES)?];
         self.eat(b':')?;
         self.eat(b'{')?;
         let mut read = Read {
@@ -190,7 +215,8 @@ impl<'l> Cursor<'l> {
         self.metadata(&mut read)?;
         self.eat(b'}')?;
         self.skip_ws();
-        (self.pos == self.b.len()).then_some(read)
+        let utf8 = !self.non_ascii || std::str::from_utf8(self.b).is_ok();
+        (self.pos == self.b.len() && utf8).then_some(read)
     }
 
     /// The metadata object after its `{`, through its `}`: distinct known keys, `_index`
@@ -203,15 +229,13 @@ impl<'l> Cursor<'l> {
         }
         let mut seen = 0u32;
         loop {
-            let (s, e) = self.string()?;
-            let key = &self.b[s..e];
-            let k = BULK_ACTION_KEYS.iter().position(|k| k.as_bytes() == key)?;
+            let k = self.known(BULK_ACTION_KEYS)?;
             if seen & (1 << k) != 0 {
                 return None;
             }
             seen |= 1 << k;
             self.eat(b':')?;
-            if key == b"_index" {
+            if BULK_ACTION_KEYS[k] == "_index" {
                 let (s, e) = self.string()?;
                 let name = &self.b[s..e];
                 if !is_one_name(name) {
