@@ -1,13 +1,18 @@
 //! Throughput of the multitenant rewriting: request paths (classify + plan, the query
 //! string read and written again), bodies (a small search body and `_msearch` read
 //! strictly and written again, `_bulk` framed line by line), and response un-rewriting.
+//! The `_bulk` request filter and the `_bulk` response filter are also measured over the
+//! 1MB body of `loadtest/bulk.lua` and an Elasticsearch 7.10 answer to it, next to the
+//! single-tenant path's action counting over the same body, so the per-MB cost of the
+//! multitenant path shows without a load test (tuning/multitenant-bulk.md).
 //!
-//! Run: `cargo bench --bench tenancy`.
+//! Run: `cargo bench --bench tenancy` (`-- tenancy_bulk` for the `_bulk` filters only).
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use searchgate::config::ClusterClass;
+use searchgate::policy::bulk::BulkCounter;
 use searchgate::policy::classify::classify_request;
 use searchgate::policy::classify::BodyKind;
 use searchgate::proto::Method;
@@ -92,6 +97,52 @@ fn bulk_body() -> Vec<u8> {
     b
 }
 
+/// `loadtest/bulk.lua`'s body of `size` bytes: `index` actions with `_index`, `_type` and
+/// `_id`, each followed by a site-content document of about 1KB; the last document padded
+/// so the body is exactly `size` bytes.
+fn loadtest_bulk_body(size: usize) -> Vec<u8> {
+    let words = "search cluster index mapping shard replica query analyzer token ";
+    let mut b = Vec::with_capacity(size);
+    for i in 1.. {
+        let action = format!(
+            "{{\"index\":{{\"_index\":\"site\",\"_type\":\"doc\",\"_id\":\"page-{i:06}\"}}}}\n"
+        );
+        let doc = format!(
+            "{{\"objectID\":\"page-{i:06}\",\"date\":1714000000,\"description\":\"{d}\",\"dir\":\"docs/guide/\",\
+             \"expirydate\":1893456000,\"fuzzywordcount\":1200,\"keywords\":[\"search\",\"hosting\"],\
+             \"kind\":\"page\",\"lang\":\"en\",\"lastmod\":1714003600,\"permalink\":\"https://example.org/docs/guide/page-{i:06}/\",\
+             \"publishdate\":\"2024-04-25T00:00:00Z\",\"readingtime\":6,\"relpermalink\":\"/docs/guide/page-{i:06}/\",\
+             \"summary\":\"{s}\",\"title\":\"Guide page {i}\",\"type\":\"docs\",\"url\":\"/docs/guide/page-{i:06}/\",\
+             \"weight\":{w},\"wordcount\":1187,\"section\":\"docs\",\"tags\":[\"guide\",\"search\"],\
+             \"categories\":[\"documentation\"],\"authors\":[\"searchgate\"]}}\n",
+            d = words.repeat(2),
+            s = words.repeat(6),
+            w = i % 100
+        );
+        if b.len() + action.len() + doc.len() + 256 > size {
+            let head = format!("{action}{{\"objectID\":\"page-last\",\"summary\":\"");
+            let pad = size - b.len() - head.len() - 3;
+            b.extend_from_slice(head.as_bytes());
+            b.resize(b.len() + pad, b'x');
+            b.extend_from_slice(b"\"}\n");
+            break;
+        }
+        b.extend_from_slice(action.as_bytes());
+        b.extend_from_slice(doc.as_bytes());
+    }
+    b
+}
+
+fn rewrite_in_chunks(p: Prefix, body: &[u8], chunk: usize, out: &mut Vec<u8>) -> u64 {
+    let mut rw = BulkRewriter::new(p, u64::MAX);
+    out.clear();
+    for piece in body.chunks(chunk) {
+        rw.feed(piece, out).unwrap();
+    }
+    rw.finish(out).unwrap();
+    rw.actions()
+}
+
 fn bulk(c: &mut Criterion) {
     let p = prefix();
     let body = bulk_body();
@@ -99,14 +150,22 @@ fn bulk(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(body.len() as u64));
     let mut out = Vec::with_capacity(body.len() + body.len() / 4);
     g.bench_function("rewrite_1mb_64k_chunks", |b| {
+        b.iter(|| black_box((rewrite_in_chunks(p, &body, 64 << 10, &mut out), out.len())))
+    });
+    // The load test's body: what the edge does per 1MB `_bulk` of `tenancy_bench.sh`.
+    let lt = loadtest_bulk_body(1 << 20);
+    g.throughput(Throughput::Bytes(lt.len() as u64));
+    g.bench_function("loadtest_body_rewrite_1mb_whole", |b| {
+        b.iter(|| black_box((rewrite_in_chunks(p, &lt, lt.len(), &mut out), out.len())))
+    });
+    g.bench_function("loadtest_body_rewrite_1mb_64k_chunks", |b| {
+        b.iter(|| black_box((rewrite_in_chunks(p, &lt, 64 << 10, &mut out), out.len())))
+    });
+    // The single-tenant path over the same body: actions counted, bytes passed as they are.
+    g.bench_function("loadtest_body_single_tenant_count_1mb", |b| {
         b.iter(|| {
-            let mut rw = BulkRewriter::new(p, u64::MAX);
-            out.clear();
-            for chunk in body.chunks(64 * 1024) {
-                rw.feed(chunk, &mut out).unwrap();
-            }
-            rw.finish(&mut out).unwrap();
-            black_box((rw.actions(), out.len()));
+            let mut counter = BulkCounter::new();
+            black_box(counter.feed(black_box(&lt)))
         })
     });
     g.finish();
@@ -148,6 +207,28 @@ fn bodies(c: &mut Criterion) {
     g.finish();
 }
 
+/// An Elasticsearch 7.10 answer to a `_bulk` of `index` actions, about 1MB: one item per
+/// action, each with the prefixed `_index` the upstream echoes.
+fn bulk_response(p: &Prefix) -> Vec<u8> {
+    let mut body = b"{\"took\":30,\"errors\":false,\"items\":[".to_vec();
+    let mut i = 0;
+    while body.len() < 1 << 20 {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(
+            format!(
+                "{{\"index\":{{\"_index\":\"{}site\",\"_type\":\"_doc\",\"_id\":\"page-{i:06}\",\"_version\":1,\"result\":\"created\",\"_shards\":{{\"total\":2,\"successful\":1,\"failed\":0}},\"_seq_no\":{i},\"_primary_term\":1,\"status\":201}}}}",
+                p.as_str()
+            )
+            .as_bytes(),
+        );
+        i += 1;
+    }
+    body.extend_from_slice(b"]}");
+    body
+}
+
 fn response(c: &mut Criterion) {
     let p = prefix();
     let mut body = Vec::new();
@@ -173,6 +254,19 @@ fn response(c: &mut Criterion) {
             let mut rw = ResponseRewriter::new(p, plan, 200, Some(b"application/json"), None);
             out.clear();
             for chunk in body.chunks(64 * 1024) {
+                rw.feed(chunk, &mut out);
+            }
+            rw.finish(&mut out);
+            black_box(out.len());
+        })
+    });
+    let bulk = bulk_response(&p);
+    g.throughput(Throughput::Bytes(bulk.len() as u64));
+    g.bench_function("strip_1mb_bulk_response_64k_chunks", |b| {
+        b.iter(|| {
+            let mut rw = ResponseRewriter::new(p, plan, 200, Some(b"application/json"), None);
+            out.clear();
+            for chunk in bulk.chunks(64 * 1024) {
                 rw.feed(chunk, &mut out);
             }
             rw.finish(&mut out);

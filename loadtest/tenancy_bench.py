@@ -189,6 +189,9 @@ def main():
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true")
     ap.add_argument("--json", help="write every run's figures to this file")
+    ap.add_argument("--perf", metavar="DIR",
+                    help="profile the edge during each class's last round of each scenario "
+                         "with perf (cpu-clock samples): DIR/perf-<class>-<scenario>.txt")
     ap.add_argument("--keep", action="store_true", help="keep the work dir")
     args = ap.parse_args()
     scenarios = [s for s in args.scenarios.split(",") if s]
@@ -234,8 +237,13 @@ def main():
             for rnd in range(args.rounds):
                 order = CLASSES if rnd % 2 == 0 else tuple(reversed(CLASSES))
                 for c in order:
+                    perf_out = None
+                    if args.perf and rnd == args.rounds - 1:
+                        os.makedirs(args.perf, exist_ok=True)
+                        perf_out = os.path.join(os.path.abspath(args.perf),
+                                                f"perf-{c}-{scenario}")
                     r = run.run_wrk(args, target, scenario, [TENANTS[c]], env, args.duration,
-                                    up_pids)
+                                    up_pids, perf_out)
                     runs[c].append(r)
                     log(f"  {scenario} round {rnd + 1} {c}: {r['rps']:,.0f} req/s "
                         f"p99 {r['p99']/1e3:.2f}ms {r['cpu_us_per_req']:.2f} us CPU/req "

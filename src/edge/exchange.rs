@@ -48,7 +48,7 @@ const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
 pub(super) struct Scratch {
     /// What goes to the upstream next.
     pub up_out: Vec<u8>,
-    /// What a filter rewrote (the request body, then the response body).
+    /// What the response filter rewrote.
     pub rewritten: Vec<u8>,
     /// The upstream's response head.
     pub rhead: ResponseHead,
@@ -350,7 +350,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
             client: self.client,
             up,
             out: &mut self.scratch.up_out,
-            rewritten: &mut self.scratch.rewritten,
+            out_start: 0,
             deadline: self.deadline,
         };
         sending

@@ -34,15 +34,6 @@ pub(super) enum RequestFilter {
     Rewrite { rw: BodyRewriter, created: usize },
 }
 
-/// What [`RequestFilter::feed`] did with a chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Fed {
-    /// Forward the chunk as it is.
-    AsIs,
-    /// Forward what was appended to `out` instead.
-    Rewritten,
-}
-
 impl RequestFilter {
     /// The filter the decision asks for.
     pub fn for_decision(d: &Decision<'_, Arc<Cluster>>) -> RequestFilter {
@@ -66,22 +57,20 @@ impl RequestFilter {
         matches!(self, RequestFilter::Rewrite { .. })
     }
 
-    /// Passes one chunk of the decoded body; for [`Fed::Rewritten`], what to forward is
-    /// appended to `out`. `Err`: refuse the request, and leave the upstream request
-    /// unterminated so none of it is applied.
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<Fed, EdgeError> {
+    /// Passes one chunk of the decoded body. A filter that [`Self::rewrites`] appends what
+    /// to forward instead to `out`; the others append nothing (the chunk goes as it is).
+    /// `Err`: refuse the request, and leave the upstream request unterminated so none of
+    /// it is applied.
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
         match self {
-            RequestFilter::Pass => Ok(Fed::AsIs),
+            RequestFilter::Pass => Ok(()),
             RequestFilter::Count(counter, limit) => {
                 if counter.feed(chunk) > *limit {
                     return Err(EdgeError::TooManyBulkActions(*limit));
                 }
-                Ok(Fed::AsIs)
+                Ok(())
             }
-            RequestFilter::Rewrite { rw, .. } => {
-                rw.feed(chunk, out)?;
-                Ok(Fed::Rewritten)
-            }
+            RequestFilter::Rewrite { rw, .. } => rw.feed(chunk, out),
         }
     }
 

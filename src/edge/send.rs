@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::client::{until, Client};
-use super::filter::{Fed, RequestFilter};
+use super::filter::RequestFilter;
 use super::io::Transport;
 use super::outcome::SendFail;
 use super::precreate;
@@ -21,7 +21,8 @@ use super::tcp::write_tcp;
 use super::upstream::UpstreamConn;
 use crate::policy::decide::Decision;
 use crate::proto::{
-    push_chunk, write_forward_request, BodyDecoder, ForwardRequest, Framing, LAST_CHUNK,
+    push_chunk, push_chunk_with, write_forward_request, BodyDecoder, ForwardRequest, Framing,
+    LAST_CHUNK,
 };
 use crate::registry::Cluster;
 
@@ -38,10 +39,12 @@ const TENANT_DROPPED: &[&[u8]] = &[b"accept-encoding"];
 pub(super) struct Sending<'a, T> {
     pub client: &'a mut Client<T>,
     pub up: &'a mut UpstreamConn,
-    /// What goes to the upstream next (head, small bodies, chunk framing).
+    /// What goes to the upstream next (head, small bodies, chunk framing, what the filter
+    /// rewrote): `out[out_start..]`.
     pub out: &'a mut Vec<u8>,
-    /// Bytes the filter rewrote.
-    pub rewritten: &'a mut Vec<u8>,
+    /// Where the bytes to send begin in `out` (after the room left over by the size line of
+    /// a chunk written in place, see `proto::push_chunk_with`).
+    pub out_start: usize,
     pub deadline: Instant,
 }
 
@@ -87,9 +90,7 @@ impl<T: Transport> Sending<'_, T> {
             }
         }
         if filter.rewrites() {
-            self.rewritten.clear();
-            filter.finish(self.rewritten)?;
-            self.push_rewritten();
+            push_chunk_with(self.out, &mut self.out_start, |out| filter.finish(out))?;
         }
         if up_framing == Framing::Chunked {
             self.out.extend_from_slice(LAST_CHUNK);
@@ -110,24 +111,29 @@ impl<T: Transport> Sending<'_, T> {
         if data.is_empty() {
             return Ok(());
         }
-        self.rewritten.clear();
-        if filter.feed(&self.client.buf[data.clone()], self.rewritten)? == Fed::Rewritten {
+        if filter.rewrites() {
+            // Rewritten straight into `out` as one chunk: the data is not copied again.
+            let input = &self.client.buf[data];
+            push_chunk_with(self.out, &mut self.out_start, |out| filter.feed(input, out))?;
             // Indices the chunk names are created before the chunk is forwarded.
             while let Some(name) = filter.new_index() {
                 let prefix = d.tenant.as_ref().map(|t| &t.prefix);
                 let core = &self.client.core;
                 precreate::ensure_index(core, d.cluster, prefix, &name, self.deadline).await?;
             }
-            self.push_rewritten();
-        } else if up_framing == Framing::Chunked {
-            self.push_chunk(data);
-        } else if self.out.len() + data.len() <= COALESCE {
-            self.out.extend_from_slice(&self.client.buf[data]);
-            return Ok(());
         } else {
-            return self.forward_slice(data).await;
+            // Forwarded as it is (a filter that does not rewrite appends nothing).
+            filter.feed(&self.client.buf[data.clone()], self.out)?;
+            if up_framing == Framing::Chunked {
+                self.push_chunk(data);
+            } else if self.out.len() - self.out_start + data.len() <= COALESCE {
+                self.out.extend_from_slice(&self.client.buf[data]);
+                return Ok(());
+            } else {
+                return self.forward_slice(data).await;
+            }
         }
-        if self.out.len() >= CHUNKED_FLUSH {
+        if self.out.len() - self.out_start >= CHUNKED_FLUSH {
             self.flush().await?;
         }
         Ok(())
@@ -143,6 +149,7 @@ impl<T: Transport> Sending<'_, T> {
             cur.position() as usize
         };
         self.out.clear();
+        self.out_start = 0;
         let fwd = ForwardRequest {
             target,
             framing,
@@ -157,12 +164,14 @@ impl<T: Transport> Sending<'_, T> {
 
     /// Writes what is staged to the upstream and empties it.
     async fn flush(&mut self) -> Result<(), SendFail> {
-        if self.out.is_empty() {
+        let start = std::mem::take(&mut self.out_start);
+        if start >= self.out.len() {
+            self.out.clear();
             return Ok(());
         }
         let out = std::mem::take(self.out);
         let len = out.len();
-        match until(self.deadline, write_tcp(&mut self.up.tcp, out, 0..len)).await {
+        match until(self.deadline, write_tcp(&mut self.up.tcp, out, start..len)).await {
             Some((res, mut out)) => {
                 out.clear();
                 *self.out = out;
@@ -195,10 +204,5 @@ impl<T: Transport> Sending<'_, T> {
     fn push_chunk(&mut self, data: Range<usize>) {
         let src = &self.client.buf[data];
         push_chunk(self.out, src);
-    }
-
-    /// Stages what the filter rewrote as one chunk.
-    fn push_rewritten(&mut self) {
-        push_chunk(self.out, self.rewritten);
     }
 }

@@ -43,6 +43,42 @@ pub fn push_chunk(out: &mut Vec<u8>, data: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
+/// Room [`push_chunk_with`] keeps for a chunk-size line: the longest one.
+const SIZE_LINE_ROOM: usize = 18;
+
+/// Appends one chunk whose data `write` appends to `out` itself, so that data is written
+/// once, in place, instead of being copied after its size line. Room for the size line is
+/// kept before the data; once the length is known the line is written right-aligned in it
+/// and what was staged before it (`out[*start..]`: a head, small chunks) moves up against
+/// it, `*start` growing by the room left over: what goes out is `out[*start..]`. So the
+/// cost is moving what was staged, never the data. Nothing is framed when `write` appends
+/// nothing; on `Err`, `out` is as it was. `*start` must not be past the end of `out`.
+pub fn push_chunk_with<E>(
+    out: &mut Vec<u8>,
+    start: &mut usize,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<(), E> {
+    let before = out.len();
+    out.resize(before + SIZE_LINE_ROOM, 0);
+    if let Err(e) = write(out) {
+        out.truncate(before);
+        return Err(e);
+    }
+    let len = out.len() - before - SIZE_LINE_ROOM;
+    if len == 0 {
+        out.truncate(before);
+        return Ok(());
+    }
+    let mut line = [0u8; 18];
+    let line = chunk_size_line(len, &mut line);
+    let shift = SIZE_LINE_ROOM - line.len();
+    out[before + shift..before + SIZE_LINE_ROOM].copy_from_slice(line);
+    out.copy_within(*start..before, *start + shift);
+    *start += shift;
+    out.extend_from_slice(b"\r\n");
+    Ok(())
+}
+
 /// What one call of [`BodyDecoder::decode`] found at the front of its input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decoded {

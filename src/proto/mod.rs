@@ -19,7 +19,8 @@ mod tests;
 mod write;
 
 pub use body::{
-    chunk_size_line, push_chunk, BodyDecoder, Decoded, LAST_CHUNK, MAX_CHUNK_LINE, MAX_TRAILERS,
+    chunk_size_line, push_chunk, push_chunk_with, BodyDecoder, Decoded, LAST_CHUNK, MAX_CHUNK_LINE,
+    MAX_TRAILERS,
 };
 pub use head::{HeadLimits, RequestHead};
 pub use response::ResponseHead;

@@ -72,7 +72,7 @@ pub fn rewrite_expr(p: &Prefix, expr: &[u8], out: &mut Vec<u8>) -> Result<(), Ed
             out.push(b',');
         }
         first = false;
-        rewrite_part(p, part, out)?;
+        rewrite_name_part(p, part, out)?;
     }
     if first {
         all(p, out);
@@ -86,7 +86,9 @@ pub fn all(p: &Prefix, out: &mut Vec<u8>) {
     out.push(b'*');
 }
 
-fn rewrite_part(p: &Prefix, part: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
+/// Appends the upstream form of one part of an expression (no `,`: what [`rewrite_expr`]
+/// does for each part; a single name, `*`, an exclusion or date math).
+pub fn rewrite_name_part(p: &Prefix, part: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
     if part.contains(&b':') {
         return Err(invalid(part, BAD_COLON));
     }

@@ -14,6 +14,10 @@
 //!   7.10 answers), and so is an action or header whose source or body line is missing
 //!   (7.10 drops it silently; the edge does not guess).
 //!
+//! A `_bulk` line that ends in the chunk it started in is read where it lies; only a line
+//! split across chunks is collected first. Action lines of the common shapes are read
+//! without a value tree (`references::bulk_fast`), the others by the strict parser.
+//!
 //! The edge writes one compact JSON line per action, header or body and passes `index`/
 //! `create` sources as sent (a document never names an index), each line ending in `\n`:
 //! no blank lines, no `\r`. A blank source line is refused (an upstream that skipped it
@@ -49,10 +53,15 @@ struct Line {
 }
 
 impl Line {
-    fn push(&mut self, bytes: &[u8]) -> Result<(), EdgeError> {
-        if self.buf.len() + bytes.len() > MAX_LINE {
+    fn check_len(len: usize) -> Result<(), EdgeError> {
+        if len > MAX_LINE {
             return Err(illegal("a line of the request body is too long"));
         }
+        Ok(())
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Result<(), EdgeError> {
+        Self::check_len(self.buf.len() + bytes.len())?;
         self.buf.extend_from_slice(bytes);
         Ok(())
     }
@@ -124,18 +133,33 @@ impl BulkRewriter {
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
         let mut i = 0;
         while i < input.len() {
-            let nl = memchr(b'\n', &input[i..]).map(|k| i + k);
-            let end = nl.unwrap_or(input.len());
-            match self.next {
-                BulkNext::Document => self.document_bytes(&input[i..end], out),
-                _ => self.line.push(&input[i..end])?,
-            }
-            let Some(nl) = nl else { break };
+            let Some(nl) = memchr(b'\n', &input[i..]).map(|k| i + k) else {
+                match self.next {
+                    BulkNext::Document => self.document_bytes(&input[i..], out),
+                    _ => self.line.push(&input[i..])?,
+                }
+                break;
+            };
             self.lines += 1;
+            let piece = &input[i..nl];
             match self.next {
-                BulkNext::Document => self.document_end(out)?,
-                BulkNext::Action => self.action_end(out)?,
-                BulkNext::Update => self.update_end(out)?,
+                BulkNext::Document => {
+                    self.document_bytes(piece, out);
+                    self.document_end(out)?;
+                }
+                // A line whole in this chunk is read where it is, not copied first.
+                _ if self.line.buf.is_empty() => {
+                    Line::check_len(piece.len())?;
+                    self.line_end(piece, out)?;
+                }
+                _ => {
+                    self.line.push(piece)?;
+                    let line = std::mem::take(&mut self.line.buf);
+                    let ended = self.line_end(&line, out);
+                    self.line.buf = line;
+                    self.line.buf.clear();
+                    ended?;
+                }
             }
             i = nl + 1;
         }
@@ -189,12 +213,17 @@ impl BulkRewriter {
         Ok(())
     }
 
-    fn action_end(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let line = std::mem::take(&mut self.line.buf);
-        let text = line.strip_suffix(b"\r").unwrap_or(&line);
+    /// An action or update source line ended (`line`: without its `\n`).
+    fn line_end(&mut self, line: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
+        match self.next {
+            BulkNext::Update => self.update_end(text, out),
+            _ => self.action_end(text, out),
+        }
+    }
+
+    fn action_end(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
         if is_blank(text) {
-            self.line.buf = line;
-            self.line.buf.clear();
             return Ok(());
         }
         self.actions += 1;
@@ -208,9 +237,9 @@ impl BulkRewriter {
         let a = bulk_action(&t, text, self.lines, out)?;
         out.push(b'\n');
         if let Some(name) = a.auto_create {
-            let name = name.into_bytes();
-            if self.candidates.len() < MAX_CANDIDATES && !self.candidates.contains(&name) {
-                self.candidates.push(name);
+            let known = self.candidates.iter().any(|c| c == name.as_bytes());
+            if self.candidates.len() < MAX_CANDIDATES && !known {
+                self.candidates.push(name.into_owned().into_bytes());
             }
         }
         self.next = match a.action {
@@ -218,13 +247,10 @@ impl BulkRewriter {
             BulkAction::Update => BulkNext::Update,
             BulkAction::Index | BulkAction::Create => BulkNext::Document,
         };
-        self.line.buf = line;
-        self.line.buf.clear();
         Ok(())
     }
 
-    fn update_end(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let text = self.line.trimmed();
+    fn update_end(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
         if is_blank(text) {
             return Err(illegal(format!(
                 "the source line [{}] of a bulk action is empty",
@@ -233,7 +259,6 @@ impl BulkRewriter {
         }
         bulk_update_source(text, self.lines, out)?;
         out.push(b'\n');
-        self.line.buf.clear();
         self.next = BulkNext::Action;
         Ok(())
     }

@@ -404,6 +404,49 @@ fn push_chunk_frames_data_and_skips_nothing() {
     );
 }
 
+// In-place chunks frame exactly as push_chunk does, after whatever was staged (a head,
+// other chunks, in-place or not), for data at the size-line digit boundaries.
+#[test]
+fn chunks_written_in_place_frame_like_copied_ones() {
+    let staged: [&[u8]; 3] = [b"", b"POST /_bulk HTTP/1.1\r\n\r\n", b"3\r\nabc\r\n"];
+    for before in staged {
+        for len in [1, 15, 16, 255, 256, 4095, 4096, 65535, 65536, 1 << 20] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let mut want = before.to_vec();
+            push_chunk(&mut want, &data);
+            push_chunk(&mut want, b"tail");
+            let (mut out, mut start) = (before.to_vec(), 0);
+            push_chunk_with(&mut out, &mut start, |o| {
+                o.extend_from_slice(&data);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+            push_chunk_with(&mut out, &mut start, |o| {
+                o.extend_from_slice(b"tail");
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+            assert_eq!(&out[start..], &want[..], "{len} after {before:?}");
+            // Nothing written: no chunk (an empty one would end the body).
+            let (n, s) = (out.len(), start);
+            push_chunk_with(&mut out, &mut start, |_| Ok::<_, ()>(())).unwrap();
+            assert_eq!((out.len(), start), (n, s));
+        }
+    }
+}
+
+#[test]
+fn a_failed_in_place_chunk_leaves_the_staged_bytes() {
+    let mut out = b"head".to_vec();
+    let mut start = 0;
+    let r = push_chunk_with(&mut out, &mut start, |o| {
+        o.extend_from_slice(b"partial");
+        Err("refused")
+    });
+    assert_eq!(r, Err("refused"));
+    assert_eq!((&out[..], start), (&b"head"[..], 0));
+}
+
 #[test]
 fn chunk_size_line_encoding() {
     let mut out = [0u8; 18];

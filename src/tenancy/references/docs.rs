@@ -4,10 +4,13 @@
 //!
 //! Must not touch: line framing (see `ndjson`), the query DSL (see `query`).
 
+use std::borrow::Cow;
+
 use super::super::ids::IdKind;
 use super::super::json::{self, Object, Value};
 use super::super::names::{is_auto_create, is_concrete};
 use super::super::painless::check_script;
+use super::bulk_fast::bulk_action_fast;
 use super::{
     at, illegal, known_keys, object_mut, parsing, rewrite_expression, rewrite_name, Tenant,
 };
@@ -41,20 +44,35 @@ pub static BULK_ACTION_KEYS: &[&str] = &[
 
 /// A rewritten action line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActionLine {
+pub struct ActionLine<'l> {
     pub action: BulkAction,
-    /// The tenant's index name when it is one concrete whitelisted name (auto-creation).
-    pub auto_create: Option<String>,
+    /// The tenant's index name when it is one concrete whitelisted name (auto-creation):
+    /// borrowed from the line when it needed no unescaping.
+    pub auto_create: Option<Cow<'l, str>>,
 }
 
 /// Reads action line number `n` (1-based, as Elasticsearch counts lines), appending its
-/// rewritten form (compact, no newline) to `out`.
-pub fn bulk_action(
+/// rewritten form (compact, no newline) to `out`. The common shapes are read by
+/// `bulk_fast` without building a tree; every other line by the strict parser.
+pub fn bulk_action<'l>(
+    t: &Tenant,
+    line: &'l [u8],
+    n: usize,
+    out: &mut Vec<u8>,
+) -> Result<ActionLine<'l>, EdgeError> {
+    match bulk_action_fast(t, line, out) {
+        Some(a) => Ok(a),
+        None => bulk_action_strict(t, line, n, out),
+    }
+}
+
+/// [`bulk_action`] by the strict parser: a value tree read, checked, rewritten, written.
+pub fn bulk_action_strict(
     t: &Tenant,
     line: &[u8],
     n: usize,
     out: &mut Vec<u8>,
-) -> Result<ActionLine, EdgeError> {
+) -> Result<ActionLine<'static>, EdgeError> {
     let mut v = json::parse(line)?;
     let malformed = |why: String| illegal(format!("Malformed action/metadata line [{n}], {why}"));
     let Value::Object(o) = &mut v else {
@@ -105,7 +123,7 @@ pub fn bulk_action(
                     && is_concrete(s.as_bytes())
                     && is_auto_create(s.as_bytes())
                 {
-                    auto_create = Some(s.clone());
+                    auto_create = Some(Cow::Owned(s.clone()));
                 }
             }
             rewrite_name(t, index, &format!("line {n}._index"))?;

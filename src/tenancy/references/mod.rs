@@ -117,6 +117,7 @@
 pub mod admin;
 pub mod aggs;
 pub mod aggs_table;
+pub mod bulk_fast;
 pub mod docs;
 pub mod params;
 pub mod query;
@@ -216,12 +217,16 @@ pub fn rewrite_expression(t: &Tenant, v: &mut Value, where_: &str) -> Result<(),
     Ok(())
 }
 
+/// Whether `s` can be one index or alias name or pattern ([`rewrite_name`]'s value): not
+/// empty, no list, not absurdly long (the exact limit is `names`' to check).
+pub fn is_one_name(s: &[u8]) -> bool {
+    !s.is_empty() && !s.contains(&b',') && s.len() <= MAX_NAME + 255
+}
+
 /// Rewrites a string value holding one index or alias name or pattern (no list).
 pub fn rewrite_name(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
     match v {
-        Value::String(s) if !s.is_empty() && !s.contains(',') && s.len() <= MAX_NAME + 255 => {
-            rewrite_expression(t, v, where_)
-        }
+        Value::String(s) if is_one_name(s.as_bytes()) => rewrite_expression(t, v, where_),
         Value::String(_) => Err(parsing(format!(
             "[{where_}] must name one index (no list, not empty)"
         ))),
