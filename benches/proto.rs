@@ -6,8 +6,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use searchgate::proto::{
-    chunk_size_line, write_forward_request, BodyDecoder, ForwardRequest, Framing, HeadLimits,
-    Method, RequestHead, ResponseHead, LAST_CHUNK,
+    chunk_size_line, write_forward_request, BodyDecoder, ForwardHeaders, ForwardRequest, Framing,
+    HeadLimits, Method, RequestHead, ResponseHead, LAST_CHUNK,
 };
 
 const SMALL_GET: &[u8] = b"GET / HTTP/1.1\r\nHost: demo.local.localhost:9243\r\n\r\n";
@@ -168,7 +168,7 @@ fn write_heads(c: &mut Criterion) {
                 forwarded_proto: b"https",
                 strip_authorization: true,
                 strip_expect: true,
-                drop: &[],
+                headers: ForwardHeaders::All,
             };
             write_forward_request(&mut out, &head, black_box(ES_CLIENT), &fwd);
             black_box(out.len())

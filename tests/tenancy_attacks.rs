@@ -234,6 +234,7 @@ fn issue_10_attacks_are_refused_or_confined() {
 #[test]
 fn an_upstream_echoing_the_request_shows_no_prefix() {
     let mock = e2e::mock::Mock::start();
+    mock.answer_all("echo"); // `X-Mock` is not a header the multitenant class forwards
     let edge = Edge::start(attacks::two_tenants(Some(mock.addr), false));
     let alpha = edge.tenant("alpha");
     let searches = [
@@ -292,7 +293,6 @@ fn an_upstream_echoing_the_request_shows_no_prefix() {
     ));
     let mut prefix = String::new();
     for req in reqs {
-        let req = req.header("X-Mock", "echo");
         let r = edge.send(&req);
         assert_eq!(r.status, 200, "{} {}: {}", req.method, req.target, r.text());
         let got = mock.requests().pop().expect("forwarded");
@@ -315,5 +315,112 @@ fn an_upstream_echoing_the_request_shows_no_prefix() {
             String::from_utf8_lossy(&bytes),
             String::from_utf8_lossy(&got.body)
         );
+    }
+}
+
+// attacks-10 r2 #5 (spec 1.6): what the shared upstream actually receives of a tenant's
+// headers. Identity and impersonation headers are refused (400 naming the header) and
+// nothing reaches the upstream; of what the official clients send, only the multitenant
+// table's headers arrive, `X-Opaque-Id` with the tenant's prefix before it (and the
+// upstream's echo of it comes back as the client sent it). A single-tenant cluster owns
+// its upstream: every header arrives as sent.
+#[test]
+fn identity_headers_never_reach_the_shared_upstream() {
+    let mock = e2e::mock::Mock::start();
+    let solo_mock = e2e::mock::Mock::start();
+    let mut config = attacks::two_tenants(Some(mock.addr), false);
+    config = config.cluster(ClusterSpec::single("solo", "p", solo_mock.addr));
+    config.engine = false;
+    let edge = Edge::start(config);
+    let (alpha, solo) = (edge.tenant("alpha"), edge.tenant("solo"));
+
+    let identity = [
+        ("es-security-runas-user", "elastic"),
+        ("x-proxy-user", "admin"),
+        ("X-Proxy-Roles", "all_access"),
+        ("x-proxy-ext-department", "ops"),
+        ("opendistro_security_impersonate_as", "admin"),
+        ("securitytenant", "global_tenant"),
+        ("es-secondary-authorization", "ApiKey eDp5"),
+        ("x-forwarded-user", "admin"),
+        ("traceparent", "not a trace context"),
+    ];
+    for (name, value) in identity {
+        let r = edge.send(&alpha.req("GET", "/books/_search").header(name, value));
+        assert_eq!(r.status, 400, "{name}: {}", r.text());
+        let v = r.json();
+        assert_eq!(v["error"]["type"], "illegal_argument_exception", "{v}");
+        let reason = v["error"]["reason"].as_str().unwrap().to_ascii_lowercase();
+        assert!(
+            reason.contains(&name.to_ascii_lowercase()),
+            "{name}: {reason}"
+        );
+    }
+    assert!(mock.requests().is_empty(), "{:?}", mock.requests());
+
+    // What elasticsearch-js sends (and a few headers proxies and browsers add).
+    let trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let client = |req: Req| {
+        req.header("User-Agent", "elasticsearch-js/9.5.1 (linux; Node.js v20)")
+            .header("x-elastic-client-meta", "es=9.5.1,js=20,t=9.0.0,hc=20")
+            .header("Accept", "application/json")
+            .header("Accept-Encoding", "gzip,deflate")
+            .header("X-Opaque-Id", "nightly-report")
+            .header("traceparent", trace)
+            .header("Cookie", "session=abc")
+            .header("Origin", "https://app.example")
+            .header("X-Request-Id", "r-1")
+            .header("X-Elastic-Product-Origin", "kibana")
+    };
+    let r = edge.send(&client(alpha.req("GET", "/books/_search")));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.header("x-opaque-id"),
+        Some("nightly-report"),
+        "{:?}",
+        r.headers
+    );
+    let got = mock.requests().pop().expect("forwarded");
+    let prefix = &got.target[1..22];
+    assert!(prefix.ends_with('-'), "{}", got.target);
+    let names: Vec<String> = got
+        .headers
+        .iter()
+        .map(|(k, _)| k.to_ascii_lowercase())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "host",
+            "user-agent",
+            "x-elastic-client-meta",
+            "accept",
+            "x-opaque-id",
+            "traceparent",
+            "x-forwarded-for",
+            "x-forwarded-proto",
+            "connection",
+        ],
+        "{:?}",
+        got.headers
+    );
+    assert_eq!(
+        got.header("x-opaque-id"),
+        Some(&*format!("{prefix}nightly-report"))
+    );
+    assert_eq!(got.header("traceparent"), Some(trace));
+
+    // The single-tenant cluster forwards everything, identity headers included.
+    let r = edge.send(&client(solo.req("GET", "/books/_search")).header("x-proxy-user", "me"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let got = solo_mock.requests().pop().expect("forwarded");
+    for (name, value) in [
+        ("x-proxy-user", "me"),
+        ("cookie", "session=abc"),
+        ("x-opaque-id", "nightly-report"),
+        ("accept-encoding", "gzip,deflate"),
+        ("x-request-id", "r-1"),
+    ] {
+        assert_eq!(got.header(name), Some(value), "{name}: {:?}", got.headers);
     }
 }

@@ -10,7 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use searchgate::policy::path::NormPath;
 use searchgate::proto::{
-    write_forward_request, ForwardRequest, HeadLimits, ProtoError, RequestHead, Span, Version,
+    write_forward_request, ForwardHeaders, ForwardRequest, HeadLimits, ProtoError, RequestHead, Span, Version,
 };
 
 fn in_head(span: Span, len: usize) {
@@ -80,7 +80,7 @@ fuzz_target!(|data: &[u8]| {
                 forwarded_proto: b"https",
                 strip_authorization: true,
                 strip_expect: true,
-                drop: &[],
+                headers: ForwardHeaders::All,
             };
             write_forward_request(&mut out, &head, data, &fwd);
             let big = HeadLimits {

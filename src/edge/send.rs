@@ -21,18 +21,18 @@ use super::tcp::write_tcp;
 use super::upstream::UpstreamConn;
 use crate::policy::decide::Decision;
 use crate::proto::{
-    push_chunk, push_chunk_with, write_forward_request, BodyDecoder, ForwardRequest, Framing,
+    push_chunk, push_chunk_with, write_forward_request, BodyDecoder, ForwardHeaders,
+    ForwardRequest, Framing,
     LAST_CHUNK,
 };
 use crate::registry::Cluster;
+use crate::tenancy::headers::FORWARDED;
+use crate::tenancy::Prefix;
 
 /// Small bodies are sent in the same write as the head.
 const COALESCE: usize = 16 * 1024;
 /// Chunked bodies are re-framed into writes of about this size.
 const CHUNKED_FLUSH: usize = 64 * 1024;
-/// Request headers never forwarded for the multitenant class (responses must come back
-/// uncompressed to be rewritten).
-const TENANT_DROPPED: &[&[u8]] = &[b"accept-encoding"];
 
 /// One request on its way upstream: the client it comes from, the connection it goes to,
 /// and the buffers it is staged in (kept by the connection from request to request).
@@ -65,7 +65,7 @@ impl<T: Transport> Sending<'_, T> {
             true => Framing::Chunked,
             false => framing,
         };
-        self.write_head(target, up_framing, d.tenant.is_some());
+        self.write_head(target, up_framing, d.tenant.as_ref().map(|t| &t.prefix));
         while !dec.is_done() {
             if self.client.pos == self.client.buf.len() {
                 self.flush().await?;
@@ -139,8 +139,9 @@ impl<T: Transport> Sending<'_, T> {
         Ok(())
     }
 
-    /// Stages the forwarded head: the client's, re-serialised for the upstream.
-    fn write_head(&mut self, target: &[u8], framing: Framing, tenant: bool) {
+    /// Stages the forwarded head: the client's, re-serialised for the upstream; for a tenant
+    /// (`prefix`), only the headers of its table (`tenancy::headers::FORWARDED`).
+    fn write_head(&mut self, target: &[u8], framing: Framing, prefix: Option<&Prefix>) {
         let c = &*self.client;
         let mut ip = [0u8; 48];
         let n = {
@@ -157,7 +158,13 @@ impl<T: Transport> Sending<'_, T> {
             forwarded_proto: c.io.scheme(),
             strip_authorization: true,
             strip_expect: true,
-            drop: if tenant { TENANT_DROPPED } else { &[] },
+            headers: match prefix {
+                Some(p) => ForwardHeaders::Only {
+                    allow: &FORWARDED,
+                    tag: p.as_bytes(),
+                },
+                None => ForwardHeaders::All,
+            },
         };
         write_forward_request(self.out, &c.head, &c.buf, &fwd);
     }

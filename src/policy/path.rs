@@ -368,7 +368,7 @@ mod tests {
             forwarded_proto: b"https",
             strip_authorization: true,
             strip_expect: true,
-            drop: &[],
+            headers: crate::proto::ForwardHeaders::All,
         };
         write_forward_request(&mut out, &head, raw, &fwd);
         (target, out)

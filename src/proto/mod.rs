@@ -26,7 +26,7 @@ pub use head::{HeadLimits, RequestHead};
 pub use response::ResponseHead;
 pub use write::{
     reason_phrase, write_forward_request, write_forward_response, write_response_head,
-    ForwardRequest,
+    ForwardHeaders, ForwardRequest, Pass,
 };
 
 /// HTTP version of a message.

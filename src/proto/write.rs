@@ -4,7 +4,10 @@
 //! Hop-by-hop headers are never forwarded: Connection and every header it names,
 //! Keep-Alive, Proxy-Connection, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
 //! Transfer-Encoding, Upgrade, and Content-Length (framing is re-serialised from the
-//! `Framing` given). Must not touch: sockets, tenants, credentials (it only drops them).
+//! `Framing` given). Which end-to-end headers go upstream is data the caller passes
+//! ([`ForwardHeaders`]): all of them, or only an allow-list (the edge passes the
+//! multitenant class's table; this module knows nothing of tenants). Must not touch:
+//! sockets, tenants, credentials (it only drops them).
 
 use super::scan::{self, Name};
 use super::{Framing, HeaderSpan, RequestHead, ResponseHead, Version};
@@ -24,13 +27,51 @@ pub struct ForwardRequest<'a> {
     pub strip_authorization: bool,
     /// Drop Expect (the edge answers 100-continue itself).
     pub strip_expect: bool,
-    /// Further headers not to forward (lowercase names, compared case-insensitively).
-    pub drop: &'a [&'a [u8]],
+    /// Which of the client's end-to-end headers go upstream.
+    pub headers: ForwardHeaders<'a>,
+}
+
+/// Which of the client's end-to-end headers a forwarded request keeps. Framing,
+/// `Connection`, `X-Forwarded-*`, `Authorization` and `Expect` are decided apart (above):
+/// this only narrows what would otherwise be forwarded.
+#[derive(Debug, Clone, Copy)]
+pub enum ForwardHeaders<'a> {
+    /// Every end-to-end header, as sent.
+    All,
+    /// Only the headers named in `allow` (lowercase names, compared case-insensitively),
+    /// each as its entry says; every other header is left out.
+    Only {
+        allow: &'a [(&'a [u8], Pass)],
+        /// What [`Pass::Tagged`] puts before the value.
+        tag: &'a [u8],
+    },
+}
+
+/// How a header of an allow-list is forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Its value as sent.
+    AsSent,
+    /// The allow-list's `tag`, then its value as sent.
+    Tagged,
+}
+
+impl ForwardHeaders<'_> {
+    /// How header `name` is forwarded (`None`: it is not).
+    fn pass(&self, name: &[u8]) -> Option<(Pass, &[u8])> {
+        match self {
+            ForwardHeaders::All => Some((Pass::AsSent, b"")),
+            ForwardHeaders::Only { allow, tag } => allow
+                .iter()
+                .find(|(n, _)| name.eq_ignore_ascii_case(n))
+                .map(|&(_, pass)| (pass, *tag)),
+        }
+    }
 }
 
 /// Appends the head to send upstream: `METHOD target HTTP/1.1`, the client's end-to-end
-/// headers in order and case, framing headers from `fwd.framing`, `X-Forwarded-For`,
-/// `X-Forwarded-Proto`, and `Connection: keep-alive`. `buf` is the buffer `head` was parsed
+/// headers in order and case (those `fwd.headers` lets through), framing headers from
+/// `fwd.framing`, `X-Forwarded-For`, `X-Forwarded-Proto`, and `Connection: keep-alive`. `buf` is the buffer `head` was parsed
 /// from. For an absolute-form target the Host header carries the target's authority
 /// (RFC 9112 3.2.2).
 pub fn write_forward_request(
@@ -48,21 +89,26 @@ pub fn write_forward_request(
     for h in &head.headers {
         let name = h.name.of(buf);
         let class = scan::classify(name);
-        let keep = match class {
+        let end_to_end = match class {
             Name::Authorization => !fwd.strip_authorization,
             Name::Expect => !fwd.strip_expect,
             Name::XForwardedFor | Name::XForwardedProto => false,
-            Name::Other => !fwd.drop.iter().any(|d| name.eq_ignore_ascii_case(d)),
             other => !is_hop_by_hop(other),
         };
-        if !keep || (nominates && nominated(&head.headers, buf, name)) {
+        if !end_to_end || (nominates && nominated(&head.headers, buf, name)) {
             continue;
         }
+        let Some((pass, tag)) = fwd.headers.pass(name) else {
+            continue;
+        };
         let value = match (class, head.host) {
             (Name::Host, Some(host)) if head.is_absolute_form() => host.of(buf),
             _ => h.value.of(buf),
         };
-        push_header(out, name, value);
+        match pass {
+            Pass::AsSent => push_header(out, name, value),
+            Pass::Tagged => push_tagged(out, name, tag, value),
+        }
     }
     push_framing(out, fwd.framing);
     push_header(out, b"X-Forwarded-For", fwd.forwarded_for);
@@ -186,6 +232,15 @@ fn push_status_line(out: &mut Vec<u8>, version: Version, status: u16, reason: &[
 fn push_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `name: tag value`, the tag right before the value's first byte.
+fn push_tagged(out: &mut Vec<u8>, name: &[u8], tag: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(tag);
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
 }

@@ -23,7 +23,9 @@
 //! // per request
 //! let req = policy::classify::classify_request(method, raw_path, cluster.class)?;   // 400 on bad path
 //! policy::mode::decide(mode, &req.class)?;                       // 404/403/501
-//! tenancy::check_headers(content_type, content_encoding, accept, has_body)?;  // and drop Accept-Encoding
+//! tenancy::check_headers(content_type, content_encoding, accept, has_body)?;
+//! tenancy::check_request_headers(head_names_and_values)?;        // 400 for identity headers
+//! // forward only headers::FORWARDED (X-Opaque-Id tagged with the prefix): proto::ForwardHeaders::Only
 //! let t = Tenant { prefix: &prefix, ids: Some((&sealer, &cluster.id)) };
 //! let mut plan = tenancy::plan_request(&t, &req, query, &mut upstream_target)?;
 //! if let Some(name) = tenancy::auto_create_target(method, &req) { /* shard check, PUT write_index_path */ }
@@ -60,6 +62,7 @@
 
 pub mod body;
 pub mod contexts;
+pub mod headers;
 pub mod ids;
 pub mod json;
 pub mod lucene;
@@ -75,6 +78,7 @@ pub mod snippets;
 
 pub use body::{rewrite_json_body, single_tenant_reindex, BodyFacts};
 pub use contexts::{ContextBudget, ContextUse, OpenContexts};
+pub use headers::check_request_headers;
 pub use ids::{IdFields, IdKind, IdSealer};
 pub use media::check_headers;
 pub use ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};

@@ -19,8 +19,8 @@
 //! 3. a Content-Length over `max_body` (413), before any body byte is read;
 //! 4. the path (400 when it does not decode), blocked endpoints and the mode (404, 403,
 //!    501: `mode::decide`);
-//! 5. the multitenant class: headers its rewriting depends on (400), the target in the
-//!    tenant's namespace (400 for names it cannot take, 501 for endpoints it cannot confine).
+//! 5. the multitenant class: headers its rewriting depends on and identity headers
+//!    (400, `tenancy::headers`), the target in the tenant's namespace (400 for names it cannot take, 501 for endpoints it cannot confine).
 //!
 //! Must not touch: sockets, the runtime state behind the clusters (allowance, shard
 //! ledger), the wall clock (`now` is passed in).
@@ -201,6 +201,8 @@ fn decide_for<'s, C: ClusterView>(
                 header(b"accept"),
                 has_body(head),
             )?;
+            let headers = head.headers.iter();
+            tenancy::check_request_headers(headers.map(|h| (h.name.of(buf), h.value.of(buf))))?;
             let t = Tenant {
                 prefix: &prefix,
                 ids: listener.ids.map(|s| (s, cluster.id())),

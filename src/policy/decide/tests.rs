@@ -468,3 +468,42 @@ fn refusals_name_the_cluster_only_after_authentication() {
         (E::ReadOnly(None), Some("acme"))
     );
 }
+
+// attacks-10 r2 #5 (spec 1.6): on the multitenant class an identity header is refused (400
+// naming it) and a malformed `traceparent` too; a single-tenant cluster owns its upstream
+// and forwards them.
+#[test]
+fn identity_headers_are_refused_on_the_multitenant_class_only() {
+    let p = prefix();
+    let mt_search = format!("/{}books/_search", p.as_str());
+    for extra in [
+        "es-security-runas-user: elastic",
+        "X-Proxy-User: admin",
+        "x-proxy-roles: all_access",
+        "opendistro_security_impersonate_as: admin",
+        "traceparent: hello",
+    ] {
+        let name = extra.split(':').next().unwrap().to_ascii_lowercase();
+        let raw = head("GET /books/_search HTTP/1.1", MT, "mt", &[extra]);
+        match run(&clusters(), &raw, None, 1000) {
+            Want::Refuse(E::Refused {
+                status: 400,
+                reason,
+                ..
+            }) => assert!(reason.to_ascii_lowercase().contains(&name), "{reason}"),
+            other => panic!("{extra}: {other:?}"),
+        }
+        let raw = head("GET /books/_search HTTP/1.1", ACME, "acme", &[extra]);
+        let want = fwd("acme", Class::Read, "/books/_search");
+        assert_eq!(run(&clusters(), &raw, None, 1000), want, "{extra}");
+    }
+    let clients = [
+        "User-Agent: elasticsearch-py/8.19.3",
+        "X-Opaque-Id: job-1",
+        "Cookie: a=b",
+        "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    ];
+    let raw = head("GET /books/_search HTTP/1.1", MT, "mt", &clients);
+    let want = fwd("mt", Class::Read, &mt_search);
+    assert_eq!(run(&clusters(), &raw, None, 1000), want);
+}

@@ -15,7 +15,7 @@ fn fwd(target: &[u8], framing: Framing) -> ForwardRequest<'_> {
         forwarded_proto: b"https",
         strip_authorization: true,
         strip_expect: true,
-        drop: &[],
+        headers: ForwardHeaders::All,
     }
 }
 
@@ -75,7 +75,7 @@ fn forward_request_keeps_authorization_and_expect_when_asked() {
     let f = ForwardRequest {
         strip_authorization: false,
         strip_expect: false,
-        drop: &[],
+        headers: ForwardHeaders::All,
         ..fwd(b"/t_i", Framing::Chunked)
     };
     write_forward_request(&mut out, &head, &msg, &f);
@@ -382,25 +382,60 @@ fn reason_phrases_for_registered_codes() {
 }
 
 #[test]
-fn forward_request_drops_the_named_headers() {
-    let raw = b"GET /x HTTP/1.1\r\nHost: h\r\nAccept-Encoding: gzip\r\nAccept: */*\r\n\r\n";
-    let mut head = RequestHead::new();
-    assert!(head.parse(raw, &HeadLimits::default()).unwrap());
-    let mut out = Vec::new();
-    let fwd = ForwardRequest {
-        target: b"/x",
-        framing: Framing::None,
-        forwarded_for: b"1.2.3.4",
-        forwarded_proto: b"http",
-        strip_authorization: true,
-        strip_expect: true,
-        drop: &[b"accept-encoding"],
-    };
-    write_forward_request(&mut out, &head, raw, &fwd);
-    let text = String::from_utf8(out).unwrap();
-    assert!(
-        !text.to_ascii_lowercase().contains("accept-encoding"),
-        "{text}"
+fn forward_request_keeps_only_the_allow_list() {
+    // The allow-list applies to every end-to-end header (Host and Content-Type too), names
+    // compared without case; framing and forwarding headers are the writer's own as ever,
+    // and a tagged header gets the tag right before its value.
+    let msg = head_of(
+        "POST /x HTTP/1.1",
+        &[
+            "Host: h",
+            "Accept-Encoding: gzip",
+            "accept: */*",
+            "X-Proxy-User: admin",
+            "Content-Type: application/json",
+            "X-Opaque-Id: job-7",
+            "Cookie: a=b",
+            "Content-Length: 2",
+            "X-Forwarded-For: 10.0.0.1",
+        ],
     );
-    assert!(text.contains("Accept: */*\r\n"), "{text}");
+    let head = parsed(&msg);
+    let allow: &[(&[u8], Pass)] = &[
+        (b"accept", Pass::AsSent),
+        (b"content-type", Pass::AsSent),
+        (b"x-opaque-id", Pass::Tagged),
+    ];
+    let f = ForwardRequest {
+        headers: ForwardHeaders::Only { allow, tag: b"t1-" },
+        ..fwd(b"/x", head.framing)
+    };
+    let mut out = Vec::new();
+    write_forward_request(&mut out, &head, &msg, &f);
+    let want = "POST /x HTTP/1.1\r\n\
+accept: */*\r\n\
+Content-Type: application/json\r\n\
+X-Opaque-Id: t1-job-7\r\n\
+Content-Length: 2\r\n\
+X-Forwarded-For: 203.0.113.7\r\n\
+X-Forwarded-Proto: https\r\n\
+Connection: keep-alive\r\n\r\n";
+    assert_eq!(String::from_utf8(out).unwrap(), want);
+
+    // An allow-list never brings back what the writer drops anyway.
+    let f = ForwardRequest {
+        headers: ForwardHeaders::Only {
+            allow: &[
+                (b"connection", Pass::AsSent),
+                (b"x-forwarded-for", Pass::AsSent),
+            ],
+            tag: b"",
+        },
+        ..fwd(b"/x", head.framing)
+    };
+    let mut out = Vec::new();
+    write_forward_request(&mut out, &head, &msg, &f);
+    let text = String::from_utf8(out).unwrap();
+    assert!(!text.contains("10.0.0.1"), "{text}");
+    assert_eq!(text.matches("Connection").count(), 1, "{text}");
 }

@@ -1,9 +1,10 @@
 //! Second-round attacks on the multitenant rewriting (docs/reviews/2026-11-24-tenancy10-attacks-r2.md):
 //! one test per confirmed finding, against the pure layers (request planning, body
-//! rewriting, response filters, forwarded heads). A test marked `#[ignore = "attack r2 #N:
+//! rewriting, response filters, forwarded heads, request headers). A test marked `#[ignore = "attack r2 #N:
 //! open"]` demonstrates a finding the code does not yet close; run them with
 //! `cargo test --release --lib tests_attacks_r2 -- --include-ignored`.
 
+use super::super::headers::{check_request_headers, FORWARDED};
 use super::super::prefix::{Prefix, TenancyKey};
 use super::super::request::plan_request;
 use super::super::response::{ResponsePlan, ResponseRewriter};
@@ -11,7 +12,9 @@ use super::super::rewrite_json_body;
 use super::super::{BulkRewriter, IdSealer};
 use super::*;
 use crate::policy::classify::{classify_request, BodyKind, ClusterClass, ResponseKind};
-use crate::proto::{write_forward_request, ForwardRequest, HeadLimits, Method, RequestHead};
+use crate::proto::{
+    write_forward_request, ForwardHeaders, ForwardRequest, HeadLimits, Method, RequestHead,
+};
 
 /// The tenant under attack (A) and another tenant of the same upstream (B).
 const P: &str = "abcdefghijklmnopqrst-";
@@ -244,10 +247,12 @@ fn r2_4_throttled_and_sliced_jobs_are_refused() {
     }
 }
 
-// r2 #5: identity headers of security plugins reach the shared upstream as the tenant sent
-// them (forwarded head of a multitenant request: the edge drops only `Accept-Encoding`).
+// r2 #5: identity headers of security plugins reached the shared upstream as the tenant
+// sent them (the edge dropped only `Accept-Encoding`). Now the edge refuses them (400 naming
+// the header, before anything is forwarded), and the forwarded head carries only the
+// multitenant table's headers, `X-Opaque-Id` tagged with the prefix: even a header that
+// reached the writer would not go.
 #[test]
-#[ignore = "attack r2 #5: open"]
 fn r2_5_identity_headers_are_not_forwarded() {
     let msg = b"GET /books/_search HTTP/1.1\r\n\
 Host: acme.example.test\r\n\
@@ -256,9 +261,16 @@ x-proxy-user: admin\r\n\
 x-proxy-roles: all_access\r\n\
 es-security-runas-user: elastic\r\n\
 opendistro_security_impersonate_as: admin\r\n\
+X-Opaque-Id: report-1\r\n\
 Accept-Encoding: gzip\r\n\r\n";
     let mut head = RequestHead::new();
     assert!(head.parse(msg, &HeadLimits::default()).unwrap());
+    let names = head
+        .headers
+        .iter()
+        .map(|h| (h.name.of(msg), h.value.of(msg)));
+    let refused = format!("{:?}", check_request_headers(names).unwrap_err());
+    assert!(refused.contains("[x-proxy-user]"), "{refused}");
     let fwd = ForwardRequest {
         target: b"/abcdefghijklmnopqrst-books/_search",
         framing: head.framing,
@@ -266,7 +278,10 @@ Accept-Encoding: gzip\r\n\r\n";
         forwarded_proto: b"https",
         strip_authorization: true,
         strip_expect: true,
-        drop: &[&b"accept-encoding"[..]],
+        headers: ForwardHeaders::Only {
+            allow: &FORWARDED,
+            tag: P.as_bytes(),
+        },
     };
     let mut out = Vec::new();
     write_forward_request(&mut out, &head, msg, &fwd);
@@ -277,7 +292,13 @@ Accept-Encoding: gzip\r\n\r\n";
         "x-proxy-roles",
         "es-security-runas-user",
         "opendistro_security_impersonate_as",
+        "accept-encoding",
     ] {
         assert!(!out.contains(h), "{h} forwarded: {out}");
     }
+    assert!(
+        out.contains("\r\nx-opaque-id: abcdefghijklmnopqrst-report-1\r\n"),
+        "{out}"
+    );
+    assert!(out.contains("\r\nhost: acme.example.test\r\n"), "{out}");
 }

@@ -4,7 +4,9 @@
 //! had in flight at once.
 //!
 //! Each request chooses how it is answered with an `X-Mock` header (it passes through the
-//! edge untouched), a `;`-separated list of:
+//! edge untouched to a single-tenant cluster; for the multitenant class, whose edge forwards
+//! only its own table of headers, [`Mock::answer_all`] sets the plan), a `;`-separated
+//! list of:
 //! - `delay=<ms>`: wait before answering; `hold`: wait until [`Mock::release`];
 //! - `status=<n>`; `size=<n>`: a body of `n` filler bytes instead of the JSON echo;
 //! - `echo`: the JSON answer also carries the request body it received, as a string
@@ -29,8 +31,10 @@
 
 #[path = "mock_answer.rs"]
 mod answer;
+#[path = "mock_wire.rs"]
+mod wire;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -38,6 +42,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use answer::{answer, plan_of, wait_plan};
+use wire::{read_request, Head, Reader};
 
 /// One request the mock received in full.
 #[derive(Debug, Clone)]
@@ -104,6 +109,8 @@ struct Inner {
     drop_reused: bool,
     /// Body bytes of Content-Length requests read so far (complete or not).
     body_bytes: usize,
+    /// The plan of requests without an `X-Mock` header ([`Mock::answer_all`]).
+    default_plan: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -214,6 +221,14 @@ impl Mock {
         self.state.lock().in_flight
     }
 
+    /// Answers every request that has no `X-Mock` header as if it had `X-Mock: plan` (the
+    /// multitenant class forwards only its own table of headers, so `X-Mock` never reaches
+    /// the mock through a tenant's cluster).
+    pub fn answer_all(&self, plan: &str) {
+        self.state
+            .update(|g| g.default_plan = Some(plan.to_string()));
+    }
+
     /// Lets every `hold` request (waiting or to come) be answered.
     pub fn release(&self) {
         self.state.update(|g| g.released = true);
@@ -318,139 +333,6 @@ impl Drop for Mock {
     }
 }
 
-/// Bytes read from a connection and not yet consumed.
-struct Reader<'a> {
-    conn: TcpStream,
-    buf: Vec<u8>,
-    st: &'a State,
-}
-
-impl Reader<'_> {
-    /// Reads more; false at end of stream or error.
-    fn fill(&mut self) -> bool {
-        let mut chunk = [0u8; 16 * 1024];
-        match self.conn.read(&mut chunk) {
-            Ok(0) | Err(_) => false,
-            Ok(n) => {
-                self.buf.extend_from_slice(&chunk[..n]);
-                true
-            }
-        }
-    }
-
-    /// The next line (without CRLF), or None at end of stream.
-    fn line(&mut self) -> Option<Vec<u8>> {
-        loop {
-            if let Some(i) = self.buf.windows(2).position(|w| w == b"\r\n") {
-                let line = self.buf[..i].to_vec();
-                self.buf.drain(..i + 2);
-                return Some(line);
-            }
-            if !self.fill() {
-                return None;
-            }
-        }
-    }
-
-    /// Exactly `n` bytes appended to `out`; false (with what came appended) at end of
-    /// stream. `body`: they are a Content-Length body (counted as they come).
-    fn exact(&mut self, n: usize, out: &mut Vec<u8>, body: bool) -> bool {
-        let mut left = n;
-        loop {
-            let take = left.min(self.buf.len());
-            out.extend_from_slice(&self.buf[..take]);
-            self.buf.drain(..take);
-            if body && take > 0 {
-                self.st.update(|g| g.body_bytes += take);
-            }
-            left -= take;
-            if left == 0 {
-                return true;
-            }
-            if !self.fill() {
-                return false;
-            }
-        }
-    }
-}
-
-/// A request head as the mock parsed it.
-struct Head {
-    method: String,
-    target: String,
-    version: u8,
-    headers: Vec<(String, String)>,
-}
-
-impl Head {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Reads a head: `Ok(None)` at a clean end between requests, `Err(())` when cut.
-fn read_head(r: &mut Reader) -> Result<Option<Head>, ()> {
-    loop {
-        if let Some(i) = r.buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let raw = r.buf[..i + 4].to_vec();
-            r.buf.drain(..i + 4);
-            let mut slots = [httparse::EMPTY_HEADER; 256];
-            let mut req = httparse::Request::new(&mut slots);
-            let status = req.parse(&raw).expect("the edge sent a valid head");
-            assert!(status.is_complete());
-            return Ok(Some(Head {
-                method: req.method.unwrap().to_string(),
-                target: req.path.unwrap().to_string(),
-                version: req.version.unwrap(),
-                headers: req
-                    .headers
-                    .iter()
-                    .map(|h| {
-                        (
-                            h.name.to_string(),
-                            String::from_utf8_lossy(h.value).into_owned(),
-                        )
-                    })
-                    .collect(),
-            }));
-        }
-        if !r.fill() {
-            return if r.buf.is_empty() { Ok(None) } else { Err(()) };
-        }
-    }
-}
-
-/// Reads a chunked body into `out`; false when the stream ended first.
-fn read_chunked(r: &mut Reader, out: &mut Vec<u8>) -> bool {
-    loop {
-        let Some(line) = r.line() else { return false };
-        let text = String::from_utf8_lossy(&line);
-        let size_text = text.split(';').next().unwrap().trim();
-        let size = usize::from_str_radix(size_text, 16).expect("the edge sent a valid chunk size");
-        if size == 0 {
-            // Trailers until the empty line.
-            loop {
-                match r.line() {
-                    None => return false,
-                    Some(l) if l.is_empty() => return true,
-                    Some(_) => {}
-                }
-            }
-        }
-        if !r.exact(size, out, false) {
-            return false;
-        }
-        let mut crlf = Vec::new();
-        if !r.exact(2, &mut crlf, false) {
-            return false;
-        }
-        assert_eq!(crlf, b"\r\n", "chunk data is followed by CRLF");
-    }
-}
-
 /// Serves one connection; returns true when it turned out to be the control thread's.
 fn serve_conn(st: &State, conn: TcpStream, n: usize) -> bool {
     let _ = conn.set_nodelay(true);
@@ -487,50 +369,6 @@ fn serve_conn(st: &State, conn: TcpStream, n: usize) -> bool {
     }
 }
 
-/// Reads one request (head, decoded body, chunked?); `None` at the end of the connection,
-/// recording a cut request when it ended in the middle of one.
-fn read_request(st: &State, r: &mut Reader, n: usize) -> Option<(Head, Vec<u8>, bool)> {
-    let head = match read_head(r) {
-        Ok(Some(h)) => h,
-        Ok(None) => return None,
-        Err(()) => {
-            st.update(|g| {
-                g.cuts.push(Cut {
-                    conn: n,
-                    head_complete: false,
-                    target: String::new(),
-                    body_received: 0,
-                })
-            });
-            return None;
-        }
-    };
-    let mut body = Vec::new();
-    let chunked = head
-        .header("transfer-encoding")
-        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
-    let complete = if chunked {
-        read_chunked(r, &mut body)
-    } else {
-        let len = head.header("content-length").map_or(0, |v| {
-            v.trim().parse::<usize>().expect("a valid Content-Length")
-        });
-        r.exact(len, &mut body, true)
-    };
-    if !complete {
-        st.update(|g| {
-            g.cuts.push(Cut {
-                conn: n,
-                head_complete: true,
-                target: head.target.clone(),
-                body_received: body.len(),
-            })
-        });
-        return None;
-    }
-    Some((head, body, chunked))
-}
-
 /// Answers a request of the edge's control thread; false when the connection failed.
 fn answer_control(st: &State, w: &mut TcpStream, head: &Head) -> bool {
     let body: &[u8] = if head.target == "/" { b"{}" } else { b"[]" };
@@ -562,7 +400,8 @@ fn serve_request(
         g.in_flight += 1;
         g.max_in_flight = g.max_in_flight.max(g.in_flight);
     });
-    let plan = plan_of(head.header("x-mock"));
+    let default = st.lock().default_plan.clone();
+    let plan = plan_of(head.header("x-mock").or(default.as_deref()));
     let drop_it = seq > 1 && st.lock().drop_reused;
     let answered = !drop_it && plan.resp != "none";
     let body_len = body.len();

@@ -76,8 +76,12 @@ pub(super) fn answer(
             serde_json::to_vec(&v).unwrap()
         }
     };
-    let line =
+    let mut line =
         format!("HTTP/1.1 {status} Mock\r\nContent-Type: application/json\r\nX-Upstream: mock\r\n");
+    // As Elasticsearch does (`DefaultRestChannel`): the request's opaque id comes back.
+    if let Some(id) = head.header("x-opaque-id") {
+        line.push_str(&format!("X-Opaque-Id: {id}\r\n"));
+    }
     let bytes = match plan.resp.as_str() {
         // A response to HEAD has no body, whatever its Content-Length says.
         "length" if head.method == "HEAD" => {
