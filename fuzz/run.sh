@@ -77,7 +77,7 @@ for t in "${targets[@]}"; do
     wall=$(awk -v w="$wall" 'BEGIN { printf "%.0f", w }')
     runs=$(final_stat "$log" number_of_executed_units)
     [ -n "$runs" ] || runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-    per_cpu=$(awk -v r="${runs:-0}" -v c="$cpu" 'BEGIN { printf "%.0f", c > 0 ? r / c : 0 }')
+    per_cpu=$(awk -v r="${runs:-0}" -v c="$cpu" 'BEGIN { printf "%.0f", (c > 0 ? r / c : 0) }')
     corpus=$(ls "corpus/$t" | wc -l)
     cov="$(status_field "$log" cov)/$(status_field "$log" ft)"
     after=$(ls "artifacts/$t" | wc -l)
