@@ -540,11 +540,14 @@ fn b_prefix() -> String {
 fn the_three_attacks_of_issue_10() {
     let b = b_prefix();
     {
-        // the control: without the tenancy layer the markers are there to be found
+        // the control: without the tenancy layer the other tenants' markers are there to be
+        // found. Not MARK_A: the property test runs beside this one as tenant A, and A may
+        // delete its own documents (a by-query delete, a bulk delete of id 1); B's and the
+        // unprefixed indices' markers are beyond its reach if isolation holds.
         let w = world().lock().unwrap_or_else(|p| p.into_inner());
         let (_, out) = call(&w.engine, Method::Get, "/*/_search?size=50", None, b"");
         let text = String::from_utf8_lossy(&out);
-        assert!(text.contains("MARK_B") && text.contains("MARK_U") && text.contains("MARK_A"));
+        assert!(text.contains("MARK_B") && text.contains("MARK_U"), "{text}");
     }
     for blank in [" ", "\r", "\t"] {
         let body = format!("{{}}\n{{}}\n{blank}\n{{\"index\":\"*\"}}\n{{\"size\":50}}\n");
