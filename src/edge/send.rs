@@ -22,8 +22,7 @@ use super::upstream::UpstreamConn;
 use crate::policy::decide::Decision;
 use crate::proto::{
     push_chunk, push_chunk_with, write_forward_request, BodyDecoder, ForwardHeaders,
-    ForwardRequest, Framing,
-    LAST_CHUNK,
+    ForwardRequest, Framing, LAST_CHUNK,
 };
 use crate::registry::Cluster;
 use crate::tenancy::headers::FORWARDED;
