@@ -337,6 +337,8 @@ mod audit_tests;
 #[cfg(test)]
 mod features_tests;
 #[cfg(test)]
+mod indices_tests;
+#[cfg(test)]
 mod more_tests;
 #[cfg(test)]
 mod scroll_tests;

@@ -581,5 +581,8 @@ fn every_query_type_is_in_the_documented_table() {
 #[path = "tests_admin.rs"]
 mod admin_tests;
 
+#[path = "tests_params.rs"]
+mod params_tests;
+
 #[path = "tests_aggs.rs"]
 mod aggs_tests;

@@ -1,0 +1,142 @@
+//! Rows of the table for query parameters (`params.rs`): pass, check, open or refuse, and
+//! the query string split and decoded as the upstream does.
+
+use super::*;
+
+fn q(query: &str) -> Result<(String, params::QueryFacts), EdgeError> {
+    let p = prefix();
+    let s = sealer();
+    let t = Tenant {
+        prefix: &p,
+        ids: Some((&s, "acme")),
+    };
+    let mut out = Vec::new();
+    let facts = params::read_query(&t, Some(query.as_bytes()), "/books/_search", &mut out)?;
+    Ok((show(&out), facts))
+}
+
+#[test]
+fn query_parameters() {
+    let table: &[(&str, &str)] = &[
+        ("q=title:rust&size=10", "?q=title:rust&size=10"),
+        ("q=a+b&df=title", "?q=a%20b&df=title"),
+        ("pretty&v", "?pretty&v"),
+        ("sort=n%3Adesc,_score", "?sort=n:desc,_score"),
+        ("scroll=1m&&size=2", "?scroll=1m&size=2"),
+        (
+            "filter_path=hits.hits._index",
+            "?filter_path=hits.hits._index",
+        ),
+        ("q=%22x%20y%22", "?q=%22x%20y%22"),
+        (
+            "format=json&bytes=b&h=index",
+            "?format=json&bytes=b&h=index",
+        ),
+        ("wait_for_completion=true", "?wait_for_completion=true"),
+        ("", ""),
+    ];
+    for (input, want) in table {
+        assert_eq!(q(input).map(|r| r.0).as_deref(), Ok(*want), "{input}");
+    }
+    assert!(q("scroll=1m").unwrap().1.scroll);
+    assert!(q("v").unwrap().1.verbose);
+    let refused: &[(&str, &str)] = &[
+        (
+            "foo=1",
+            "request [/books/_search] contains unrecognized parameter: [foo]",
+        ),
+        ("size=1&size=2", "more than once"),
+        ("siz%65=1&size=2", "more than once"),
+        ("source={}", "[source]"),
+        ("pipeline=p", "[pipeline]"),
+        ("index=other", "[index]"),
+        ("name=x", "[name]"),
+        ("q=_index:abc*", "[_index]"),
+        ("q=%5C_index:a", "[_index]"),
+        ("q=_index+:a", "[_index]"),
+        ("df=_index", "[_index]"),
+        ("sort=_index:asc", "sort on [_index]"),
+        ("format=yaml", "formats"),
+        ("wait_for_completion=false", "wait_for_completion=false"),
+        ("q=%zz", "percent-encoding"),
+        ("q=%ff", "UTF-8"),
+    ];
+    for (input, why) in refused {
+        let e = q(input).unwrap_err();
+        assert_eq!(e.status(), 400, "{input}");
+        assert!(
+            e.body().reason.contains(why),
+            "{input}: {:?}",
+            e.body().reason
+        );
+        assert_eq!(e.body().kind, "illegal_argument_exception", "{input}");
+    }
+    let tok = sealer().seal("acme", IdKind::Scroll, b"RAW/+=");
+    assert_eq!(
+        q(&format!("scroll_id={tok}")).unwrap().0,
+        "?scroll_id=RAW/%2B%3D"
+    );
+    assert_eq!(q("scroll_id=RAW").unwrap_err().status(), 404);
+}
+
+/// attacks-10 #2 (issue 10 §1: one reading of the query string): Elasticsearch's
+/// `RestUtils.decodeQueryString` ends a parameter at `;` as at `&`, so `df=_index;` is
+/// `df=_index` upstream. The edge splits where the upstream splits and writes `;` encoded.
+#[test]
+fn semicolons_separate_parameters_as_upstream() {
+    let refused: &[(&str, &str)] = &[
+        ("size=0&q=a*&df=_index;", "[_index]"),
+        ("q=a*;df=_index", "[_index]"),
+        ("sort=_index;", "sort on [_index]"),
+        ("sort=_index;&size=1", "sort on [_index]"),
+        ("df=title;df=_index", "more than once"),
+        ("size=1;size=2", "more than once"),
+        ("q=a*;source={}", "[source]"),
+        ("x;df=title", "unrecognized parameter: [x]"),
+        ("format=json;format=yaml", "more than once"),
+    ];
+    for (input, why) in refused {
+        let e = q(input).unwrap_err();
+        assert_eq!(e.status(), 400, "{input}");
+        assert!(
+            e.body().reason.contains(why),
+            "{input}: {:?}",
+            e.body().reason
+        );
+    }
+    let table: &[(&str, &str)] = &[
+        // a `;` the tenant encoded is data: it goes upstream encoded
+        ("q=a%3Bb", "?q=a%3Bb"),
+        ("df=title%3B", "?df=title%3B"),
+        ("size=1;pretty", "?size=1&pretty"),
+        ("size=1;;from=2", "?size=1&from=2"),
+        ("q=a%26b%3Dc%2Bd%23e%25", "?q=a%26b%3Dc%2Bd%23e%25"),
+    ];
+    for (input, want) in table {
+        assert_eq!(q(input).map(|r| r.0).as_deref(), Ok(*want), "{input}");
+    }
+}
+
+/// attacks-10 #3: `format` wins over `Accept` upstream and its short names are matched
+/// without regard to case (`XContentType.fromMediaTypeOrFormat`): only `json` and the
+/// text formats of `_cat` pass.
+#[test]
+fn format_parameter_is_json_or_text() {
+    for bad in [
+        "yaml",
+        "YAML",
+        "Yaml",
+        "smile",
+        "SMILE",
+        "cbor",
+        "application/yaml",
+        "application/json;x",
+        "Json",
+    ] {
+        let e = q(&format!("format={bad}")).unwrap_err();
+        assert_eq!(e.status(), 400, "{bad}");
+    }
+    for ok in ["json", "JSON", "txt", "text", ""] {
+        assert!(q(&format!("format={ok}")).is_ok(), "{ok}");
+    }
+}
