@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::clock::Clock;
 use super::seed::Declared;
 use super::store::{AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError};
+use super::webhook::Bell;
 use crate::config::{ClusterClass, Mode};
 use crate::policy::shards::Usage;
 use crate::registry::catalog::{apply_all, Ctx};
@@ -94,6 +95,8 @@ pub struct Plane {
     clock: Clock,
     /// Overage notices are queued for the webhook (`[billing] webhook` is set).
     notify: bool,
+    /// Rung after a commit that queued notices: wakes the webhook's delivery thread.
+    notice_bell: Arc<Bell>,
 }
 
 impl std::fmt::Debug for Plane {
@@ -139,6 +142,7 @@ impl Plane {
             failpoint: std::env::var("SEARCHGATE_FAILPOINT").ok(),
             clock,
             notify: false,
+            notice_bell: Arc::default(),
         })
     }
 
@@ -155,6 +159,12 @@ impl Plane {
     /// Queue overage notices for the webhook from now on.
     pub fn queue_notices(&mut self, on: bool) {
         self.notify = on;
+    }
+
+    /// What the control plane rings after committing overage notices (the webhook's
+    /// delivery thread waits on it).
+    pub fn notice_bell(&self) -> Arc<Bell> {
+        self.notice_bell.clone()
     }
 
     /// The registry the edge reads.
@@ -228,6 +238,9 @@ impl Plane {
             }
             self.failpoint("before-commit", &change.actor);
             let n = self.store.commit(self.seq, &batch)?;
+            if !batch.notices.is_empty() {
+                self.notice_bell.ring();
+            }
             self.seq = n;
             seq = Some(n);
             self.failpoint("after-commit", &change.actor);

@@ -4,13 +4,14 @@
 //! a JSON POST; any 2xx is delivered. A failure (refused connection, timeout, another
 //! status) is recorded and retried after a backoff that doubles from half a second up to
 //! five minutes; the queue survives restarts, so delivery is at least once (the body's
-//! `notice_id` lets a receiver drop a repeat). A stop waits at most a second for a delivery
-//! in flight.
+//! `notice_id` lets a receiver drop a repeat). The thread never polls: it waits on a
+//! [`Bell`] (a condition variable) that the control plane rings after committing a notice,
+//! and that a stop rings too, so a stop ends an idle wait or a backoff at once; a stop
+//! waits at most a second for a delivery in flight.
 //!
 //! Must not touch: the request path, the catalog (it reads and marks notices only).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -23,8 +24,6 @@ use super::clock::system_ms;
 const BACKOFF_FIRST: Duration = Duration::from_millis(500);
 /// Longest wait between attempts.
 const BACKOFF_MAX: Duration = Duration::from_secs(300);
-/// How often the queue is looked at when it is empty.
-const POLL: Duration = Duration::from_millis(200);
 /// Longest a stop waits for the thread: a delivery still in flight then (a slow receiver,
 /// up to `webhook_timeout`) is left behind, its notice queued for the next start.
 const STOP_WAIT: Duration = Duration::from_secs(1);
@@ -34,6 +33,97 @@ pub fn backoff(failures: u32) -> Duration {
     BACKOFF_FIRST
         .saturating_mul(1u32 << failures.saturating_sub(1).min(20))
         .min(BACKOFF_MAX)
+}
+
+/// What wakes the delivery thread: a notice queued (the control plane rings after the
+/// commit that queued it), a stop, and its own end (for [`Delivery::stop`]). The thread
+/// never polls: it waits on the condition variable, with a timeout only for a backoff.
+#[derive(Debug, Default)]
+pub struct Bell {
+    state: Mutex<Rung>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Rung {
+    /// A notice was queued since the thread last waited for one.
+    queued: bool,
+    stopped: bool,
+    finished: bool,
+}
+
+/// Why [`Bell::wait`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Woke {
+    /// A notice was queued (only when the wait asked for it).
+    Queued,
+    /// The wait's time ran out.
+    Timeout,
+    Stopped,
+}
+
+impl Bell {
+    fn lock(&self) -> MutexGuard<'_, Rung> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Rung)) {
+        f(&mut self.lock());
+        self.changed.notify_all();
+    }
+
+    /// A notice was queued (committed to the store).
+    pub fn ring(&self) {
+        self.update(|r| r.queued = true);
+    }
+
+    /// The thread is to stop.
+    pub fn stop(&self) {
+        self.update(|r| r.stopped = true);
+    }
+
+    /// Waits for a stop, a queued notice (when `on_queued`; a ring that came before the
+    /// wait counts, so none is lost between reading the queue and waiting) or `until`.
+    pub fn wait(&self, until: Option<Instant>, on_queued: bool) -> Woke {
+        let mut g = self.lock();
+        loop {
+            if g.stopped {
+                return Woke::Stopped;
+            }
+            if on_queued && g.queued {
+                g.queued = false;
+                return Woke::Queued;
+            }
+            g = match until {
+                None => self.changed.wait(g).unwrap_or_else(|p| p.into_inner()),
+                Some(t) => {
+                    let left = t.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Woke::Timeout;
+                    }
+                    let woke = self.changed.wait_timeout(g, left);
+                    woke.unwrap_or_else(|p| p.into_inner()).0
+                }
+            };
+        }
+    }
+
+    /// Waits until the thread has ended, at most until `until`; true when it has.
+    fn wait_finished(&self, until: Instant) -> bool {
+        let mut g = self.lock();
+        while !g.finished {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            g = self
+                .changed
+                .wait_timeout(g, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
 }
 
 /// POSTs `body` with its `notice_id` to `url`; `Err` says why it was not delivered.
@@ -54,14 +144,18 @@ fn post(agent: &ureq::Agent, url: &str, id: u64, body: &Value) -> Result<(), Str
     }
 }
 
-/// Starts the delivery thread; it stops when `stop` is set.
-pub fn spawn(
-    plane: SharedPlane,
-    url: String,
-    timeout: Duration,
-    stop: Arc<AtomicBool>,
-) -> std::io::Result<JoinHandle<()>> {
-    std::thread::Builder::new()
+/// The running delivery thread.
+#[derive(Debug)]
+pub struct Delivery {
+    handle: JoinHandle<()>,
+    bell: Arc<Bell>,
+}
+
+/// Starts the delivery thread, woken by the plane's notice bell; [`Delivery::stop`] ends it.
+pub fn spawn(plane: SharedPlane, url: String, timeout: Duration) -> std::io::Result<Delivery> {
+    let bell = lock(&plane).notice_bell();
+    let b = bell.clone();
+    let handle = std::thread::Builder::new()
         .name("webhook".into())
         .spawn(move || {
             let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -69,28 +163,21 @@ pub fn spawn(
                 .http_status_as_error(false)
                 .build()
                 .into();
-            let mut failures = 0u32;
-            let mut retry_at: Option<Instant> = None;
-            while !stop.load(Ordering::Acquire) {
-                if retry_at.is_some_and(|t| Instant::now() < t) {
-                    std::thread::sleep(POLL.min(BACKOFF_FIRST));
-                    continue;
-                }
-                let next = lock(&plane).store().next_notice();
-                let (id, _, notice) = match next {
-                    Ok(Some(n)) => n,
-                    Ok(None) => {
-                        std::thread::sleep(POLL);
-                        continue;
-                    }
-                    Err(e) => {
-                        eprintln!("searchgate: webhook: reading the queue: {e}");
-                        std::thread::sleep(BACKOFF_FIRST);
-                        continue;
-                    }
-                };
-                let result = post(&agent, &url, id, &notice.body);
-                let mut p = lock(&plane);
+            deliver(&plane, &agent, &url, &b);
+            b.update(|r| r.finished = true);
+        })?;
+    Ok(Delivery { handle, bell })
+}
+
+/// The delivery loop: the queue's head notice, one at a time, until stopped.
+fn deliver(plane: &SharedPlane, agent: &ureq::Agent, url: &str, bell: &Bell) {
+    let mut failures = 0u32;
+    loop {
+        let next = lock(plane).store().next_notice();
+        let woke = match next {
+            Ok(Some((id, _, notice))) => {
+                let result = post(agent, url, id, &notice.body);
+                let mut p = lock(plane);
                 let recorded = match &result {
                     Ok(()) => p.store().notice_attempt(id, Some(system_ms()), None),
                     Err(e) => p.store().notice_attempt(id, None, Some(e)),
@@ -100,7 +187,10 @@ pub fn spawn(
                     eprintln!("searchgate: webhook: recording notice {id}: {e}");
                 }
                 match result {
-                    Ok(()) => (failures, retry_at) = (0, None),
+                    Ok(()) => {
+                        failures = 0;
+                        continue_unless_stopped(bell)
+                    }
                     Err(e) => {
                         failures = failures.saturating_add(1);
                         let wait = backoff(failures);
@@ -108,32 +198,75 @@ pub fn spawn(
                             "searchgate: webhook: notice {id} for cluster {} not delivered ({e}); retrying in {wait:?}",
                             notice.cluster_id
                         );
-                        retry_at = Some(Instant::now() + wait);
+                        bell.wait(Some(Instant::now() + wait), false)
                     }
                 }
             }
-        })
+            Ok(None) => bell.wait(None, true),
+            Err(e) => {
+                eprintln!("searchgate: webhook: reading the queue: {e}");
+                bell.wait(Some(Instant::now() + BACKOFF_FIRST), false)
+            }
+        };
+        if woke == Woke::Stopped {
+            return;
+        }
+    }
 }
 
-/// Waits for the delivery thread after `stop` was set, at most [`STOP_WAIT`], so that a
-/// slow receiver never holds a shutdown either.
-pub fn join(handle: JoinHandle<()>) {
-    let end = Instant::now() + STOP_WAIT;
-    while !handle.is_finished() && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(10));
+/// [`Woke::Stopped`] when a stop came, else go on at once.
+fn continue_unless_stopped(bell: &Bell) -> Woke {
+    match bell.lock().stopped {
+        true => Woke::Stopped,
+        false => Woke::Queued,
     }
-    if handle.is_finished() {
-        let _ = handle.join();
-    } else {
-        eprintln!(
-            "searchgate: webhook: a delivery is still in flight; its notice is sent again after the next start"
-        );
+}
+
+impl Delivery {
+    /// Stops the thread and waits for it, at most [`STOP_WAIT`], so that a slow receiver
+    /// never holds a shutdown either (a stop during a backoff or an idle wait is at once).
+    pub fn stop(self) {
+        self.bell.stop();
+        if self.bell.wait_finished(Instant::now() + STOP_WAIT) {
+            let _ = self.handle.join();
+        } else {
+            eprintln!(
+                "searchgate: webhook: a delivery is still in flight; its notice is sent again after the next start"
+            );
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A ring that comes before the wait is not lost; a stop ends a backoff (here an hour)
+    // and an idle wait at once. No sleep: the waiters are threads woken by the bell.
+    #[test]
+    fn the_bell_wakes_on_a_queued_notice_and_on_stop() {
+        let bell = Arc::new(Bell::default());
+        bell.ring();
+        assert_eq!(bell.wait(None, true), Woke::Queued);
+        let in_an_hour = Instant::now() + Duration::from_secs(3600);
+        assert_eq!(bell.wait(Some(Instant::now()), true), Woke::Timeout);
+        let b = bell.clone();
+        let idle = std::thread::spawn(move || b.wait(None, true));
+        bell.ring();
+        assert_eq!(idle.join().unwrap(), Woke::Queued);
+        let b = bell.clone();
+        let backoff = std::thread::spawn(move || b.wait(Some(in_an_hour), false));
+        bell.ring(); // a notice queued during a backoff does not end it
+        let b = bell.clone();
+        let idle = std::thread::spawn(move || b.wait(None, true));
+        assert_eq!(idle.join().unwrap(), Woke::Queued);
+        bell.stop();
+        assert_eq!(backoff.join().unwrap(), Woke::Stopped);
+        assert_eq!(bell.wait(None, true), Woke::Stopped);
+        assert!(!bell.wait_finished(Instant::now()));
+        bell.update(|r| r.finished = true);
+        assert!(bell.wait_finished(in_an_hour));
+    }
 
     #[test]
     fn backoff_doubles_up_to_five_minutes() {

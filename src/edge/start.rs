@@ -108,7 +108,6 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 plane.clone(),
                 url.clone(),
                 config.billing.webhook_timeout.0,
-                stop_control.clone(),
             )
             .map_err(|e| format!("webhook thread: {e}"))?,
         ),
@@ -174,7 +173,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
     if let Some(w) = webhook {
-        crate::control::webhook::join(w);
+        w.stop();
     }
     if let Some(e) = engine {
         e.stop(Duration::from_secs(10));
