@@ -21,6 +21,8 @@ def summarize(runs):
         "busy_cores": med("busy_cores"),
         "foreign_cores": med("foreign_cores"),
         "rps_all": [round(r["rps"]) for r in runs],
+        # --perf-stat: system-wide event counts per request.
+        "per_req": {k.split(":", 1)[1]: med(k) for k in runs[0] if k.startswith("per_req:")},
     }
 
 
@@ -34,6 +36,8 @@ def fmt_row(name, s, base=None):
     if s["errors"]:
         row += f"   ERRORS={s['errors']}"
     row += f"   foreign={s['foreign_cores']:.2f} cores  runs={s['rps_all']}"
+    for ev, n in s.get("per_req", {}).items():
+        row += f"  {ev}={n:.2f}/req"
     return row
 
 

@@ -122,6 +122,16 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     t0 = time.time()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     STARTED.append(p)
+    stat = None
+    if args.perf_stat:
+        # System-wide counts (the proxy, the upstream, wrk and the kernel's work for all of
+        # them) over the run, per request: the same load through each proxy, so differences
+        # are the proxy's (e.g. loopback packets or system calls per request).
+        stat = subprocess.Popen(
+            ["perf", "stat", "-a", "-x", ",", "-e", args.perf_stat, "--",
+             "sleep", str(max(1, duration - 1))],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        STARTED.append(stat)
     perf = None
     if perf_out:
         perf = subprocess.Popen(
@@ -139,6 +149,13 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     cpu = cpu_ns(target.pids) - cpu0
     ours = cpu_ns(watched) - all0 + int((usage.ru_utime + usage.ru_stime) * 1e9)
     busy = machine_busy_ns() - busy0
+    stats = {}
+    if stat:
+        for l in stat.communicate()[1].splitlines():
+            f = l.split(",")
+            if len(f) > 2 and f[0].strip().isdigit():
+                stats[f[2]] = int(f[0])
+        STARTED.remove(stat)
     if perf:
         perf.wait()
         STARTED.remove(perf)
@@ -162,6 +179,10 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     # CPU of the two cores not used by the proxy, the upstream or wrk: other work on the
     # machine that disturbed this run.
     r["foreign_cores"] = max(0.0, (busy - ours) / 1e9 / wall)
+    # Scaled to the whole run from the counting window (duration - 1 s, see above).
+    window = max(1, duration - 1) / secs
+    for ev, n in stats.items():
+        r["per_req:" + ev] = n / window / max(1, r["requests"])
     r["errors"] = sum(r[k] for k in ("connect_errors", "read_errors", "write_errors",
                                      "status_errors", "timeouts"))
     if counts:
@@ -345,6 +366,9 @@ def main():
     ap.add_argument("--normal-priority", action="store_true",
                     help="do not raise the runs' priority over other work (nice -20, autogroup)")
     ap.add_argument("--json", help="write every run's figures to this file")
+    ap.add_argument("--perf-stat", metavar="EVENTS",
+                    help="count these perf events system-wide during every run and report "
+                         "them per request (e.g. net:net_dev_xmit,raw_syscalls:sys_enter)")
     ap.add_argument("--perf", metavar="DIR",
                     help="profile each proxy's last run of each scenario with perf (cpu-clock "
                          "samples) and write DIR/perf-<proxy>-<scenario>.txt")

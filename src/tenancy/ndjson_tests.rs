@@ -161,6 +161,10 @@ fn bulk_refusals() {
             "is empty",
         ),
         ("{\"index\":{}}\n \r\n{}\n", "is empty"),
+        // fuzz/fuzz_targets/tenancy.rs's finding: a source line of form feeds (blank to
+        // Java's `trim()`), and the other control bytes and DEL
+        ("{\"create\":{}}\n\x0c\x0c\x0c \n{}\n", "is empty"),
+        ("{\"index\":{}}\n\x0b\x00\x1f\x7f\n{}\n", "is empty"),
         ("{\"update\":{\"_id\":\"1\"}}\n\n", "is empty"),
         (
             "{\"update\":{\"_id\":\"1\"}}\n{\"script\":\"ctx._index = 'x'\"}\n",
