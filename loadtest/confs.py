@@ -76,6 +76,7 @@ def write_searchgate(work, name, args, tenants, up_port, cert, key, record=True,
         f'access_log = "{log}"',
         f"record_metrics = {'true' if record else 'false'}",
         f"pin_workers = {'false' if getattr(args, 'pin_workers', 'on') == 'off' else 'true'}",
+        f'upstream_congestion = "{getattr(args, "upstream_congestion", "cubic")}"',
     ] + (['metrics = "127.0.0.1:0"'] if metrics else []) + [
         "",
         "[[plans]]",

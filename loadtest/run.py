@@ -334,6 +334,9 @@ def run_round(args, targets, scenario, tenants, env, rnd, name):
     return r
 
 
+HOSTS = "the host's"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=int, default=4, help="seconds per run (default 4)")
@@ -361,6 +364,13 @@ def main():
                     help="searchgate's [edge] pin_workers: each worker pinned to its core (on, "
                          "the default), or placed by the scheduler (off); matters for plain_2w, "
                          "where nothing else is pinned")
+    ap.add_argument("--upstream-congestion", default="cubic", metavar="NAME",
+                    help="searchgate's [edge] upstream_congestion (default cubic, its default; "
+                         "'' keeps the host's)")
+    ap.add_argument("--host-congestion", metavar="NAME",
+                    help="set the host's TCP congestion control (net.ipv4.tcp_congestion_control,"
+                         " every socket of the run: nginx's, wrk's, the upstream's) for the run "
+                         "and restore it at the end; default: leave it as it is")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true",
@@ -403,6 +413,12 @@ def main():
     build(args)
     if not args.normal_priority:
         raise_priority()
+    host_cc = "/proc/sys/net/ipv4/tcp_congestion_control"
+    with open(host_cc) as f:
+        args.host_congestion_before = f.read().strip()
+    if args.host_congestion:
+        with open(host_cc, "w") as f:
+            f.write(args.host_congestion)
     work = tempfile.mkdtemp(prefix="sg-loadtest-")
     os.chmod(work, 0o755)  # nginx's workers run as another user and read the htpasswd files
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -413,7 +429,9 @@ def main():
                    SG_BODY_BYTES=str(args.bulk_bytes))
         log(f"command: {' '.join(sys.argv)}")
         log(f"work dir {work}; {args.tenants} clusters; access log {args.access_log}; "
-            f"nginx auth {args.nginx_auth}")
+            f"nginx auth {args.nginx_auth}; host congestion control "
+            f"{args.host_congestion or args.host_congestion_before}; searchgate upstream "
+            f"connections {args.upstream_congestion or HOSTS}")
         layout = None
         for scenario in sorted(scenarios, key=lambda s: layout_of(s) != "pinned"):
             if layout_of(scenario) != layout:
@@ -438,6 +456,9 @@ def main():
         write_figures(args, results)
     finally:
         cleanup()
+        if args.host_congestion:
+            with open(host_cc, "w") as f:
+                f.write(args.host_congestion_before)
         if args.keep:
             log(f"kept {work}")
         else:

@@ -213,6 +213,11 @@ pub struct EdgeConfig {
     /// cores with other busy processes (the load test's two-worker scenario, `plain_2w`).
     #[serde(default = "default_true")]
     pub pin_workers: bool,
+    /// TCP congestion control of the edge's upstream connections (default `cubic`; empty:
+    /// the host's). BBR paces every send with a timer, which on a loopback or LAN leg costs
+    /// CPU for nothing (tuning/README.md, "Congestion control of upstream connections").
+    #[serde(default = "default_upstream_congestion")]
+    pub upstream_congestion: String,
 }
 
 /// `[engine]`: run the embedded engine as a child process.
@@ -326,6 +331,10 @@ fn default_true() -> bool {
     true
 }
 
+fn default_upstream_congestion() -> String {
+    "cubic".into()
+}
+
 fn default_data_dir() -> PathBuf {
     PathBuf::from("./data")
 }
@@ -435,6 +444,12 @@ impl Config {
         }
         if e.metering_interval.0 < Duration::from_millis(100) {
             return Err("edge.metering_interval: must be at least 100ms".into());
+        }
+        let cc = &e.upstream_congestion;
+        if cc.len() > 15 || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!(
+                "edge.upstream_congestion: `{cc}` is not a congestion control name"
+            ));
         }
         if e.max_body.0 == 0 || e.max_head.0 < 1024 {
             return Err("edge: `max_body` must be > 0 and `max_head` at least 1kb".into());

@@ -64,6 +64,27 @@ fn the_issue_example_parses() {
 }
 
 #[test]
+fn upstream_congestion_default_host_and_bad_names() {
+    assert_eq!(parse(VALID).unwrap().edge.upstream_congestion, "cubic");
+    let host = parse(&VALID.replace("[edge]", "[edge]\nupstream_congestion = \"\"")).unwrap();
+    assert_eq!(host.edge.upstream_congestion, "");
+    for bad in ["bb r", "cubic;", "a_name_of_16_byt", "\\u0000"] {
+        let text = VALID.replace(
+            "[edge]",
+            &format!("[edge]\nupstream_congestion = \"{bad}\""),
+        );
+        let e = parse(&text).unwrap_err();
+        assert!(e.message.contains("upstream_congestion"), "{bad}: {e}");
+    }
+    // 15 bytes is the kernel's longest name
+    let long = VALID.replace(
+        "[edge]",
+        "[edge]\nupstream_congestion = \"a_name_of_15_by\"",
+    );
+    assert!(parse(&long).is_ok());
+}
+
+#[test]
 fn unknown_keys_are_named() {
     let text = VALID.replace("mode = \"normal\"", "mode = \"normal\"\ncolour = \"red\"");
     let e = parse(&text).unwrap_err();

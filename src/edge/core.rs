@@ -48,6 +48,8 @@ pub struct Limits {
     pub shutdown_grace: Duration,
     /// How long a connection closed after an error keeps draining what the client sends.
     pub linger: Duration,
+    /// TCP congestion control set on each new upstream connection (`None`: the host's).
+    pub upstream_congestion: Option<Arc<str>>,
 }
 
 impl Limits {
@@ -67,6 +69,9 @@ impl Limits {
             upstream_idle: e.upstream_idle.0,
             shutdown_grace: e.shutdown_grace.0,
             linger: Duration::from_secs(2),
+            upstream_congestion: Some(e.upstream_congestion.as_str())
+                .filter(|c| !c.is_empty())
+                .map(Arc::from),
         }
     }
 }
@@ -118,7 +123,12 @@ impl Core {
     pub fn new(shared: Arc<Shared>) -> std::io::Result<Core> {
         let log = AccessLog::open(shared.access_log.as_deref())?;
         let snapshot = RefCell::new(Rc::new(shared.registry.load()));
-        let pool = Pool::new(256, shared.limits.upstream_idle);
+        let limits = &shared.limits;
+        let pool = Pool::new(
+            256,
+            limits.upstream_idle,
+            limits.upstream_congestion.clone(),
+        );
         Ok(Core {
             shared,
             snapshot,

@@ -32,6 +32,41 @@ pub fn reuseport_listeners(
     Ok((out, bound))
 }
 
+/// Sets the socket's TCP congestion control (`TCP_CONGESTION`) to `name`. Fails when the
+/// kernel has no such algorithm or does not allow it to this user
+/// (`net.ipv4.tcp_allowed_congestion_control`; root may use any that is available).
+pub fn set_congestion(stream: &impl AsRawFd, name: &str) -> io::Result<()> {
+    // SAFETY: the fd is an open socket the caller borrows for the call; the option value
+    // is `name`'s bytes, alive across the call, with their exact length (the kernel copies
+    // at most that many and needs no terminating NUL).
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether new upstream connections can use `name`, tried on a socket of its own: `Ok`
+/// with the name the kernel reports, or why not (said once at start; each connection
+/// then keeps the host's algorithm without a word).
+pub fn congestion_check(name: &str) -> io::Result<String> {
+    let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?;
+    set_congestion(&s, name)?;
+    let got = s.tcp_congestion()?;
+    Ok(String::from_utf8_lossy(&got)
+        .trim_end_matches('\0')
+        .to_string())
+}
+
 /// Sets SO_RCVLOWAT: the socket reads as ready once `bytes` are queued (or the peer ends,
 /// or its receive window is nearly shut: Linux wakes the reader then, so a sender can never
 /// stall on it). A read still returns whatever is there.

@@ -320,6 +320,14 @@ fn print_banner(
         "searchgate: driver {}, {threads} worker thread(s), {placed}",
         driver.name()
     );
+    let congestion = match config.edge.upstream_congestion.as_str() {
+        "" => "the host's".to_string(),
+        name => match super::sock::congestion_check(name) {
+            Ok(got) => got,
+            Err(e) => format!("the host's ({name} refused: {e})"),
+        },
+    };
+    println!("searchgate: upstream connections: congestion control {congestion}");
     println!(
         "searchgate: listening http={} https={}",
         fmt(http),

@@ -10,11 +10,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use monoio::net::TcpStream;
 
 use super::outcome::HeadFail;
+use super::sock::set_congestion;
 use crate::proto::{HeadLimits, Method, ResponseHead};
 
 /// Response buffer kept with each upstream connection.
@@ -104,15 +106,19 @@ pub struct Pool {
     idle: RefCell<HashMap<SocketAddr, Vec<UpstreamConn>>>,
     max_idle: usize,
     idle_timeout: Duration,
+    /// TCP congestion control of new connections (`None`: the host's).
+    congestion: Option<Arc<str>>,
 }
 
 impl Pool {
-    /// A pool keeping at most `max_idle` idle connections per address.
-    pub fn new(max_idle: usize, idle_timeout: Duration) -> Self {
+    /// A pool keeping at most `max_idle` idle connections per address, opening new ones
+    /// with the TCP congestion control `congestion` (`None`: the host's).
+    pub fn new(max_idle: usize, idle_timeout: Duration, congestion: Option<Arc<str>>) -> Self {
         Pool {
             idle: RefCell::new(HashMap::new()),
             max_idle,
             idle_timeout,
+            congestion,
         }
     }
 
@@ -148,11 +154,12 @@ impl Pool {
                 return Ok(c);
             }
         }
-        Pool::connect(addr, timeout, buf()).await
+        self.connect(addr, timeout, buf()).await
     }
 
     /// A new connection to `addr`.
     pub async fn connect(
+        &self,
         addr: SocketAddr,
         timeout: Duration,
         buf: Vec<u8>,
@@ -162,6 +169,11 @@ impl Pool {
             Ok(Err(e)) => Err(ConnectError::Refused(addr, e)),
             Ok(Ok(tcp)) => {
                 let _ = tcp.set_nodelay(true);
+                if let Some(cc) = &self.congestion {
+                    // Refused (not built in, or not allowed to this user): the host's stays,
+                    // as the start banner says (`sock::congestion_check`).
+                    let _ = set_congestion(&tcp, cc);
+                }
                 Ok(UpstreamConn {
                     tcp,
                     buf,
@@ -191,5 +203,66 @@ impl Pool {
             list.retain(|c| now.saturating_duration_since(c.idle_since) < self.idle_timeout);
         }
         idle.retain(|_, l| !l.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+
+    /// The socket's `TCP_CONGESTION`, read back from the kernel.
+    fn congestion_of(tcp: &TcpStream) -> String {
+        let mut name = [0u8; 16];
+        let mut len = name.len() as libc::socklen_t;
+        // SAFETY: the fd is the open socket `tcp` holds; `name` and `len` are valid for
+        // writes of `len` bytes and outlive the call.
+        let rc = unsafe {
+            libc::getsockopt(
+                tcp.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                name.as_mut_ptr().cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0, "{}", io::Error::last_os_error());
+        let name = &name[..len as usize];
+        String::from_utf8_lossy(name)
+            .trim_end_matches('\0')
+            .to_string()
+    }
+
+    /// Each new upstream connection gets the configured congestion control (reno: built
+    /// into every kernel and allowed to every user); `None` leaves the host's; a name the
+    /// kernel refuses leaves the host's and still connects.
+    #[test]
+    fn new_connections_get_the_configured_congestion_control() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let host = super::super::sock::congestion_check("reno").map(|_| ());
+        assert!(host.is_ok(), "reno is always there: {host:?}");
+        monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+            .enable_timer()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let t = Duration::from_secs(5);
+                let reno = Pool::new(4, t, Some(Arc::from("reno")));
+                let c = reno.connect(addr, t, Vec::new()).await.unwrap();
+                assert_eq!(congestion_of(&c.tcp), "reno");
+
+                let system =
+                    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
+                let plain = Pool::new(4, t, None);
+                let c = plain.connect(addr, t, Vec::new()).await.unwrap();
+                assert_eq!(congestion_of(&c.tcp), system.trim());
+
+                let bogus = Pool::new(4, t, Some(Arc::from("nosuchcc")));
+                let c = bogus.connect(addr, t, Vec::new()).await.unwrap();
+                assert_eq!(congestion_of(&c.tcp), system.trim());
+            });
+        assert!(super::super::sock::congestion_check("nosuchcc").is_err());
     }
 }
