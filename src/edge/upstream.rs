@@ -164,16 +164,22 @@ impl Pool {
         timeout: Duration,
         buf: Vec<u8>,
     ) -> Result<UpstreamConn, ConnectError> {
-        match monoio::time::timeout(timeout, TcpStream::connect_addr(addr)).await {
+        // Set before the connection is made: switched on an established connection, the
+        // new algorithm would inherit the pacing BBR's start switched on.
+        let congestion = self.congestion.as_deref();
+        let socket = TcpStream::connect_addr_prepared(addr, |fd| {
+            if let Some(cc) = congestion {
+                // Refused (not built in, or not allowed to this user): the host's stays,
+                // as the start banner says (`sock::congestion_check`).
+                let _ = set_congestion(&fd, cc);
+            }
+            Ok(())
+        });
+        match monoio::time::timeout(timeout, socket).await {
             Err(_) => Err(ConnectError::Timeout(addr)),
             Ok(Err(e)) => Err(ConnectError::Refused(addr, e)),
             Ok(Ok(tcp)) => {
                 let _ = tcp.set_nodelay(true);
-                if let Some(cc) = &self.congestion {
-                    // Refused (not built in, or not allowed to this user): the host's stays,
-                    // as the start banner says (`sock::congestion_check`).
-                    let _ = set_congestion(&tcp, cc);
-                }
                 Ok(UpstreamConn {
                     tcp,
                     buf,

@@ -120,6 +120,39 @@ impl TcpStream {
             SocketAddr::V6(_) => AF_INET6,
         };
         let socket = crate::net::new_socket(domain, SOCK_STREAM)?;
+        Self::connect_socket(socket, addr, opts).await
+    }
+
+    /// Establish a connection to `addr` on a new socket that `prepare` may set options on
+    /// first (patched in for searchgate, vendor/PATCHES.md: options such as
+    /// `TCP_CONGESTION` that take full effect only when set before the connection is
+    /// made). The socket is closed if `prepare` fails.
+    #[cfg(unix)]
+    pub async fn connect_addr_prepared(
+        addr: SocketAddr,
+        prepare: impl FnOnce(std::os::fd::RawFd) -> io::Result<()>,
+    ) -> io::Result<Self> {
+        const DEFAULT_OPTS: TcpConnectOpts = TcpConnectOpts {
+            tcp_fast_open: false,
+        };
+        let domain = match addr {
+            SocketAddr::V4(_) => AF_INET,
+            SocketAddr::V6(_) => AF_INET6,
+        };
+        let socket = crate::net::new_socket(domain, SOCK_STREAM)?;
+        if let Err(e) = prepare(socket) {
+            // SAFETY: `socket` was just created here and is owned by nobody else.
+            drop(unsafe { std::os::fd::OwnedFd::from_raw_fd(socket) });
+            return Err(e);
+        }
+        Self::connect_socket(socket, addr, &DEFAULT_OPTS).await
+    }
+
+    async fn connect_socket(
+        socket: RawFd,
+        addr: SocketAddr,
+        opts: &TcpConnectOpts,
+    ) -> io::Result<Self> {
         #[allow(unused_mut)]
         let mut tfo = opts.tcp_fast_open;
 
