@@ -305,7 +305,11 @@ fn bulk_oracle(body: &[u8]) -> Result<Vec<u8>, EdgeError> {
         lines += 1;
         let line = &raw[..raw.len() - 1];
         let text = line.strip_suffix(b"\r").unwrap_or(line);
-        let empty_source = || illegal(format!("the source line [{lines}] of a bulk action is empty"));
+        let empty_source = || {
+            illegal(format!(
+                "the source line [{lines}] of a bulk action is empty"
+            ))
+        };
         next = match next {
             BulkNext::Action if is_blank(text) => continue,
             BulkNext::Action => {
@@ -372,7 +376,9 @@ fn bulk_line() -> impl proptest::strategy::Strategy<Value = String> {
     ];
     let eol = prop_oneof![6 => Just("\n"), 1 => Just("\r\n"), 1 => Just("\r\r\n")];
     (action, doc, eol.clone(), eol).prop_map(|(a, d, e1, e2)| {
-        let needs_doc = a.starts_with("{\"index\"") || a.starts_with("{\"create\"") || a.starts_with("{ \"index\"");
+        let needs_doc = a.starts_with("{\"index\"")
+            || a.starts_with("{\"create\"")
+            || a.starts_with("{ \"index\"");
         match needs_doc {
             true => format!("{a}{e1}{d}{e2}"),
             false => format!("{a}{e1}"),
