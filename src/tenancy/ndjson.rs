@@ -16,7 +16,8 @@
 //!
 //! A `_bulk` line that ends in the chunk it started in is read where it lies; only a line
 //! split across chunks is collected first. Action lines of the common shapes are read
-//! without a value tree (`references::bulk_fast`), the others by the strict parser.
+//! without a value tree (`references::bulk_fast`), their end found by reading them, the
+//! others by the strict parser.
 //!
 //! The edge writes one compact JSON line per action, header or body and passes `index`/
 //! `create` sources as sent (a document never names an index), each line ending in `\n`:
@@ -30,7 +31,10 @@ use memchr::memchr;
 
 use super::json;
 use super::prefix::Prefix;
-use super::references::docs::{bulk_action, bulk_update_source, msearch_header, BulkAction};
+use super::references::bulk_fast::bulk_action_fast_at;
+use super::references::docs::{
+    bulk_action, bulk_update_source, msearch_header, ActionLine, BulkAction,
+};
 use super::references::search::search_body;
 use super::references::{illegal, parsing, Tenant};
 use crate::errors::EdgeError;
@@ -142,6 +146,12 @@ impl BulkRewriter {
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
         let mut i = 0;
         while i < input.len() {
+            if self.next == BulkNext::Action && self.line.buf.is_empty() {
+                if let Some(taken) = self.fast_action(&input[i..], out)? {
+                    i += taken;
+                    continue;
+                }
+            }
             let Some(nl) = memchr(b'\n', &input[i..]).map(|k| i + k) else {
                 match self.next {
                     BulkNext::Document => self.document_bytes(&input[i..], out),
@@ -231,19 +241,47 @@ impl BulkRewriter {
         }
     }
 
-    fn action_end(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        if is_blank(text) {
-            return Ok(());
-        }
+    /// An action line of the common shapes at the start of `rest`, read where it lies with
+    /// its end found by reading it (`references::bulk_fast`): the bytes it took. `None`:
+    /// the line goes the general way (its end searched for, then read).
+    fn fast_action(&mut self, rest: &[u8], out: &mut Vec<u8>) -> Result<Option<usize>, EdgeError> {
+        let t = Tenant {
+            prefix: &self.prefix,
+            ids: None,
+        };
+        let Some((a, taken)) = bulk_action_fast_at(&t, rest, out) else {
+            return Ok(None);
+        };
+        self.lines += 1;
+        self.count_action()?;
+        self.action_read(a, out);
+        Ok(Some(taken))
+    }
+
+    fn count_action(&mut self) -> Result<(), EdgeError> {
         self.actions += 1;
         if self.actions > self.max_actions {
             return Err(EdgeError::TooManyBulkActions(self.max_actions));
         }
+        Ok(())
+    }
+
+    fn action_end(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
+        if is_blank(text) {
+            return Ok(());
+        }
+        self.count_action()?;
         let t = Tenant {
             prefix: &self.prefix,
             ids: None,
         };
         let a = bulk_action(&t, text, self.lines, out)?;
+        self.action_read(a, out);
+        Ok(())
+    }
+
+    /// An action line was read and written (without its `\n`): what follows it.
+    fn action_read(&mut self, a: ActionLine<'_>, out: &mut Vec<u8>) {
         out.push(b'\n');
         if let Some(name) = a.auto_create {
             let known = self.candidates.iter().any(|c| c == name.as_bytes());
@@ -256,7 +294,6 @@ impl BulkRewriter {
             BulkAction::Update => BulkNext::Update,
             BulkAction::Index | BulkAction::Create => BulkNext::Document,
         };
-        Ok(())
     }
 
     fn update_end(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {

@@ -289,3 +289,136 @@ fn msearch_blank_line_attack_is_confined() {
         }
     }
 }
+
+/// `_bulk` bodies framed line by line by a plain reading of 7.10's rules, every action
+/// line read by the strict parser alone: what the rewriter (fast readers, lines read in
+/// place or collected across chunks) must produce, refusals included.
+fn bulk_oracle(body: &[u8]) -> Result<Vec<u8>, EdgeError> {
+    use crate::tenancy::references::docs::bulk_action_strict;
+    let p = prefix();
+    let t = Tenant {
+        prefix: &p,
+        ids: None,
+    };
+    let (complete, rest) = match body.iter().rposition(|&b| b == b'\n') {
+        Some(k) => body.split_at(k + 1),
+        None => (&b""[..], body),
+    };
+    let (mut out, mut next, mut actions, mut lines) = (Vec::new(), BulkNext::Action, 0, 0);
+    for raw in complete.split_inclusive(|&b| b == b'\n') {
+        lines += 1;
+        let line = &raw[..raw.len() - 1];
+        let text = line.strip_suffix(b"\r").unwrap_or(line);
+        let empty_source = || {
+            illegal(format!(
+                "the source line [{lines}] of a bulk action is empty"
+            ))
+        };
+        next = match next {
+            BulkNext::Action if is_blank(text) => continue,
+            BulkNext::Action => {
+                actions += 1;
+                if actions > 1000 {
+                    return Err(EdgeError::TooManyBulkActions(1000));
+                }
+                let a = bulk_action_strict(&t, text, lines, &mut out)?;
+                out.push(b'\n');
+                match a.action {
+                    BulkAction::Delete => BulkNext::Action,
+                    BulkAction::Update => BulkNext::Update,
+                    _ => BulkNext::Document,
+                }
+            }
+            _ if is_blank(text) => return Err(empty_source()),
+            BulkNext::Document => {
+                out.extend_from_slice(text);
+                out.push(b'\n');
+                BulkNext::Action
+            }
+            BulkNext::Update => {
+                bulk_update_source(text, lines, &mut out)?;
+                out.push(b'\n');
+                BulkNext::Action
+            }
+        };
+    }
+    let pending = match next {
+        BulkNext::Document => !is_blank(rest) || rest.ends_with(b"\r"),
+        _ => !rest.is_empty(),
+    };
+    if pending {
+        return Err(not_terminated("bulk"));
+    }
+    if next != BulkNext::Action {
+        return Err(illegal(format!(
+            "Malformed action/metadata line [{lines}], the source line is missing"
+        )));
+    }
+    Ok(out)
+}
+
+fn bulk_line() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let action = prop_oneof![
+        8 => (0u32..1000).prop_map(|i| format!("{{\"index\":{{\"_index\":\"site\",\"_type\":\"doc\",\"_id\":\"page-{i}\"}}}}")),
+        2 => Just("{\"create\":{\"_index\":\"logstash-1\",\"_id\":\"1\"}}".to_string()),
+        2 => Just("{ \"index\" : { \"_index\" : \"a\" } }".to_string()),
+        2 => Just("{\"delete\":{\"_index\":\"site\",\"_id\":\"9\"}}".to_string()),
+        1 => Just("{\"update\":{\"_id\":\"1\",\"retry_on_conflict\":3}}\n{\"doc\":{\"a\":1}}".to_string()),
+        1 => Just("{\"index\":{\"\\u005findex\":\"a\"}}".to_string()),
+        1 => Just("{\"index\":{\"_index\":\"café\"}}".to_string()),
+        1 => Just("{\"index\":{\"_index\":\"_x\"}}".to_string()),
+        1 => Just("{\"index\":{\"_index\":null}}".to_string()),
+        1 => Just("{\"bad\":{}}".to_string()),
+        1 => Just(" ".to_string()),
+        1 => Just(String::new()),
+    ];
+    let doc = prop_oneof![
+        6 => (0u32..1000).prop_map(|i| format!("{{\"title\":\"page {i}\",\"n\":{i}}}")),
+        1 => Just("{\"a\":\"b\\r\"}\r".to_string()),
+        1 => Just(" ".to_string()),
+    ];
+    let eol = prop_oneof![6 => Just("\n"), 1 => Just("\r\n"), 1 => Just("\r\r\n")];
+    (action, doc, eol.clone(), eol).prop_map(|(a, d, e1, e2)| {
+        let needs_doc = a.starts_with("{\"index\"")
+            || a.starts_with("{\"create\"")
+            || a.starts_with("{ \"index\"");
+        match needs_doc {
+            true => format!("{a}{e1}{d}{e2}"),
+            false => format!("{a}{e1}"),
+        }
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(1500))]
+
+    // Whatever the split points, the rewriter writes what the plain reading writes, or
+    // refuses as it does (spec 1.6: one reading of every byte).
+    #[test]
+    fn bulk_bodies_at_random_split_points_match_the_plain_reading(
+        lines in proptest::collection::vec(bulk_line(), 0..12),
+        tail in proptest::prop_oneof![8 => proptest::strategy::Just(""), 1 => proptest::strategy::Just("{\"index\":{}}"), 1 => proptest::strategy::Just("\r")],
+        cuts in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 0..4),
+    ) {
+        let body = format!("{}{tail}", lines.concat()).into_bytes();
+        let want = bulk_oracle(&body);
+        let mut at: Vec<usize> = cuts.iter().map(|c| c.index(body.len() + 1)).collect();
+        at.sort_unstable();
+        let mut chunks = Vec::new();
+        let mut from = 0;
+        for &k in &at {
+            chunks.push(&body[from..k]);
+            from = k;
+        }
+        chunks.push(&body[from..]);
+        let mut rw = BulkRewriter::new(prefix(), 1000);
+        let mut out = Vec::new();
+        let got = chunks
+            .iter()
+            .try_for_each(|c| rw.feed(c, &mut out))
+            .and_then(|()| rw.finish(&mut out))
+            .map(|()| out);
+        proptest::prop_assert_eq!(got, want, "{:?} cut at {:?}", String::from_utf8_lossy(&body), at);
+    }
+}

@@ -13,12 +13,16 @@
 //! `_index` rewritten) is the one written here, byte for byte: `bulk_fast_tests.rs`
 //! compares the two readers on generated lines.
 //!
+//! A line of the subset holds no `\n`, so `ndjson` can also hand over the rest of a chunk
+//! ([`bulk_action_fast_at`]): the line's end is then found by reading it, where the
+//! framing would cut it, instead of searched for first.
+//!
 //! Why by hand: a `_bulk` body of 1KB documents has about 900 action lines per MB, and
 //! the tree of the slow reader (a `String` per key and value, a `Vec` per object) cost
 //! about 300ns a line, half of the edge's CPU on such a body (tuning/multitenant-bulk.md).
 //! No JSON crate validates a subset and rewrites one value in one pass without a tree.
 //!
-//! Must not touch: line framing (`ndjson`), what a key means (`docs`), I/O.
+//! Must not touch: the framing rules (`ndjson`), what a key means (`docs`), I/O.
 
 use std::borrow::Cow;
 
@@ -34,19 +38,52 @@ pub fn bulk_action_fast<'l>(
     line: &'l [u8],
     out: &mut Vec<u8>,
 ) -> Option<ActionLine<'l>> {
-    let mut cursor = Cursor {
-        b: line,
-        pos: 0,
-        spaced: false,
-        non_ascii: false,
-    };
+    let mut cursor = Cursor::new(line);
     let read = cursor.action()?;
+    if cursor.pos != line.len() {
+        return None;
+    }
+    write_line(t, line, &cursor, read, out)
+}
+
+/// Like [`bulk_action_fast`] for the line at the start of `rest`, whose end is found by
+/// reading it rather than searched for first: the line must end in `\n` or `\r\n` (what
+/// the framing would cut there, `\r` trimmed). Returns the bytes the line took, its end
+/// included. A `\n` cannot come earlier: the subset has none inside a line.
+pub fn bulk_action_fast_at<'l>(
+    t: &Tenant,
+    rest: &'l [u8],
+    out: &mut Vec<u8>,
+) -> Option<(ActionLine<'l>, usize)> {
+    let mut cursor = Cursor::new(rest);
+    let read = cursor.action()?;
+    let end = cursor.pos;
+    let taken = match &rest[end..] {
+        [b'\n', ..] => end + 1,
+        [b'\r', b'\n', ..] => end + 2,
+        _ => return None,
+    };
+    let a = write_line(t, &rest[..end], &cursor, read, out)?;
+    Some((a, taken))
+}
+
+/// Writes a line the reader took: the line as sent, without whitespace, `_index`'s value
+/// rewritten in place.
+fn write_line<'l>(
+    t: &Tenant,
+    line: &'l [u8],
+    cursor: &Cursor<'l>,
+    read: Read<'l>,
+    out: &mut Vec<u8>,
+) -> Option<ActionLine<'l>> {
+    if cursor.non_ascii && std::str::from_utf8(line).is_err() {
+        return None;
+    }
     // Between ASCII quotes of a valid UTF-8 line: always valid.
     let auto_create = match read.auto_create {
         Some(name) => Some(Cow::Borrowed(std::str::from_utf8(name).ok()?)),
         None => None,
     };
-    // The line as sent, without whitespace, `_index`'s value rewritten in place.
     let (head, tail) = match read.index {
         Some((s, e)) => (&line[..s], &line[e..]),
         None => (line, &[][..]),
@@ -122,6 +159,15 @@ struct Cursor<'l> {
 }
 
 impl<'l> Cursor<'l> {
+    fn new(b: &'l [u8]) -> Self {
+        Cursor {
+            b,
+            pos: 0,
+            spaced: false,
+            non_ascii: false,
+        }
+    }
+
     #[inline]
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\t') = self.b.get(self.pos) {
@@ -195,6 +241,8 @@ impl<'l> Cursor<'l> {
         Some(())
     }
 
+    /// The action object and the whitespace after it (where the line must end; its
+    /// strings are checked to be UTF-8 by the caller when `non_ascii`).
     fn action(&mut self) -> Option<Read<'l>> {
         const NAMES: [&str; 4] = ["index", "create", "update", "delete"];
         const ACTIONS: [BulkAction; 4] = [
@@ -215,8 +263,7 @@ impl<'l> Cursor<'l> {
         self.metadata(&mut read)?;
         self.eat(b'}')?;
         self.skip_ws();
-        let utf8 = !self.non_ascii || std::str::from_utf8(self.b).is_ok();
-        (self.pos == self.b.len() && utf8).then_some(read)
+        Some(read)
     }
 
     /// The metadata object after its `{`, through its `}`: distinct known keys, `_index`

@@ -180,12 +180,48 @@ fn line() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// What may follow a line in a body.
+fn line_end() -> impl Strategy<Value = &'static [u8]> {
+    prop_oneof![
+        6 => Just(&b"\n{}\n"[..]),
+        2 => Just(&b"\r\n"[..]),
+        1 => Just(&b"\n"[..]),
+        1 => Just(&b""[..]),
+        1 => Just(&b"\r"[..]),
+        1 => Just(&b"\r\r\n"[..]),
+        1 => Just(&b" \r\n"[..]),
+        1 => Just(&b"\r \n"[..]),
+        1 => Just(&b"x\n"[..]),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4000))]
 
     #[test]
     fn fast_reader_agrees_with_the_strict_reader(line in line()) {
         compare(&line)?;
+    }
+
+    // Reading a line to its end finds the end the framing finds (the first `\n`, one `\r`
+    // before it trimmed) and writes what reading the cut line writes.
+    #[test]
+    fn a_line_read_to_its_end_is_the_line_cut_first(line in line(), end in line_end()) {
+        let p = tenant_prefix();
+        let t = Tenant { prefix: &p, ids: None };
+        let rest = [&line[..], end].concat();
+        let mut at_out = b"before|".to_vec();
+        let at = bulk_action_fast_at(&t, &rest, &mut at_out);
+        let cut = rest.iter().position(|&b| b == b'\n').map(|nl| {
+            let l = &rest[..nl];
+            (l.strip_suffix(b"\r").unwrap_or(l), nl + 1)
+        });
+        let mut cut_out = b"before|".to_vec();
+        let by_cut = cut.and_then(|(l, taken)| {
+            bulk_action_fast(&t, l, &mut cut_out).map(|a| (a, taken))
+        });
+        prop_assert_eq!(at, by_cut);
+        prop_assert_eq!(at_out, cut_out);
     }
 }
 
