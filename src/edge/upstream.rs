@@ -173,7 +173,6 @@ impl Pool {
                 // as the start banner says (`sock::congestion_check`).
                 let _ = set_congestion(&fd, cc);
             }
-            Ok(())
         });
         match monoio::time::timeout(timeout, socket).await {
             Err(_) => Err(ConnectError::Timeout(addr)),

@@ -123,14 +123,14 @@ impl TcpStream {
         Self::connect_socket(socket, addr, opts).await
     }
 
-    /// Establish a connection to `addr` on a new socket that `prepare` may set options on
+    /// Establish a connection to `addr` on a new socket that `prepare` sets options on
     /// first (patched in for searchgate, vendor/PATCHES.md: options such as
     /// `TCP_CONGESTION` that take full effect only when set before the connection is
-    /// made). The socket is closed if `prepare` fails.
+    /// made). `prepare` gets the raw fd for the call only; it must not close it.
     #[cfg(unix)]
     pub async fn connect_addr_prepared(
         addr: SocketAddr,
-        prepare: impl FnOnce(std::os::fd::RawFd) -> io::Result<()>,
+        prepare: impl FnOnce(RawFd),
     ) -> io::Result<Self> {
         const DEFAULT_OPTS: TcpConnectOpts = TcpConnectOpts {
             tcp_fast_open: false,
@@ -140,11 +140,7 @@ impl TcpStream {
             SocketAddr::V6(_) => AF_INET6,
         };
         let socket = crate::net::new_socket(domain, SOCK_STREAM)?;
-        if let Err(e) = prepare(socket) {
-            // SAFETY: `socket` was just created here and is owned by nobody else.
-            drop(unsafe { std::os::fd::OwnedFd::from_raw_fd(socket) });
-            return Err(e);
-        }
+        prepare(socket);
         Self::connect_socket(socket, addr, &DEFAULT_OPTS).await
     }
 
