@@ -329,6 +329,7 @@ fn bulk_oracle(body: &[u8]) -> Result<Vec<u8>, EdgeError> {
                     _ => BulkNext::Document,
                 }
             }
+            BulkNext::Document if is_blank_source(text) => return Err(empty_source()),
             _ if is_blank(text) => return Err(empty_source()),
             BulkNext::Document => {
                 out.extend_from_slice(text);
@@ -427,7 +428,6 @@ proptest::proptest! {
 /// `{"index":{"_index":"P:a","_id":1000...}}` where the plain strict reading refuses the
 /// body (number out of range of a double). Ignored: fails until the readers agree.
 #[test]
-#[ignore = "attack15 finding: fast reader takes integers the strict reader refuses"]
 fn attack15_big_integer_action_line_matches_the_plain_reading() {
     let body = format!(
         "{{\"index\":{{\"_index\":\"a\",\"_id\":1{}}}}}\n{{}}\n",

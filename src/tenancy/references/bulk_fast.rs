@@ -233,6 +233,11 @@ impl<'l> Cursor<'l> {
                 while self.b.get(self.pos).is_some_and(u8::is_ascii_digit) {
                     self.pos += 1;
                 }
+                // Past a long's 19 digits the strict reader decides (it refuses what is
+                // past a double's range): the subset stays a subset.
+                if self.pos - start > 19 {
+                    return None;
+                }
             }
             b't' if self.b[start..].starts_with(b"true") => self.pos += 4,
             b'f' if self.b[start..].starts_with(b"false") => self.pos += 5,
