@@ -123,7 +123,7 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     STARTED.append(p)
     stat = None
-    if args.perf_stat:
+    if getattr(args, "perf_stat", None):
         # System-wide counts (the proxy, the upstream, wrk and the kernel's work for all of
         # them) over the run, per request: the same load through each proxy, so differences
         # are the proxy's (e.g. loopback packets or system calls per request).
