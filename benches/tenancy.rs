@@ -260,6 +260,19 @@ fn response(c: &mut Criterion) {
             black_box(out.len());
         })
     });
+    // One small search answer with the rewriter set up for it, as for every response of a
+    // multitenant cluster: the per-response cost (tuning/multitenant-bulk.md).
+    let small = &body[..body[400..].iter().position(|&c| c == b',').unwrap() + 400];
+    g.throughput(Throughput::Bytes(small.len() as u64));
+    g.bench_function("strip_small_search_response_with_setup", |b| {
+        b.iter(|| {
+            let mut rw = ResponseRewriter::new(p, plan, 200, Some(b"application/json"), None);
+            out.clear();
+            rw.feed(small, &mut out);
+            rw.finish(&mut out);
+            black_box(out.len());
+        })
+    });
     let bulk = bulk_response(&p);
     g.throughput(Throughput::Bytes(bulk.len() as u64));
     g.bench_function("strip_1mb_bulk_response_64k_chunks", |b| {

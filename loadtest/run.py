@@ -123,7 +123,7 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     STARTED.append(p)
     stat = None
-    if getattr(args, "perf_stat", None):
+    if args.perf_stat:
         # System-wide counts (the proxy, the upstream, wrk and the kernel's work for all of
         # them) over the run, per request: the same load through each proxy, so differences
         # are the proxy's (e.g. loopback packets or system calls per request).
@@ -337,6 +337,13 @@ def run_round(args, targets, scenario, tenants, env, rnd, name):
 HOSTS = "the host's"
 
 
+def add_perf_stat_arg(ap):
+    """`--perf-stat`, which `run_wrk` reads: shared with tenancy_bench.py."""
+    ap.add_argument("--perf-stat", metavar="EVENTS",
+                    help="count these perf events system-wide during every run and report "
+                         "them per request (e.g. net:net_dev_xmit,raw_syscalls:sys_enter)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=int, default=4, help="seconds per run (default 4)")
@@ -376,9 +383,7 @@ def main():
     ap.add_argument("--normal-priority", action="store_true",
                     help="do not raise the runs' priority over other work (nice -20, autogroup)")
     ap.add_argument("--json", help="write every run's figures to this file")
-    ap.add_argument("--perf-stat", metavar="EVENTS",
-                    help="count these perf events system-wide during every run and report "
-                         "them per request (e.g. net:net_dev_xmit,raw_syscalls:sys_enter)")
+    add_perf_stat_arg(ap)
     ap.add_argument("--perf", metavar="DIR",
                     help="profile each proxy's last run of each scenario with perf (cpu-clock "
                          "samples) and write DIR/perf-<proxy>-<scenario>.txt")

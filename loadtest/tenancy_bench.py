@@ -192,6 +192,7 @@ def main():
     ap.add_argument("--perf", metavar="DIR",
                     help="profile the edge during each class's last round of each scenario "
                          "with perf (cpu-clock samples): DIR/perf-<class>-<scenario>.txt")
+    run.add_perf_stat_arg(ap)
     ap.add_argument("--keep", action="store_true", help="keep the work dir")
     args = ap.parse_args()
     scenarios = [s for s in args.scenarios.split(",") if s]

@@ -17,16 +17,20 @@
 //! Must not touch: prefixes (the stripper runs after this), I/O.
 
 use memchr::memmem;
+use std::sync::OnceLock;
 
 /// What starts a snippet (Jackson 2.9+ `JsonLocation`: `[Source: (type)"…"`; older versions
 /// print the content right after the space).
 const MARKER: &[u8] = b"[Source: ";
 const REPLACEMENT: &[u8] = b"[Source: REDACTED]";
+static MARKER_FINDER: OnceLock<memmem::Finder<'static>> = OnceLock::new();
 
 /// Removes source snippets from a response body fed in chunks.
 #[derive(Debug)]
 pub struct SnippetRedactor {
-    finder: memmem::Finder<'static>,
+    /// Built once: a response filter is set up for every response of a multitenant
+    /// cluster, and building a searcher cost more than scanning a small answer.
+    finder: &'static memmem::Finder<'static>,
     /// A proper prefix of the marker, held back from the end of the last chunk.
     carry: Vec<u8>,
     /// Inside a snippet: dropping bytes until the unescaped `"` that ends its string.
@@ -38,7 +42,7 @@ pub struct SnippetRedactor {
 impl Default for SnippetRedactor {
     fn default() -> Self {
         SnippetRedactor {
-            finder: memmem::Finder::new(MARKER).into_owned(),
+            finder: MARKER_FINDER.get_or_init(|| memmem::Finder::new(MARKER)),
             carry: Vec::with_capacity(MARKER.len()),
             dropping: false,
             escaped: false,

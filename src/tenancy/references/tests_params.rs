@@ -15,6 +15,21 @@ fn q(query: &str) -> Result<(String, params::QueryFacts), EdgeError> {
     Ok((show(&out), facts))
 }
 
+/// Every query string of `rows` is refused with 400, an `illegal_argument_exception` whose
+/// reason holds the row's words.
+fn assert_refused(rows: &[(&str, &str)]) {
+    for (input, why) in rows {
+        let e = q(input).unwrap_err();
+        assert_eq!(e.status(), 400, "{input}");
+        assert!(
+            e.body().reason.contains(why),
+            "{input}: {:?}",
+            e.body().reason
+        );
+        assert_eq!(e.body().kind, "illegal_argument_exception", "{input}");
+    }
+}
+
 #[test]
 fn query_parameters() {
     let table: &[(&str, &str)] = &[
@@ -61,16 +76,7 @@ fn query_parameters() {
         ("q=%zz", "percent-encoding"),
         ("q=%ff", "UTF-8"),
     ];
-    for (input, why) in refused {
-        let e = q(input).unwrap_err();
-        assert_eq!(e.status(), 400, "{input}");
-        assert!(
-            e.body().reason.contains(why),
-            "{input}: {:?}",
-            e.body().reason
-        );
-        assert_eq!(e.body().kind, "illegal_argument_exception", "{input}");
-    }
+    assert_refused(refused);
     let tok = sealer().seal("acme", IdKind::Scroll, b"RAW/+=");
     assert_eq!(
         q(&format!("scroll_id={tok}")).unwrap().0,
@@ -95,15 +101,7 @@ fn semicolons_separate_parameters_as_upstream() {
         ("x;df=title", "unrecognized parameter: [x]"),
         ("format=json;format=yaml", "more than once"),
     ];
-    for (input, why) in refused {
-        let e = q(input).unwrap_err();
-        assert_eq!(e.status(), 400, "{input}");
-        assert!(
-            e.body().reason.contains(why),
-            "{input}: {:?}",
-            e.body().reason
-        );
-    }
+    assert_refused(refused);
     let table: &[(&str, &str)] = &[
         // a `;` the tenant encoded is data: it goes upstream encoded
         ("q=a%3Bb", "?q=a%3Bb"),
