@@ -374,10 +374,12 @@ def main():
     ap.add_argument("--upstream-congestion", default="cubic", metavar="NAME",
                     help="searchgate's [edge] upstream_congestion (default cubic, its default; "
                          "'' keeps the host's)")
-    ap.add_argument("--host-congestion", metavar="NAME",
+    ap.add_argument("--host-congestion", metavar="NAME", default="cubic",
                     help="set the host's TCP congestion control (net.ipv4.tcp_congestion_control,"
                          " every socket of the run: nginx's, wrk's, the upstream's) for the run "
-                         "and restore it at the end; default: leave it as it is")
+                         "and restore it at the end (default cubic: a host at BBR paces nginx's "
+                         "upstream connections and not the edge's, a handicap for nginx); "
+                         "'' leaves the host's as it is")
     ap.add_argument("--upstream-driver", choices=["epoll", "uring"], default="epoll")
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--normal-priority", action="store_true",
@@ -421,9 +423,16 @@ def main():
     host_cc = "/proc/sys/net/ipv4/tcp_congestion_control"
     with open(host_cc) as f:
         args.host_congestion_before = f.read().strip()
+    if args.host_congestion == args.host_congestion_before:
+        args.host_congestion = ""  # nothing to set, nothing to restore
     if args.host_congestion:
-        with open(host_cc, "w") as f:
-            f.write(args.host_congestion)
+        try:
+            with open(host_cc, "w") as f:
+                f.write(args.host_congestion)
+        except OSError as e:
+            sys.exit(f"cannot set the host's TCP congestion control to {args.host_congestion} "
+                     f"({e}); run as root, or pass --host-congestion '' to measure with the "
+                     f"host's {args.host_congestion_before}")
     work = tempfile.mkdtemp(prefix="sg-loadtest-")
     os.chmod(work, 0o755)  # nginx's workers run as another user and read the htpasswd files
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -435,7 +444,8 @@ def main():
         log(f"command: {' '.join(sys.argv)}")
         log(f"work dir {work}; {args.tenants} clusters; access log {args.access_log}; "
             f"nginx auth {args.nginx_auth}; host congestion control "
-            f"{args.host_congestion or args.host_congestion_before}; searchgate upstream "
+            f"{args.host_congestion or args.host_congestion_before} (was "
+            f"{args.host_congestion_before}); searchgate upstream "
             f"connections {args.upstream_congestion or HOSTS}")
         layout = None
         for scenario in sorted(scenarios, key=lambda s: layout_of(s) != "pinned"):
