@@ -91,4 +91,6 @@ pub use request::{
 pub use response::{ResponsePlan, ResponseRewriter};
 
 #[cfg(test)]
+mod stream_props_tests;
+#[cfg(test)]
 mod tests;
