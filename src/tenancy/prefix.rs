@@ -139,13 +139,7 @@ impl Stripper {
     pub fn new(prefix: Prefix) -> Self {
         Stripper {
             prefix,
-            // No prefilter: the prefix is met every few hundred bytes of an answer, where
-            // a prefilter only adds work, and building one cost more than stripping a
-            // small answer (benches/tenancy.rs `tenancy_response`).
-            finder: memmem::FinderBuilder::new()
-                .prefilter(memmem::Prefilter::None)
-                .build_forward(&prefix.0)
-                .into_owned(),
+            finder: memmem::Finder::new(&prefix.0).into_owned(),
             carry: Vec::with_capacity(PREFIX_LEN),
         }
     }
