@@ -203,7 +203,7 @@ fn longest_suffix_prefix(hay: &[u8], p: &[u8]) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     fn key(n: u8) -> TenancyKey {
@@ -237,7 +237,8 @@ mod tests {
         }
     }
 
-    fn strip_stream(p: Prefix, chunks: &[&[u8]]) -> Vec<u8> {
+    /// `chunks` fed through one stripper, in order (also for `stream_props_tests`).
+    pub(in crate::tenancy) fn strip_stream(p: Prefix, chunks: &[&[u8]]) -> Vec<u8> {
         let mut s = Stripper::new(p);
         let mut out = Vec::new();
         for c in chunks {

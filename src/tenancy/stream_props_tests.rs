@@ -11,6 +11,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
+use super::prefix::tests::strip_stream as strip_chunks;
 use super::prefix::{Prefix, Stripper, TenancyKey, PREFIX_LEN};
 use super::response::{ResponsePlan, ResponseRewriter};
 use super::snippets::SnippetRedactor;
@@ -75,16 +76,6 @@ fn chunks<'a>(input: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
         from = k;
     }
     out.push(&input[from..]);
-    out
-}
-
-fn strip_chunks(p: Prefix, parts: &[&[u8]]) -> Vec<u8> {
-    let mut s = Stripper::new(p);
-    let mut out = Vec::new();
-    for c in parts {
-        s.feed(c, &mut out);
-    }
-    s.finish(&mut out);
     out
 }
 
