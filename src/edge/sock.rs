@@ -150,14 +150,14 @@ mod tests {
         let (mut server, _) = l.accept().unwrap();
         assert!(!peer_closed(&server), "open, nothing sent");
         client.write_all(b"x").unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Waits for the event (the byte is there to read), not for a time.
+        assert!(soon(|| poll_now(&server, libc::POLLIN) & libc::POLLIN != 0));
         assert!(!peer_closed(&server), "open with a byte waiting");
         let mut b = [0u8; 1];
         server.read_exact(&mut b).unwrap();
         assert_eq!(&b, b"x", "the peeked byte was not consumed");
         drop(client);
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        assert!(peer_closed(&server), "closed");
+        assert!(soon(|| peer_closed(&server)), "closed");
     }
 
     fn pair() -> (std::net::TcpStream, std::net::TcpStream) {
