@@ -424,9 +424,10 @@ proptest::proptest! {
     }
 }
 
-/// attack15: the body-level view of the fast reader's big integers. The edge forwards
+/// attack15: the body-level view of the fast reader's big integers. The edge forwarded
 /// `{"index":{"_index":"P:a","_id":1000...}}` where the plain strict reading refuses the
-/// body (number out of range of a double). Ignored: fails until the readers agree.
+/// body (number out of range of a double); the readers agree since cdbeab2 (regression
+/// test).
 #[test]
 fn attack15_big_integer_action_line_matches_the_plain_reading() {
     let body = format!(
