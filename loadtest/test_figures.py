@@ -1,0 +1,71 @@
+"""Table tests of figures.py (pure): the paired ratios, the ceiling that `direct` sets and
+how goals above it are marked. Run by tests/loadtest_figures.rs (`cargo test`)."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from figures import ceiling, goals, paired_ratios, with_ceiling  # noqa: E402
+
+
+def run(rps, mbps=1.0, cpu=10.0, p99=1000, p999=2000):
+    return {"rps": rps, "mbps": mbps, "cpu_us_per_req": cpu, "p99": p99, "p999": p999}
+
+
+class PairedRatios(unittest.TestCase):
+    def test_median_of_per_round_ratios_not_ratio_of_medians(self):
+        # Rounds 1.10, 1.50, 1.20: median 1.20; the ratio of medians would be 120/100.
+        ours = [run(110), run(150), run(120)]
+        base = [run(100), run(100), run(100)]
+        self.assertAlmostEqual(paired_ratios(ours, base)["rps"], 1.20)
+
+
+class Ceiling(unittest.TestCase):
+    def test_none_without_direct_runs(self):
+        self.assertIsNone(ceiling(None, [run(100)]))
+        self.assertIsNone(ceiling([], [run(100)]))
+
+    def test_direct_over_nginx_per_round(self):
+        roof = ceiling([run(104, mbps=5200), run(110, mbps=5500)],
+                       [run(100, mbps=5000), run(100, mbps=5000)])
+        self.assertAlmostEqual(roof["rps"], 1.07)
+        self.assertAlmostEqual(roof["mbps"], 1.07)
+
+    # Issue 15's goals against ceilings below, at and above them.
+    CASES = [
+        # scenario, ceiling (rps, mbps), goal text marked as unreachable here?
+        ("bulk", (1.04, 1.04), True),    # 1.10x MB/s needs more than no proxy at all
+        ("bulk", (1.10, 1.10), False),   # at the ceiling: reachable in principle
+        ("bulk_tiny", (0.99, 0.99), True),
+        ("bulk_tiny", (1.00, 1.00), False),
+        ("plain", (1.14, 0.90), True),   # req/s is judged, MB/s is not a plain goal
+        ("plain", (1.24, 0.90), False),
+    ]
+
+    def test_goals_above_the_ceiling_are_marked(self):
+        q = run(1.0, mbps=1.0, cpu=1.0, p99=1.0, p999=1.0)
+        for scenario, (rps, mbps), marked in self.CASES:
+            roof = {"rps": rps, "mbps": mbps}
+            out = with_ceiling(goals(scenario, q, 0), roof)
+            throughput = [t for t, _, need in out if need is not None]
+            self.assertEqual(len(throughput), 1, scenario)
+            self.assertEqual("ceiling" in throughput[0], marked, (scenario, roof, throughput))
+            # Only the throughput goal is ever marked; CPU, latency and errors are not.
+            others = [t for t, _, need in out if need is None]
+            self.assertFalse(any("ceiling" in t for t in others), others)
+
+    def test_marking_does_not_change_met(self):
+        q = run(1.2, mbps=1.2, cpu=0.7, p99=0.5, p999=0.5)
+        plain = goals("plain", q, 0)
+        marked = with_ceiling(plain, {"rps": 1.1, "mbps": 1.0})
+        self.assertEqual([m for _, m, _ in plain], [m for _, m, _ in marked])
+        self.assertTrue(all(m for _, m, _ in marked))
+
+    def test_no_ceiling_leaves_goals_alone(self):
+        q = run(1.0)
+        self.assertEqual(with_ceiling(goals("tls", q, 0), None), goals("tls", q, 0))
+
+
+if __name__ == "__main__":
+    unittest.main()
