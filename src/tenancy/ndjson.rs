@@ -31,7 +31,7 @@ use memchr::memchr;
 
 use super::json;
 use super::prefix::Prefix;
-use super::references::bulk_fast::bulk_action_fast_at;
+use super::references::bulk_fast::{bulk_action_fast_cached, HeadCache};
 use super::references::docs::{
     bulk_action, bulk_update_source, msearch_header, ActionLine, BulkAction,
 };
@@ -113,6 +113,8 @@ pub struct BulkRewriter {
     doc_started: bool,
     doc_cr: bool,
     candidates: Vec<Vec<u8>>,
+    /// The head of the last action line read fast (`references::bulk_fast`).
+    heads: HeadCache,
 }
 
 impl BulkRewriter {
@@ -127,6 +129,7 @@ impl BulkRewriter {
             doc_started: false,
             doc_cr: false,
             candidates: Vec::new(),
+            heads: HeadCache::default(),
         }
     }
 
@@ -249,7 +252,7 @@ impl BulkRewriter {
             prefix: &self.prefix,
             ids: None,
         };
-        let Some((a, taken)) = bulk_action_fast_at(&t, rest, out) else {
+        let Some((a, taken)) = bulk_action_fast_cached(&t, rest, out, &mut self.heads) else {
             return Ok(None);
         };
         self.lines += 1;
