@@ -31,7 +31,7 @@ use memchr::memchr;
 
 use super::json;
 use super::prefix::Prefix;
-use super::references::bulk_fast::{bulk_action_fast_cached, HeadCache};
+use super::references::bulk_heads::{bulk_action_fast_cached, HeadCache};
 use super::references::docs::{
     bulk_action, bulk_update_source, msearch_header, ActionLine, BulkAction,
 };
@@ -113,7 +113,7 @@ pub struct BulkRewriter {
     doc_started: bool,
     doc_cr: bool,
     candidates: Vec<Vec<u8>>,
-    /// The head of the last action line read fast (`references::bulk_fast`).
+    /// The heads of the last action lines read fast (`references::bulk_heads`).
     heads: HeadCache,
 }
 

@@ -17,14 +17,8 @@
 //! ([`bulk_action_fast_at`]): the line's end is then found by reading it, where the
 //! framing would cut it, instead of searched for first.
 //!
-//! Consecutive action lines of a body usually differ only in their last value
-//! (`..."_id":"page-000124"}}`). [`HeadCache`] keeps, per body, the start of the last line
-//! taken whole, up to the opening quote of that value (its "head"), and what was written
-//! for it; a line starting with the same head and ending in a plain string, `}}` and the
-//! line end is then read from the head on. That is the same reading: the reader's state at
-//! the end of the head depends only on the head's bytes, so it would read the same keys and
-//! values, write the same bytes for them and then the rest as it is (see
-//! [`HeadCache::read`]); `bulk_fast_tests.rs` compares the two on generated bodies.
+//! [`read_at`] also tells where a line's "head" ends, for the per-body cache of heads
+//! (`bulk_heads`).
 //!
 //! Why by hand: a `_bulk` body of 1KB documents has about 900 action lines per MB, and
 //! the tree of the slow reader (a `String` per key and value, a `Vec` per object) cost
@@ -68,26 +62,9 @@ pub fn bulk_action_fast_at<'l>(
     Some((a, taken))
 }
 
-/// [`bulk_action_fast_at`] with the body's [`HeadCache`]: a line with the cached head is
-/// read from the head on; any other line the reader takes becomes the cached one when it
-/// has a head.
-pub fn bulk_action_fast_cached<'l>(
-    t: &Tenant,
-    rest: &'l [u8],
-    out: &mut Vec<u8>,
-    cache: &mut HeadCache,
-) -> Option<(ActionLine<'l>, usize)> {
-    if let Some(hit) = cache.read(rest, out) {
-        return Some(hit);
-    }
-    let start = out.len();
-    let (a, taken, learnt) = read_at(t, rest, out)?;
-    cache.learn(rest, &out[start..], &a, learnt);
-    Some((a, taken))
-}
-
-/// The reading of [`bulk_action_fast_at`], plus what [`HeadCache::learn`] needs.
-fn read_at<'l>(
+/// The reading of [`bulk_action_fast_at`], plus where the line's head ends, if it has one
+/// (`bulk_heads`).
+pub(super) fn read_at<'l>(
     t: &Tenant,
     rest: &'l [u8],
     out: &mut Vec<u8>,
@@ -100,26 +77,24 @@ fn read_at<'l>(
         [b'\r', b'\n', ..] => end + 2,
         _ => return None,
     };
-    let learnt = Learnt::of(rest, end, &cursor, &read);
+    let learnt = Learnt::of(rest, end, &read);
     let a = write_line(t, &rest[..end], &cursor, read, out)?;
     Some((a, taken, learnt))
 }
 
-/// Where a taken line's head ends, when it has one: the line is compact and ASCII, and its
-/// last value is a string of a key other than `_index`, followed by nothing but `}}`.
-struct Learnt {
+/// Where a taken line's head ends, when it has one: its last value is a string of a key
+/// other than `_index`, followed by nothing but `}}` (no blank space either).
+pub(super) struct Learnt {
     /// The head: the line's bytes before that string's first byte.
-    head: usize,
+    pub(super) head: usize,
     /// The line without its end.
-    end: usize,
-    auto_create: Option<(usize, usize)>,
+    pub(super) end: usize,
+    /// Where the auto-created index name (`_index`'s value) lies, if the line creates one.
+    pub(super) auto_create: Option<(usize, usize)>,
 }
 
 impl Learnt {
-    fn of(rest: &[u8], end: usize, cursor: &Cursor<'_>, read: &Read<'_>) -> Option<Learnt> {
-        if cursor.spaced || cursor.non_ascii {
-            return None;
-        }
+    fn of(rest: &[u8], end: usize, read: &Read<'_>) -> Option<Learnt> {
         let (s, e) = read.last_string?;
         if &rest[e..end] != b"\"}}" {
             return None;
@@ -131,87 +106,6 @@ impl Learnt {
             end,
             auto_create,
         })
-    }
-}
-
-/// Longest head kept: longer action lines are rare and are read whole.
-const MAX_HEAD: usize = 256;
-
-/// The head of the last action line of a body that the reader took whole (module docs).
-#[derive(Debug, Default)]
-pub struct HeadCache {
-    /// The line's bytes up to its last value's first byte; empty: nothing cached.
-    head: Vec<u8>,
-    /// What the reader wrote for them (`_index` rewritten).
-    written: Vec<u8>,
-    action: Option<BulkAction>,
-    /// Where the auto-created index name lies in the head.
-    auto_create: Option<(usize, usize)>,
-}
-
-impl HeadCache {
-    /// The line at the start of `rest` when it is the cached head, a string of bytes
-    /// without `STOPS` (no quote, escape, control or non-ASCII byte), its closing quote,
-    /// `}}` and `\n` or `\r\n`: written as the reader would write it (the head's written
-    /// bytes, then the rest as sent). `None`, with `out` as it was, otherwise.
-    ///
-    /// Why this is the reader's reading: at the end of the head the reader is inside the
-    /// string value of the metadata's last key, having read every earlier key and value
-    /// (the head's bytes are the cached line's, so the keys are distinct and `_index`, if
-    /// any, is checked and rewritten the same way). A string without `STOPS` bytes is
-    /// one it reads whole, up to the quote; then `}` ends the metadata, `}` the action,
-    /// and the line must end there, as both check. The line being compact and ASCII (the
-    /// head's, by `Learnt::of`; the rest's, by the checks here), its written form is its
-    /// bytes with `_index` rewritten: the head's written bytes and the rest unchanged.
-    fn read<'l>(&self, rest: &'l [u8], out: &mut Vec<u8>) -> Option<(ActionLine<'l>, usize)> {
-        let action = self.action?;
-        let h = self.head.len();
-        if !rest.starts_with(&self.head) {
-            return None;
-        }
-        let mut e = h;
-        while e < rest.len() && !STOPS[usize::from(rest[e])] {
-            e += 1;
-        }
-        let taken = match &rest[e..] {
-            [b'"', b'}', b'}', b'\n', ..] => e + 4,
-            [b'"', b'}', b'}', b'\r', b'\n', ..] => e + 5,
-            _ => return None,
-        };
-        let auto_create = match self.auto_create {
-            // Inside the head, which is ASCII.
-            Some((s, e)) => Some(Cow::Borrowed(std::str::from_utf8(&rest[s..e]).ok()?)),
-            None => None,
-        };
-        out.extend_from_slice(&self.written);
-        out.extend_from_slice(&rest[h..e + 3]);
-        Some((
-            ActionLine {
-                action,
-                auto_create,
-            },
-            taken,
-        ))
-    }
-
-    /// Caches the head of a line the reader took (`rest`, from the line's start) and wrote
-    /// (`written`), or forgets the cached one when the line has no head.
-    fn learn(&mut self, rest: &[u8], written: &[u8], a: &ActionLine<'_>, learnt: Option<Learnt>) {
-        let Some(l) = learnt.filter(|l| l.head <= MAX_HEAD) else {
-            self.action = None;
-            self.head.clear();
-            return;
-        };
-        // The written line ends with the rest of the line as sent (compact, after any
-        // `_index`): the head's written bytes are what comes before it.
-        let tail = l.end - l.head;
-        self.head.clear();
-        self.head.extend_from_slice(&rest[..l.head]);
-        self.written.clear();
-        self.written
-            .extend_from_slice(&written[..written.len() - tail]);
-        self.action = Some(a.action);
-        self.auto_create = l.auto_create;
     }
 }
 
@@ -272,7 +166,7 @@ fn copy_compact(bytes: &[u8], spaced: bool, in_string: &mut bool, out: &mut Vec<
 /// The bytes that end a run of a string's bytes: `"` (its end), `\` and control
 /// characters (left to the strict reader), and bytes of non-ASCII characters (the line is
 /// then checked to be UTF-8).
-static STOPS: [bool; 256] = {
+pub(super) static STOPS: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
     while i < 0x20 {
@@ -467,8 +361,4 @@ impl<'l> Cursor<'l> {
 
 #[cfg(test)]
 #[path = "bulk_fast_tests.rs"]
-mod tests;
-
-#[cfg(test)]
-#[path = "bulk_head_cache_tests.rs"]
-mod head_cache_tests;
+pub(super) mod tests;

@@ -12,7 +12,7 @@ use crate::tenancy::prefix::Prefix;
 
 const P: &[u8; 21] = b"abcdefghijklmnopqrst-";
 
-pub(super) fn tenant_prefix() -> Prefix {
+pub(in crate::tenancy::references) fn tenant_prefix() -> Prefix {
     Prefix::from_bytes(P).unwrap()
 }
 
@@ -148,7 +148,7 @@ fn pair() -> impl Strategy<Value = String> {
 
 /// An action line: mostly well-formed, sometimes broken by a cut, an inserted byte or a
 /// dropped comma.
-pub(super) fn line() -> impl Strategy<Value = Vec<u8>> {
+pub(in crate::tenancy::references) fn line() -> impl Strategy<Value = Vec<u8>> {
     let shape = (
         (ws(), ws(), action_name(), ws(), ws()),
         proptest::collection::vec((pair(), ws()), 0..4),
@@ -181,7 +181,7 @@ pub(super) fn line() -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// What may follow a line in a body.
-pub(super) fn line_end() -> impl Strategy<Value = &'static [u8]> {
+pub(in crate::tenancy::references) fn line_end() -> impl Strategy<Value = &'static [u8]> {
     prop_oneof![
         6 => Just(&b"\n{}\n"[..]),
         2 => Just(&b"\r\n"[..]),

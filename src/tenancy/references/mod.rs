@@ -118,6 +118,7 @@ pub mod admin;
 pub mod aggs;
 pub mod aggs_table;
 pub mod bulk_fast;
+pub mod bulk_heads;
 pub mod docs;
 pub mod params;
 pub mod query;

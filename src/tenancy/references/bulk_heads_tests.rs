@@ -2,18 +2,20 @@
 //! bodies, line after line, [`bulk_action_fast_cached`] answers exactly what
 //! [`bulk_action_fast_at`] answers (the same action, auto-created name, bytes taken, bytes
 //! written, or the same `None` with `out` untouched), whether the cache answered or not.
-//! The bodies mix lines sharing a head with ones that differ from it right after the head
-//! (quotes, escapes, control and non-ASCII bytes, more keys, a second `_index`, spaces,
-//! cuts) and with the general generator's lines.
+//! The bodies mix lines sharing a few heads (compact, spaced, non-ASCII, heads that start
+//! other heads) with ones that differ from them right after the head (quotes, escapes,
+//! control and non-ASCII bytes, more keys, a second `_index`, spaces, cuts) and with the
+//! general generator's lines.
 
 use proptest::prelude::*;
 
+use super::super::bulk_fast::bulk_action_fast_at;
+use super::super::bulk_fast::tests::{line, line_end, tenant_prefix};
 use super::super::docs::BulkAction;
-use super::tests::{line, line_end, tenant_prefix};
 use super::*;
 
-/// Heads of action lines, learnable or not (spaced, non-ASCII, refused names, a numeric
-/// last value).
+/// Heads of action lines: kept ones (compact, spaced, non-ASCII, one starting another) and
+/// lines the reader refuses or that have no head (refused names, duplicate keys).
 fn head() -> impl Strategy<Value = &'static str> {
     prop_oneof![
         8 => Just(r#"{"index":{"_index":"site","_type":"doc","_id":""#),
@@ -23,6 +25,9 @@ fn head() -> impl Strategy<Value = &'static str> {
         2 => Just(r#"{"index":{"_id":""#),
         1 => Just(r#"{"index":{"_index":"café","_id":""#),
         1 => Just(r#"{ "index":{"_index":"site","_id":""#),
+        1 => Just(r#"{"index": {"_index": "site", "_id": ""#),
+        1 => Just("{\"index\":{\"_index\":\"site\",\t\"_id\":\""),
+        1 => Just(r#"{"index":{"_id":"1","routing":""#),
         1 => Just(r#"{"index":{"_index":"_x","_id":""#),
         1 => Just(r#"{"index":{"_index":"a,b","_id":""#),
         1 => Just(r#"{"index":{"_index":""#),
@@ -66,12 +71,15 @@ fn after() -> impl Strategy<Value = &'static str> {
     ]
 }
 
-/// A body: lines (mostly sharing one of the body's two heads) with their ends, and where
-/// each line starts.
+/// A body: lines (mostly sharing one of the body's three heads) with their ends, and
+/// where each line starts.
 fn body() -> impl Strategy<Value = (Vec<u8>, Vec<usize>)> {
+    // A line: one of the body's three heads (the first most often) with a value and what
+    // follows it, or a line of the general generator.
     let one = prop_oneof![
-        12 => (prop::bool::weighted(0.8), value(), after()).prop_map(|(h, v, a)| (Some(h), v, a)),
-        1 => line().prop_map(|l| (None, String::from_utf8_lossy(&l).into_owned(), "")),
+        12 => (0usize..4, value(), after())
+            .prop_map(|(h, v, a)| (Some(h.min(2)), format!("{v}{a}").into_bytes())),
+        1 => line().prop_map(|l| (None, l)),
     ];
     let ends = prop_oneof![
         8 => Just(&b"\n"[..]),
@@ -79,21 +87,13 @@ fn body() -> impl Strategy<Value = (Vec<u8>, Vec<usize>)> {
         1 => line_end(),
     ];
     let lines = proptest::collection::vec((one, ends), 1..16);
-    (head(), head(), lines).prop_map(|(h0, h1, lines)| {
+    (head(), head(), head(), lines).prop_map(|(h0, h1, h2, lines)| {
+        let heads = [h0, h1, h2];
         let (mut body, mut starts) = (Vec::new(), Vec::new());
-        for ((h, v, a), end) in lines {
+        for ((h, rest), end) in lines {
             starts.push(body.len());
-            let head = match h {
-                Some(first) => {
-                    if first {
-                        h0
-                    } else {
-                        h1
-                    }
-                }
-                None => "",
-            };
-            body.extend_from_slice(format!("{head}{v}{a}").as_bytes());
+            body.extend_from_slice(h.map_or("", |i| heads[i]).as_bytes());
+            body.extend_from_slice(&rest);
             body.extend_from_slice(end);
         }
         (body, starts)
@@ -206,6 +206,45 @@ fn consecutive_lines_with_one_head_are_read_from_the_cache() {
             false,
             None,
         ),
+        // The first head is still kept.
+        (
+            "{\"index\":{\"_index\":\"site\",\"_type\":\"doc\",\"_id\":\"page-3\"}}\n",
+            true,
+            Some(r#"{"index":{"_index":"P:site","_type":"doc","_id":"page-3"}}"#),
+        ),
+        // Blank space as Python's json.dumps writes it: kept, written compact.
+        (
+            "{\"index\": {\"_index\": \"site\", \"_id\": \"1\"}}\n",
+            false,
+            Some(r#"{"index":{"_index":"P:site","_id":"1"}}"#),
+        ),
+        (
+            "{\"index\": {\"_index\": \"site\", \"_id\": \"a b\"}}\n",
+            true,
+            Some(r#"{"index":{"_index":"P:site","_id":"a b"}}"#),
+        ),
+        // Blank space after the value: read whole.
+        (
+            "{\"index\": {\"_index\": \"site\", \"_id\": \"2\" }}\n",
+            false,
+            Some(r#"{"index":{"_index":"P:site","_id":"2"}}"#),
+        ),
+        // A fifth head pushes out the oldest (the first index head).
+        (
+            "{\"create\":{\"_index\":\"logstash-1\",\"_id\":\"1\"}}\n",
+            false,
+            Some(r#"{"create":{"_index":"P:logstash-1","_id":"1"}}"#),
+        ),
+        (
+            "{\"update\":{\"_index\":\"site\",\"_id\":\"1\"}}\n",
+            false,
+            Some(r#"{"update":{"_index":"P:site","_id":"1"}}"#),
+        ),
+        (
+            "{\"index\":{\"_index\":\"site\",\"_type\":\"doc\",\"_id\":\"page-4\"}}\n",
+            false,
+            Some(r#"{"index":{"_index":"P:site","_type":"doc","_id":"page-4"}}"#),
+        ),
     ];
     for (line, from_cache, want) in table {
         let mut probe = Vec::new();
@@ -224,8 +263,14 @@ fn consecutive_lines_with_one_head_are_read_from_the_cache() {
                 let (a, taken) = got.expect(line);
                 assert_eq!(&written, w);
                 assert_eq!(taken, line.len());
-                let is_delete = a.action == BulkAction::Delete;
-                assert_eq!(is_delete, line.starts_with("{\"delete"));
+                let kind = [
+                    ("{\"delete", BulkAction::Delete),
+                    ("{\"index", BulkAction::Index),
+                    ("{\"create", BulkAction::Create),
+                    ("{\"update", BulkAction::Update),
+                ];
+                let want = kind.iter().find(|(k, _)| line.starts_with(k)).unwrap().1;
+                assert_eq!(a.action, want, "{line}");
             }
             None => assert!(got.is_none() && written.is_empty(), "{line}"),
         }
