@@ -24,7 +24,8 @@
 //! line end is then read from the head on. That is the same reading: the reader's state at
 //! the end of the head depends only on the head's bytes, so it would read the same keys and
 //! values, write the same bytes for them and then the rest as it is (see
-//! [`HeadCache::read`]); `bulk_fast_tests.rs` compares the two on generated bodies.
+//! [`HeadCache::read`]); `bulk_head_cache_tests.rs` compares the two on generated lines,
+//! and `ndjson_head_cache_tests.rs` whole bodies fed in random chunks.
 //!
 //! Why by hand: a `_bulk` body of 1KB documents has about 900 action lines per MB, and
 //! the tree of the slow reader (a `String` per key and value, a `Vec` per object) cost
@@ -78,6 +79,10 @@ pub fn bulk_action_fast_cached<'l>(
     cache: &mut HeadCache,
 ) -> Option<(ActionLine<'l>, usize)> {
     if let Some(hit) = cache.read(rest, out) {
+        #[cfg(test)]
+        {
+            cache.hits += 1;
+        }
         return Some(hit);
     }
     let start = out.len();
@@ -147,6 +152,13 @@ pub struct HeadCache {
     action: Option<BulkAction>,
     /// Where the auto-created index name lies in the head.
     auto_create: Option<(usize, usize)>,
+    /// Tests only: never learn a head (the reader without the cache, for the body-level
+    /// differential tests in `ndjson_head_cache_tests.rs`).
+    #[cfg(test)]
+    pub(crate) off: bool,
+    /// Tests only: lines answered from the cache.
+    #[cfg(test)]
+    pub(crate) hits: usize,
 }
 
 impl HeadCache {
@@ -194,10 +206,20 @@ impl HeadCache {
         ))
     }
 
+    #[cfg(test)]
+    fn is_off(&self) -> bool {
+        self.off
+    }
+
+    #[cfg(not(test))]
+    fn is_off(&self) -> bool {
+        false
+    }
+
     /// Caches the head of a line the reader took (`rest`, from the line's start) and wrote
     /// (`written`), or forgets the cached one when the line has no head.
     fn learn(&mut self, rest: &[u8], written: &[u8], a: &ActionLine<'_>, learnt: Option<Learnt>) {
-        let Some(l) = learnt.filter(|l| l.head <= MAX_HEAD) else {
+        let Some(l) = learnt.filter(|l| l.head <= MAX_HEAD && !self.is_off()) else {
             self.action = None;
             self.head.clear();
             return;
