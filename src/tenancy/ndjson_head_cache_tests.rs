@@ -18,6 +18,7 @@ use proptest::prelude::*;
 
 use super::tests::{bulk_oracle_max, prefix};
 use super::*;
+use crate::tenancy::references::bulk_fast::head_cache_tests as line_level;
 
 /// A head of `len` bytes: `{"index":{"_index":"site","routing":"rrr…","_id":"`.
 fn long_head(len: usize) -> String {
@@ -56,38 +57,20 @@ fn head() -> impl Strategy<Value = String> {
     ]
 }
 
-/// The last value's bytes, mostly plain.
+/// The last value's bytes: mostly plain, else the line-level tests' hostile ones, or a
+/// newline (raw, or ending the line and starting a `delete`).
 fn value() -> impl Strategy<Value = String> {
     prop_oneof![
-        150 => "[a-z0-9_.-]{0,10}",
-        1 => Just("a\"b".to_string()),
-        1 => Just("a\\\"b".to_string()),
-        1 => Just("a\\nb".to_string()),
-        1 => Just("a\u{1}b".to_string()),
-        1 => Just("é".to_string()),
-        1 => Just("\u{7f}".to_string()),
-        1 => Just("a}}".to_string()),
-        1 => Just("a\tb".to_string()),
+        130 => "[a-z0-9_.-]{0,10}",
+        20 => line_level::value(),
         1 => Just("a\nb".to_string()),
         1 => Just("a\"}}\n{\"delete\":{\"_index\":\"site\",\"_id\":\"b".to_string()),
     ]
 }
 
-/// What follows the last value on its line.
+/// What follows the last value on its line: mostly `"}}`, else the line-level tests'.
 fn after() -> impl Strategy<Value = &'static str> {
-    prop_oneof![
-        150 => Just("\"}}"),
-        1 => Just("\"} }"),
-        1 => Just("\" }}"),
-        1 => Just("\"}} "),
-        1 => Just("\"}}}"),
-        1 => Just("\"}"),
-        1 => Just(""),
-        1 => Just("\",\"routing\":\"r\"}}"),
-        1 => Just("\",\"_index\":\"other\"}}"),
-        1 => Just("\",\"_id\":\"again\"}}"),
-        1 => Just("\"},\"delete\":{}}"),
-    ]
+    prop_oneof![130 => Just("\"}}"), 20 => line_level::after()]
 }
 
 fn eol() -> impl Strategy<Value = &'static str> {

@@ -493,4 +493,4 @@ mod tests;
 
 #[cfg(test)]
 #[path = "bulk_head_cache_tests.rs"]
-mod head_cache_tests;
+pub(crate) mod head_cache_tests;
