@@ -415,3 +415,7 @@ impl BodyRewriter {
 #[cfg(test)]
 #[path = "ndjson_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "ndjson_head_cache_tests.rs"]
+mod head_cache_tests;

@@ -5,7 +5,7 @@ use super::*;
 
 const P: &[u8; 21] = b"abcdefghijklmnopqrst-";
 
-fn prefix() -> Prefix {
+pub(super) fn prefix() -> Prefix {
     Prefix::from_bytes(P).unwrap()
 }
 
@@ -294,6 +294,11 @@ fn msearch_blank_line_attack_is_confined() {
 /// line read by the strict parser alone: what the rewriter (fast readers, lines read in
 /// place or collected across chunks) must produce, refusals included.
 fn bulk_oracle(body: &[u8]) -> Result<Vec<u8>, EdgeError> {
+    bulk_oracle_max(body, 1000)
+}
+
+/// [`bulk_oracle`] with the plan's `max_bulk_actions`.
+pub(super) fn bulk_oracle_max(body: &[u8], max_actions: u64) -> Result<Vec<u8>, EdgeError> {
     use crate::tenancy::references::docs::bulk_action_strict;
     let p = prefix();
     let t = Tenant {
@@ -318,8 +323,8 @@ fn bulk_oracle(body: &[u8]) -> Result<Vec<u8>, EdgeError> {
             BulkNext::Action if is_blank(text) => continue,
             BulkNext::Action => {
                 actions += 1;
-                if actions > 1000 {
-                    return Err(EdgeError::TooManyBulkActions(1000));
+                if actions > max_actions {
+                    return Err(EdgeError::TooManyBulkActions(max_actions));
                 }
                 let a = bulk_action_strict(&t, text, lines, &mut out)?;
                 out.push(b'\n');

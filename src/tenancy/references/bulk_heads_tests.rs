@@ -38,7 +38,7 @@ fn head() -> impl Strategy<Value = &'static str> {
 }
 
 /// The last value's bytes, mostly plain.
-fn value() -> impl Strategy<Value = String> {
+pub(crate) fn value() -> impl Strategy<Value = String> {
     prop_oneof![
         20 => "[a-z0-9_.-]{0,14}",
         1 => Just("a\"b".to_string()),
@@ -54,7 +54,7 @@ fn value() -> impl Strategy<Value = String> {
 }
 
 /// What follows the last value.
-fn after() -> impl Strategy<Value = &'static str> {
+pub(crate) fn after() -> impl Strategy<Value = &'static str> {
     prop_oneof![
         20 => Just("\"}}"),
         1 => Just("\"} }"),
