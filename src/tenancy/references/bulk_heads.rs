@@ -74,8 +74,9 @@ struct Slot {
 /// The heads of a body's last action lines that had one (module docs).
 #[derive(Debug, Default)]
 pub struct HeadCache {
-    slots: [Slot; SLOTS],
-    /// The slot the next new head replaces.
+    /// At most [`SLOTS`], made as heads are kept (a body without one allocates nothing).
+    slots: Vec<Slot>,
+    /// The slot the next new head replaces once all are made.
     next: usize,
     /// Tests only: never keep a head (the reader without the cache, for the body-level
     /// differential tests in `ndjson_head_cache_tests.rs`).
@@ -125,6 +126,9 @@ impl HeadCache {
         // The written line ends with the value and `"}}` as sent: the head's written bytes
         // are what comes before them.
         let tail = l.end - l.head;
+        if self.slots.len() < SLOTS {
+            self.slots.push(Slot::default());
+        }
         let slot = &mut self.slots[self.next];
         self.next = (self.next + 1) % SLOTS;
         slot.head.clear();
