@@ -12,8 +12,8 @@
 //! That is the reader's own reading, byte for byte ([`HeadCache::read`] says why), so the
 //! upstream reads what it would read without the cache; `bulk_heads_tests.rs` compares the
 //! two along generated bodies, line by line, and `ndjson_head_cache_tests.rs` whole bodies
-//! fed to the rewriter in random chunks. A head is only ever kept from a line the reader took whole,
-//! and a line that does not fit a kept head exactly is read whole.
+//! fed to the rewriter in random chunks. A head is only ever kept from a line the reader
+//! took whole, and a line that does not fit a kept head exactly is read whole.
 //!
 //! Why by hand: the reader takes about 50 ns per action line, the cache about 10 (the
 //! load test's 1MB body: 70 -> 33 µs, tuning/multitenant-bulk.md); no crate caches a
@@ -139,9 +139,7 @@ impl HeadCache {
         slot.action = Some(action);
         slot.auto_create = l.auto_create;
     }
-}
 
-impl HeadCache {
     #[cfg(test)]
     fn is_off(&self) -> bool {
         self.off
