@@ -16,13 +16,18 @@ pub(in crate::tenancy::references) fn tenant_prefix() -> Prefix {
     Prefix::from_bytes(P).unwrap()
 }
 
+/// The tenant the readers are called with: the prefix `p`, no sealed ids.
+pub(in crate::tenancy::references) fn tenant(p: &Prefix) -> Tenant<'_> {
+    Tenant {
+        prefix: p,
+        ids: None,
+    }
+}
+
 /// Both readers, and the combined one, on `line`: their outputs must agree.
 fn compare(line: &[u8]) -> Result<bool, TestCaseError> {
     let p = tenant_prefix();
-    let t = Tenant {
-        prefix: &p,
-        ids: None,
-    };
+    let t = tenant(&p);
     let mut slow_out = b"before|".to_vec();
     let slow = bulk_action_strict(&t, line, 3, &mut slow_out);
     let mut fast_out = b"before|".to_vec();
@@ -208,7 +213,7 @@ proptest! {
     #[test]
     fn a_line_read_to_its_end_is_the_line_cut_first(line in line(), end in line_end()) {
         let p = tenant_prefix();
-        let t = Tenant { prefix: &p, ids: None };
+        let t = tenant(&p);
         let rest = [&line[..], end].concat();
         let mut at_out = b"before|".to_vec();
         let at = bulk_action_fast_at(&t, &rest, &mut at_out);
@@ -245,10 +250,7 @@ fn the_generated_lines_exercise_both_readers() {
 #[test]
 fn common_shapes_are_read_fast() {
     let p = tenant_prefix();
-    let t = Tenant {
-        prefix: &p,
-        ids: None,
-    };
+    let t = tenant(&p);
     let table: &[(&str, &str, BulkAction, Option<&str>)] = &[
         (
             r#"{"index":{"_index":"site","_type":"doc","_id":"page-000001"}}"#,
@@ -303,10 +305,7 @@ fn common_shapes_are_read_fast() {
 #[test]
 fn the_rest_is_left_to_the_strict_reader() {
     let p = tenant_prefix();
-    let t = Tenant {
-        prefix: &p,
-        ids: None,
-    };
+    let t = tenant(&p);
     for line in [
         r#"{"index":{"_index":"a\u0062"}}"#,
         r#"{"index":{"_index":null}}"#,

@@ -10,7 +10,7 @@
 use proptest::prelude::*;
 
 use super::super::bulk_fast::bulk_action_fast_at;
-use super::super::bulk_fast::tests::{line, line_end, tenant_prefix};
+use super::super::bulk_fast::tests::{line, line_end, tenant, tenant_prefix};
 use super::super::docs::BulkAction;
 use super::*;
 
@@ -104,10 +104,7 @@ fn body() -> impl Strategy<Value = (Vec<u8>, Vec<usize>)> {
 /// cache answered.
 fn walk(body: &[u8], starts: &[usize]) -> Result<usize, TestCaseError> {
     let p = tenant_prefix();
-    let t = Tenant {
-        prefix: &p,
-        ids: None,
-    };
+    let t = tenant(&p);
     let mut cache = HeadCache::default();
     let mut hits = 0;
     for &at in starts {
@@ -161,10 +158,7 @@ fn the_generated_bodies_hit_and_miss_the_cache() {
 #[test]
 fn consecutive_lines_with_one_head_are_read_from_the_cache() {
     let p = tenant_prefix();
-    let t = Tenant {
-        prefix: &p,
-        ids: None,
-    };
+    let t = tenant(&p);
     let mut cache = HeadCache::default();
     let table: &[(&str, bool, Option<&str>)] = &[
         // line (with its end), answered by the cache?, written
@@ -282,10 +276,7 @@ fn consecutive_lines_with_one_head_are_read_from_the_cache() {
 #[test]
 fn auto_created_names_come_from_the_line_read() {
     let p = tenant_prefix();
-    let t = Tenant {
-        prefix: &p,
-        ids: None,
-    };
+    let t = tenant(&p);
     let mut cache = HeadCache::default();
     let first = b"{\"create\":{\"_index\":\"logstash-1\",\"_id\":\"1\"}}\n";
     let second = b"{\"create\":{\"_index\":\"logstash-1\",\"_id\":\"2\"}}\n";
