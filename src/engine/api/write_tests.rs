@@ -176,3 +176,59 @@ fn get_delete_update_and_source() {
     );
     assert_eq!(call(&e, Method::Put, "/i/_doc/1", "").status, 400);
 }
+
+/// serde_json gives two keys a meaning of their own when its `raw_value` or
+/// `arbitrary_precision` feature is on: an object whose first key is
+/// `$serde_json::private::RawValue` is read as the JSON text of its string value. With it
+/// on, `{"docs":[{"$serde_json::private::RawValue":"{\"_index\":\"b\",\"_id\":\"1\"}"}]}`
+/// sent to `/a/_mget` read index `b`'s document, while the edge's reader (and
+/// Elasticsearch) see an object with one unknown key: a body the edge let through as data
+/// could carry structure only the engine read (found by `fuzz/fuzz_targets/tenancy.rs`,
+/// whose own serde_json read the edge's output that way). Both features stay off in every
+/// build: the keys are plain keys, in requests and in stored documents.
+#[test]
+fn reads_serde_json_magic_keys_as_plain_keys() {
+    const RAW: &str = "$serde_json::private::RawValue";
+    const NUMBER: &str = "$serde_json::private::Number";
+    let parsed: serde_json::Value =
+        serde_json::from_str(&format!(r#"{{"{RAW}":"{{\"a\":1}}","{NUMBER}":"1"}}"#)).unwrap();
+    assert_eq!(parsed[RAW], "{\"a\":1}");
+    assert_eq!(parsed[NUMBER], "1");
+
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    put(&e, "/a", json!({}));
+    put(&e, "/b", json!({}));
+    let secret = json!({"t": "secret-b"}).to_string();
+    assert_eq!(
+        call(&e, Method::Put, "/b/_doc/1?refresh=true", &secret).status,
+        201
+    );
+    let smuggled = json!({RAW: json!({"_index": "b", "_id": "1"}).to_string()});
+    let r = call(
+        &e,
+        Method::Post,
+        "/a/_mget",
+        &json!({ "docs": [smuggled] }).to_string(),
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(!r.text().contains("secret-b"), "{}", r.text());
+    let q = json!({"query": {RAW: json!({"match_all": {}}).to_string()}});
+    let r = call(&e, Method::Post, "/a/_search", &q.to_string());
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.text().contains("unknown query [$serde_json"),
+        "{}",
+        r.text()
+    );
+    // a document with the keys keeps them, in a search hit and in a get
+    let doc = json!({RAW: "{\"t\":1}", NUMBER: "2", "n": "x"});
+    assert_eq!(
+        call(&e, Method::Put, "/a/_doc/1?refresh=true", &doc.to_string()).status,
+        201
+    );
+    let hits = call(&e, Method::Post, "/a/_search", "{}").json();
+    assert_eq!(hits["hits"]["hits"][0]["_source"], doc, "{hits}");
+    let got = call(&e, Method::Get, "/a/_doc/1", "").json();
+    assert_eq!(got["_source"], doc, "{got}");
+}

@@ -128,6 +128,8 @@ pub mod search;
 mod tests;
 #[cfg(test)]
 mod tests_attacks_r2;
+#[cfg(test)]
+mod tests_fuzz;
 
 use super::ids::{IdKind, IdSealer};
 use super::json::Value;
