@@ -216,7 +216,8 @@ fn a_change_in_the_first_second_leaves_the_old_plan_no_line() {
         row(m.start() * 1000 - 1, Some("p0"), 3000),
         row(m.start() * 1000 + 1000, Some("p1"), 3000),
     ];
-    let lines = summary(&invoice(&h, m));
+    let inv = invoice(&h, m);
+    let lines = summary(&inv);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!((lines[0].1, lines[0].2), ("p0", 1));
 }
