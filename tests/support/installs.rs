@@ -85,9 +85,7 @@ pub fn ensure_debian_packages(probe: &str, packages: &[&str]) {
         return;
     }
     eprintln!("`{probe}` failed: installing {packages:?} with apt-get");
-    let _ = Command::new("apt-get")
-        .args([APT_WAIT, "update"])
-        .status();
+    let _ = Command::new("apt-get").args([APT_WAIT, "update"]).status();
     run(
         Command::new("apt-get")
             .args([APT_WAIT, "install", "-y", "--no-install-recommends"])

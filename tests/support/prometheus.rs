@@ -97,14 +97,20 @@ impl Prometheus {
             let end = Instant::now() + Duration::from_secs(60);
             loop {
                 if let Ok(Some(status)) = p.child.try_wait() {
-                    assert!(attempt < 3, "prometheus exited at start {attempt}: {status}");
+                    assert!(
+                        attempt < 3,
+                        "prometheus exited at start {attempt}: {status}"
+                    );
                     eprintln!("prometheus exited at start ({status}); again on another port");
                     break;
                 }
                 if p.fetch("/-/ready").is_some_and(|(status, _)| status == 200) {
                     return p;
                 }
-                assert!(Instant::now() < end, "timed out waiting for Prometheus to be ready");
+                assert!(
+                    Instant::now() < end,
+                    "timed out waiting for Prometheus to be ready"
+                );
                 std::thread::sleep(Duration::from_millis(200));
             }
             dir = p.into_dir();

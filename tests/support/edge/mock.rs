@@ -154,7 +154,11 @@ impl HeldPort {
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.0.local_addr().unwrap().as_socket().expect("an IP address")
+        self.0
+            .local_addr()
+            .unwrap()
+            .as_socket()
+            .expect("an IP address")
     }
 
     /// The port, listening.
