@@ -328,8 +328,43 @@ impl<T: Transport> Client<T> {
     }
 }
 
-/// Runs `fut` until `until`; `None` when time ran out.
+/// Runs `fut` until `until`; `None` when time ran out (a deadline already past still polls
+/// `fut` once). The deadline goes to the timer as it is: no clock read here.
 pub(super) async fn until<F: std::future::Future>(until: Instant, fut: F) -> Option<F::Output> {
-    let left = until.saturating_duration_since(Instant::now());
-    monoio::time::timeout(left, fut).await.ok()
+    monoio::time::timeout_at(until.into(), fut).await.ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::until;
+
+    /// `until` on each driver: a ready future wins even past its deadline; a pending one
+    /// gives `None` once the deadline is reached, not before.
+    #[test]
+    fn until_polls_first_and_ends_at_the_deadline() {
+        async fn check() {
+            let past = Instant::now() - Duration::from_secs(1);
+            assert_eq!(until(past, async { 7 }).await, Some(7));
+            assert_eq!(until(past, std::future::pending::<()>()).await, None);
+            let start = Instant::now();
+            let deadline = start + Duration::from_millis(30);
+            assert_eq!(until(deadline, std::future::pending::<()>()).await, None);
+            assert!(Instant::now() >= deadline, "ended before its deadline");
+            let soon = monoio::time::sleep(Duration::from_millis(1));
+            let far = Instant::now() + Duration::from_secs(60);
+            assert_eq!(until(far, soon).await, Some(()));
+        }
+        monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
+            .enable_timer()
+            .build()
+            .expect("epoll runtime")
+            .block_on(check());
+        monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
+            .enable_timer()
+            .build()
+            .expect("io_uring runtime")
+            .block_on(check());
+    }
 }
