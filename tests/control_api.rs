@@ -134,7 +134,8 @@ fn modes_with_reasons_until_and_if_match() {
         "reads pass"
     );
 
-    let maint = json!({"mode": "maintenance", "reason": "upgrading the nodes", "until": "3s"});
+    // Long enough that the next request, on a loaded machine too, falls in the window.
+    let maint = json!({"mode": "maintenance", "reason": "upgrading the nodes", "until": "6s"});
     admin.call("PUT", &path, Some(&maint)).expect(200);
     let r = c.send(&t.req("PUT", "/books3"));
     let (_, reason) = es_error(&r, 403);
@@ -185,7 +186,7 @@ fn rotation_with_and_without_grace() {
     assert_eq!(c.send(&new.req("GET", "/")).status, 200);
 
     let graced = admin
-        .call("POST", &rotate, Some(&json!({"grace": "3s"})))
+        .call("POST", &rotate, Some(&json!({"grace": "6s"}))) // room for a loaded machine
         .expect(200);
     let newest = tenant(&graced);
     assert!(graced["previous_credentials_valid_until"].is_string());

@@ -75,17 +75,15 @@ fn provisioning_and_destroyed_clusters_are_not_found() {
 // yet: 404 Cluster Not Found; once its upstream answers, it becomes reachable (normal).
 #[test]
 fn cluster_becomes_reachable_when_its_upstream_answers() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let held = edge::mock::HeldPort::new();
+    let port = held.addr();
     let (_mock, server) = start_with(|s| s.cluster(ClusterSpec::new("later", port)));
     let later = server.setup.clusters[1].clone();
     let req = Req::new("GET", "/")
         .host(&later.host())
         .auth(&later.username, &later.password);
     server.send(&req).assert_es_error(404);
-    let upstream = edge::Mock::start_at(port);
+    let upstream = edge::Mock::start_in(held);
     let up = server
         .out
         .wait_for("cluster later is up", std::time::Duration::from_secs(10));

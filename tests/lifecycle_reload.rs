@@ -144,15 +144,13 @@ fn plan_change_moves_the_allowance_at_once() {
     config.plan_mut("one").queue_size = 0;
     edge.reload(config);
     let before = mock.requests().len();
-    let slow = {
-        let mut c = edge.client();
-        // Holds are released for good by now: a delay keeps this one in flight.
-        let req = t.req("GET", "/c/_search").mock("delay=3000");
-        std::thread::spawn(move || c.send(&req))
-    };
+    // Held until the refusal is seen (a fixed delay could end first on a slow machine).
+    mock.hold_again();
+    let slow = held(&edge, &t, "/c/_search");
     mock.wait_in_flight(1);
     let (kind, _) = es_error(&edge.send(&t.req("GET", "/d/_search")), 429);
     assert_eq!(kind, "too_many_requests_exception");
+    mock.release();
     assert_eq!(slow.join().unwrap().status, 200);
     assert_eq!(
         mock.requests().len(),
@@ -165,10 +163,8 @@ fn plan_change_moves_the_allowance_at_once() {
 // answers (provisioning), then normal, on a connection opened before it existed.
 #[test]
 fn new_single_tenant_cluster_is_not_found_until_its_upstream_answers() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let reserved = e2e::mock::HeldPort::new();
+    let port = reserved.addr();
     let mut config = Config::new().cluster(ClusterSpec::multitenant("old", "p"));
     let mut edge = Edge::start(config.clone());
     let late = ClusterSpec::single("late", "p", port);
@@ -184,7 +180,7 @@ fn new_single_tenant_cluster_is_not_found_until_its_upstream_answers() {
     );
 
     let skip = edge.out.len();
-    let _engine = Engine::start_at(port);
+    let _engine = Engine::start_at(reserved.release());
     let up = edge
         .out
         .wait_for_after(skip, "cluster late is up", Duration::from_secs(20));

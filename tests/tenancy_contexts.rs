@@ -113,13 +113,14 @@ fn open_contexts_are_limited_per_cluster_by_its_plan() {
     at_limit(&open_scroll(&edge, &alpha, "1m"), 2);
 
     // the keep-alive passing frees places: bravo's scrolls were kept for a minute, so
-    // clear one and open two short ones in its place
+    // clear one and open a short one in its place (short, yet long enough that the next
+    // request, on a loaded machine too, still finds it counted)
     let r = edge.send(&bravo.json("DELETE", "/_search/scroll", &json!({"scroll_id": b1})));
     assert_eq!(r.status, 200, "{}", r.text());
-    opened(&open_scroll(&edge, &bravo, "1s"), "_scroll_id");
+    opened(&open_scroll(&edge, &bravo, "4s"), "_scroll_id");
     at_limit(&open_scroll(&edge, &bravo, "1m"), 2);
     eventually(
-        "the 1s scroll's place to free",
+        "the 4s scroll's place to free",
         Duration::from_secs(20),
         || {
             let r = open_scroll(&edge, &bravo, "1m");

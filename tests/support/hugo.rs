@@ -25,6 +25,7 @@ pub fn ensure_hugo() -> PathBuf {
         eprintln!("hugo is missing: installing it with apt-get");
         let apt = |args: &[&str]| {
             Command::new("apt-get")
+                .arg("-oDPkg::Lock::Timeout=600") // wait for a lock another process holds
                 .args(args)
                 .env("DEBIAN_FRONTEND", "noninteractive")
                 .status()

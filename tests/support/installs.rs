@@ -8,6 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The apt-get option that waits (up to 10 minutes) for the dpkg lock.
+pub const APT_WAIT: &str = "-oDPkg::Lock::Timeout=600";
+
 pub fn tmp(name: &str) -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
 }
@@ -68,7 +71,12 @@ pub fn venv(name: &str, packages: &[&str]) -> PathBuf {
 
 /// Installs Debian `packages` with apt-get when `probe` (a shell command) fails, as the
 /// tests do for hugo and prometheus: a missing tool is installed, never a reason to skip.
+/// One install at a time in a test binary (tests run in parallel threads, and a second
+/// apt-get fails at once on the lock the first holds); apt-get waits for a lock held by
+/// another process (a fresh machine's own updates) instead of failing.
 pub fn ensure_debian_packages(probe: &str, packages: &[&str]) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let present = Command::new("sh")
         .args(["-c", &format!("{probe} >/dev/null 2>&1")])
         .status()
@@ -77,10 +85,10 @@ pub fn ensure_debian_packages(probe: &str, packages: &[&str]) {
         return;
     }
     eprintln!("`{probe}` failed: installing {packages:?} with apt-get");
-    let _ = Command::new("apt-get").arg("update").status();
+    let _ = Command::new("apt-get").args([APT_WAIT, "update"]).status();
     run(
         Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends"])
+            .args([APT_WAIT, "install", "-y", "--no-install-recommends"])
             .args(packages)
             .env("DEBIAN_FRONTEND", "noninteractive"),
         &format!("apt-get install {}", packages.join(" ")),

@@ -1,6 +1,7 @@
 //! A real Prometheus server for tests: Debian's `prometheus` package, installed with
 //! apt-get when missing (a missing tool fails the test, it never skips it), run on
-//! 127.0.0.1 at a port that was free a moment before, with its own config and storage in a
+//! 127.0.0.1 at a port that was free a moment before (started again on another if it
+//! was taken), with its own config and storage in a
 //! temp dir, waited for on its `/-/ready` endpoint, queried through its HTTP API, and
 //! killed when dropped.
 #![allow(dead_code)]
@@ -30,6 +31,7 @@ pub fn ensure_prometheus() -> PathBuf {
         eprintln!("prometheus is missing: installing Debian's package with apt-get");
         let apt = |args: &[&str]| {
             Command::new("apt-get")
+                .arg("-oDPkg::Lock::Timeout=600") // wait for a lock another process holds
                 .args(args)
                 .env("DEBIAN_FRONTEND", "noninteractive")
                 .status()
@@ -60,39 +62,60 @@ pub struct Prometheus {
 
 impl Prometheus {
     /// Starts Prometheus with `config` (YAML) and waits until it is ready.
+    ///
+    /// Prometheus prints no bound address, so it gets a port that was free just now; in
+    /// the moment before it binds, another socket may take that port, and Prometheus then
+    /// exits at once: it is started again on another port (at most three times in all).
     pub fn start(config: &str) -> Prometheus {
         let bin = ensure_prometheus();
-        let dir = tempfile::tempdir().expect("temp dir");
+        let mut dir = tempfile::tempdir().expect("temp dir");
         let file = dir.path().join("prometheus.yml");
         std::fs::write(&file, config).unwrap();
-        // Prometheus prints no bound address, so it gets a port that was free just now.
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new(bin)
-            .arg(format!("--config.file={}", file.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .arg("--log.level=warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start prometheus");
-        let mut p = Prometheus {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            _dir: dir,
-        };
-        let ready = p.wait_for("Prometheus to be ready", Duration::from_secs(60), |p| {
-            p.get("/-/ready").filter(|(status, _)| *status == 200)
-        });
-        drop(ready);
-        p
+        for attempt in 1..=3 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let child = Command::new(&bin)
+                .arg(format!("--config.file={}", file.display()))
+                .arg(format!(
+                    "--storage.tsdb.path={}",
+                    dir.path().join(format!("data{attempt}")).display()
+                ))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .arg("--log.level=warn")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .expect("start prometheus");
+            let mut p = Prometheus {
+                child,
+                url: format!("http://127.0.0.1:{port}"),
+                _dir: dir,
+            };
+            let end = Instant::now() + Duration::from_secs(60);
+            loop {
+                if let Ok(Some(status)) = p.child.try_wait() {
+                    assert!(
+                        attempt < 3,
+                        "prometheus exited at start {attempt}: {status}"
+                    );
+                    eprintln!("prometheus exited at start ({status}); again on another port");
+                    break;
+                }
+                if p.fetch("/-/ready").is_some_and(|(status, _)| status == 200) {
+                    return p;
+                }
+                assert!(
+                    Instant::now() < end,
+                    "timed out waiting for Prometheus to be ready"
+                );
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            dir = p.into_dir();
+        }
+        unreachable!("the third start either returns or fails")
     }
 
     /// `GET path` (status and body), `None` when nothing answers yet.
@@ -100,6 +123,11 @@ impl Prometheus {
         if let Ok(Some(status)) = self.child.try_wait() {
             panic!("prometheus exited: {status}");
         }
+        self.fetch(path)
+    }
+
+    /// `GET path`, whether or not Prometheus still runs.
+    fn fetch(&self, path: &str) -> Option<(u16, String)> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(10)))
@@ -146,6 +174,16 @@ impl Prometheus {
             assert!(Instant::now() < end, "timed out waiting for {what}");
             std::thread::sleep(Duration::from_millis(200));
         }
+    }
+}
+
+impl Prometheus {
+    /// Stops this Prometheus (if it still runs) and gives back its temp dir.
+    fn into_dir(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::mem::replace(&mut self._dir, dir)
     }
 }
 

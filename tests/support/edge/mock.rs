@@ -138,6 +138,42 @@ pub struct Mock {
     accept: Option<JoinHandle<()>>,
 }
 
+/// A port on 127.0.0.1 kept for an upstream that starts later: bound, not listening, so
+/// connecting to it is refused (an upstream that is down) while no other socket on the
+/// machine can take it. (A port found free by binding and closing a listener can be handed
+/// to another test's listener or outgoing connection before the late upstream binds it.)
+pub struct HeldPort(socket2::Socket);
+
+impl HeldPort {
+    pub fn new() -> HeldPort {
+        use socket2::{Domain, Socket, Type};
+        let s = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        s.bind(&any.into()).expect("bind 127.0.0.1:0");
+        HeldPort(s)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.0
+            .local_addr()
+            .unwrap()
+            .as_socket()
+            .expect("an IP address")
+    }
+
+    /// The port, listening.
+    pub fn listen(self) -> TcpListener {
+        self.0.listen(128).expect("listen on the held port");
+        self.0.into()
+    }
+
+    /// Frees the port for a server in another process that binds it next (the moment
+    /// between is as short as that process takes to start).
+    pub fn release(self) -> SocketAddr {
+        self.addr()
+    }
+}
+
 impl Mock {
     /// Starts a mock on 127.0.0.1:0.
     pub fn start() -> Mock {
@@ -146,7 +182,16 @@ impl Mock {
 
     /// Starts a mock on `addr` (e.g. a port an upstream was configured with before it ran).
     pub fn start_at(addr: SocketAddr) -> Mock {
-        let listener = TcpListener::bind(addr).expect("bind the mock upstream");
+        Mock::start_on(TcpListener::bind(addr).expect("bind the mock upstream"))
+    }
+
+    /// Starts a mock listening on the port `held` kept for it: no moment in which another
+    /// socket could take the port.
+    pub fn start_in(held: HeldPort) -> Mock {
+        Mock::start_on(held.listen())
+    }
+
+    fn start_on(listener: TcpListener) -> Mock {
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(State::default());
         let stop = Arc::new(AtomicBool::new(false));
@@ -232,6 +277,12 @@ impl Mock {
     /// Lets every `hold` request (waiting or to come) be answered.
     pub fn release(&self) {
         self.state.update(|g| g.released = true);
+    }
+
+    /// After a [`Mock::release`], makes `hold` requests to come wait again, until the
+    /// next release.
+    pub fn hold_again(&self) {
+        self.state.update(|g| g.released = false);
     }
 
     /// Lets the next `then=` action (idle close, unsolicited 408) happen.
