@@ -290,14 +290,18 @@ fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), E
 /// `a`. Elasticsearch splits the value at commas (each part trimmed, a leading `-` excludes)
 /// and each path at `.`; a segment is a pattern when it holds a `*`. Only patterns of stars
 /// alone (`*`, `**`), which match every key, are accepted; literal segments pass (matching
-/// `<P>name` literally needs the prefix already). Splitting at every `.`, escaped or not,
-/// only finds more segments to check.
+/// `<P>name` literally needs the prefix already). The path is split both at every `.` and
+/// only at unescaped ones, and every segment of either reading is checked.
 fn check_filter_path(value: &str, at: &str) -> Result<(), EdgeError> {
     let java_trim = |s: &str| s.trim_matches(|c: char| c <= ' ').to_string();
     for part in value.split(',') {
         let part = java_trim(part);
         let path = part.strip_prefix('-').unwrap_or(&part);
-        for seg in path.split('.') {
+        // both splittings: at every `.`, and only at unescaped ones (`a\\.*` is the one
+        // segment `a.*` upstream)
+        let unescaped = path.replace("\\.", "\u{0}");
+        let segments = path.split('.').chain(unescaped.split('.'));
+        for seg in segments {
             if seg.contains('*') && !seg.chars().all(|c| c == '*') {
                 return Err(illegal(format!(
                     "[{at}] segment [{seg}] is not supported on this cluster: a pattern other than [*] or [**] could match part of an index name (use whole names)"
