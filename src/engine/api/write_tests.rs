@@ -234,3 +234,104 @@ fn reads_serde_json_magic_keys_as_plain_keys() {
     let got = call(&e, Method::Get, "/a/_doc/1", "").json();
     assert_eq!(got["_source"], doc, "{got}");
 }
+
+/// Elasticsearch 7.10 refuses a metadata field name (`_index`, `_id`, ...) as a field of a
+/// document ("is a metadata field and cannot be added inside a document", `DocumentParser`)
+/// and as a root property of a mapping ("is defined more than once", `MappingLookup`). The
+/// engine mapped `{"_index":"~"}` as a text field `_index` (with `_index.keyword`), and field
+/// patterns expanded over the mapping then reached the index-name target: `prefix` on
+/// `_ind*`, or `query_string` with its default `*` fields (`q=<guess>*`), compared the
+/// real index name with the caller's value. Through the multitenant edge, which forwards
+/// documents unread and passes field names that are not `_index` (as Elasticsearch reads
+/// them: no pattern expansion in term-level queries, no metadata in `*`), that was an
+/// oracle on the tenant's secret prefix (attack18).
+#[test]
+fn metadata_fields_are_refused_in_documents_and_mappings() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    put(&e, "/sec-a", json!({}));
+    for doc in [
+        json!({"_index": "~"}),
+        json!({"_id": "x"}),
+        json!({"_routing": "r"}),
+        json!({"_source": {"a": 1}}),
+        json!({"_index.keyword": "~"}),
+    ] {
+        let r = call(
+            &e,
+            Method::Put,
+            "/sec-a/_doc/1?refresh=true",
+            &doc.to_string(),
+        );
+        assert_eq!(r.status, 400, "{doc}: {}", r.text());
+        assert_eq!(
+            r.json()["error"]["type"],
+            "mapper_parsing_exception",
+            "{}",
+            r.text()
+        );
+    }
+    let r = call(
+        &e,
+        Method::Put,
+        "/sec-a/_doc/1",
+        &json!({"_index": 1}).to_string(),
+    );
+    assert!(
+        r.text()
+            .contains("Field [_index] is a metadata field and cannot be added inside a document"),
+        "{}",
+        r.text()
+    );
+    // bulk items and updates are refused the same way
+    let body = "{\"index\":{\"_id\":\"2\"}}\n{\"_index\":\"~\"}\n{\"update\":{\"_id\":\"3\"}}\n{\"doc\":{\"_index\":\"~\"},\"doc_as_upsert\":true}\n";
+    let r = call_ct(
+        &e,
+        Method::Post,
+        "/sec-a/_bulk?refresh=true",
+        body,
+        Some("application/x-ndjson"),
+    );
+    assert_eq!(r.json()["errors"], true, "{}", r.text());
+    for item in r.json()["items"].as_array().unwrap() {
+        let (_, i) = item.as_object().unwrap().iter().next().unwrap();
+        assert_eq!(i["status"], 400, "{}", r.text());
+    }
+    // nested fields of that name are plain fields, as upstream
+    let nested = json!({"o": {"_index": "~"}, "t": "plain"}).to_string();
+    let r = call(&e, Method::Put, "/sec-a/_doc/4?refresh=true", &nested);
+    assert_eq!(r.status, 201, "{}", r.text());
+    for m in [
+        json!({"properties": {"_index": {"type": "keyword"}}}),
+        json!({"properties": {"_id": {"type": "keyword"}}}),
+        json!({"properties": {"_index": {"properties": {"x": {"type": "keyword"}}}}}),
+        json!({"properties": {"_index.x": {"type": "keyword"}}}),
+    ] {
+        let r = call(
+            &e,
+            Method::Put,
+            "/sec-b",
+            &json!({ "mappings": m }).to_string(),
+        );
+        assert_eq!(r.status, 400, "{m}: {}", r.text());
+        let r = call(&e, Method::Put, "/sec-a/_mapping", &m.to_string());
+        assert_eq!(r.status, 400, "{m}: {}", r.text());
+    }
+    // no field pattern reaches the index name: the guess would match `sec-a`
+    for q in [
+        json!({"prefix": {"_ind*": "sec"}}),
+        json!({"wildcard": {"_i*": "sec*"}}),
+        json!({"query_string": {"query": "sec*"}}),
+        json!({"multi_match": {"query": "sec-a", "fields": ["*"]}}),
+        json!({"exists": {"field": "_i*"}}),
+    ] {
+        let r = call(
+            &e,
+            Method::Post,
+            "/sec-a/_search",
+            &json!({ "query": q }).to_string(),
+        );
+        assert_eq!(r.status, 200, "{q}: {}", r.text());
+        assert_eq!(r.json()["hits"]["total"]["value"], 0, "{q}: {}", r.text());
+    }
+}

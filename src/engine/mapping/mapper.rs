@@ -83,6 +83,9 @@ impl Mapper<'_> {
                     "field name cannot be an empty string or contain empty path segments: [{key}]"
                 )));
             }
+            if prefix.is_empty() {
+                refuse_metadata(key)?;
+            }
             self.value(out, &join(prefix, key), val)?;
         }
         Ok(())
@@ -162,6 +165,24 @@ impl Mapper<'_> {
         m.reindex();
         self.value(out, path, val)
     }
+}
+
+/// A root key of a document naming a metadata field is refused as Elasticsearch 7.10's
+/// `DocumentParser` refuses it; a dotted key under one (`_index.x`) would make the metadata
+/// name an object, which its `MappingLookup` refuses.
+fn refuse_metadata(key: &str) -> EngineResult<()> {
+    if super::METADATA_FIELDS.contains(&key) {
+        return Err(EngineError::mapper(format!(
+            "Field [{key}] is a metadata field and cannot be added inside a document. Use the index API request parameters."
+        )));
+    }
+    if super::under_metadata(key) {
+        let root = key.split('.').next().unwrap_or(key);
+        return Err(EngineError::mapper(format!(
+            "Field [{root}] is defined both as an object and a field"
+        )));
+    }
+    Ok(())
 }
 
 fn parent_path(path: &str) -> &str {

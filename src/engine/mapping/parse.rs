@@ -193,6 +193,22 @@ fn parse_properties(v: &Value, prefix: &str) -> EngineResult<BTreeMap<String, Pr
                 "field name cannot contain only whitespace or empty segments: ['{name}']"
             )));
         }
+        if prefix.is_empty() && super::under_metadata(name) {
+            let object = parts.len() > 1
+                || def.get("properties").is_some()
+                || matches!(
+                    def.get("type").and_then(Value::as_str),
+                    Some("object" | "nested")
+                );
+            return Err(EngineError::mapper(if object {
+                format!(
+                    "Field [{}] is defined both as an object and a field",
+                    parts[0]
+                )
+            } else {
+                format!("Field [{name}] is defined more than once")
+            }));
+        }
         let prop = parse_property(def, &join(prefix, name))?;
         insert_dotted(&mut out, &parts, prop)?;
     }

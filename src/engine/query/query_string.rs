@@ -63,6 +63,14 @@ fn perr(q: &str, why: &str) -> EngineError {
 
 const SPECIAL: &[char] = &['(', ')', ':', '^', '~', '"', '[', ']', '{', '}', '\\'];
 
+/// Lucene's classic parser separates terms only at these (`_WHITESPACE` in its grammar):
+/// any other character, other Unicode spaces included, is part of a term, so
+/// `_index\u{b}:x` names the field `_index\u{b}` (attack18: splitting at every Unicode space
+/// read `_index` there, which the edge, reading as Lucene does, had let through).
+fn lucene_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\u{3000}')
+}
+
 fn read_word(chars: &[char], i: &mut usize) -> (String, bool) {
     let mut s = String::new();
     let mut wild = false;
@@ -73,7 +81,7 @@ fn read_word(chars: &[char], i: &mut usize) -> (String, bool) {
             *i += 2;
             continue;
         }
-        if c.is_whitespace() || SPECIAL.contains(&c) {
+        if lucene_space(c) || SPECIAL.contains(&c) {
             break;
         }
         wild |= c == '*' || c == '?';
@@ -160,7 +168,7 @@ fn lex(q: &str) -> EngineResult<Vec<Tok>> {
     let mut out = Vec::new();
     while i < chars.len() {
         let c = chars[i];
-        if c.is_whitespace() {
+        if lucene_space(c) {
             i += 1;
             continue;
         }

@@ -8,7 +8,7 @@ use tantivy::Term;
 
 use super::compile::Ctx;
 use crate::engine::error::{EngineError, EngineResult};
-use crate::engine::mapping::{Analyzer, LeafKind};
+use crate::engine::mapping::{under_metadata, Analyzer, LeafKind};
 use crate::engine::names::wildcard_match;
 use crate::engine::store::schema::analyzer;
 
@@ -74,7 +74,10 @@ pub fn expand(ctx: &Ctx<'_>, pattern: &str) -> Vec<String> {
         .fields()
         .into_iter()
         .filter(|(p, f)| {
-            wildcard_match(pattern, p)
+            // an `_index`/`_id` field mapped before metadata names were refused must not
+            // turn a pattern into the index-name or id target
+            !under_metadata(p)
+                && wildcard_match(pattern, p)
                 && matches!(f.kind, LeafKind::Text | LeafKind::Keyword | LeafKind::Ip)
         })
         .map(|(p, _)| p.to_string())

@@ -7,7 +7,8 @@
 //! track where the parser's tokens start, every `:` that is not escaped is taken as a
 //! possible field separator (also inside quotes, regexes and ranges: that only refuses
 //! more), the run of token characters before it (after optional whitespace) is unescaped,
-//! and every suffix of that run is a candidate field name. A candidate that
+//! and every suffix of that run is a candidate field name (any Unicode space before the `:`
+//! is skipped as well, for readers that split terms there). A candidate that
 //! [`super::could_name_index`] is refused. So `\_index:x`, `\u005findex:x`, `_ind\*:x`,
 //! `+_index :x` and `a AND(_index:x)` are all caught.
 //!
@@ -73,7 +74,13 @@ pub fn field_naming_index(text: &str) -> Option<String> {
             continue;
         }
         let mut end = i;
-        while end > 0 && !u[end - 1].escaped && is_space(u[end - 1].c) {
+        // Lucene's five spaces, and every other Unicode space: a reader that splits terms
+        // there (the embedded engine did) ends the field before them (attack18). A run of
+        // Lucene's own token that keeps them can never be `_index` anyway.
+        while end > 0
+            && !u[end - 1].escaped
+            && (is_space(u[end - 1].c) || u[end - 1].c.is_whitespace())
+        {
             end -= 1;
         }
         let mut start = end;
@@ -122,6 +129,20 @@ mod tests {
         ] {
             assert!(field_naming_index(q).is_some(), "{q}");
         }
+    }
+
+    /// Lucene separates terms only at its five whitespace characters, so `_index\u{b}:x`
+    /// names the field `_index\u{b}` upstream; a reader that splits at any Unicode space
+    /// (the embedded engine did: attack18) reads `_index`. Both readings are checked.
+    #[test]
+    fn other_unicode_spaces_before_the_colon_are_both_readings() {
+        for ws in ['\u{b}', '\u{c}', '\u{85}', '\u{a0}', '\u{2028}', '\u{202f}'] {
+            let q = format!("_index{ws}:x");
+            assert_eq!(field_naming_index(&q).as_deref(), Some("_index"), "{q:?}");
+            let q = format!("a AND _ind*{ws}{ws} :x");
+            assert_eq!(field_naming_index(&q).as_deref(), Some("_ind*"), "{q:?}");
+        }
+        assert_eq!(field_naming_index("title\u{a0}:x"), None);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 //! | query string | `scroll_id` | open (scroll) |
 //! | query string | `%%` (a literal `%` for the upstream), a bad escape, bytes that are not UTF-8 once decoded; a raw `#` | refuse; `#` is data, written as `%23` |
 //! | query string | `sort` | check: no `_index` (a search_after on it could compare with unprefixed values) |
+//! | query string | `filter_path` | check: a path segment holding `*` must be only stars (`*`, `**`); `a*`, `-a*`, `indices.ab*` refused: responses keyed by index names (`_mapping`, `_settings`, `_alias`, `_stats`) would answer whether `<P>` starts with the guess (attack18) |
 //! | query string | `source`, `pipeline`, `index`, `name`, `alias`, `target`, `new_index` | refuse |
 //! | query string | `wait_for_completion=false` | refuse (task ids are shared upstream state) |
 //! | query string | `requests_per_second` other than `-1`, `slices` other than `1` | refuse: a by-query or reindex job is not cancelled when the edge gives up on it, and throttling and slices keep uncounted scroll contexts open upstream while it runs |

@@ -30,6 +30,8 @@ pub enum Param {
     Sort,
     /// `format`: JSON or text only.
     Format,
+    /// `filter_path`: no `*` pattern that could match part of an index name.
+    FilterPath,
     /// `scroll_id`: a sealed scroll id, opened.
     ScrollId,
     /// `wait_for_completion`: `false` would leave a task id (shared state): refused.
@@ -77,7 +79,7 @@ pub static PARAMS: &[(&str, Param)] = &[
     ("fielddata", Param::Pass),
     ("fielddata_fields", Param::Pass),
     ("fields", Param::Pass),
-    ("filter_path", Param::Pass),
+    ("filter_path", Param::FilterPath),
     ("flat_settings", Param::Pass),
     ("flush", Param::Pass),
     ("forbid_closed_indices", Param::Pass),
@@ -262,6 +264,7 @@ fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), E
             }
             Ok(())
         }
+        Param::FilterPath => check_filter_path(value, &at),
         Param::Format => match value.as_str() {
             "json" | "JSON" | "txt" | "text" | "" => Ok(()),
             _ => Err(illegal(
@@ -279,6 +282,34 @@ fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), E
             )),
         },
     }
+}
+
+/// `filter_path` (attack18): responses such as `_mapping`, `_settings`, `_alias` and
+/// `_stats` are keyed by the upstream's index names, `<P>` included, and the upstream keeps
+/// the keys a pattern matches; `a*` (or `-a*`) would answer whether the prefix starts with
+/// `a`. Elasticsearch splits the value at commas (each part trimmed, a leading `-` excludes)
+/// and each path at `.`; a segment is a pattern when it holds a `*`. Only patterns of stars
+/// alone (`*`, `**`), which match every key, are accepted; literal segments pass (matching
+/// `<P>name` literally needs the prefix already). The path is split both at every `.` and
+/// only at unescaped ones, and every segment of either reading is checked.
+fn check_filter_path(value: &str, at: &str) -> Result<(), EdgeError> {
+    let java_trim = |s: &str| s.trim_matches(|c: char| c <= ' ').to_string();
+    for part in value.split(',') {
+        let part = java_trim(part);
+        let path = part.strip_prefix('-').unwrap_or(&part);
+        // both splittings: at every `.`, and only at unescaped ones (`a\\.*` is the one
+        // segment `a.*` upstream)
+        let unescaped = path.replace("\\.", "\u{0}");
+        let segments = path.split('.').chain(unescaped.split('.'));
+        for seg in segments {
+            if seg.contains('*') && !seg.chars().all(|c| c == '*') {
+                return Err(illegal(format!(
+                    "[{at}] segment [{seg}] is not supported on this cluster: a pattern other than [*] or [**] could match part of an index name (use whole names)"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A query component decoded once (`+` is a space), as UTF-8.

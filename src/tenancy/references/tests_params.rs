@@ -138,3 +138,34 @@ fn format_parameter_is_json_or_text() {
         assert!(q(&format!("format={ok}")).is_ok(), "{ok}");
     }
 }
+
+/// `filter_path` keeps the response keys its patterns match, and `_mapping`, `_settings`,
+/// `_alias`, `_stats` (`indices.<name>`), `_segments`, ... key their answers by the upstream's
+/// index names, `<P>` included: `GET /books/_settings?filter_path=a*` answered `{}` or the
+/// settings, whether the prefix starts with `a` (Elasticsearch 7.10 and the engine alike; a
+/// `-a*` exclusion too). A segment with a `*` is therefore accepted only when it is nothing
+/// but stars (`*`, `**`: they match every key whatever it holds); literal segments pass, since
+/// matching `<P>books` literally needs the prefix already (attack18).
+#[test]
+fn filter_path_patterns_cannot_probe_index_names() {
+    for ok in [
+        "filter_path=hits.hits._source",
+        "filter_path=*.mappings",
+        "filter_path=**.number_of_shards",
+        "filter_path=-**._shards,took",
+        "filter_path=aggregations.*.buckets.key",
+        "filter_path=***.x",
+    ] {
+        assert!(q(ok).is_ok(), "{ok}: {:?}", q(ok));
+    }
+    assert_refused(&[
+        ("filter_path=a*", "filter_path"),
+        ("filter_path=*.mappings,-a*", "filter_path"),
+        ("filter_path=indices.ab*.total", "filter_path"),
+        ("filter_path=%20a*", "filter_path"),
+        ("filter_path=*z-books", "filter_path"),
+        ("filter_path=x.*a*", "filter_path"),
+        ("filter_path=a\\.*", "filter_path"),
+        ("filter_path=hits.hits._sour*", "filter_path"),
+    ]);
+}

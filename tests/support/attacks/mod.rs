@@ -256,6 +256,7 @@ pub fn core(w: &World<'_>) {
     escaped_and_duplicate_keys(w);
     index_field_comparisons(w);
     query_string_tricks(w);
+    prefix_oracles(w);
     parameter_tricks(w);
     expressions(w);
     references_in_bodies(w);

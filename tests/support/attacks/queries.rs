@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::{ids, marker, refused, Who, World};
+use super::{forwarded, ids, marker, refused, Who, World};
 
 // issue 10 (first case): `_msearch` lines read as Elasticsearch 7.10 reads them.
 pub fn ndjson_framing(w: &World<'_>) {
@@ -273,4 +273,73 @@ pub fn parameter_tricks(w: &World<'_>) {
     // `review::semicolon_separators`)
     let r = w.get(Who::Alpha, "/books/_search?q=a*&df=_index;");
     refused(&r, "df=_index;");
+}
+
+/// What a probe's answer tells: its status and hit count (an error counts none).
+fn outcome(r: &crate::e2e::Response) -> (u16, i64) {
+    let hits = if r.status == 200 {
+        r.json()["hits"]["total"]["value"].as_i64().unwrap_or(-1)
+    } else {
+        0
+    };
+    (r.status, hits)
+}
+
+// attack18: readings of field names and response keys that compared the tenant's guess with
+// the prefixed index name. Each probe is sent with the right guess (the tenant's own prefix,
+// which the test knows) and a wrong one: the answers must not differ.
+pub fn prefix_oracles(w: &World<'_>) {
+    let right = format!("{}*", &w.pa[..4]);
+    let wrong = if w.pa.starts_with('z') { "y*" } else { "z*" };
+    // a document field named `_index` (Elasticsearch and the engine refuse it; the edge
+    // forwards documents unread), then field patterns that would reach it
+    let r = w.json(
+        Who::Alpha,
+        "PUT",
+        "/books/_doc/meta?refresh=true",
+        &json!({"_index": "~"}),
+    );
+    forwarded(&r, "a metadata field in a document");
+    let probes = |guess: &str| {
+        vec![
+            json!({"query": {"prefix": {"_ind*": guess.trim_end_matches('*')}}}),
+            json!({"query": {"wildcard": {"_i*": guess}}}),
+            json!({"query": {"query_string": {"query": guess}}}),
+            json!({"query": {"multi_match": {"query": guess, "fields": ["*"]}}}),
+            json!({"query": {"query_string": {"query": format!("_index\u{b}:{guess}")}}}),
+            json!({"query": {"query_string": {"query": format!("_index\u{a0}:{guess}")}}}),
+        ]
+    };
+    for (a, b) in probes(&right).into_iter().zip(probes(wrong)) {
+        let (ra, rb) = (
+            w.search("/books/_search", &a),
+            w.search("/books/_search", &b),
+        );
+        assert_eq!(
+            outcome(&ra),
+            outcome(&rb),
+            "{a} / {b}: {} / {}",
+            ra.text(),
+            rb.text()
+        );
+    }
+    for q in [format!("_index%0B:{right}"), format!("_index%0B:{wrong}")] {
+        let r = w.get(Who::Alpha, &format!("/books/_search?q={q}"));
+        refused(&r, &q);
+    }
+    // `filter_path` patterns over responses keyed by index names
+    for target in ["_settings", "_mapping", "_alias", "_stats"] {
+        for guess in [right.as_str(), wrong] {
+            for fp in [
+                guess.to_string(),
+                format!("-{guess}"),
+                format!("indices.{guess}"),
+            ] {
+                let r = w.get(Who::Alpha, &format!("/books/{target}?filter_path={fp}"));
+                refused(&r, &format!("{target} filter_path={fp}"));
+            }
+        }
+        let r = w.get(Who::Alpha, &format!("/books/{target}?filter_path=*"));
+        forwarded(&r, target);
+    }
 }

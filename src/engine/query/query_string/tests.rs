@@ -103,3 +103,26 @@ fn malformed_strings_are_parsing_errors() {
         assert_eq!(e.status(), 400, "{s}");
     }
 }
+
+/// Lucene's classic parser separates terms only at ` `, `\t`, `\n`, `\r` and U+3000 (its
+/// `_WHITESPACE`); every other character, other Unicode spaces included, belongs to the
+/// term. `_index\u{b}:x` is therefore a query on the unmapped field `_index\u{b}` in
+/// Elasticsearch, and the multitenant edge (which follows Lucene) let it through; the engine
+/// split at any Unicode whitespace and compared the index name with `x`, a prefix oracle
+/// (`q=_index%0B:<guess>*`, attack18).
+#[test]
+fn only_lucene_whitespace_separates_terms() {
+    for ws in [
+        '\u{b}', '\u{c}', '\u{1c}', '\u{85}', '\u{a0}', '\u{2000}', '\u{2028}', '\u{202f}',
+    ] {
+        let q = qs(&format!("_index{ws}:abc*"));
+        let field = field_of(&q);
+        assert_eq!(field, format!("_index{ws}"), "{ws:?}: {q:?}");
+        let q = qs(&format!("{ws}_index:abc*"));
+        assert_eq!(field_of(&q), format!("{ws}_index"), "{ws:?}: {q:?}");
+    }
+    for ws in [' ', '\t', '\n', '\r', '\u{3000}'] {
+        let q = qs(&format!("_index{ws}:abc*"));
+        assert_eq!(field_of(&q), "_index", "{ws:?}: {q:?}");
+    }
+}
