@@ -9,6 +9,7 @@
 mod coerce;
 pub mod date;
 mod mapper;
+mod metadata;
 mod parse;
 
 use std::collections::{BTreeMap, HashMap};
@@ -19,29 +20,7 @@ pub use mapper::{map_document, IndexedDoc, KwValue};
 pub use parse::{parse_mapping_body, parse_mappings, ParsedMappings};
 
 use date::DateFormat;
-
-/// Elasticsearch 7.10's built-in metadata fields (`IndicesModule`'s metadata mappers). None
-/// of them may be a root field of a document or a root property of a mapping: queries give
-/// `_id` and `_index` a meaning of their own, so a mapped field of that name would let a
-/// field pattern (`_ind*`, the default `*` of `query_string`) reach the index name.
-pub const METADATA_FIELDS: &[&str] = &[
-    "_id",
-    "_index",
-    "_routing",
-    "_source",
-    "_type",
-    "_version",
-    "_seq_no",
-    "_field_names",
-    "_ignored",
-    "_data_stream_timestamp",
-];
-
-/// Whether `path` is a metadata field, or lies under one (`_index.x`).
-pub fn under_metadata(path: &str) -> bool {
-    let root = path.split('.').next().unwrap_or(path);
-    METADATA_FIELDS.contains(&root)
-}
+pub use metadata::{under_metadata, METADATA_FIELDS};
 
 /// Number of dedicated tantivy text fields per shard (`t0`..`t15`). Text fields beyond these
 /// share the JSON text field, whose length norms are per document rather than per field.
