@@ -135,7 +135,8 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     perf = None
     if perf_out:
         perf = subprocess.Popen(
-            ["perf", "record", "-e", "cpu-clock", "-F", "2999", "-o", perf_out + ".data",
+            ["perf", "record", "-e", "cpu-clock", "-F", "2999", "-o", perf_out + ".data"]
+            + (["--call-graph", "dwarf,16384"] if getattr(args, "perf_callgraph", False) else []) + [
              "-p", ",".join(str(x) for x in target.pids), "--", "sleep", str(max(1, duration - 1))],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         STARTED.append(perf)
@@ -389,6 +390,9 @@ def main():
     ap.add_argument("--perf", metavar="DIR",
                     help="profile each proxy's last run of each scenario with perf (cpu-clock "
                          "samples) and write DIR/perf-<proxy>-<scenario>.txt")
+    ap.add_argument("--perf-callgraph", action="store_true",
+                    help="with --perf: record call graphs too (DWARF unwinding), for "
+                         "`perf report -i DIR/perf-<proxy>-<scenario>.data -G`")
     ap.add_argument("--keep", action="store_true", help="keep the work dir (configs, logs)")
     ap.add_argument("--out", help="directory for every run's figures (figures.json), latency "
                                   "distribution (.hgrm) and plot (.svg); default "

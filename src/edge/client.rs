@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::core::{Core, BODY_BUF};
 use super::io::{Patient, Transport};
 use super::outcome::{Cut, Next, Outcome, SendFail};
+use super::timer::Timer;
 use crate::errors::{EdgeError, ProtoLimits};
 use crate::proto::{
     write_response_head, BodyDecoder, Framing, Method, ProtoError, RequestHead, Version,
@@ -44,6 +45,8 @@ pub(super) struct Client<T> {
     recv_lowat: usize,
     /// This request's body came too slowly to wait for whole buffers.
     slow_body: bool,
+    /// The deadlines of this connection's reads and writes, client and upstream.
+    pub timer: Timer,
 }
 
 impl<T: Transport> Client<T> {
@@ -62,6 +65,7 @@ impl<T: Transport> Client<T> {
             keep_alive: true,
             recv_lowat: 1,
             slow_body: false,
+            timer: Timer::new(),
         }
     }
 
@@ -119,7 +123,7 @@ impl<T: Transport> Client<T> {
         let limits = &self.core.shared.limits;
         let body_end = (Instant::now() + limits.body_timeout).min(deadline);
         let buf = std::mem::take(&mut self.buf);
-        match until(body_end, self.io.read(buf)).await {
+        match self.timer.run(body_end, self.io.read(buf)).await {
             Some((Ok(n), buf)) if n > 0 => {
                 self.buf = buf;
                 Ok(())
@@ -214,7 +218,7 @@ impl<T: Transport> Client<T> {
     async fn read_batched(&mut self, deadline: Instant) -> Result<bool, SendFail> {
         let patience = (Instant::now() + LOWAT_PATIENCE).min(deadline);
         let buf = std::mem::take(&mut self.buf);
-        let (res, buf) = self.io.read_patiently(buf, patience).await;
+        let (res, buf) = self.io.read_patiently(buf, &mut self.timer, patience).await;
         self.buf = buf;
         match res {
             Patient::Done(Ok(n)) if n > 0 => Ok(true),
@@ -325,46 +329,5 @@ impl<T: Transport> Client<T> {
     /// A protocol error in the request body: the answer (400, 413) as a send failure.
     pub fn body_error(&self, e: ProtoError) -> SendFail {
         SendFail::Refuse(EdgeError::from_proto(e, self.proto_limits()))
-    }
-}
-
-/// Runs `fut` until `until`; `None` when time ran out (a deadline already past still polls
-/// `fut` once). The deadline goes to the timer as it is: no clock read here.
-pub(super) async fn until<F: std::future::Future>(until: Instant, fut: F) -> Option<F::Output> {
-    monoio::time::timeout_at(until.into(), fut).await.ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, Instant};
-
-    use super::until;
-
-    /// `until` on each driver: a ready future wins even past its deadline; a pending one
-    /// gives `None` once the deadline is reached, not before.
-    #[test]
-    fn until_polls_first_and_ends_at_the_deadline() {
-        async fn check() {
-            let past = Instant::now() - Duration::from_secs(1);
-            assert_eq!(until(past, async { 7 }).await, Some(7));
-            assert_eq!(until(past, std::future::pending::<()>()).await, None);
-            let start = Instant::now();
-            let deadline = start + Duration::from_millis(30);
-            assert_eq!(until(deadline, std::future::pending::<()>()).await, None);
-            assert!(Instant::now() >= deadline, "ended before its deadline");
-            let soon = monoio::time::sleep(Duration::from_millis(1));
-            let far = Instant::now() + Duration::from_secs(60);
-            assert_eq!(until(far, soon).await, Some(()));
-        }
-        monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
-            .enable_timer()
-            .build()
-            .expect("epoll runtime")
-            .block_on(check());
-        monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
-            .enable_timer()
-            .build()
-            .expect("io_uring runtime")
-            .block_on(check());
     }
 }

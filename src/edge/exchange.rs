@@ -229,7 +229,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
             }
             // Wake at least every 50 ms to notice a client that went away while queued.
             let slice = (queue_end - now).min(Duration::from_millis(50));
-            if let Ok(p) = monoio::time::timeout(slice, &mut ticket).await {
+            if let Some(p) = self.client.timer.run(now + slice, &mut ticket).await {
                 return Ok((p, Some(start.elapsed().as_micros() as u64)));
             }
             if self.client.io.peer_closed() {
@@ -322,7 +322,8 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 // The upstream may have answered before reading the whole body (a 413 of
                 // its own) and stopped reading: relay that answer rather than a 502.
                 let early = (Instant::now() + EARLY_ANSWER_WAIT).min(self.deadline);
-                if up.read_head(rhead, method, early).await.is_err() {
+                let timer = &mut self.client.timer;
+                if up.read_head(rhead, method, timer, early).await.is_err() {
                     return Err(Some(
                         self.client.answer_send_failure(SendFail::Upstream).await,
                     ));
@@ -332,7 +333,10 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 Ok((c.pos - c.head.len.min(c.pos)) as u64)
             }
             Err(fail) => Err(Some(self.client.answer_send_failure(fail).await)),
-            Ok(n) => match up.read_head(rhead, method, self.deadline).await {
+            Ok(n) => match up
+                .read_head(rhead, method, &mut self.client.timer, self.deadline)
+                .await
+            {
                 Ok(()) => Ok(n),
                 Err(HeadFail::NoBytes) if may_retry => Err(None),
                 Err(f) => {

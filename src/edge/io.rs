@@ -4,15 +4,14 @@
 //!
 //! Must not touch: HTTP, policy. Only bytes in and out.
 
-use std::future::Future as _;
 use std::io;
 use std::ops::Range;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use monoio::net::TcpStream;
 
 use super::tcp::{read_tcp, read_tcp_cancelable, write_tcp};
+use super::timer::Timer;
 use super::tls::TlsStream;
 
 /// How a read that waits for a whole buffer ([`Transport::read_patiently`]) ended.
@@ -41,9 +40,15 @@ pub(crate) trait Transport {
     }
 
     /// A read that waits for the socket's low-water mark ([`Transport::set_recv_lowat`])
-    /// until `patience`, then is canceled (taking nothing). Plain TCP only.
-    async fn read_patiently(&mut self, buf: Vec<u8>, patience: Instant) -> (Patient, Vec<u8>) {
-        let _ = patience;
+    /// until `patience` (on `timer`, the connection's), then is canceled (taking nothing).
+    /// Plain TCP only.
+    async fn read_patiently(
+        &mut self,
+        buf: Vec<u8>,
+        timer: &mut Timer,
+        patience: Instant,
+    ) -> (Patient, Vec<u8>) {
+        let _ = (timer, patience);
         (Patient::Unsupported, buf)
     }
 
@@ -95,22 +100,18 @@ impl Transport for ClientIo {
 
     /// The read is canceled, not dropped, when its patience runs out: a pending io_uring
     /// read dropped just as it completed could lose the bytes it took.
-    async fn read_patiently(&mut self, buf: Vec<u8>, patience: Instant) -> (Patient, Vec<u8>) {
+    async fn read_patiently(
+        &mut self,
+        buf: Vec<u8>,
+        timer: &mut Timer,
+        patience: Instant,
+    ) -> (Patient, Vec<u8>) {
         let ClientIo::Plain(tcp) = self else {
             return (Patient::Unsupported, buf);
         };
         let canceller = monoio::io::Canceller::new();
         let mut read = std::pin::pin!(read_tcp_cancelable(tcp, buf, canceller.handle()));
-        let mut wait = std::pin::pin!(monoio::time::sleep_until(monoio::time::Instant::from_std(
-            patience
-        )));
-        let first = std::future::poll_fn(|cx| {
-            if let Poll::Ready(done) = read.as_mut().poll(cx) {
-                return Poll::Ready(Some(done));
-            }
-            wait.as_mut().poll(cx).map(|_| None)
-        })
-        .await;
+        let first = timer.run(patience, read.as_mut()).await;
         let (res, buf) = match first {
             Some(done) => done,
             None => {

@@ -43,6 +43,7 @@ mod session;
 mod sock;
 mod start;
 mod tcp;
+mod timer;
 mod tls;
 mod upstream;
 pub mod workers;

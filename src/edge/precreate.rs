@@ -18,6 +18,7 @@ use std::time::Instant;
 use super::core::Core;
 use super::outcome::SendFail;
 use super::tcp::write_tcp;
+use super::timer::Timer;
 use crate::errors::EdgeError;
 use crate::policy::path::encode_segment;
 use crate::policy::shards::ShardDefaults;
@@ -95,12 +96,16 @@ pub(super) async fn fetch(
             EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached")
         })?;
     let len = req.len();
-    match super::client::until(deadline, write_tcp(&mut up.tcp, req, 0..len)).await {
+    let mut timer = Timer::new();
+    match timer
+        .run(deadline, write_tcp(&mut up.tcp, req, 0..len))
+        .await
+    {
         Some((Ok(()), _)) => {}
         _ => return Err(SendFail::Upstream),
     }
     let mut head = ResponseHead::default();
-    up.read_head(&mut head, method, deadline)
+    up.read_head(&mut head, method, &mut timer, deadline)
         .await
         .map_err(|_| SendFail::Upstream)?;
     let mut dec = BodyDecoder::new(head.framing, SMALL_ANSWER).map_err(|_| SendFail::Upstream)?;
@@ -112,7 +117,7 @@ pub(super) async fn fetch(
         if d.consumed == 0 && !d.done {
             up.buf.drain(..pos);
             pos = 0;
-            match up.read_more(deadline).await {
+            match up.read_more(&mut timer, deadline).await {
                 Ok(n) if n > 0 => {}
                 _ => return Err(SendFail::Upstream),
             }

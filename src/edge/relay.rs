@@ -138,7 +138,7 @@ impl<T: Transport> Relaying<'_, T> {
     async fn read_upstream(&mut self, keep_from: usize) -> Result<usize, Cut> {
         self.up.buf.drain(..keep_from);
         self.up
-            .read_more(self.deadline)
+            .read_more(&mut self.client.timer, self.deadline)
             .await
             .map_err(|_| Cut::Upstream)
     }

@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::client::{until, Client};
+use super::client::Client;
 use super::filter::RequestFilter;
 use super::io::Transport;
 use super::outcome::SendFail;
@@ -177,7 +177,8 @@ impl<T: Transport> Sending<'_, T> {
         }
         let out = std::mem::take(self.out);
         let len = out.len();
-        match until(self.deadline, write_tcp(&mut self.up.tcp, out, start..len)).await {
+        let write = write_tcp(&mut self.up.tcp, out, start..len);
+        match self.client.timer.run(self.deadline, write).await {
             Some((res, mut out)) => {
                 out.clear();
                 *self.out = out;
@@ -194,7 +195,8 @@ impl<T: Transport> Sending<'_, T> {
     async fn forward_slice(&mut self, range: Range<usize>) -> Result<(), SendFail> {
         self.flush().await?;
         let buf = std::mem::take(&mut self.client.buf);
-        match until(self.deadline, write_tcp(&mut self.up.tcp, buf, range)).await {
+        let write = write_tcp(&mut self.up.tcp, buf, range);
+        match self.client.timer.run(self.deadline, write).await {
             Some((res, buf)) => {
                 self.client.buf = buf;
                 res.map_err(|_| SendFail::Upstream)

@@ -166,11 +166,12 @@ impl<T: Transport> Session<T> {
                 Some(t) => limits.head_timeout.saturating_sub(t.elapsed()),
             };
             let buf = std::mem::take(&mut c.buf);
-            let (io, shutdown) = (&mut c.io, &c.core.shutdown);
+            let (io, shutdown, timer) = (&mut c.io, &c.core.shutdown, &mut c.timer);
             let idle = first_byte.is_none();
+            let until = Instant::now() + wait;
             let read = async {
                 monoio::select! {
-                    r = monoio::time::timeout(wait, io.read(buf)) => Some(r),
+                    r = timer.run(until, io.read(buf)) => Some(r.ok_or(())),
                     _ = shutdown.wait(), if idle => None,
                 }
             };

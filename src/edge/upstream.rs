@@ -17,6 +17,7 @@ use monoio::net::TcpStream;
 
 use super::outcome::HeadFail;
 use super::sock::set_congestion;
+use super::timer::Timer;
 use crate::proto::{HeadLimits, Method, ResponseHead};
 
 /// Response buffer kept with each upstream connection.
@@ -35,16 +36,19 @@ pub struct UpstreamConn {
 
 impl UpstreamConn {
     /// Appends what the upstream sends next to `buf`: `Ok(0)` at end of stream; an error
-    /// of kind `TimedOut` when `deadline` passes first (the buffer is then lost with the read).
-    pub async fn read_more(&mut self, deadline: Instant) -> io::Result<usize> {
+    /// of kind `TimedOut` when `deadline` passes first (the buffer is then lost with the
+    /// read). `timer`: the connection's (the client's whose request this is).
+    pub async fn read_more(&mut self, timer: &mut Timer, deadline: Instant) -> io::Result<usize> {
         let buf = std::mem::take(&mut self.buf);
-        let left = deadline.saturating_duration_since(Instant::now());
-        match monoio::time::timeout(left, super::tcp::read_tcp(&mut self.tcp, buf)).await {
-            Ok((res, buf)) => {
+        match timer
+            .run(deadline, super::tcp::read_tcp(&mut self.tcp, buf))
+            .await
+        {
+            Some((res, buf)) => {
                 self.buf = buf;
                 res
             }
-            Err(_) => Err(io::ErrorKind::TimedOut.into()),
+            None => Err(io::ErrorKind::TimedOut.into()),
         }
     }
 
@@ -55,6 +59,7 @@ impl UpstreamConn {
         &mut self,
         rh: &mut ResponseHead,
         method: Method,
+        timer: &mut Timer,
         deadline: Instant,
     ) -> Result<(), HeadFail> {
         let limits = HeadLimits {
@@ -79,7 +84,7 @@ impl UpstreamConn {
                     }
                 }
             }
-            match self.read_more(deadline).await {
+            match self.read_more(timer, deadline).await {
                 Ok(n) if n > 0 => got_any = true,
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(HeadFail::Deadline),
                 _ if got_any => {
@@ -154,7 +159,9 @@ impl Pool {
                 return Ok(c);
             }
         }
-        self.connect(addr, timeout, buf()).await
+        // Boxed: a new connection is rare next to a pooled one, and the connect future
+        // (with its timer) would otherwise make every request's future larger.
+        Box::pin(self.connect(addr, timeout, buf())).await
     }
 
     /// A new connection to `addr`.
