@@ -4,7 +4,8 @@
 //! Why not `monoio::time::timeout_at` per operation: each call built a `Sleep` (640 bytes,
 //! aligned to 128: its timer state is cache-padded), cloned the runtime's timer handle,
 //! put the entry into the timer wheel on the first pending poll and took it out again on
-//! drop, four times per small request; and every future that held one grew by about 1KB,
+//! drop, three times per small request (the client's head, the upstream write, the
+//! upstream read); and every future that held one grew by about 1KB,
 //! which the compiler copies each time such a future is built and moved (`memmove` was the
 //! largest user-space item of a TLS profile, tuning/small-requests.md). Here the `Sleep` is
 //! boxed once per connection; moving the deadline later only bumps the entry's tick (the
