@@ -1,5 +1,5 @@
 """Table tests of figures.py (pure): the paired ratios, the ceiling that `direct` sets and
-how goals above it are marked. Run by tests/loadtest_figures.rs (`cargo test`)."""
+how goals above it are marked. Run by tests/it/loadtest_figures.rs (`cargo test`)."""
 
 import os
 import sys

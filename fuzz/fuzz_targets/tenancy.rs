@@ -2,7 +2,7 @@
 //! never panic; feeding the body in two pieces at any split gives the one-piece result;
 //! and whatever is accepted is confined: no blank line is forwarded, every index name in
 //! an action line, a header, `_mget` docs or a rewritten `_index` comparison starts with
-//! the tenant's prefix (the same property as `tests/tenancy_property.rs`, without the
+//! the tenant's prefix (the same property as `tests/it/tenancy_property.rs`, without the
 //! engine).
 #![no_main]
 

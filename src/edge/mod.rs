@@ -13,7 +13,7 @@
 //! response heads) and `relay` (the response back, through a `filter`); `client` is the
 //! client side every stage writes through, `outcome` the leaf types they hand back. No
 //! stage imports the one that runs it, and there is no import cycle among these modules
-//! (checked by `tests/layout.rs`).
+//! (checked by `tests/it/layout.rs`).
 //!
 //! Must not import `engine`: every upstream, the embedded engine included, is reached over
 //! HTTP, so real Elasticsearch/OpenSearch nodes can take its place.

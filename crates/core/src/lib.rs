@@ -1,0 +1,14 @@
+//! searchgate's sans-IO core, shared by the edge (the `searchgate` crate) and the embedded
+//! engine (`searchgate-engine`).
+//!
+//! Owns the HTTP/1.1 codec (`proto`: heads on httparse, body framing with limits, writers)
+//! and the one renderer of Elasticsearch-shaped error bodies (`errors`), with the one
+//! mapping from protocol errors to answers.
+//!
+//! Must not touch: sockets, threads, files, clocks, tenants, clusters or any engine
+//! internals. It depends on none of its sibling crates, so the compiler keeps it a leaf.
+#![forbid(unsafe_op_in_unsafe_fn)]
+#![warn(missing_debug_implementations)]
+
+pub mod errors;
+pub mod proto;

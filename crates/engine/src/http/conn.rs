@@ -1,0 +1,316 @@
+//! One client connection: read a head (`proto::RequestHead`), hand the request with a
+//! streaming body to the API, write the response (Content-Length, or chunked for streamed
+//! bodies; none for HEAD), and loop while the connection is kept alive.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use super::body::BodyReader;
+use super::encoding::{with_decoded, Coding};
+use crate::api::params::{segments, Params};
+use crate::api::{Body, Engine, Request, Response};
+use crate::error::EngineError;
+use searchgate_core::errors::{EdgeError, ErrorBody, ProtoLimits};
+use searchgate_core::proto::{
+    chunk_size_line, write_response_head, BodyDecoder, Framing, HeadLimits, Method, ProtoError,
+    RequestHead, Version, LAST_CHUNK,
+};
+
+/// An idle keep-alive connection is closed after this long.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Body bytes a handler may leave unread and still keep the connection.
+const DRAIN_LIMIT: u64 = 1 << 20;
+
+/// What the head said about the request, copied out of the read buffer.
+struct Head {
+    method: Method,
+    version: Version,
+    keep_alive: bool,
+    path: String,
+    query: Option<Vec<u8>>,
+    content_type: Option<String>,
+    accept: Option<String>,
+    content_encoding: Option<String>,
+    framing: Framing,
+    expect_continue: bool,
+}
+
+fn header_string(head: &RequestHead, buf: &[u8], name: &[u8]) -> Option<String> {
+    head.header(buf, name)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+}
+
+fn copy_head(head: &RequestHead, buf: &[u8]) -> Head {
+    let pq = head.path_and_query.of(buf);
+    let (path, query) = match pq.iter().position(|&b| b == b'?') {
+        Some(i) => (&pq[..i], Some(pq[i + 1..].to_vec())),
+        None => (pq, None),
+    };
+    Head {
+        method: head.method,
+        version: head.version,
+        keep_alive: head.keep_alive,
+        path: if path.is_empty() {
+            "/".into()
+        } else {
+            String::from_utf8_lossy(path).into_owned()
+        },
+        query,
+        content_type: head
+            .content_type
+            .map(|s| String::from_utf8_lossy(s.of(buf)).into_owned()),
+        accept: header_string(head, buf, b"accept"),
+        content_encoding: header_string(head, buf, b"content-encoding"),
+        framing: head.framing,
+        expect_continue: head.expect_continue,
+    }
+}
+
+/// A malformed request head: the answer the edge gives to the same error (`errors.rs`).
+fn proto_error(e: ProtoError, max_body: u64) -> ErrorBody {
+    let limits = ProtoLimits {
+        max_head: HeadLimits::default().max_head,
+        max_body,
+    };
+    EdgeError::from_proto(e, limits).body()
+}
+
+/// Reads until a complete head is in `buf`. Ok(None): the client closed between requests.
+fn read_head(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    head: &mut RequestHead,
+) -> Result<Option<()>, ProtoError> {
+    let limits = HeadLimits::default();
+    let mut chunk = [0u8; 16 << 10];
+    loop {
+        if !buf.is_empty() && head.parse(buf, &limits)? {
+            return Ok(Some(()));
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return Ok(None),
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// Serves one connection until it closes.
+pub fn serve(engine: &Engine, mut stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
+    let mut buf: Vec<u8> = Vec::with_capacity(16 << 10);
+    let mut head = RequestHead::new();
+    loop {
+        match read_head(&mut stream, &mut buf, &mut head) {
+            Ok(Some(())) => {}
+            Ok(None) => return,
+            Err(e) => {
+                let _ = write_error(
+                    &mut stream,
+                    Version::Http11,
+                    proto_error(e, engine.max_body),
+                );
+                return;
+            }
+        }
+        let h = copy_head(&head, &buf);
+        buf.drain(..head.len);
+        match exchange(engine, &mut stream, &mut buf, &h) {
+            Ok(true) => {}
+            _ => return,
+        }
+    }
+}
+
+fn write_error(stream: &mut TcpStream, version: Version, e: ErrorBody) -> io::Result<()> {
+    let body = e.to_bytes();
+    let mut out = Vec::with_capacity(256 + body.len());
+    let headers: [(&str, &[u8]); 2] = [
+        ("Content-Type", b"application/json; charset=UTF-8"),
+        ("X-Elastic-Product", b"Elasticsearch"),
+    ];
+    write_response_head(
+        &mut out,
+        version,
+        e.status,
+        &headers,
+        Framing::Length(body.len() as u64),
+        false,
+    );
+    out.extend_from_slice(&body);
+    stream.write_all(&out)
+}
+
+/// One request/response. Ok(true): the connection may carry another request.
+fn exchange(
+    engine: &Engine,
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    h: &Head,
+) -> io::Result<bool> {
+    let dec = match BodyDecoder::new(h.framing, engine.max_body) {
+        Ok(d) => d,
+        Err(_) => {
+            write_error(
+                stream,
+                h.version,
+                EngineError::BodyTooLarge(engine.max_body).body(),
+            )?;
+            return Ok(false);
+        }
+    };
+    let coding = match Coding::parse(h.content_encoding.as_deref()) {
+        Ok(c) => c,
+        Err(why) => {
+            write_error(stream, h.version, EngineError::IllegalArgument(why).body())?;
+            return Ok(false);
+        }
+    };
+    let has_body = !matches!(h.framing, Framing::None | Framing::Length(0));
+    if h.expect_continue && has_body {
+        stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")?;
+    }
+    let mut read_half = stream.try_clone()?;
+    let (resp, keep) = {
+        let mut reader = BodyReader::new(&mut read_half, buf, dec);
+        let out = handle(engine, h, has_body, coding, &mut reader);
+        let used = reader.consumed();
+        buf.drain(..used);
+        out
+    };
+    write_response(stream, h, resp, keep)?;
+    Ok(keep)
+}
+
+/// Runs the API on one request; returns the response and whether the connection can be
+/// kept (the body was read to its end without a framing error).
+fn handle(
+    engine: &Engine,
+    h: &Head,
+    has_body: bool,
+    coding: Coding,
+    reader: &mut BodyReader<'_, TcpStream>,
+) -> (Response, bool) {
+    let (mut resp, too_big) = with_decoded(coding, reader, engine.max_body, |body| {
+        let mut req = Request {
+            method: h.method,
+            path: h.path.clone(),
+            segments: segments(h.path.as_bytes()),
+            params: Params::parse(h.query.as_deref()),
+            content_type: h.content_type.clone(),
+            accept: h.accept.clone(),
+            has_body,
+            body,
+        };
+        engine.handle(&mut req)
+    });
+    let mut keep = h.keep_alive;
+    if too_big {
+        resp = Response::error(&EngineError::BodyTooLarge(engine.max_body));
+        keep = false;
+    }
+    if let Some(e) = reader.error() {
+        resp = Response::error(&match e {
+            ProtoError::BodyTooLarge => EngineError::BodyTooLarge(engine.max_body),
+            other => EngineError::IllegalArgument(other.to_string()),
+        });
+        keep = false;
+    }
+    if keep && !reader.drain(DRAIN_LIMIT) {
+        keep = false;
+    }
+    (resp, keep)
+}
+
+fn write_response(stream: &mut TcpStream, h: &Head, resp: Response, keep: bool) -> io::Result<()> {
+    let mut headers: Vec<(&str, &[u8])> = vec![
+        ("Content-Type", resp.content_type.as_bytes()),
+        ("X-Elastic-Product", b"Elasticsearch"),
+    ];
+    for (k, v) in &resp.headers {
+        headers.push((k, v.as_bytes()));
+    }
+    let head_only = h.method == Method::Head;
+    let mut out = Vec::with_capacity(512);
+    let body = match resp.body {
+        Body::Empty => Vec::new(),
+        Body::Bytes(b) => b,
+        Body::Stream(f) if head_only || h.version == Version::Http10 => {
+            let mut v = Vec::new();
+            f(&mut v)?;
+            v
+        }
+        Body::Stream(f) => {
+            write_response_head(
+                &mut out,
+                h.version,
+                resp.status,
+                &headers,
+                Framing::Chunked,
+                keep,
+            );
+            stream.write_all(&out)?;
+            let mut w = Chunked {
+                out: stream,
+                buf: Vec::with_capacity(CHUNK),
+            };
+            f(&mut w)?;
+            return w.finish();
+        }
+    };
+    write_response_head(
+        &mut out,
+        h.version,
+        resp.status,
+        &headers,
+        Framing::Length(body.len() as u64),
+        keep,
+    );
+    if !head_only {
+        out.extend_from_slice(&body);
+    }
+    stream.write_all(&out)
+}
+
+const CHUNK: usize = 64 << 10;
+
+/// Chunked transfer coding over a stream, in chunks of up to 64KB.
+struct Chunked<'a> {
+    out: &'a mut TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Chunked<'_> {
+    fn emit(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let mut line = [0u8; 18];
+        let size = chunk_size_line(self.buf.len(), &mut line).to_vec();
+        self.out.write_all(&size)?;
+        self.out.write_all(&self.buf)?;
+        self.out.write_all(b"\r\n")?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    fn finish(mut self) -> io::Result<()> {
+        self.emit()?;
+        self.out.write_all(LAST_CHUNK)
+    }
+}
+
+impl Write for Chunked<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.emit()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,579 @@
+//! JSON query DSL -> [`Query`], with Elasticsearch 7.10's `parsing_exception` messages.
+
+use serde_json::{Map, Value};
+
+use super::parse_more::{
+    parse_bool_prefix, parse_combined, parse_regexp, parse_terms_set, text_query,
+};
+use super::query_string::{parse_query_string, QsOptions};
+use super::{BoostedField, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
+use crate::error::{EngineError, EngineResult};
+
+pub(super) fn err(msg: impl Into<String>) -> EngineError {
+    EngineError::Parsing(msg.into())
+}
+
+pub(super) fn as_obj<'a>(v: &'a Value, name: &str) -> EngineResult<&'a Map<String, Value>> {
+    v.as_object().ok_or_else(|| {
+        err(format!(
+            "[{name}] query malformed, no start_object after query name"
+        ))
+    })
+}
+
+/// Parses a query object (`{"match": {...}}`); `{}` is `match_all`.
+pub fn parse_query(v: &Value) -> EngineResult<Query> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| err("[_na] query malformed, must start with start_object"))?;
+    let mut it = obj.iter();
+    let Some((name, body)) = it.next() else {
+        return Ok(Query::MatchAll { boost: 1.0 });
+    };
+    if let Some((next, _)) = it.next() {
+        return Err(err(format!(
+            "[{name}] malformed query, expected [END_OBJECT] but found [FIELD_NAME] ({next})"
+        )));
+    }
+    match name.as_str() {
+        "match_all" => Ok(Query::MatchAll {
+            boost: boost_only(body, name)?,
+        }),
+        "match_none" => Ok(Query::MatchNone),
+        "match" => parse_match(body),
+        "match_phrase" => parse_phrase(body, name, false),
+        "match_phrase_prefix" => parse_phrase(body, name, true),
+        "multi_match" => parse_multi_match(body),
+        "term" => parse_term(body),
+        "terms" => parse_terms(body),
+        "range" => parse_range(body),
+        "exists" => parse_exists(body),
+        "prefix" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Prefix {
+            field,
+            value,
+            boost,
+        }),
+        "wildcard" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Wildcard {
+            field,
+            value,
+            boost,
+        }),
+        "ids" => parse_ids(body),
+        "regexp" => parse_regexp(body),
+        "match_bool_prefix" => parse_bool_prefix(body),
+        "combined_fields" => parse_combined(body),
+        "terms_set" => parse_terms_set(body),
+        "bool" => parse_bool(body),
+        "query_string" | "simple_query_string" => parse_qs(body, name),
+        "constant_score" => parse_constant_score(body),
+        "dis_max" => parse_dis_max(body),
+        other => Err(err(format!("unknown query [{other}]"))),
+    }
+}
+
+pub(super) fn parse_boost(v: &Value, name: &str) -> EngineResult<f32> {
+    match v {
+        Value::Number(n) => Ok(n.as_f64().unwrap_or(1.0) as f32),
+        Value::String(s) => s
+            .parse()
+            .map_err(|_| err(format!("[{name}] failed to parse [boost]"))),
+        _ => Err(err(format!("[{name}] failed to parse [boost]"))),
+    }
+}
+
+fn boost_only(body: &Value, name: &str) -> EngineResult<f32> {
+    let mut boost = 1.0;
+    for (k, v) in as_obj(body, name)? {
+        match k.as_str() {
+            "boost" => boost = parse_boost(v, name)?,
+            "_name" => {}
+            other => return Err(err(format!("[{name}] query does not support [{other}]"))),
+        }
+    }
+    Ok(boost)
+}
+
+/// The single `{field: ...}` of field-level queries, skipping `boost`/`_name` siblings.
+pub(super) fn single_field<'a>(
+    body: &'a Value,
+    name: &str,
+) -> EngineResult<(&'a String, &'a Value, f32)> {
+    let obj = as_obj(body, name)?;
+    let mut field: Option<(&String, &Value)> = None;
+    let mut boost = 1.0;
+    for (k, v) in obj {
+        match k.as_str() {
+            "boost" if !v.is_object() => boost = parse_boost(v, name)?,
+            "_name" if !v.is_object() => {}
+            _ => {
+                if let Some((f, _)) = field {
+                    return Err(err(format!(
+                        "[{name}] query doesn't support multiple fields, found [{f}] and [{k}]"
+                    )));
+                }
+                field = Some((k, v));
+            }
+        }
+    }
+    let (f, v) = field.ok_or_else(|| err(format!("[{name}] query requires a field")))?;
+    Ok((f, v, boost))
+}
+
+/// `minimum_should_match` as a number, `"2"`, `"-1"`, `"75%"` or `"-25%"`.
+pub fn parse_msm(v: &Value) -> EngineResult<Msm> {
+    match v {
+        Value::Number(n) => Ok(Msm::Count(n.as_i64().unwrap_or(0))),
+        Value::String(s) => {
+            let s = s.trim();
+            if let Some(p) = s.strip_suffix('%') {
+                p.trim().parse().map(Msm::Percent)
+            } else {
+                s.parse().map(Msm::Count)
+            }
+            .map_err(|_| err(format!("failed to parse minimum_should_match [{s}]")))
+        }
+        _ => Err(err("[minimum_should_match] must be a number or a string")),
+    }
+}
+
+pub(super) fn parse_operator(v: &Value, name: &str) -> EngineResult<Operator> {
+    match v.as_str().map(str::to_ascii_lowercase).as_deref() {
+        Some("or") => Ok(Operator::Or),
+        Some("and") => Ok(Operator::And),
+        _ => Err(err(format!(
+            "[{name}] query does not support operator [{v}]"
+        ))),
+    }
+}
+
+pub(super) fn match_opt(
+    opts: &mut MatchOpts,
+    k: &str,
+    v: &Value,
+    name: &str,
+) -> EngineResult<bool> {
+    match k {
+        "operator" => opts.operator = parse_operator(v, name)?,
+        "minimum_should_match" => opts.msm = Some(parse_msm(v)?),
+        "zero_terms_query" => opts.zero_terms_all = v.as_str() == Some("all"),
+        "lenient" => opts.lenient = v.as_bool().unwrap_or(false),
+        "fuzziness" => {
+            opts.fuzziness =
+                Some(super::Fuzziness::parse(v).ok_or_else(|| {
+                    err(format!("[{name}] failed to parse [fuzziness] value [{v}]"))
+                })?)
+        }
+        "analyzer" => opts.analyzer = Some(analyzer_named(v, name)?),
+        "prefix_length"
+        | "max_expansions"
+        | "fuzzy_transpositions"
+        | "auto_generate_synonyms_phrase_query"
+        | "cutoff_frequency"
+        | "_name" => {}
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// A search `analyzer` the engine has (custom analyzers are not).
+fn analyzer_named(v: &Value, name: &str) -> EngineResult<crate::mapping::Analyzer> {
+    use crate::mapping::Analyzer;
+    match v.as_str() {
+        Some("standard" | "simple" | "default") => Ok(Analyzer::Standard),
+        Some("whitespace") => Ok(Analyzer::Whitespace),
+        Some("keyword") => Ok(Analyzer::Keyword),
+        Some("english") => Ok(Analyzer::English),
+        _ => Err(EngineError::IllegalArgument(format!(
+            "[{name}] analyzer [{}] is not supported by this engine (standard, whitespace, keyword, english)",
+            v.as_str().unwrap_or_default()
+        ))),
+    }
+}
+
+fn parse_match(body: &Value) -> EngineResult<Query> {
+    let (field, v, mut boost) = single_field(body, "match")?;
+    let mut opts = MatchOpts::default();
+    let query = match v {
+        Value::Object(o) => {
+            let mut q = None;
+            for (k, val) in o {
+                match k.as_str() {
+                    "query" => q = Some(val.clone()),
+                    "boost" => boost = parse_boost(val, "match")?,
+                    _ if match_opt(&mut opts, k, val, "match")? => {}
+                    other => return Err(err(format!("[match] query does not support [{other}]"))),
+                }
+            }
+            q.ok_or_else(|| err("No text specified for text query"))?
+        }
+        other => other.clone(),
+    };
+    if query.is_null() || query.is_object() || query.is_array() {
+        return Err(err("[match] unknown token [START_OBJECT] after [query]"));
+    }
+    Ok(Query::Match {
+        field: field.clone(),
+        query,
+        opts,
+        boost,
+    })
+}
+
+pub(super) fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
+    let mut slop = 0;
+    let (field, query, boost) = text_query(body, name, "query", &mut |k, v| {
+        Ok(match k {
+            "slop" => {
+                slop = v.as_u64().unwrap_or(0) as u32;
+                true
+            }
+            "analyzer" | "max_expansions" | "zero_terms_query" => true,
+            _ => false,
+        })
+    })?;
+    Ok(Query::MatchPhrase {
+        field,
+        query,
+        slop,
+        prefix,
+        boost,
+    })
+}
+
+/// Parses `title^2` into a boosted field.
+pub fn boosted_field(s: &str) -> BoostedField {
+    match s.rsplit_once('^') {
+        Some((name, b)) if b.parse::<f32>().is_ok() => BoostedField {
+            name: name.to_string(),
+            boost: b.parse().unwrap_or(1.0),
+        },
+        _ => BoostedField {
+            name: s.to_string(),
+            boost: 1.0,
+        },
+    }
+}
+
+pub(super) fn parse_fields(v: &Value, name: &str) -> EngineResult<Vec<BoostedField>> {
+    match v {
+        Value::String(s) => Ok(vec![boosted_field(s)]),
+        Value::Array(a) => a
+            .iter()
+            .map(|f| {
+                f.as_str()
+                    .map(boosted_field)
+                    .ok_or_else(|| err(format!("[{name}] fields must be strings")))
+            })
+            .collect(),
+        _ => Err(err(format!(
+            "[{name}] query does not support [fields] of this type"
+        ))),
+    }
+}
+
+fn parse_multi_match(body: &Value) -> EngineResult<Query> {
+    let name = "multi_match";
+    let mut q = None;
+    let (mut fields, mut kind, mut tie, mut slop, mut boost) =
+        (vec![], MultiKind::BestFields, 0.0, 0, 1.0);
+    let mut opts = MatchOpts::default();
+    for (k, v) in as_obj(body, name)? {
+        match k.as_str() {
+            "query" => q = Some(v.clone()),
+            "fields" => fields = parse_fields(v, name)?,
+            "type" => {
+                kind = match v.as_str().unwrap_or("") {
+                    "best_fields" | "bool_prefix" => MultiKind::BestFields,
+                    "most_fields" => MultiKind::MostFields,
+                    "cross_fields" => MultiKind::CrossFields,
+                    "phrase" => MultiKind::Phrase,
+                    "phrase_prefix" => MultiKind::PhrasePrefix,
+                    other => {
+                        return Err(err(format!(
+                            "[multi_match] query does not support type {other}"
+                        )))
+                    }
+                }
+            }
+            "tie_breaker" => tie = v.as_f64().unwrap_or(0.0) as f32,
+            "slop" => slop = v.as_u64().unwrap_or(0) as u32,
+            "boost" => boost = parse_boost(v, name)?,
+            _ if match_opt(&mut opts, k, v, name)? => {}
+            other => {
+                return Err(err(format!(
+                    "[multi_match] query does not support [{other}]"
+                )))
+            }
+        }
+    }
+    let query = q.ok_or_else(|| err("No text specified for multi_match query"))?;
+    Ok(Query::MultiMatch {
+        fields,
+        query,
+        kind,
+        tie_breaker: tie,
+        slop,
+        opts,
+        boost,
+    })
+}
+
+fn parse_term(body: &Value) -> EngineResult<Query> {
+    let (field, v, mut boost) = single_field(body, "term")?;
+    let value = match v {
+        Value::Object(o) => {
+            let mut value = None;
+            for (k, val) in o {
+                match k.as_str() {
+                    "value" => value = Some(val.clone()),
+                    "boost" => boost = parse_boost(val, "term")?,
+                    "_name" | "case_insensitive" => {}
+                    other => return Err(err(format!("[term] query does not support [{other}]"))),
+                }
+            }
+            value.ok_or_else(|| err("[term] query requires a [value]"))?
+        }
+        Value::Array(_) => return Err(err("[term] query does not support array of values")),
+        other => other.clone(),
+    };
+    Ok(Query::Term {
+        field: field.clone(),
+        value,
+        boost,
+    })
+}
+
+fn parse_terms(body: &Value) -> EngineResult<Query> {
+    let (field, v, boost) = single_field(body, "terms")?;
+    let values = v
+        .as_array()
+        .ok_or_else(|| err(format!("[terms] query does not support [{field}]")))?
+        .clone();
+    Ok(Query::Terms {
+        field: field.clone(),
+        values,
+        boost,
+    })
+}
+
+fn parse_range(body: &Value) -> EngineResult<Query> {
+    let (field, v, mut boost) = single_field(body, "range")?;
+    let o = as_obj(v, "range")?;
+    let mut b = RangeBounds::default();
+    let (mut from, mut to, mut incl_lo, mut incl_hi) = (None, None, true, true);
+    for (k, val) in o {
+        let val = (!val.is_null()).then(|| val.clone());
+        match k.as_str() {
+            "gt" => b.gt = val,
+            "gte" => b.gte = val,
+            "lt" => b.lt = val,
+            "lte" => b.lte = val,
+            "from" => from = val,
+            "to" => to = val,
+            "include_lower" => incl_lo = val.and_then(|v| v.as_bool()).unwrap_or(true),
+            "include_upper" => incl_hi = val.and_then(|v| v.as_bool()).unwrap_or(true),
+            "format" => b.format = val.and_then(|v| v.as_str().map(String::from)),
+            "boost" => boost = val.map_or(Ok(1.0), |v| parse_boost(&v, "range"))?,
+            "time_zone" => b.time_zone = val.and_then(|v| v.as_str().map(String::from)),
+            "relation" | "_name" => {}
+            other => return Err(err(format!("[range] query does not support [{other}]"))),
+        }
+    }
+    if from.is_some() {
+        if incl_lo {
+            b.gte = from
+        } else {
+            b.gt = from
+        }
+    }
+    if to.is_some() {
+        if incl_hi {
+            b.lte = to
+        } else {
+            b.lt = to
+        }
+    }
+    Ok(Query::Range {
+        field: field.clone(),
+        bounds: b,
+        boost,
+    })
+}
+
+fn parse_exists(body: &Value) -> EngineResult<Query> {
+    let mut field = None;
+    let mut boost = 1.0;
+    for (k, v) in as_obj(body, "exists")? {
+        match k.as_str() {
+            "field" => field = v.as_str().map(String::from),
+            "boost" => boost = parse_boost(v, "exists")?,
+            "_name" => {}
+            other => return Err(err(format!("[exists] query does not support [{other}]"))),
+        }
+    }
+    let field = field.ok_or_else(|| err("[exists] must be provided with a [field]"))?;
+    Ok(Query::Exists { field, boost })
+}
+
+fn parse_prefix_like(body: &Value, name: &str) -> EngineResult<(String, String, f32)> {
+    let (field, v, mut boost) = single_field(body, name)?;
+    let value = match v {
+        Value::Object(o) => {
+            let mut value = None;
+            for (k, val) in o {
+                match k.as_str() {
+                    "value" | "wildcard" | "prefix" => value = val.as_str().map(String::from),
+                    "boost" => boost = parse_boost(val, name)?,
+                    "rewrite" | "case_insensitive" | "_name" => {}
+                    other => return Err(err(format!("[{name}] query does not support [{other}]"))),
+                }
+            }
+            value.ok_or_else(|| err(format!("[{name}] query requires a [value]")))?
+        }
+        other => value_text(other),
+    };
+    Ok((field.clone(), value, boost))
+}
+
+fn parse_ids(body: &Value) -> EngineResult<Query> {
+    let mut values = None;
+    let mut boost = 1.0;
+    for (k, v) in as_obj(body, "ids")? {
+        match k.as_str() {
+            "values" => {
+                let arr = v
+                    .as_array()
+                    .ok_or_else(|| err("[ids] query does not support [values] of this type"))?;
+                values = Some(arr.iter().map(value_text).collect());
+            }
+            "boost" => boost = parse_boost(v, "ids")?,
+            "type" | "types" | "_name" => {}
+            other => return Err(err(format!("[ids] query does not support [{other}]"))),
+        }
+    }
+    Ok(Query::Ids {
+        values: values.ok_or_else(|| err("[ids] query, no ids values provided"))?,
+        boost,
+    })
+}
+
+fn clauses(v: &Value) -> EngineResult<Vec<Query>> {
+    match v {
+        Value::Array(a) => a.iter().map(parse_query).collect(),
+        other => Ok(vec![parse_query(other)?]),
+    }
+}
+
+fn parse_bool(body: &Value) -> EngineResult<Query> {
+    let (mut must, mut should, mut must_not, mut filter) = (vec![], vec![], vec![], vec![]);
+    let (mut msm, mut boost) = (None, 1.0);
+    for (k, v) in as_obj(body, "bool")? {
+        match k.as_str() {
+            "must" => must = clauses(v)?,
+            "should" => should = clauses(v)?,
+            "must_not" | "mustNot" => must_not = clauses(v)?,
+            "filter" => filter = clauses(v)?,
+            "minimum_should_match" => msm = Some(parse_msm(v)?),
+            "boost" => boost = parse_boost(v, "bool")?,
+            "adjust_pure_negative" | "disable_coord" | "_name" => {}
+            other => return Err(err(format!("[bool] query does not support [{other}]"))),
+        }
+    }
+    Ok(Query::Bool {
+        must,
+        should,
+        must_not,
+        filter,
+        msm,
+        boost,
+    })
+}
+
+fn parse_qs(body: &Value, name: &str) -> EngineResult<Query> {
+    let mut o = QsOptions::default();
+    let mut query = None;
+    for (k, v) in as_obj(body, name)? {
+        match k.as_str() {
+            "query" => query = Some(value_text(v)),
+            "default_field" => o.fields = vec![boosted_field(v.as_str().unwrap_or("*"))],
+            "fields" => o.fields = parse_fields(v, name)?,
+            "default_operator" => o.default_operator = parse_operator(v, name)?,
+            "analyze_wildcard"
+            | "lenient"
+            | "allow_leading_wildcard"
+            | "fuzziness"
+            | "analyzer"
+            | "auto_generate_synonyms_phrase_query"
+            | "flags"
+            | "quote_field_suffix"
+            | "max_determinized_states"
+            | "enable_position_increments"
+            | "fuzzy_max_expansions"
+            | "fuzzy_prefix_length"
+            | "fuzzy_transpositions"
+            | "phrase_slop"
+            | "rewrite"
+            | "escape"
+            | "time_zone"
+            | "quote_analyzer"
+            | "type"
+            | "_name" => {}
+            "tie_breaker" => o.tie_breaker = v.as_f64().unwrap_or(0.0) as f32,
+            "minimum_should_match" => o.msm = Some(parse_msm(v)?),
+            "boost" => o.boost = parse_boost(v, name)?,
+            other => return Err(err(format!("[{name}] query does not support [{other}]"))),
+        }
+    }
+    let query = query.ok_or_else(|| err(format!("[{name}] must be provided with a [query]")))?;
+    parse_query_string(&query, &o)
+}
+
+fn parse_constant_score(body: &Value) -> EngineResult<Query> {
+    let mut filter = None;
+    let mut boost = 1.0;
+    for (k, v) in as_obj(body, "constant_score")? {
+        match k.as_str() {
+            "filter" => filter = Some(parse_query(v)?),
+            "boost" => boost = parse_boost(v, "constant_score")?,
+            "_name" => {}
+            other => {
+                return Err(err(format!(
+                    "[constant_score] query does not support [{other}]"
+                )))
+            }
+        }
+    }
+    let filter = filter.ok_or_else(|| err("[constant_score] requires a 'filter' element"))?;
+    Ok(Query::ConstantScore {
+        filter: Box::new(filter),
+        boost,
+    })
+}
+
+fn parse_dis_max(body: &Value) -> EngineResult<Query> {
+    let (mut queries, mut tie, mut boost) = (vec![], 0.0, 1.0);
+    for (k, v) in as_obj(body, "dis_max")? {
+        match k.as_str() {
+            "queries" => queries = clauses(v)?,
+            "tie_breaker" => tie = v.as_f64().unwrap_or(0.0) as f32,
+            "boost" => boost = parse_boost(v, "dis_max")?,
+            "_name" => {}
+            other => return Err(err(format!("[dis_max] query does not support [{other}]"))),
+        }
+    }
+    Ok(Query::DisMax {
+        queries,
+        tie_breaker: tie,
+        boost,
+    })
+}
+
+#[cfg(test)]
+mod tests;
