@@ -13,9 +13,9 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use searchgate::config::ClusterClass;
 use searchgate::policy::bulk::BulkCounter;
-use searchgate::policy::classify::classify_request;
-use searchgate::policy::classify::BodyKind;
 use searchgate::proto::Method;
+use searchgate::request::classify::classify_request;
+use searchgate::request::classify::BodyKind;
 use searchgate::tenancy::{
     plan_request, rewrite_json_body, BulkRewriter, MsearchRewriter, Prefix, ResponsePlan,
     ResponseRewriter, TenancyKey, Tenant,
@@ -241,7 +241,7 @@ fn response(c: &mut Criterion) {
         i += 1;
     }
     let plan = ResponsePlan {
-        kind: searchgate::policy::classify::ResponseKind::Strip,
+        kind: searchgate::request::classify::ResponseKind::Strip,
         verbose: false,
         help: false,
         ids: None,

@@ -21,6 +21,8 @@
 //!            file's seed, the admin API on its own listener
 //! policy/    pure decisions: route, auth, classify, mode, admit, and `decide` (all of them for
 //!            one request -> `Decision`); the clock is passed in
+//! request/   the request vocabulary below policy and tenancy: canonical paths, the endpoint
+//!            table, blocked endpoints, classification (read / update / not exposed)
 //! tenancy/   index-name namespacing for the multitenant class (requests in, responses out)
 //! metrics/   per-core recording, the hub (counters, buckets, latency window), renderers
 //! edge/      thread-per-core runtime, listeners, TLS, the request pipeline (session ->
@@ -50,6 +52,7 @@ pub mod edge;
 pub mod metrics;
 pub mod policy;
 pub mod registry;
+pub mod request;
 pub mod tenancy;
 pub mod tools;
 

@@ -1,14 +1,14 @@
 //! Request head parsing: never panics; a complete head lies within the input and the
 //! limits, every span lies within the head; the head alone parses the same; no proper
 //! prefix of it is complete; the head the edge forwards (the target it forwards: the
-//! classified path in canonical form and the query, `policy::path::NormPath::write_target`)
+//! classified path in canonical form and the query, `request::path::NormPath::write_target`)
 //! parses again with the same framing and the same path and query.
 //!
 //! Findings kept as unit tests: `src/policy/path.rs` (`fuzz_findings_forward_and_parse_again`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use searchgate::policy::path::NormPath;
+use searchgate::request::path::NormPath;
 use searchgate::proto::{
     write_forward_request, ForwardHeaders, ForwardRequest, HeadLimits, ProtoError, RequestHead, Span, Version,
 };

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use searchgate::policy::classify::BodyKind;
+use searchgate::request::classify::BodyKind;
 use searchgate::tenancy::{rewrite_json_body, BulkRewriter, MsearchRewriter, Prefix, Tenant};
 use serde_json::Value;
 

@@ -8,10 +8,10 @@ use crate::control::clock::Clock;
 use crate::control::plane::tests::settings;
 use crate::control::sqlite::{SqliteStore, DB_FILE};
 use crate::control::store::AuditQuery;
-use crate::policy::classify::Class;
 use crate::policy::ladder::{Step, DAY_MS};
 use crate::policy::mode::{self, Mode as Effective, SetBy};
 use crate::registry::catalog::tests::{plan, record};
+use crate::request::classify::Class;
 
 const T0: Millis = 1_898_553_600_000; // 2030-03-01T00:00:00Z
 

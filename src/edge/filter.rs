@@ -16,10 +16,10 @@ use std::sync::Arc;
 
 use crate::errors::EdgeError;
 use crate::policy::bulk::BulkCounter;
-use crate::policy::classify::BodyKind;
 use crate::policy::decide::{BodyPlan, Decision, TenantPlan};
 use crate::proto::ResponseHead;
 use crate::registry::Cluster;
+use crate::request::classify::BodyKind;
 use crate::tenancy::{self, BodyFacts, BodyRewriter, IdSealer, Prefix, ResponseRewriter, Tenant};
 
 /// What the request body's bytes go through on their way upstream.

@@ -20,10 +20,10 @@ use super::outcome::SendFail;
 use super::tcp::write_tcp;
 use super::timer::Timer;
 use crate::errors::EdgeError;
-use crate::policy::path::encode_segment;
 use crate::policy::shards::ShardDefaults;
 use crate::proto::{BodyDecoder, Method, ResponseHead};
 use crate::registry::Cluster;
+use crate::request::path::encode_segment;
 use crate::tenancy::{self, Prefix};
 
 /// Largest upstream answer to an index creation the edge reads.

@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use super::classify::Class;
 use crate::errors::EdgeError;
+use crate::request::classify::Class;
 
 /// Who put a cluster in a restrictive mode: the overage ladder (from metering readings)
 /// lifts its own modes once usage is back under the plan; an operator's mode stays until an

@@ -13,7 +13,7 @@ use super::references::{
 };
 use super::RequestPlan;
 use crate::errors::EdgeError;
-use crate::policy::classify::BodyKind;
+use crate::request::classify::BodyKind;
 
 /// What reading a whole body found that changes the rest of the request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

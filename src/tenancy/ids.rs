@@ -38,8 +38,8 @@ use base64::Engine as _;
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, CHACHA20_POLY1305, NONCE_LEN};
 use ring::hmac;
 
+use super::json::StringState;
 use super::prefix::{Stripper, TenancyKey};
-use super::response::StringState;
 use crate::errors::EdgeError;
 
 /// The version tag every token starts with.

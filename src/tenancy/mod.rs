@@ -4,7 +4,7 @@
 //! name a tenant sends is given the cluster's opaque [`Prefix`] on the way in, and the
 //! prefix is removed from everything on the way out, so each tenant sees only its own
 //! indices, under the names it chose, as if it were alone. Endpoints whose references
-//! cannot be confined to the prefix are 501 for this class (`policy::endpoints`).
+//! cannot be confined to the prefix are 501 for this class (`request::endpoints`).
 //!
 //! **One reading of every byte.** The edge reads each request completely, the way the
 //! upstream will, decides on data, and forwards only bytes it wrote itself: paths and the
@@ -21,7 +21,7 @@
 //! let prefix = Prefix::derive(&tenancy_key, &cluster.id);
 //!
 //! // per request
-//! let req = policy::classify::classify_request(method, raw_path, cluster.class)?;   // 400 on bad path
+//! let req = request::classify::classify_request(method, raw_path, cluster.class)?;   // 400 on bad path
 //! policy::mode::decide(mode, &req.class)?;                       // 404/403/501
 //! tenancy::check_headers(content_type, content_encoding, accept, has_body)?;
 //! tenancy::check_request_headers(head_names_and_values)?;        // 400 for identity headers

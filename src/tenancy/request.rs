@@ -3,7 +3,7 @@
 //! again by `references::params`), which body filter, which response transform; plus the
 //! auto-creation target, create-index bodies and the metering request.
 //!
-//! Must not touch: I/O, modes, the classification table (read from `policy::classify`).
+//! Must not touch: I/O, modes, the classification table (read from `request::classify`).
 
 use std::sync::Arc;
 
@@ -17,11 +17,11 @@ use super::references::params::read_query;
 use super::references::{illegal, Tenant};
 use super::response::{ResponsePlan, ResponseRewriter};
 use crate::errors::EdgeError;
-use crate::policy::classify::{
+use crate::proto::Method;
+use crate::request::classify::{
     endpoint_name_in_value, BodyKind, Classified, Methods, ResponseKind, Route, Seg, Tenancy,
 };
-use crate::policy::path::{encode_segment, is_literal};
-use crate::proto::Method;
+use crate::request::path::{encode_segment, is_literal};
 
 /// What the edge does with one multitenant request (see the module docs of `tenancy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,7 +76,7 @@ pub fn plan_request(
     target: &mut Vec<u8>,
 ) -> Result<RequestPlan, EdgeError> {
     let route = req.route.ok_or_else(|| {
-        EdgeError::NotImplemented(crate::policy::classify::endpoint_name(&req.path))
+        EdgeError::NotImplemented(crate::request::classify::endpoint_name(&req.path))
     })?;
     let Tenancy::Rewrite {
         all_at,

@@ -1,8 +1,8 @@
 //! Table tests of request planning (issue 5: paths, query, headers, auto-creation).
 
 use super::*;
-use crate::policy::classify::{classify_request, ClusterClass, ResponseKind};
 use crate::proto::Method::{self, *};
+use crate::request::classify::{classify_request, ClusterClass, ResponseKind};
 use crate::tenancy::ids::{IdFields, IdKind, IdSealer};
 use crate::tenancy::TenancyKey;
 use serde_json::Value;

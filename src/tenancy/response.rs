@@ -15,37 +15,11 @@ use std::sync::Arc;
 use memchr::memchr;
 
 use super::ids::{IdFields, IdFilter, IdSealer};
+use super::json::StringState;
 use super::prefix::{Prefix, Stripper};
 use super::snippets::SnippetRedactor;
 use crate::errors::EdgeError;
-use crate::policy::classify::ResponseKind;
-
-/// Whether the bytes of a JSON stream are inside a string, escapes followed (the response
-/// scanners only need to know where strings are).
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct StringState {
-    in_str: bool,
-    esc: bool,
-}
-
-impl StringState {
-    /// Follows `b`; true when it belongs to a string (its quotes included).
-    pub(super) fn step(&mut self, b: u8) -> bool {
-        if self.in_str {
-            if self.esc {
-                self.esc = false;
-            } else if b == b'\\' {
-                self.esc = true;
-            } else if b == b'"' {
-                self.in_str = false;
-            }
-            true
-        } else {
-            self.in_str = b == b'"';
-            self.in_str
-        }
-    }
-}
+use crate::request::classify::ResponseKind;
 
 /// Longest `_cat` row or JSON element kept (longer ones are dropped).
 const MAX_ROW: usize = 1 << 20;

@@ -15,7 +15,7 @@ use super::prefix::tests::strip_stream as strip_chunks;
 use super::prefix::{Prefix, Stripper, TenancyKey, PREFIX_LEN};
 use super::response::{ResponsePlan, ResponseRewriter};
 use super::snippets::SnippetRedactor;
-use crate::policy::classify::ResponseKind;
+use crate::request::classify::ResponseKind;
 
 const MARKER: &[u8] = b"[Source: ";
 const REPLACEMENT: &[u8] = b"[Source: REDACTED]";

@@ -14,10 +14,10 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::errors::{EdgeError, ErrorBody};
-use crate::policy::classify::{classify_request, ClusterClass};
 use crate::policy::mode::{decide, Mode};
-use crate::policy::path::NormPath;
 use crate::proto::Method;
+use crate::request::classify::{classify_request, ClusterClass};
+use crate::request::path::NormPath;
 
 /// The shared upstream: index name -> documents (id, source).
 #[derive(Default)]
@@ -313,7 +313,9 @@ impl Tenant {
                 }
                 rw.finish(&mut up_body)?;
             }
-            None if plan.body.is_json() || plan.body == crate::policy::classify::BodyKind::None => {
+            None if plan.body.is_json()
+                || plan.body == crate::request::classify::BodyKind::None =>
+            {
                 let facts = rewrite_json_body(&t, plan.body, body, &mut up_body)?;
                 plan.apply_body_facts(facts, &self.prefix, &mut up_target)?;
             }

@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use proptest::prelude::*;
 
-use searchgate::policy::classify::{classify_request, BodyKind, ClusterClass};
 use searchgate::policy::mode::{decide, Mode};
 use searchgate::proto::Method;
+use searchgate::request::classify::{classify_request, BodyKind, ClusterClass};
 use searchgate::tenancy::{
     plan_request, rewrite_json_body, IdSealer, Prefix, ResponseRewriter, TenancyKey, Tenant,
 };

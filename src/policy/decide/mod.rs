@@ -28,12 +28,12 @@
 use std::time::Instant;
 
 use super::auth::{parse_basic, MAX_CREDENTIALS};
-use super::classify::{classify_request, BodyKind, Class, Route};
 use super::mode;
 use super::route::{normalize_host, route};
 use super::view::{ClusterView, Directory};
 use crate::errors::EdgeError;
 use crate::proto::{Framing, RequestHead};
+use crate::request::classify::{classify_request, BodyKind, Class, Route};
 use crate::tenancy::{self, IdSealer, Prefix, RequestPlan, Tenant};
 
 /// Largest index-creation body the edge reads whole to count its shards (they are small).

@@ -31,6 +31,9 @@ use std::borrow::Cow;
 
 use crate::errors::EdgeError;
 
+mod strings;
+pub(in crate::tenancy) use strings::StringState;
+
 pub use parse::{parse, parse_opt, MAX_DEPTH};
 
 /// A JSON number, as its token text (validated against the JSON grammar).

@@ -9,8 +9,7 @@ use super::super::json::{Object, Value};
 use super::super::lucene::could_name_index;
 use super::super::names::is_concrete;
 use super::super::painless::check_script;
-use super::query::query;
-use super::search;
+use super::query::{hits, query};
 use super::{
     at, check_field_list, check_field_list_setting, illegal, known_keys, object_mut, parsing,
     rewrite_expression, rewrite_name, unsupported, Tenant,
@@ -423,7 +422,7 @@ fn job_search_parts(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), Edge
         // read as a search body's sort: options walked, a nested `filter` is a query
         // (attacks-10 #10); no `search_after` follows, so `_index` has no use here
         let here = at(where_, "sort");
-        if !search::sort(t, s, &here)?.is_empty() {
+        if !hits::sort(t, s, &here)?.is_empty() {
             return Err(unsupported("sort on [_index]", &here));
         }
     }

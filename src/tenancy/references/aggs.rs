@@ -12,8 +12,8 @@
 use super::super::json::{Object, Value};
 use super::super::lucene::{could_name_index, regexp};
 use super::aggs_table::{rule, Agg, OnIndex, K, SOURCES};
-use super::query::query;
-use super::{at, check_field_list, no_scripts, object_mut, parsing, search, unsupported, Tenant};
+use super::query::{hits, query};
+use super::{at, check_field_list, no_scripts, object_mut, parsing, unsupported, Tenant};
 use crate::errors::EdgeError;
 
 pub use super::aggs_table::AGGS;
@@ -56,7 +56,7 @@ fn one(t: &Tenant, kind: &str, body: &mut Value, where_: &str) -> Result<(), Edg
     match rule {
         Agg::Refuse => Err(no_scripts(where_)),
         Agg::Query => query(t, body, where_),
-        Agg::Hits => search::hits_options(t, body, where_),
+        Agg::Hits => hits::hits_options(t, body, where_),
         Agg::Keys(on, groups) => keyed(t, kind, on, groups, object_mut(body, where_)?, where_),
     }
 }
@@ -139,7 +139,7 @@ fn plain(v: &Value, where_: &str) -> Result<(), EdgeError> {
 /// A sort inside an aggregation: read as a search body's sort (nested filters are
 /// queries, scripts refused); sorting on `_index` only orders the tenant's own names.
 fn sort(t: &Tenant, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
-    search::sort(t, v, where_).map(|_| ())
+    hits::sort(t, v, where_).map(|_| ())
 }
 
 /// One `{field, missing, script, filter, time_zone}` or a list of them.

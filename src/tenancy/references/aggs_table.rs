@@ -56,7 +56,7 @@ pub enum Agg {
     Keys(OnIndex, &'static [&'static [(&'static str, K)]]),
     /// The body is a query (`filter`).
     Query,
-    /// `top_hits`: the options of hits (`search::hits_options`).
+    /// `top_hits`: the options of hits (`query::hits::hits_options`).
     Hits,
     /// Scripted: refused.
     Refuse,

@@ -15,7 +15,7 @@ use super::super::lucene::could_name_index;
 use super::query::check_query_text;
 use super::{check_field_list, illegal, unsupported, Tenant};
 use crate::errors::EdgeError;
-use crate::policy::path::decode_into;
+use crate::request::path::decode_into;
 
 /// What the edge does with a query parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

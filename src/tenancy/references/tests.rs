@@ -7,7 +7,7 @@ use super::super::json;
 use super::super::prefix::{Prefix, TenancyKey};
 use super::super::rewrite_json_body;
 use super::*;
-use crate::policy::classify::BodyKind;
+use crate::request::classify::BodyKind;
 
 const P: &str = "abcdefghijklmnopqrst-";
 

@@ -11,10 +11,10 @@ use super::super::response::{ResponsePlan, ResponseRewriter};
 use super::super::rewrite_json_body;
 use super::super::{BulkRewriter, IdSealer};
 use super::*;
-use crate::policy::classify::{classify_request, BodyKind, ClusterClass, ResponseKind};
 use crate::proto::{
     write_forward_request, ForwardHeaders, ForwardRequest, HeadLimits, Method, RequestHead,
 };
+use crate::request::classify::{classify_request, BodyKind, ClusterClass, ResponseKind};
 
 /// The tenant under attack (A) and another tenant of the same upstream (B).
 const P: &str = "abcdefghijklmnopqrst-";

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::super::prefix::Prefix;
 use super::super::rewrite_json_body;
 use super::*;
-use crate::policy::classify::BodyKind;
+use crate::request::classify::BodyKind;
 
 const RAW: &str = "$serde_json::private::RawValue";
 

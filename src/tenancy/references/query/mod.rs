@@ -8,10 +8,12 @@
 use super::super::json::{Object, Value};
 use super::super::lucene::{could_name_index, query_string, regexp};
 use super::{
-    at, check_field_list, known_keys, no_scripts, object_mut, parsing, rewrite_name, search,
-    unsupported, Tenant,
+    at, check_field_list, known_keys, no_scripts, object_mut, parsing, rewrite_name, unsupported,
+    Tenant,
 };
 use crate::errors::EdgeError;
+
+pub mod hits;
 
 /// What the edge does with the `_index` field in a field-level query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -396,7 +398,7 @@ fn joined(t: &Tenant, o: &mut Object, where_: &str) -> Result<(), EdgeError> {
         let here = at(where_, k);
         match k {
             "query" => query(t, v, &here)?,
-            "inner_hits" => search::hits_options(t, v, &here)?,
+            "inner_hits" => hits::hits_options(t, v, &here)?,
             _ if is_scalar(v) => {}
             _ => return Err(parsing(format!("[{where_}] unknown field [{k}]"))),
         }

@@ -11,7 +11,7 @@
 //!
 //! Must not touch: the rewriting itself (`tenancy`), modes, I/O.
 
-use super::classify::{BodyKind as B, Methods, ResponseKind as Rk, Route, Seg, Tenancy};
+use super::routes::{BodyKind as B, Methods, ResponseKind as Rk, Route, Seg, Tenancy};
 
 use Seg::{
     Alias as Al, Any as A, Fields as F, Index as I, Lit as L, Name as N, Rest, ScrollIds as Ids,

@@ -7,8 +7,8 @@
 
 use std::borrow::Cow;
 
-use super::classify::ClusterClass;
 use super::path::NormPath;
+use crate::config::ClusterClass;
 use crate::proto::Method;
 
 /// Where a blocked token may appear.
