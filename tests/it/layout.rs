@@ -477,3 +477,35 @@ fn the_sibling_check_lifts_imports_to_each_level() {
     let g = edges(&[("a::x", "a::y"), ("a::y", "a::x"), ("a::y", "c")]);
     assert_eq!(sibling_cycles(&g), vec!["a: x y"]);
 }
+
+// issue 31: every integration test is in the one binary. A file left beside it (in `tests/`)
+// or not declared in `tests/it/main.rs` would never be compiled, and its tests never run.
+#[test]
+fn every_integration_test_file_is_in_the_one_binary() {
+    let root = crate::support::repo_root();
+    let stray: Vec<String> = std::fs::read_dir(root.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(stray.is_empty(), "test files outside tests/it: {stray:?}");
+    let main = std::fs::read_to_string(root.join("tests/it/main.rs")).unwrap();
+    let declared: BTreeSet<&str> = main
+        .lines()
+        .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+        .collect();
+    for e in std::fs::read_dir(root.join("tests/it")).unwrap() {
+        let path = e.unwrap().path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let is_module = path.is_dir() || path.extension().is_some_and(|x| x == "rs");
+        if is_module && stem != "main" {
+            assert!(
+                declared.contains(stem),
+                "tests/it/main.rs does not declare `mod {stem};`"
+            );
+        }
+    }
+}
