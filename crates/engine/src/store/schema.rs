@@ -13,6 +13,7 @@ use tantivy::tokenizer::{
 };
 use tantivy::TantivyDocument;
 
+use crate::analysis::ChainTokenizer;
 use crate::mapping::{Analyzer, IndexedDoc, KwValue, Mapping, TEXT_SLOTS};
 
 /// `_id`: raw, indexed, stored.
@@ -106,7 +107,7 @@ pub fn fields(schema: &Schema) -> tantivy::Result<Fields> {
 }
 
 /// The tokenizer chain of a mapping analyzer.
-pub fn analyzer(a: Analyzer) -> TextAnalyzer {
+pub fn analyzer(a: &Analyzer) -> TextAnalyzer {
     match a {
         Analyzer::Standard => TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(RemoveLongFilter::limit(256))
@@ -121,6 +122,7 @@ pub fn analyzer(a: Analyzer) -> TextAnalyzer {
             .filter(LowerCaser)
             .filter(Stemmer::new(Language::English))
             .build(),
+        Analyzer::Custom(chain) => TextAnalyzer::from(ChainTokenizer::new(chain.clone())),
     }
 }
 
@@ -128,15 +130,15 @@ pub fn analyzer(a: Analyzer) -> TextAnalyzer {
 /// each slot the analyzer of the path it holds.
 pub fn register_tokenizers(index: &tantivy::Index, mapping: &Mapping) {
     let tm = index.tokenizers();
-    tm.register("default", analyzer(Analyzer::Standard));
+    tm.register("default", analyzer(&Analyzer::Standard));
     let mut per_slot = vec![Analyzer::Standard; TEXT_SLOTS as usize];
     for (_, f) in mapping.fields() {
         if let Some(s) = f.slot {
-            per_slot[s as usize] = f.analyzer;
+            per_slot[s as usize] = f.analyzer.clone();
         }
     }
     for (n, a) in per_slot.into_iter().enumerate() {
-        tm.register(&slot_name(n as u8), analyzer(a));
+        tm.register(&slot_name(n as u8), analyzer(&a));
     }
 }
 
@@ -242,7 +244,7 @@ mod tests {
 
     #[test]
     fn standard_analyzer_lowercases_and_splits() {
-        let mut a = analyzer(Analyzer::Standard);
+        let mut a = analyzer(&Analyzer::Standard);
         let mut toks = Vec::new();
         a.token_stream("Hello, World-42")
             .process(&mut |t| toks.push(t.text.clone()));
