@@ -14,6 +14,11 @@ mod parse;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use tantivy::tokenizer::{
+    Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
+    WhitespaceTokenizer,
+};
+
 pub use chain::{Chain, ChainTokenizer, CharFilter, TokenFilter, Tokenizer};
 pub use parse::from_settings;
 
@@ -34,6 +39,35 @@ pub enum Analyzer {
 }
 
 impl Analyzer {
+    /// The analyzer as a tantivy tokenizer chain (what shards register and queries use).
+    pub fn text_analyzer(&self) -> TextAnalyzer {
+        match self {
+            Analyzer::Standard => TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(RemoveLongFilter::limit(256))
+                .filter(LowerCaser)
+                .build(),
+            Analyzer::Whitespace => TextAnalyzer::builder(WhitespaceTokenizer::default())
+                .filter(RemoveLongFilter::limit(256))
+                .build(),
+            Analyzer::Keyword => TextAnalyzer::builder(RawTokenizer::default()).build(),
+            Analyzer::English => TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(RemoveLongFilter::limit(256))
+                .filter(LowerCaser)
+                .filter(Stemmer::new(Language::English))
+                .build(),
+            Analyzer::Custom(chain) => TextAnalyzer::from(ChainTokenizer::new(chain.clone())),
+        }
+    }
+
+    /// The token texts of `text`.
+    pub fn token_texts(&self, text: &str) -> Vec<String> {
+        let mut a = self.text_analyzer();
+        let mut out = Vec::new();
+        a.token_stream(text)
+            .process(&mut |t| out.push(t.text.clone()));
+        out
+    }
+
     /// The chain of a custom analyzer (`None` for the four fixed ones).
     pub fn chain(&self) -> Option<&Chain> {
         match self {

@@ -312,11 +312,7 @@ fn index_scalar(
 /// `fielddata: true`: the tokens of a text value also go to the text path's column (once per
 /// document), where aggregations and sorting read them, as Elasticsearch un-inverts them.
 fn fielddata(out: &mut IndexedDoc, l: &LeafMapping, path: &str, text: &str) {
-    let mut a = crate::store::schema::analyzer(&l.opts.analyzer);
-    let mut toks = Vec::new();
-    a.token_stream(text)
-        .process(&mut |t| toks.push(t.text.clone()));
-    for t in toks {
+    for t in l.opts.analyzer.token_texts(text) {
         let v = (path.to_string(), KwValue::Str(t));
         if !out.keywords.contains(&v) {
             out.keywords.push(v);

@@ -5,7 +5,6 @@
 use serde_json::{Map, Value};
 
 use super::date::{parse_formats, DEFAULT_FORMAT};
-use super::parse::as_bool;
 use super::{Analysis, Analyzer, LeafKind, LeafOptions};
 use crate::analysis::Missing;
 use crate::error::{EngineError, EngineResult};
@@ -192,4 +191,15 @@ pub(super) fn leaf_options(
         formats,
         scaling_factor,
     })
+}
+
+/// A boolean parameter (`true`/`false` or their strings).
+pub(super) fn as_bool(v: &Value, name: &str) -> EngineResult<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
+        other => Err(EngineError::mapper(format!(
+            "Failed to parse value [{other}] as only [true] or [false] are allowed for [{name}]"
+        ))),
+    }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::options::as_bool;
 use super::{join, Analysis, Dynamic, LeafKind, LeafMapping, Mapping, ObjectMapping, Property};
 use crate::error::{EngineError, EngineResult};
 
@@ -170,16 +171,6 @@ fn parse_dynamic(v: &Value) -> EngineResult<Dynamic> {
         Value::String(s) if s == "strict" => Ok(Dynamic::Strict),
         other => Err(EngineError::mapper(format!(
             "Could not convert [dynamic] to boolean: {other}"
-        ))),
-    }
-}
-
-pub(super) fn as_bool(v: &Value, name: &str) -> EngineResult<bool> {
-    match v {
-        Value::Bool(b) => Ok(*b),
-        Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
-        other => Err(EngineError::mapper(format!(
-            "Failed to parse value [{other}] as only [true] or [false] are allowed for [{name}]"
         ))),
     }
 }

@@ -7,13 +7,9 @@ use tantivy::schema::{
     Field, IndexRecordOption, JsonObjectOptions, OwnedValue, Schema, TextFieldIndexing,
     TextOptions, FAST, STORED, STRING,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
-    WhitespaceTokenizer,
-};
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::TantivyDocument;
 
-use crate::analysis::ChainTokenizer;
 use crate::mapping::{Analyzer, IndexedDoc, KwValue, Mapping, TEXT_SLOTS};
 
 /// `_id`: raw, indexed, stored.
@@ -108,22 +104,7 @@ pub fn fields(schema: &Schema) -> tantivy::Result<Fields> {
 
 /// The tokenizer chain of a mapping analyzer.
 pub fn analyzer(a: &Analyzer) -> TextAnalyzer {
-    match a {
-        Analyzer::Standard => TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(RemoveLongFilter::limit(256))
-            .filter(LowerCaser)
-            .build(),
-        Analyzer::Whitespace => TextAnalyzer::builder(WhitespaceTokenizer::default())
-            .filter(RemoveLongFilter::limit(256))
-            .build(),
-        Analyzer::Keyword => TextAnalyzer::builder(RawTokenizer::default()).build(),
-        Analyzer::English => TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(RemoveLongFilter::limit(256))
-            .filter(LowerCaser)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-        Analyzer::Custom(chain) => TextAnalyzer::from(ChainTokenizer::new(chain.clone())),
-    }
+    a.text_analyzer()
 }
 
 /// Registers the analyzers of `mapping` on `index`: the shared text field uses `standard`,
