@@ -2,7 +2,7 @@
 //! streaming body to the API, write the response (Content-Length, or chunked for streamed
 //! bodies; none for HEAD), and loop while the connection is kept alive.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
