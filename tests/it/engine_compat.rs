@@ -326,3 +326,58 @@ fn mapping_parameters_and_analysis_errors() {
         assert_eq!(m["events"]["mappings"]["properties"]["actor"]["properties"]["login"]["normalizer"], "folded");
     });
 }
+
+// issue 30, strict `_bulk`: empty `_id` is an item error, `op_type` and `require_alias`
+// (per request and per action) are honoured, malformed action lines fail the request with
+// Elasticsearch's message, item errors name their `_id` and the missing index
+#[test]
+fn bulk_is_validated_as_elasticsearch() {
+    let c = Classes::start();
+    each(&c, |on| {
+        on.ok("PUT", "/books", None);
+        on.ok("POST", "/_aliases", Some(json!({"actions": [{"add": {"index": "books", "alias": "shelf"}}]})));
+        let r = on.bulk("/_bulk", &[
+            json!({"index": {"_index": "books", "_id": ""}}), json!({"n": 1}),
+            json!({"index": {"_index": "books", "_id": "1", "op_type": "create"}}), json!({"n": 1}),
+            json!({"index": {"_index": "books", "_id": "1", "op_type": "create"}}), json!({"n": 2}),
+            json!({"index": {"_index": "books", "_id": "2", "require_alias": true}}), json!({"n": 2}),
+            json!({"index": {"_index": "shelf", "_id": "3", "require_alias": true}}), json!({"n": 3}),
+            json!({"index": {"_index": "nosuch", "_id": "4"}}), json!({"n": 4}),
+        ]);
+        let items = r["items"].as_array().unwrap();
+        let item = |i: usize| items[i].as_object().unwrap().values().next().unwrap().clone();
+        assert_eq!(r["errors"], true, "[{}]", on.class);
+        assert_eq!(item(0)["status"], 400, "[{}] {r}", on.class);
+        assert_eq!(item(0)["error"]["type"], "illegal_argument_exception");
+        assert_eq!(item(0)["error"]["reason"], "if _id is specified it must not be empty");
+        assert!(items[1].get("create").is_some(), "op_type create is a create: {r}");
+        assert_eq!(item(1)["status"], 201);
+        assert_eq!(item(2)["status"], 409);
+        assert_eq!(item(2)["_id"], "1");
+        assert_eq!(item(3)["status"], 404);
+        assert_eq!(item(3)["_id"], "2");
+        assert_eq!(item(3)["error"]["reason"], "[require_alias] request flag is [true] and [books] is not an alias");
+        assert_eq!(item(4)["status"], 201);
+        assert_eq!(item(5)["status"], 404);
+        assert_eq!(item(5)["_id"], "4");
+        assert_eq!(item(5)["error"]["reason"], "no such index [nosuch]");
+        // per request
+        let r = on.bulk("/_bulk?require_alias=true", &[
+            json!({"index": {"_index": "books", "_id": "9"}}), json!({"n": 9}),
+        ]);
+        assert_eq!(r["items"][0]["index"]["status"], 404, "[{}] {r}", on.class);
+        // malformed action lines fail the whole request
+        for (line, reason) in [
+            (json!({}), "Malformed action/metadata line [1], expected FIELD_NAME but found [END_OBJECT]"),
+            (json!({"index": {}, "create": {}}), "Malformed action/metadata line [1], expected END_OBJECT but found [FIELD_NAME]"),
+            (json!({"index": {"_id": ["a"]}}), "Malformed action/metadata line [1], expected a simple value for field [_id] but found [START_ARRAY]"),
+            (json!({"explode": {}}), "Malformed action/metadata line [1], expected field [create], [delete], [index] or [update] but found [explode]"),
+        ] {
+            let resp = on.edge.send(&on.t.ndjson("POST", "/books/_bulk", &[line, json!({"n": 1})]));
+            assert_eq!(resp.status, 400, "[{}] {}", on.class, resp.text());
+            let e = resp.json()["error"].clone();
+            assert_eq!(e["type"], "illegal_argument_exception");
+            assert_eq!(e["reason"], reason);
+        }
+    });
+}
