@@ -73,8 +73,8 @@ pub(super) fn call_full(
     let mut req = Request {
         method,
         path: path.to_string(),
-        segments: segments(path.as_bytes()),
-        params: Params::parse(query.map(str::as_bytes)),
+        segments: segments(path.as_bytes()).unwrap(),
+        params: Params::parse(query.map(str::as_bytes)).unwrap(),
         content_type: ct.map(String::from),
         accept: accept.map(String::from),
         has_body: !body.is_empty(),
