@@ -152,21 +152,51 @@ fn events() -> Vec<Value> {
             "repo": {"id": 7, "name": repo}, "payload": payload})
     };
     vec![
-        ev("1", "PushEvent", "OctoCat", "octo/hello-world", "2015-01-01T15:00:00Z",
+        ev(
+            "1",
+            "PushEvent",
+            "OctoCat",
+            "octo/hello-world",
+            "2015-01-01T15:00:00Z",
             json!({"size": 2, "commits": [
                 {"sha": "a1", "message": "Fix the <b>bug</b> in parser", "author": {"name": "Octo Cat", "email": "o@example"}},
                 {"sha": "a2", "message": "Update README", "author": {"name": "Octo Cat", "email": "o@example"}}
-            ]})),
-        ev("2", "PushEvent", "octocat", "octo/hello-world", "2015-01-01T16:00:00Z",
+            ]}),
+        ),
+        ev(
+            "2",
+            "PushEvent",
+            "octocat",
+            "octo/hello-world",
+            "2015-01-01T16:00:00Z",
             json!({"size": 1, "commits": [
                 {"sha": "b1", "message": "fix typo in the café docs", "author": {"name": "Mona Lisa", "email": "m@example"}}
-            ]})),
-        ev("3", "IssuesEvent", "Öctocat", "octo/spoon-knife", "2015-01-02T09:00:00Z",
-            json!({"action": "opened", "issue": {"title": "Crash on start", "labels": [{"name": "bug"}, {"name": "p1"}]}})),
-        ev("4", "WatchEvent", "mona", "github/linguist", "2015-01-02T10:00:00Z",
-            json!({"action": "started"})),
-        ev("5", "IssuesEvent", "mona", "github/linguist", "2015-01-03T11:30:00Z",
-            json!({"action": "closed", "issue": {"title": "Crash when parsing", "labels": [{"name": "bug"}]}})),
+            ]}),
+        ),
+        ev(
+            "3",
+            "IssuesEvent",
+            "Öctocat",
+            "octo/spoon-knife",
+            "2015-01-02T09:00:00Z",
+            json!({"action": "opened", "issue": {"title": "Crash on start", "labels": [{"name": "bug"}, {"name": "p1"}]}}),
+        ),
+        ev(
+            "4",
+            "WatchEvent",
+            "mona",
+            "github/linguist",
+            "2015-01-02T10:00:00Z",
+            json!({"action": "started"}),
+        ),
+        ev(
+            "5",
+            "IssuesEvent",
+            "mona",
+            "github/linguist",
+            "2015-01-03T11:30:00Z",
+            json!({"action": "closed", "issue": {"title": "Crash when parsing", "labels": [{"name": "bug"}]}}),
+        ),
     ]
 }
 
@@ -191,30 +221,65 @@ fn event_mapping_queries_count_as_elasticsearch() {
         load_events(on);
         let n = |q: Value| on.count("events", q);
         // the keyword normalizer folds case and accents, at index and query time
-        assert_eq!(n(json!({"term": {"actor.login": "OCTOCAT"}})), 3, "[{}]", on.class);
+        assert_eq!(
+            n(json!({"term": {"actor.login": "OCTOCAT"}})),
+            3,
+            "[{}]",
+            on.class
+        );
         assert_eq!(n(json!({"match": {"actor.login": "octocat"}})), 3);
         assert_eq!(n(json!({"prefix": {"actor.login": "OCTO"}})), 3);
         assert_eq!(n(json!({"wildcard": {"actor.login": "*CAT"}})), 3);
         // case_insensitive on a plain keyword
         assert_eq!(n(json!({"term": {"type": "pushevent"}})), 0);
-        assert_eq!(n(json!({"term": {"type": {"value": "pushevent", "case_insensitive": true}}})), 2);
-        assert_eq!(n(json!({"prefix": {"type": {"value": "issues", "case_insensitive": true}}})), 2);
-        assert_eq!(n(json!({"wildcard": {"repo.name": {"value": "OCTO/*", "case_insensitive": true}}})), 3);
-        assert_eq!(n(json!({"terms": {"type": ["WatchEvent", "IssuesEvent"]}})), 3);
+        assert_eq!(
+            n(json!({"term": {"type": {"value": "pushevent", "case_insensitive": true}}})),
+            2
+        );
+        assert_eq!(
+            n(json!({"prefix": {"type": {"value": "issues", "case_insensitive": true}}})),
+            2
+        );
+        assert_eq!(
+            n(json!({"wildcard": {"repo.name": {"value": "OCTO/*", "case_insensitive": true}}})),
+            3
+        );
+        assert_eq!(
+            n(json!({"terms": {"type": ["WatchEvent", "IssuesEvent"]}})),
+            3
+        );
         assert_eq!(n(json!({"regexp": {"repo.name": "octo/.*-world"}})), 2);
-        assert_eq!(n(json!({"range": {"created_at": {"gte": "2015-01-02", "lt": "2015-01-03"}}})), 2);
-        assert_eq!(n(json!({"bool": {
+        assert_eq!(
+            n(json!({"range": {"created_at": {"gte": "2015-01-02", "lt": "2015-01-03"}}})),
+            2
+        );
+        assert_eq!(
+            n(json!({"bool": {
             "filter": [{"term": {"payload.issue.labels.name": "bug"}}],
-            "must_not": [{"term": {"payload.action": "closed"}}]}})), 1);
+            "must_not": [{"term": {"payload.action": "closed"}}]}})),
+            1
+        );
         // the custom analyzer: html stripped, stop words dropped (their positions kept),
         // accents folded
         assert_eq!(n(json!({"match": {"payload.commits.message": "BUG"}})), 1);
         assert_eq!(n(json!({"match": {"payload.commits.message": "cafe"}})), 1);
-        assert_eq!(n(json!({"match_phrase_prefix": {"payload.commits.message": "fix the bu"}})), 1);
-        assert_eq!(n(json!({"match_phrase": {"payload.commits.message": "typo in the cafe"}})), 1);
+        assert_eq!(
+            n(json!({"match_phrase_prefix": {"payload.commits.message": "fix the bu"}})),
+            1
+        );
+        assert_eq!(
+            n(json!({"match_phrase": {"payload.commits.message": "typo in the cafe"}})),
+            1
+        );
         assert_eq!(n(json!({"exists": {"field": "payload.issue"}})), 2);
-        assert_eq!(n(json!({"exists": {"field": "payload.commits.message"}})), 2);
-        assert_eq!(n(json!({"match": {"payload.commits.author.name": "octo"}})), 1);
+        assert_eq!(
+            n(json!({"exists": {"field": "payload.commits.message"}})),
+            2
+        );
+        assert_eq!(
+            n(json!({"match": {"payload.commits.author.name": "octo"}})),
+            1
+        );
     });
 }
 
@@ -225,14 +290,18 @@ fn event_mapping_sorts_aggregates_and_scrolls() {
     let c = Classes::start();
     each(&c, |on| {
         load_events(on);
-        let v = on.ok("POST", "/events/_search", Some(json!({
-            "size": 5, "sort": [{"created_at": "desc"}, {"id": "asc"}],
-            "aggs": {
-                "types": {"terms": {"field": "type"}},
-                "words": {"terms": {"field": "payload.commits.message", "size": 3}},
-                "logins": {"terms": {"field": "actor.login"}}
-            }
-        })));
+        let v = on.ok(
+            "POST",
+            "/events/_search",
+            Some(json!({
+                "size": 5, "sort": [{"created_at": "desc"}, {"id": "asc"}],
+                "aggs": {
+                    "types": {"terms": {"field": "type"}},
+                    "words": {"terms": {"field": "payload.commits.message", "size": 3}},
+                    "logins": {"terms": {"field": "actor.login"}}
+                }
+            })),
+        );
         let ids: Vec<&str> = v["hits"]["hits"]
             .as_array()
             .unwrap()
@@ -245,12 +314,21 @@ fn event_mapping_sorts_aggregates_and_scrolls() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|b| (b["key"].as_str().unwrap().to_string(), b["doc_count"].as_u64().unwrap()))
+                .map(|b| {
+                    (
+                        b["key"].as_str().unwrap().to_string(),
+                        b["doc_count"].as_u64().unwrap(),
+                    )
+                })
                 .collect()
         };
         assert_eq!(
             buckets("types"),
-            [("IssuesEvent".into(), 2), ("PushEvent".into(), 2), ("WatchEvent".into(), 1)]
+            [
+                ("IssuesEvent".into(), 2),
+                ("PushEvent".into(), 2),
+                ("WatchEvent".into(), 1)
+            ]
         );
         // one count per document and token; ties by term
         assert_eq!(
@@ -258,13 +336,24 @@ fn event_mapping_sorts_aggregates_and_scrolls() {
             [("fix".into(), 2), ("bug".into(), 1), ("cafe".into(), 1)]
         );
         // keys are the normalized values
-        assert_eq!(buckets("logins"), [("octocat".into(), 3), ("mona".into(), 2)]);
+        assert_eq!(
+            buckets("logins"),
+            [("octocat".into(), 3), ("mona".into(), 2)]
+        );
         // a scroll walks every event once
-        let first = on.ok("POST", "/events/_search?scroll=1m", Some(json!({"size": 2, "sort": ["_doc"]})));
+        let first = on.ok(
+            "POST",
+            "/events/_search?scroll=1m",
+            Some(json!({"size": 2, "sort": ["_doc"]})),
+        );
         let mut seen = first["hits"]["hits"].as_array().unwrap().len();
         let mut id = first["_scroll_id"].as_str().unwrap().to_string();
         loop {
-            let page = on.ok("POST", "/_search/scroll", Some(json!({"scroll": "1m", "scroll_id": id})));
+            let page = on.ok(
+                "POST",
+                "/_search/scroll",
+                Some(json!({"scroll": "1m", "scroll_id": id})),
+            );
             let n = page["hits"]["hits"].as_array().unwrap().len();
             if n == 0 {
                 break;
@@ -284,45 +373,188 @@ fn mapping_parameters_and_analysis_errors() {
     each(&c, |on| {
         load_events(on);
         // index: false -> not searchable
-        let (s, e) = on.fails("POST", "/events/_search", Some(json!({"query": {"term": {"actor.url": "x"}}})));
+        let (s, e) = on.fails(
+            "POST",
+            "/events/_search",
+            Some(json!({"query": {"term": {"actor.url": "x"}}})),
+        );
         assert_eq!(s, 400, "[{}]", on.class);
         assert_eq!(root_type(&e), "query_shard_exception");
-        assert!(e.to_string().contains("Cannot search on field [actor.url] since it is not indexed."));
+        assert!(e
+            .to_string()
+            .contains("Cannot search on field [actor.url] since it is not indexed."));
         // doc_values: false -> no aggregations or sorting
-        let (s, e) = on.fails("POST", "/events/_search", Some(json!({"aggs": {"e": {"terms": {"field": "payload.commits.author.email"}}}})));
+        let (s, e) = on.fails(
+            "POST",
+            "/events/_search",
+            Some(json!({"aggs": {"e": {"terms": {"field": "payload.commits.author.email"}}}})),
+        );
         assert_eq!(s, 400);
-        assert!(e.to_string().contains("Can't load fielddata on [payload.commits.author.email]"), "{e}");
-        let (s, _) = on.fails("POST", "/events/_search", Some(json!({"sort": [{"payload.commits.author.email": "asc"}]})));
+        assert!(
+            e.to_string()
+                .contains("Can't load fielddata on [payload.commits.author.email]"),
+            "{e}"
+        );
+        let (s, _) = on.fails(
+            "POST",
+            "/events/_search",
+            Some(json!({"sort": [{"payload.commits.author.email": "asc"}]})),
+        );
         assert_eq!(s, 400);
         // text without fielddata
-        let (s, e) = on.fails("POST", "/events/_search", Some(json!({"aggs": {"t": {"terms": {"field": "payload.issue.title"}}}})));
+        let (s, e) = on.fails(
+            "POST",
+            "/events/_search",
+            Some(json!({"aggs": {"t": {"terms": {"field": "payload.issue.title"}}}})),
+        );
         assert_eq!(s, 400);
-        assert!(e.to_string().contains("set fielddata=true on [payload.issue.title]"));
+        assert!(e
+            .to_string()
+            .contains("set fielddata=true on [payload.issue.title]"));
         // case_insensitive on a number
-        let (_, e) = on.fails("POST", "/events/_search", Some(json!({"query": {"term": {"repo.id": {"value": 7, "case_insensitive": true}}}})));
+        let (_, e) = on.fails(
+            "POST",
+            "/events/_search",
+            Some(json!({"query": {"term": {"repo.id": {"value": 7, "case_insensitive": true}}}})),
+        );
         assert!(e.to_string().contains("[repo.id] field which is of type [long], does not support case insensitive term queries"), "{e}");
         // analysis names that do not resolve
-        let (s, e) = on.fails("PUT", "/bad1", Some(json!({"mappings": {"properties": {"t": {"type": "text", "analyzer": "nope"}}}})));
+        let (s, e) = on.fails(
+            "PUT",
+            "/bad1",
+            Some(json!({"mappings": {"properties": {"t": {"type": "text", "analyzer": "nope"}}}})),
+        );
         assert_eq!((s, root_type(&e)), (400, "mapper_parsing_exception"));
-        assert!(e.to_string().contains("analyzer [nope] has not been configured in mappings"));
+        assert!(e
+            .to_string()
+            .contains("analyzer [nope] has not been configured in mappings"));
         let (s, e) = on.fails("PUT", "/bad2", Some(json!({"mappings": {"properties": {"k": {"type": "keyword", "normalizer": "nope"}}}})));
         assert_eq!((s, root_type(&e)), (400, "mapper_parsing_exception"));
-        assert!(e.to_string().contains("normalizer [nope] not found for field [k]"));
+        assert!(e
+            .to_string()
+            .contains("normalizer [nope] not found for field [k]"));
         let (s, e) = on.fails("PUT", "/bad3", Some(json!({"settings": {"analysis": {"analyzer": {"a": {"tokenizer": "standard", "filter": ["nope"]}}}}})));
         assert_eq!((s, root_type(&e)), (400, "illegal_argument_exception"));
-        assert!(e.to_string().contains("Custom Analyzer [a] failed to find filter under name [nope]"));
+        assert!(e
+            .to_string()
+            .contains("Custom Analyzer [a] failed to find filter under name [nope]"));
         let (s, e) = on.fails("PUT", "/bad4", Some(json!({"settings": {"analysis": {"filter": {"syn": {"type": "synonym", "synonyms": ["a, b"]}}}}})));
         assert_eq!(s, 400);
-        assert!(e.to_string().contains("[synonym] is not supported by this engine"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("[synonym] is not supported by this engine"),
+            "{e}"
+        );
         // analysis cannot change under an open index
-        let (s, _) = on.fails("PUT", "/events/_settings", Some(json!({"analysis": {"analyzer": {"x": {"type": "simple"}}}})));
+        let (s, _) = on.fails(
+            "PUT",
+            "/events/_settings",
+            Some(json!({"analysis": {"analyzer": {"x": {"type": "simple"}}}})),
+        );
         assert_eq!(s, 400);
         // the settings come back with their lists as lists
         let v = on.ok("GET", "/events/_settings", None);
         let an = &v["events"]["settings"]["index"]["analysis"];
-        assert_eq!(an["analyzer"]["message"]["filter"], json!(["lowercase", "asciifolding", "stop"]), "[{}] {v}", on.class);
+        assert_eq!(
+            an["analyzer"]["message"]["filter"],
+            json!(["lowercase", "asciifolding", "stop"]),
+            "[{}] {v}",
+            on.class
+        );
         // the mapping comes back as given
         let m = on.ok("GET", "/events/_mapping?include_type_name=false", None);
-        assert_eq!(m["events"]["mappings"]["properties"]["actor"]["properties"]["login"]["normalizer"], "folded");
+        assert_eq!(
+            m["events"]["mappings"]["properties"]["actor"]["properties"]["login"]["normalizer"],
+            "folded"
+        );
+    });
+}
+
+// issue 30, strict `_bulk`: empty `_id` is an item error, `op_type` and `require_alias`
+// (per request and per action) are honoured, malformed action lines fail the request with
+// Elasticsearch's message, item errors name their `_id` and the missing index
+#[test]
+fn bulk_is_validated_as_elasticsearch() {
+    let c = Classes::start();
+    each(&c, |on| {
+        on.ok("PUT", "/books", None);
+        on.ok(
+            "POST",
+            "/_aliases",
+            Some(json!({"actions": [{"add": {"index": "books", "alias": "shelf"}}]})),
+        );
+        let r = on.bulk(
+            "/_bulk",
+            &[
+                json!({"index": {"_index": "books", "_id": ""}}),
+                json!({"n": 1}),
+                json!({"index": {"_index": "books", "_id": "1", "op_type": "create"}}),
+                json!({"n": 1}),
+                json!({"index": {"_index": "books", "_id": "1", "op_type": "create"}}),
+                json!({"n": 2}),
+                json!({"index": {"_index": "books", "_id": "2", "require_alias": true}}),
+                json!({"n": 2}),
+                json!({"index": {"_index": "shelf", "_id": "3", "require_alias": true}}),
+                json!({"n": 3}),
+                json!({"index": {"_index": "nosuch", "_id": "4"}}),
+                json!({"n": 4}),
+            ],
+        );
+        let items = r["items"].as_array().unwrap();
+        let item = |i: usize| {
+            items[i]
+                .as_object()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(r["errors"], true, "[{}]", on.class);
+        assert_eq!(item(0)["status"], 400, "[{}] {r}", on.class);
+        assert_eq!(item(0)["error"]["type"], "illegal_argument_exception");
+        assert_eq!(
+            item(0)["error"]["reason"],
+            "if _id is specified it must not be empty"
+        );
+        assert!(
+            items[1].get("create").is_some(),
+            "op_type create is a create: {r}"
+        );
+        assert_eq!(item(1)["status"], 201);
+        assert_eq!(item(2)["status"], 409);
+        assert_eq!(item(2)["_id"], "1");
+        assert_eq!(item(3)["status"], 404);
+        assert_eq!(item(3)["_id"], "2");
+        assert_eq!(
+            item(3)["error"]["reason"],
+            "[require_alias] request flag is [true] and [books] is not an alias"
+        );
+        assert_eq!(item(4)["status"], 201);
+        assert_eq!(item(5)["status"], 404);
+        assert_eq!(item(5)["_id"], "4");
+        assert_eq!(item(5)["error"]["reason"], "no such index [nosuch]");
+        // per request
+        let r = on.bulk(
+            "/_bulk?require_alias=true",
+            &[
+                json!({"index": {"_index": "books", "_id": "9"}}),
+                json!({"n": 9}),
+            ],
+        );
+        assert_eq!(r["items"][0]["index"]["status"], 404, "[{}] {r}", on.class);
+        // malformed action lines fail the whole request
+        for (line, reason) in [
+            (json!({}), "Malformed action/metadata line [1], expected FIELD_NAME but found [END_OBJECT]"),
+            (json!({"index": {}, "create": {}}), "Malformed action/metadata line [1], expected END_OBJECT but found [FIELD_NAME]"),
+            (json!({"index": {"_id": ["a"]}}), "Malformed action/metadata line [1], expected a simple value for field [_id] but found [START_ARRAY]"),
+            (json!({"explode": {}}), "Malformed action/metadata line [1], expected field [create], [delete], [index] or [update] but found [explode]"),
+        ] {
+            let resp = on.edge.send(&on.t.ndjson("POST", "/books/_bulk", &[line, json!({"n": 1})]));
+            assert_eq!(resp.status, 400, "[{}] {}", on.class, resp.text());
+            let e = resp.json()["error"].clone();
+            assert_eq!(e["type"], "illegal_argument_exception");
+            assert_eq!(e["reason"], reason);
+        }
     });
 }

@@ -76,6 +76,7 @@ impl Params {
             if_seq_no: self.number("if_seq_no")?.map(|n| n as i64),
             if_primary_term: self.number("if_primary_term")?,
             external: None,
+            require_alias: false,
         };
         if let Some(v) = self.number("version")? {
             match self.get("version_type").unwrap_or("internal") {

@@ -100,7 +100,7 @@ fn missing_index_and_whitelist() {
     let e = write1(&store, item(Action::Index, "books", "1", json!({})))
         .outcome
         .unwrap_err();
-    assert_eq!(e.body().reason, "no such index");
+    assert_eq!(e.body().reason, "no such index [books]");
     assert!(store.get("books").is_none());
     let r = write1(
         &store,
