@@ -7,7 +7,7 @@
 //! (`http::serve`) catches any other panic of the connection's thread. The API can ask
 //! whether the client is still there ([`client_gone`]) to stop waiting for no one.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
@@ -17,9 +17,10 @@ use super::encoding::{with_decoded, Coding};
 use crate::api::params::{segments, Params};
 use crate::api::{Body, Engine, Request, Response};
 use crate::error::EngineError;
+use searchgate_core::blocking::read_request_head;
 use searchgate_core::errors::{EdgeError, ErrorBody, ProtoLimits};
 use searchgate_core::proto::{
-    chunk_size_line, write_response_head, BodyDecoder, Framing, HeadLimits, Method, ProtoError,
+    chunk_size_line, write_response_head, BodyCursor, Framing, HeadLimits, Method, ProtoError,
     RequestHead, Version, LAST_CHUNK,
 };
 
@@ -116,25 +117,6 @@ fn proto_error(e: ProtoError, max_body: u64) -> ErrorBody {
     EdgeError::from_proto(e, limits).body()
 }
 
-/// Reads until a complete head is in `buf`. Ok(None): the client closed between requests.
-fn read_head(
-    stream: &mut TcpStream,
-    buf: &mut Vec<u8>,
-    head: &mut RequestHead,
-) -> Result<Option<()>, ProtoError> {
-    let limits = HeadLimits::default();
-    let mut chunk = [0u8; 16 << 10];
-    loop {
-        if !buf.is_empty() && head.parse(buf, &limits)? {
-            return Ok(Some(()));
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => return Ok(None),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-}
-
 /// Serves one connection until it closes.
 pub fn serve(engine: &Engine, mut stream: TcpStream, opts: ConnOptions) {
     let _ = stream.set_nodelay(true);
@@ -142,9 +124,9 @@ pub fn serve(engine: &Engine, mut stream: TcpStream, opts: ConnOptions) {
     let mut buf: Vec<u8> = Vec::with_capacity(16 << 10);
     let mut head = RequestHead::new();
     loop {
-        match read_head(&mut stream, &mut buf, &mut head) {
-            Ok(Some(())) => {}
-            Ok(None) => return,
+        match read_request_head(&mut stream, &mut buf, &mut head, &HeadLimits::default()) {
+            Ok(true) => {}
+            Ok(false) => return,
             Err(e) => {
                 let _ = write_error(
                     &mut stream,
@@ -189,7 +171,7 @@ fn exchange(
     buf: &mut Vec<u8>,
     h: &Head,
 ) -> io::Result<bool> {
-    let dec = match BodyDecoder::new(h.framing, engine.max_body) {
+    let cur = match BodyCursor::new(h.framing, engine.max_body, 0) {
         Ok(d) => d,
         Err(_) => {
             write_error(
@@ -213,7 +195,7 @@ fn exchange(
     }
     let mut read_half = stream.try_clone()?;
     let (resp, keep) = {
-        let mut reader = BodyReader::new(&mut read_half, buf, dec);
+        let mut reader = BodyReader::new(&mut read_half, buf, cur);
         let watch = &*stream;
         let gone = move || client_gone(watch);
         let out = catch_unwind(AssertUnwindSafe(|| {
@@ -270,11 +252,17 @@ fn handle(
 ) -> (Response, bool) {
     inject(h);
     let (mut resp, too_big) = with_decoded(coding, reader, engine.max_body, |body| {
+        let target =
+            segments(h.path.as_bytes()).and_then(|s| Ok((s, Params::parse(h.query.as_deref())?)));
+        let (segments, params) = match target {
+            Ok(t) => t,
+            Err(e) => return Response::error(&e),
+        };
         let mut req = Request {
             method: h.method,
             path: h.path.clone(),
-            segments: segments(h.path.as_bytes()),
-            params: Params::parse(h.query.as_deref()),
+            segments,
+            params,
             content_type: h.content_type.clone(),
             accept: h.accept.clone(),
             has_body,
