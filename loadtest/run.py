@@ -97,9 +97,8 @@ def plot_runs(counts_files, out):
 
 
 def searchgate_bin():
-    # $SEARCHGATE_BIN when set (a build elsewhere; nothing is built then), else where
-    # build() puts it and start_all() starts it from.
-    return os.environ.get("SEARCHGATE_BIN") or os.path.join(release_dir(), "searchgate")
+    # Where build() puts it and start_all() starts it from.
+    return os.path.join(release_dir(), "searchgate")
 
 
 def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), perf_out=None,
@@ -251,8 +250,8 @@ def release_dir():
 
 def build(args, upstream=True):
     """Builds searchgate (and with `upstream` the fast upstream) in release mode, unless
-    --skip-build or $SEARCHGATE_BIN says where a built searchgate is."""
-    if args.skip_build or (os.environ.get("SEARCHGATE_BIN") and not upstream):
+    --skip-build."""
+    if args.skip_build:
         return
     what = ["--bin", "searchgate"] + (["--example", "loadtest_upstream"] if upstream else [])
     log(f"building searchgate{' and the upstream' if upstream else ''} (release)...")
@@ -458,9 +457,9 @@ def main():
     args = ap.parse_args()
     if not args.out:
         args.out = os.path.join(HERE, "results", time.strftime("%Y%m%d-%H%M%S", time.gmtime()))
-    os.makedirs(args.out, exist_ok=True)
     if args.target_url:
         return run_target(args)
+    os.makedirs(args.out, exist_ok=True)
     args.drivers = [d for d in args.drivers.split(",") if d]
     scenarios = [s for s in args.scenarios.split(",") if s]
     args.scenario_list = scenarios
@@ -587,6 +586,7 @@ def run_target(args):
     user, password = unquote(u.username), unquote(u.password or "")
     index = BULK_INDEX if scenario == "bulk" else args.index
     check_target(base, shown, user, password, index, scenario)
+    os.makedirs(args.out, exist_ok=True)
     build(args, upstream=False)  # `searchgate latency` computes and draws the distributions
     target = Target("target", None, None, [], url=base + "/", shown=shown)
     tenants = [{"user": user, "pass": password, "host": host}]
@@ -616,6 +616,13 @@ def run_target(args):
         sys.exit(1)
 
 
+def refuse(message):
+    """Stops before measuring: the message says what to do; exit status 2 (a run whose
+    requests failed exits 1)."""
+    print(f"loadtest: {message}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
 def check_target(base, shown, user, password, index, scenario):
     """Before measuring: the cluster answers, takes the credentials, and has the index the
     scenario needs. Refuses (exit 2) with what to do otherwise. TLS is not verified, as wrk
@@ -636,7 +643,7 @@ def check_target(base, shown, user, password, index, scenario):
         except urllib.error.HTTPError as e:
             return e.code, e.read()
         except (urllib.error.URLError, OSError) as e:
-            sys.exit(f"--target-url: cannot reach {shown}: {getattr(e, 'reason', e)}")
+            refuse(f"--target-url: cannot reach {shown}: {getattr(e, 'reason', e)}")
 
     def reason(body):
         try:
@@ -646,23 +653,23 @@ def check_target(base, shown, user, password, index, scenario):
 
     status, body = get("/")
     if status == 401:
-        sys.exit(f"--target-url: {shown} refused the credentials (401: {reason(body)}); use "
+        refuse(f"--target-url: {shown} refused the credentials (401: {reason(body)}); use "
                  "the URL the service printed for the cluster, with its username and password")
     if status == 404:
-        sys.exit(f"--target-url: no cluster answers at {shown} (404: {reason(body)}); check "
+        refuse(f"--target-url: no cluster answers at {shown} (404: {reason(body)}); check "
                  "the host name, or whether the cluster was deleted")
     if status >= 300:
-        sys.exit(f"--target-url: GET / answered {status} ({reason(body)}); the load test "
+        refuse(f"--target-url: GET / answered {status} ({reason(body)}); the load test "
                  "needs a cluster that answers")
     status, body = get(f"/{index}")
     if status == 404:
         what = "bulk writes into it" if scenario == "bulk" else "the searches read it"
         flag = "" if scenario == "bulk" else " (or name another with --index)"
-        sys.exit(f"--target-url: the cluster has no index `{index}`, and {what}; create it "
+        refuse(f"--target-url: the cluster has no index `{index}`, and {what}; create it "
                  f"first{flag}: curl -X PUT '{shown.replace(':****@', ':PASSWORD@')}/{index}' "
                  "(automatic index creation is off)")
     if status >= 300:
-        sys.exit(f"--target-url: GET /{index} answered {status} ({reason(body)})")
+        refuse(f"--target-url: GET /{index} answered {status} ({reason(body)})")
 
 
 def report(results, args):

@@ -243,9 +243,9 @@ impl LatencyReport {
         if self.window_secs > 0 {
             let w = format_secs(self.window_secs as f64);
             if secs + 0.5 >= self.window_secs as f64 {
-                span += &format!(": the last {w} rounded out to whole minutes");
+                span += &format!(": the last {w}, rounded out to whole minutes");
             } else {
-                span += &format!(": all that is kept of the last {w}");
+                span += &format!(" of the last {w}: the minutes before had no figures");
             }
         }
         lines.push(span);
@@ -353,7 +353,7 @@ pub fn format_secs(secs: f64) -> String {
 }
 
 /// A rate with three significant figures at least (`0.0500`, `12.3`, `3,086`).
-fn format_rate(r: f64) -> String {
+pub fn format_rate(r: f64) -> String {
     if r >= 100.0 {
         let n = r.round() as u64;
         let digits = n.to_string();

@@ -358,8 +358,11 @@ impl Snapshot {
             snap.push(cluster);
         }
         for c in cat.clusters.values().filter(|c| !c.is_live()) {
-            if !snap.by_username.contains_key(&c.username) {
-                snap.destroyed_usernames.insert(c.username.clone());
+            let previous = c.previous.as_ref().map(|p| &p.username);
+            for user in std::iter::once(&c.username).chain(previous) {
+                if !snap.by_username.contains_key(user) {
+                    snap.destroyed_usernames.insert(user.clone());
+                }
             }
         }
         snap

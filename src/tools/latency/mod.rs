@@ -17,7 +17,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::metrics::intervallog::read_log;
-use crate::metrics::latency::{format_secs, parse_window, LatencyReport};
+use crate::metrics::latency::{format_rate, format_secs, parse_window, LatencyReport};
 use crate::metrics::plot::{svg, Series, Stroke};
 use crate::metrics::window::{new_histogram, record_n, IntervalCount, Metric};
 use crate::tools::admin::client::{encode, AdminClient};
@@ -194,8 +194,9 @@ fn legend_figures(r: &LatencyReport, m: Metric) -> String {
     };
     let rate = match (m, r.mean_rps()) {
         (Metric::Total, Some(rps)) => format!(
-            " in {}, {rps:.1} req/s",
-            format_secs(r.span_secs().unwrap_or(0.0))
+            " in {}, {} req/s",
+            format_secs(r.span_secs().unwrap_or(0.0)),
+            format_rate(rps)
         ),
         _ => String::new(),
     };
