@@ -336,7 +336,7 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 
 /// `2030-03-01T10:05:30Z` of milliseconds since the epoch.
 fn format_utc(ms: u64) -> String {
-    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+    crate::calendar::rfc3339_of_millis(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
 /// `4.00 s`, `5m30s`, `1h0m0s`.

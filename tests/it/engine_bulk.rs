@@ -104,6 +104,8 @@ fn all_four_actions_and_item_errors() {
         .as_str()
         .unwrap()
         .ends_with("create it first with PUT /nope"));
+    // issue 30: item errors name the item's id
+    assert_eq!(v["items"][6]["index"]["_id"], "4");
     assert_eq!(c.get("/a/_count").json()["count"], 0);
 }
 

@@ -3,12 +3,16 @@
 //!
 //! Owns the HTTP/1.1 codec (`proto`: heads on httparse, body framing with limits, writers)
 //! and the one renderer of Elasticsearch-shaped error bodies (`errors`), with the one
-//! mapping from protocol errors to answers.
+//! mapping from protocol errors to answers, and the one percent-decoder and encoder
+//! (`percent`); and the one blocking head-reading loop of the thread-per-connection servers
+//! (`blocking`, generic over `std::io::Read`).
 //!
 //! Must not touch: sockets, threads, files, clocks, tenants, clusters or any engine
 //! internals. It depends on none of its sibling crates, so the compiler keeps it a leaf.
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
 
+pub mod blocking;
 pub mod errors;
+pub mod percent;
 pub mod proto;

@@ -16,6 +16,9 @@ pub enum EngineError {
     /// 404 `index_not_found_exception` of a write that would have created the index, which
     /// `action.auto_create_index` does not allow (off on the service: spec 1.5).
     IndexNotAutoCreated(String),
+    /// 404 `index_not_found_exception`: a write with `require_alias` to a name that is not
+    /// an alias.
+    RequireAlias(String),
     /// 400 `index_closed_exception`: a closed index named for a read or write.
     IndexClosed(String),
     /// 400 `too_many_buckets_exception` (more than `search.max_buckets`).
@@ -106,7 +109,19 @@ impl EngineError {
     pub fn body(&self) -> ErrorBody {
         use EngineError::*;
         match self {
-            IndexNotFound(name) => ErrorBody::index_not_found(name),
+            IndexNotFound(name) => {
+                // Elasticsearch 7.10 names the index in the reason
+                let mut b = ErrorBody::index_not_found(name);
+                b.reason = format!("no such index [{name}]");
+                b
+            }
+            RequireAlias(name) => {
+                let mut b = ErrorBody::index_not_found(name);
+                b.reason = format!(
+                    "[require_alias] request flag is [true] and [{name}] is not an alias"
+                );
+                b
+            }
             IndexNotAutoCreated(name) => ErrorBody::index_not_auto_created(name),
             IndexClosed(name) => {
                 ErrorBody::new(400, "index_closed_exception", "closed").with_index(name.clone())
@@ -349,7 +364,7 @@ mod tests {
         assert_eq!(v["status"], 404);
         assert_eq!(v["error"]["resource.id"], "x");
         assert_eq!(v["error"]["index"], "x");
-        assert_eq!(v["error"]["reason"], "no such index");
+        assert_eq!(v["error"]["reason"], "no such index [x]");
     }
 
     // issue 32: a write to a missing index says that nothing creates it and how to

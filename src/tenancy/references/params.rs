@@ -15,7 +15,7 @@ use super::super::lucene::could_name_index;
 use super::query::check_query_text;
 use super::{check_field_list, illegal, unsupported, Tenant};
 use crate::errors::EdgeError;
-use crate::request::path::decode_into;
+use searchgate_core::percent::{self, Plus};
 
 /// What the edge does with a query parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,24 +314,16 @@ fn check_filter_path(value: &str, at: &str) -> Result<(), EdgeError> {
 
 /// A query component decoded once (`+` is a space), as UTF-8.
 pub(crate) fn decode(s: &[u8]) -> Result<String, EdgeError> {
-    let plus: Vec<u8> = s
-        .iter()
-        .map(|&b| if b == b'+' { b' ' } else { b })
-        .collect();
-    let mut out = Vec::with_capacity(s.len());
-    decode_into(&plus, &mut out).map_err(|e| illegal(e.reason()))?;
+    let out = percent::decode(s, Plus::Space).map_err(|e| illegal(e.reason()))?;
     String::from_utf8(out).map_err(|_| illegal("the query string is not UTF-8 once decoded"))
 }
 
 /// Percent-encodes everything but unreserved characters and a few safe delimiters; never
 /// `&`, `;`, `=`, `+`, `#` or `%`, which the upstream reads as structure.
 fn encode(s: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in s.as_bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~!$'()*,:@/".contains(&b) {
-            out.push(b);
-        } else {
-            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
-        }
-    }
+    percent::encode_into(
+        s.as_bytes(),
+        |b| b.is_ascii_alphanumeric() || b"-._~!$'()*,:@/".contains(&b),
+        out,
+    );
 }

@@ -73,7 +73,7 @@ fn query_parameters() {
         ("sort=_index:asc", "sort on [_index]"),
         ("format=yaml", "formats"),
         ("wait_for_completion=false", "wait_for_completion=false"),
-        ("q=%zz", "percent-encoding"),
+        ("q=%zz", "invalid escape sequence"),
         ("q=%ff", "UTF-8"),
     ];
     assert_refused(refused);

@@ -204,13 +204,8 @@ fn changed(before: &Value, after: &Value) -> String {
     let show = |k: &str, v: &Value| -> String {
         match v {
             Value::Number(n) if k.ends_with("_at") || k.ends_with("until") => n
-                .as_u64()
-                .map(|ms| {
-                    humantime::format_rfc3339_seconds(
-                        std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms),
-                    )
-                    .to_string()
-                })
+                .as_i64()
+                .map(crate::calendar::rfc3339_of_millis)
                 .unwrap_or_else(|| n.to_string()),
             Value::Object(_) | Value::Array(_) => {
                 let t = v.to_string();

@@ -19,7 +19,6 @@ mod page;
 mod prune;
 mod report;
 pub(crate) mod target;
-mod time;
 
 use crate::tools::out::{errln, outln};
 use std::collections::HashSet;

@@ -227,7 +227,11 @@ fn delete_index_and_resolve() {
 fn one_type_per_index() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let pm = parse_mappings(&json!({"doc": {"properties": {"n": {"type": "long"}}}})).unwrap();
+    let pm = parse_mappings(
+        &json!({"doc": {"properties": {"n": {"type": "long"}}}}),
+        &Default::default(),
+    )
+    .unwrap();
     store
         .create(
             "i",
