@@ -83,7 +83,12 @@ fn one_tenant_cannot_use_up_the_engines_search_contexts() {
     // the other tenant's share is whole: 40 scrolls and 10 points in time
     for n in 0..40 {
         let r = scroll(&edge, &quiet, "big");
-        assert_eq!(r.status, 200, "scroll {n} of the quiet tenant: {}", r.text());
+        assert_eq!(
+            r.status,
+            200,
+            "scroll {n} of the quiet tenant: {}",
+            r.text()
+        );
     }
     for n in 0..10 {
         let r = pit(&edge, &quiet, "big");
@@ -165,25 +170,35 @@ fn a_wait_ends_when_its_client_is_gone() {
 
     // straight to the engine, then the client goes away
     let mut held = TcpStream::connect(engine).unwrap();
-    let req = "GET /_cluster/health/missing?wait_for_status=green&timeout=1h HTTP/1.1\r\nHost: e\r\n\r\n";
+    let req =
+        "GET /_cluster/health/missing?wait_for_status=green&timeout=1h HTTP/1.1\r\nHost: e\r\n\r\n";
     held.write_all(req.as_bytes()).unwrap();
-    eventually("the wait to hold a connection", Duration::from_secs(10), || {
-        (engine_connections(engine) > idle).then_some(())
-    });
+    eventually(
+        "the wait to hold a connection",
+        Duration::from_secs(10),
+        || (engine_connections(engine) > idle).then_some(()),
+    );
     drop(held);
-    eventually("the engine to end the wait", Duration::from_secs(10), || {
-        (engine_connections(engine) <= idle).then_some(())
-    });
+    eventually(
+        "the engine to end the wait",
+        Duration::from_secs(10),
+        || (engine_connections(engine) <= idle).then_some(()),
+    );
 
     // through the edge: 504 at the deadline, and the engine's connection ends with it
     for _ in 0..3 {
-        let wait = alpha.req("GET", "/_cluster/health/missing?wait_for_status=green&timeout=1h");
+        let wait = alpha.req(
+            "GET",
+            "/_cluster/health/missing?wait_for_status=green&timeout=1h",
+        );
         let r = edge.send(&wait);
         assert!(matches!(r.status, 504 | 408 | 200), "{}", r.text());
     }
-    eventually("the engine to end the waits", Duration::from_secs(10), || {
-        (engine_connections(engine) <= idle + 1).then_some(())
-    });
+    eventually(
+        "the engine to end the waits",
+        Duration::from_secs(10),
+        || (engine_connections(engine) <= idle + 1).then_some(()),
+    );
     // the tenant's one slot is free at once
     let r = edge.send(&alpha.req("GET", "/big/_count"));
     assert_eq!(r.status, 200, "{}", r.text());

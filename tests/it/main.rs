@@ -18,6 +18,8 @@ mod control_durability;
 mod control_reload;
 mod defence_budgets;
 mod defence_faults;
+mod docs_guides;
+mod docs_readme;
 mod edge_allowance;
 mod edge_codec;
 mod edge_limits;

@@ -322,7 +322,9 @@ fn to_millis(
     let narrow = |v: i64| i8::try_from(v).ok();
     let date = jiff::civil::Date::new(i16::try_from(y).ok()?, narrow(mo)?, narrow(d)?).ok()?;
     let time = jiff::civil::Time::new(narrow(h)?, narrow(mi)?, narrow(s)?, 0).ok()?;
-    let utc = jiff::tz::TimeZone::UTC.to_timestamp(date.to_datetime(time)).ok()?;
+    let utc = jiff::tz::TimeZone::UTC
+        .to_timestamp(date.to_datetime(time))
+        .ok()?;
     utc.as_millisecond()
         .checked_sub(off_min.checked_mul(60_000)?)?
         .checked_add(ms)

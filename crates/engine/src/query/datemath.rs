@@ -31,8 +31,18 @@ fn add_months(ms: i64, months: i64) -> Option<i64> {
 fn round_down(ms: i64, unit: char) -> Option<i64> {
     let days = ms.div_euclid(DAY);
     Some(match unit {
-        'y' => millis(civil(ms)?.date().first_of_year().to_datetime(jiff::civil::Time::midnight()))?,
-        'M' => millis(civil(ms)?.date().first_of_month().to_datetime(jiff::civil::Time::midnight()))?,
+        'y' => millis(
+            civil(ms)?
+                .date()
+                .first_of_year()
+                .to_datetime(jiff::civil::Time::midnight()),
+        )?,
+        'M' => millis(
+            civil(ms)?
+                .date()
+                .first_of_month()
+                .to_datetime(jiff::civil::Time::midnight()),
+        )?,
         // Weeks start on Monday; 1970-01-01 was a Thursday.
         'w' => (days - (days + 3).rem_euclid(7)).checked_mul(DAY)?,
         'd' => days.checked_mul(DAY)?,
