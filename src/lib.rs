@@ -57,4 +57,4 @@ pub mod tenancy;
 pub mod tools;
 
 /// The sans-IO core crate's modules, under the names the edge has always used.
-pub use searchgate_core::{errors, proto};
+pub use searchgate_core::{errors, params, proto};

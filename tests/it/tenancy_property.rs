@@ -51,7 +51,8 @@ fn call(e: &Engine, method: Method, target: &str, ct: Option<&str>, body: &[u8])
         method,
         path: path.to_string(),
         segments: segments(path.as_bytes()),
-        params: Params::parse(query.map(str::as_bytes)),
+        params: Params::read(query.map(str::as_bytes))
+            .expect("the edge forwards a query the engine reads"),
         content_type: ct.map(String::from),
         accept: None,
         has_body: !body.is_empty(),

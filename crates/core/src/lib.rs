@@ -3,7 +3,8 @@
 //!
 //! Owns the HTTP/1.1 codec (`proto`: heads on httparse, body framing with limits, writers)
 //! and the one renderer of Elasticsearch-shaped error bodies (`errors`), with the one
-//! mapping from protocol errors to answers.
+//! mapping from protocol errors to answers; and the one reading of parameter values
+//! (`params`: time values, byte sizes, booleans, integers, comma lists, query strings).
 //!
 //! Must not touch: sockets, threads, files, clocks, tenants, clusters or any engine
 //! internals. It depends on none of its sibling crates, so the compiler keeps it a leaf.
@@ -11,4 +12,5 @@
 #![warn(missing_debug_implementations)]
 
 pub mod errors;
+pub mod params;
 pub mod proto;

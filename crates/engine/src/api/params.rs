@@ -5,6 +5,7 @@ use crate::error::{EngineError, EngineResult};
 use crate::resolve::Options;
 use crate::store::shard::Cond;
 use crate::store::RefreshPolicy;
+use searchgate_core::params;
 
 /// Percent-decodes `s` (`+` as space when `plus` is set, as in query strings).
 pub fn percent_decode(s: &[u8], plus: bool) -> String {
@@ -45,23 +46,27 @@ pub fn percent_decode(s: &[u8], plus: bool) -> String {
 pub struct Params(pub Vec<(String, String)>);
 
 impl Params {
-    /// Parses `a=1&b&c=x%20y`.
-    pub fn parse(query: Option<&[u8]>) -> Params {
+    /// Reads a query string as Elasticsearch does (`a=1&b;c=x%20y`: `&` and `;` end a
+    /// parameter, `+` is a space, a malformed escape is a 400), with the reader the edge
+    /// shares (`searchgate_core::params`).
+    pub fn read(query: Option<&[u8]>) -> EngineResult<Params> {
         let Some(q) = query else {
-            return Params::default();
+            return Ok(Params::default());
         };
-        Params(
-            q.split(|&b| b == b'&')
-                .filter(|p| !p.is_empty())
-                .map(|p| match p.iter().position(|&b| b == b'=') {
-                    Some(i) => (
-                        percent_decode(&p[..i], true),
-                        percent_decode(&p[i + 1..], true),
-                    ),
-                    None => (percent_decode(p, true), String::new()),
-                })
-                .collect(),
-        )
+        let mut out = Vec::new();
+        for p in params::raw_pairs(q) {
+            out.push((
+                params::decode_component(p.name)?,
+                params::decode_component(p.value)?,
+            ));
+        }
+        Ok(Params(out))
+    }
+
+    /// [`Params::read`] of a query a test knows to be well formed.
+    #[cfg(test)]
+    pub fn parse(query: Option<&[u8]>) -> Params {
+        Params::read(query).expect("a well-formed test query")
     }
 
     /// The last value of `name`.

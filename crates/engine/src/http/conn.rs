@@ -193,11 +193,15 @@ fn handle(
     reader: &mut BodyReader<'_, TcpStream>,
 ) -> (Response, bool) {
     let (mut resp, too_big) = with_decoded(coding, reader, engine.max_body, |body| {
+        let params = match Params::read(h.query.as_deref()) {
+            Ok(p) => p,
+            Err(e) => return Response::error(&e),
+        };
         let mut req = Request {
             method: h.method,
             path: h.path.clone(),
             segments: segments(h.path.as_bytes()),
-            params: Params::parse(h.query.as_deref()),
+            params,
             content_type: h.content_type.clone(),
             accept: h.accept.clone(),
             has_body,
