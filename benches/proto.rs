@@ -6,8 +6,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use searchgate::proto::{
-    chunk_size_line, write_forward_request, BodyDecoder, ForwardHeaders, ForwardRequest, Framing,
-    HeadLimits, Method, RequestHead, ResponseHead, LAST_CHUNK,
+    chunk_size_line, write_forward_request, BodyCursor, ForwardHeaders, ForwardRequest, Framing,
+    HeadLimits, Method, RequestHead, ResponseHead, Step, LAST_CHUNK,
 };
 
 const SMALL_GET: &[u8] = b"GET / HTTP/1.1\r\nHost: demo.local.localhost:9243\r\n\r\n";
@@ -106,21 +106,16 @@ fn chunked_body(chunk: usize) -> Vec<u8> {
 
 /// Decodes `wire` as the edge does: each read adds up to 64KB after the unconsumed bytes.
 fn decode_in_reads(framing: Framing, wire: &[u8]) -> u64 {
-    let mut dec = BodyDecoder::new(framing, 40 * 1024 * 1024).unwrap();
-    let (mut pos, mut filled) = (0, 0);
+    let mut cur = BodyCursor::new(framing, 40 * 1024 * 1024, 0).unwrap();
+    let mut filled = 0;
     let mut payload = 0u64;
-    while !dec.is_done() {
-        filled = (filled + READ).min(wire.len());
-        loop {
-            let d = dec.decode(&wire[pos..filled]).unwrap();
-            payload += d.data.len() as u64;
-            pos += d.consumed;
-            if d.done || d.consumed == 0 {
-                break;
-            }
+    loop {
+        match cur.step(&wire[..filled]).unwrap() {
+            Step::Piece(r) => payload += r.len() as u64,
+            Step::Done => return payload,
+            Step::NeedMore => filled = (filled + READ).min(wire.len()),
         }
     }
-    payload
 }
 
 fn decode_bodies(c: &mut Criterion) {

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use searchgate::proto::{BodyDecoder, HeadLimits, Method, ResponseHead};
+use searchgate::proto::{BodyCursor, HeadLimits, Method, ResponseHead, Step};
 
 struct Opts {
     docs: usize,
@@ -163,19 +163,20 @@ impl Client {
         }
         let (status, framing, len) = (h.status, h.framing, h.len);
         self.buf.drain(..len);
-        let mut dec = BodyDecoder::new(framing, u64::MAX).unwrap();
+        let mut cur = BodyCursor::new(framing, u64::MAX, 0).unwrap();
         let mut out = Vec::new();
-        while !dec.is_done() {
-            if self.buf.is_empty() {
-                self.fill();
-            }
-            let d = dec.decode(&self.buf).unwrap();
-            out.extend_from_slice(&self.buf[d.data.clone()]);
-            self.buf.drain(..d.consumed);
-            if d.consumed == 0 && !dec.is_done() {
-                self.fill();
+        loop {
+            match cur.step(&self.buf).unwrap() {
+                Step::Piece(r) => out.extend_from_slice(&self.buf[r]),
+                Step::Done => break,
+                Step::NeedMore => {
+                    self.buf.drain(..cur.pos());
+                    cur.dropped(cur.pos());
+                    self.fill();
+                }
             }
         }
+        self.buf.drain(..cur.pos());
         (status, out)
     }
 

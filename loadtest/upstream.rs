@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use monoio::buf::IoBufMut;
 use monoio::io::{AsyncReadRent, AsyncWriteRentExt};
 use monoio::net::{TcpListener, TcpStream};
-use searchgate::proto::{BodyDecoder, Framing, HeadLimits, Method, RequestHead};
+use searchgate::proto::{BodyCursor, Framing, HeadLimits, Method, RequestHead, Step};
 
 const BUF: usize = 256 * 1024;
 
@@ -104,24 +104,22 @@ async fn connection(mut tcp: TcpStream, responses: &'static Responses) {
     let mut buf: Vec<u8> = Vec::with_capacity(BUF);
     let mut out: Vec<u8> = Vec::with_capacity(64 * 1024);
     // The body being skipped and the response to send once it is complete.
-    let mut body: Option<(BodyDecoder, &'static [u8])> = None;
+    let mut body: Option<(BodyCursor, &'static [u8])> = None;
     loop {
         let mut pos = 0;
         // Everything complete in the buffer: skip bodies, queue responses.
         loop {
-            if let Some((dec, resp)) = &mut body {
-                let Ok(d) = dec.decode(&buf[pos..]) else {
-                    return;
-                };
-                pos += d.consumed;
-                if !dec.is_done() {
-                    if d.consumed > 0 {
-                        // A chunked body decodes one chunk per call: the rest of what is
-                        // buffered may hold more chunks and the end.
-                        continue;
+            if let Some((cur, resp)) = &mut body {
+                match cur.step(&buf) {
+                    Ok(Step::Piece(_)) => continue,
+                    Ok(Step::NeedMore) => {
+                        pos = cur.pos();
+                        break;
                     }
-                    break;
+                    Ok(Step::Done) => {}
+                    Err(_) => return,
                 }
+                pos = cur.pos();
                 out.extend_from_slice(resp);
                 body = None;
                 continue;
@@ -144,13 +142,16 @@ async fn connection(mut tcp: TcpStream, responses: &'static Responses) {
             if matches!(framing, Framing::None | Framing::Length(0)) {
                 out.extend_from_slice(resp);
             } else {
-                match BodyDecoder::new(framing, u64::MAX) {
-                    Ok(d) => body = Some((d, resp)),
+                match BodyCursor::new(framing, u64::MAX, pos) {
+                    Ok(c) => body = Some((c, resp)),
                     Err(_) => return,
                 }
             }
         }
         buf.drain(..pos);
+        if let Some((cur, _)) = &mut body {
+            cur.dropped(pos);
+        }
         if !out.is_empty() {
             let (res, o) = tcp.write_all(out).await;
             out = o;

@@ -46,10 +46,12 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
 
+pub mod calendar;
 pub mod config;
 pub mod control;
 pub mod edge;
 pub mod metrics;
+pub mod outbound;
 pub mod policy;
 pub mod registry;
 pub mod request;
@@ -57,4 +59,4 @@ pub mod tenancy;
 pub mod tools;
 
 /// The sans-IO core crate's modules, under the names the edge has always used.
-pub use searchgate_core::{errors, params, proto};
+pub use searchgate_core::{errors, params, percent, proto};

@@ -1,11 +1,11 @@
-//! Body decoding (chunked, Content-Length): never panics; every call consumes at most its
-//! input and returns a payload range inside what it consumed; the running total matches
-//! the payload returned and never passes the limit; feeding the input whole or in reads
-//! of any size gives the same outcome.
+//! The one body reader (`BodyCursor` over chunked and Content-Length bodies): never panics;
+//! every piece lies inside what the cursor has passed; the running total matches the
+//! payload handed out and never passes the limit; once done it stays done; feeding the
+//! input whole or in reads of any size gives the same outcome.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use searchgate::proto::{BodyDecoder, Framing, ProtoError};
+use searchgate::proto::{BodyCursor, Framing, ProtoError, Step};
 
 #[derive(Debug, PartialEq)]
 struct Outcome {
@@ -15,37 +15,29 @@ struct Outcome {
 }
 
 fn drive(framing: Framing, limit: u64, input: &[u8], read: usize) -> Result<Outcome, ProtoError> {
-    let mut dec = BodyDecoder::new(framing, limit)?;
-    let mut out = Outcome {
-        payload: Vec::new(),
-        consumed: 0,
-        done: dec.is_done(),
-    };
+    let mut cur = BodyCursor::new(framing, limit, 0)?;
+    let mut payload = Vec::new();
     let mut filled = 0;
-    while !out.done && filled < input.len() {
-        filled = (filled + read).min(input.len());
-        loop {
-            let avail = &input[out.consumed..filled];
-            let d = dec.decode(avail)?;
-            assert!(d.consumed <= avail.len());
-            assert!(d.data.start <= d.data.end && d.data.end <= d.consumed);
-            out.payload.extend_from_slice(&avail[d.data.clone()]);
-            out.consumed += d.consumed;
-            assert_eq!(dec.total(), out.payload.len() as u64);
-            assert!(dec.total() <= limit);
-            assert_eq!(d.done, dec.is_done());
-            if d.done {
-                out.done = true;
-                let after = dec.decode(&input[out.consumed..]).unwrap();
-                assert_eq!((after.consumed, after.data.len(), after.done), (0, 0, true));
-                break;
+    loop {
+        match cur.step(&input[..filled])? {
+            Step::Piece(r) => {
+                assert!(r.start < r.end && r.end <= cur.pos() && cur.pos() <= filled);
+                payload.extend_from_slice(&input[r]);
+                assert_eq!(cur.total(), payload.len() as u64);
+                assert!(cur.total() <= limit);
             }
-            if d.consumed == 0 {
-                break;
+            Step::Done => {
+                assert_eq!(cur.step(input).unwrap(), Step::Done);
+                let consumed = cur.pos();
+                return Ok(Outcome { payload, consumed, done: true });
             }
+            Step::NeedMore if filled == input.len() => {
+                let consumed = cur.pos();
+                return Ok(Outcome { payload, consumed, done: false });
+            }
+            Step::NeedMore => filled = (filled + read).min(input.len()),
         }
     }
-    Ok(out)
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -469,7 +469,7 @@ impl Config {
                 return Err(format!("admin.shared_upstreams: `{bad}` must be host:port"));
             }
             if let Some(t) = &a.test_clock {
-                humantime::parse_rfc3339_weak(t).map_err(|_| {
+                crate::calendar::parse_rfc3339_millis(t).map_err(|_| {
                     format!("admin.test_clock: `{t}` is not a time (RFC 3339, e.g. 2030-03-01T00:00:00Z)")
                 })?;
             }

@@ -41,12 +41,10 @@ pub fn open(config: &Config, key: &TenancyKey) -> Result<SharedPlane, String> {
     let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let clock = match config.admin.as_ref().and_then(|a| a.test_clock.as_deref()) {
         Some(t) => {
-            let at = humantime::parse_rfc3339_weak(t)
-                .map_err(|e| format!("admin.test_clock: {e}"))?
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_err(|e| format!("admin.test_clock: {e}"))?;
+            let at = crate::calendar::parse_rfc3339_millis(t)
+                .map_err(|e| format!("admin.test_clock: `{t}`: {e}"))?;
             println!("searchgate: TEST CLOCK: the control plane's time is {t} and moves only through POST /v1/test/clock");
-            Clock::manual(at.as_millis() as i64)
+            Clock::manual(at)
         }
         None => Clock::system(),
     };

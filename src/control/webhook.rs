@@ -158,11 +158,7 @@ pub fn spawn(plane: SharedPlane, url: String, timeout: Duration) -> std::io::Res
     let handle = std::thread::Builder::new()
         .name("webhook".into())
         .spawn(move || {
-            let agent: ureq::Agent = ureq::Agent::config_builder()
-                .timeout_global(Some(timeout))
-                .http_status_as_error(false)
-                .build()
-                .into();
+            let agent = crate::outbound::agent("webhook", timeout, Default::default());
             deliver(&plane, &agent, &url, &b);
             b.update(|r| r.finished = true);
         })?;

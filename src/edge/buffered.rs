@@ -13,7 +13,7 @@ use super::client::Client;
 use super::io::Transport;
 use super::outcome::SendFail;
 use crate::errors::EdgeError;
-use crate::proto::{BodyDecoder, Framing, ProtoError};
+use crate::proto::{BodyCursor, Framing, Step};
 
 /// Reads the whole body (at most `limit` bytes: 413 above) into `buf[head.len..]` and
 /// returns its length; a chunked body is de-chunked in place and the head's framing
@@ -65,27 +65,19 @@ async fn dechunk<T: Transport>(
     limit: u64,
 ) -> Result<usize, SendFail> {
     let head_len = c.head.len;
-    let mut dec = BodyDecoder::new(Framing::Chunked, limit).map_err(|_| too_large(limit))?;
+    let mut cur =
+        BodyCursor::new(Framing::Chunked, limit, head_len).map_err(|e| c.body_error(e, limit))?;
     let mut body = Vec::new();
-    let mut pos = head_len;
-    while !dec.is_done() {
-        if pos == c.buf.len() {
-            c.pos = pos;
-            c.read_more(deadline).await?;
-        }
-        let d = dec.decode(&c.buf[pos..]).map_err(|e| match e {
-            ProtoError::BodyTooLarge => too_large(limit),
-            _ => SendFail::Refuse(EdgeError::BadRequest("malformed chunked body")),
-        })?;
-        body.extend_from_slice(&c.buf[pos + d.data.start..pos + d.data.end]);
-        pos += d.consumed;
-        if d.consumed == 0 && !d.done {
-            c.pos = pos;
-            c.read_more(deadline).await?;
+    loop {
+        match cur.step(&c.buf).map_err(|e| c.body_error(e, limit))? {
+            Step::Piece(r) => body.extend_from_slice(&c.buf[r]),
+            Step::Done => break,
+            // The head stays in the buffer: more is read after everything.
+            Step::NeedMore => c.read_more(deadline).await?,
         }
     }
     // head + body + whatever followed (pipelined requests)
-    c.replace_body(pos - head_len, &body);
+    c.replace_body(cur.pos() - head_len, &body);
     Ok(body.len())
 }
 

@@ -14,7 +14,7 @@ use rcgen::{
     KeyUsagePurpose,
 };
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::PrivateKeyDer;
 use rustls::ServerConfig;
 
 /// Files of the generated CA, relative to the data directory.
@@ -110,10 +110,7 @@ pub fn issue_leaf(data_dir: &Path, names: &[String]) -> io::Result<(PathBuf, Pat
 
 /// A rustls server configuration from PEM files (chain first, then key).
 pub fn server_config(cert: &Path, key: &Path) -> io::Result<Arc<ServerConfig>> {
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| invalid(format!("{}: {e}", cert.display())))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| invalid(format!("{}: {e}", cert.display())))?;
+    let chain = crate::outbound::pem_certs(cert)?;
     if chain.is_empty() {
         return Err(invalid(format!("{}: no certificate", cert.display())));
     }

@@ -17,7 +17,7 @@ use super::outcome::{Cut, Next, Outcome, SendFail};
 use super::timer::Timer;
 use crate::errors::{EdgeError, ProtoLimits};
 use crate::proto::{
-    write_response_head, BodyDecoder, Framing, Method, ProtoError, RequestHead, Version,
+    write_response_head, BodyCursor, Framing, Method, ProtoError, RequestHead, Version,
 };
 
 /// How long a body read waits for a whole buffer (SO_RCVLOWAT) before taking what comes.
@@ -161,13 +161,13 @@ impl<T: Transport> Client<T> {
     /// each, `loadtest/run.sh --scenarios bulk --rounds 3`).
     pub async fn read_body_more(
         &mut self,
-        dec: &BodyDecoder,
+        body: &BodyCursor,
         deadline: Instant,
     ) -> Result<(), SendFail> {
         self.buf.drain(..self.pos);
         self.pos = 0;
         let cap = self.buf.capacity();
-        let want = match dec.remaining() {
+        let want = match body.remaining() {
             // Room for what is still to come, in powers of two.
             Some(left) => (left as usize)
                 .saturating_add(self.buf.len())
@@ -184,7 +184,7 @@ impl<T: Transport> Client<T> {
         // there): fewer, larger reads and fewer wake-ups per MB. Plain TCP only (a TLS
         // read takes one record at a time), and not for a client found too slow for it.
         let room = self.buf.capacity() - self.buf.len();
-        let lowat = match dec.remaining() {
+        let lowat = match body.remaining() {
             Some(left) if self.io.is_plain() && !self.slow_body && self.buf.is_empty() => {
                 (left as usize).min(room).max(1)
             }
@@ -326,8 +326,13 @@ impl<T: Transport> Client<T> {
         self.answer_error(&e).await
     }
 
-    /// A protocol error in the request body: the answer (400, 413) as a send failure.
-    pub fn body_error(&self, e: ProtoError) -> SendFail {
-        SendFail::Refuse(EdgeError::from_proto(e, self.proto_limits()))
+    /// A protocol error in the request body read under `limit`: the answer (400, 413) as a
+    /// send failure. The one mapping for every body the edge reads, streamed or whole.
+    pub fn body_error(&self, e: ProtoError, limit: u64) -> SendFail {
+        let limits = ProtoLimits {
+            max_body: limit,
+            ..self.proto_limits()
+        };
+        SendFail::Refuse(EdgeError::from_proto(e, limits))
     }
 }

@@ -29,17 +29,14 @@ use crate::control::overage::step_of;
 use crate::control::plane::{Change, Purge};
 use crate::control::usage::{Counters, Sampler};
 use crate::metrics::MetricsHub;
+use crate::outbound::{self, Trust};
 use crate::policy::shards::{index_names_from_cat_indices, usage_from_cat_indices};
 use crate::registry::{Cluster, Command, Registry, Snapshot};
 use crate::tenancy::{self, Prefix};
 
 /// How the control thread reaches upstreams.
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(3)))
-        .http_status_as_error(false)
-        .build()
-        .into()
+    outbound::agent("metering", Duration::from_secs(3), Trust::BuiltIn)
 }
 
 /// What metering reads for a cluster: `_cat/indices` of its own indices only (on a shared
@@ -93,15 +90,7 @@ pub fn probe_unready(registry: &Registry, plane: &SharedPlane) -> usize {
 
 /// `name` for a URL path: unreserved bytes as they are, the rest percent-encoded.
 fn path_segment(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    searchgate_core::percent::encode_component(name)
 }
 
 /// Deletes a destroyed tenant's indices from its shared upstream. True when none is left.

@@ -21,7 +21,7 @@ use super::tcp::write_tcp;
 use super::timer::Timer;
 use crate::errors::EdgeError;
 use crate::policy::shards::ShardDefaults;
-use crate::proto::{BodyDecoder, Method, ResponseHead};
+use crate::proto::{BodyCursor, Method, ResponseHead, Step};
 use crate::registry::Cluster;
 use crate::request::path::encode_segment;
 use crate::tenancy::{self, Prefix};
@@ -108,22 +108,25 @@ pub(super) async fn fetch(
     up.read_head(&mut head, method, &mut timer, deadline)
         .await
         .map_err(|_| SendFail::Upstream)?;
-    let mut dec = BodyDecoder::new(head.framing, SMALL_ANSWER).map_err(|_| SendFail::Upstream)?;
-    let (mut body, mut pos) = (Vec::new(), head.len);
-    while !dec.is_done() {
-        let d = dec.decode(&up.buf[pos..]).map_err(|_| SendFail::Upstream)?;
-        body.extend_from_slice(&up.buf[pos + d.data.start..pos + d.data.end]);
-        pos += d.consumed;
-        if d.consumed == 0 && !d.done {
-            up.buf.drain(..pos);
-            pos = 0;
-            match up.read_more(&mut timer, deadline).await {
-                Ok(n) if n > 0 => {}
-                _ => return Err(SendFail::Upstream),
+    let mut cur =
+        BodyCursor::new(head.framing, SMALL_ANSWER, head.len).map_err(|_| SendFail::Upstream)?;
+    let mut body = Vec::new();
+    loop {
+        match cur.step(&up.buf).map_err(|_| SendFail::Upstream)? {
+            Step::Piece(r) => body.extend_from_slice(&up.buf[r]),
+            Step::Done => break,
+            Step::NeedMore => {
+                up.buf.drain(..cur.pos());
+                cur.dropped(cur.pos());
+                match up.read_more(&mut timer, deadline).await {
+                    Ok(n) if n > 0 => {}
+                    _ if cur.complete_at_eof() => break,
+                    _ => return Err(SendFail::Upstream),
+                }
             }
         }
     }
-    up.buf.drain(..pos);
+    up.buf.drain(..cur.pos());
     if head.keep_alive && up.buf.is_empty() {
         core.pool.put(up, Instant::now());
     }

@@ -19,7 +19,7 @@ use super::io::Transport;
 use super::outcome::{Cut, Next, Outcome};
 use super::upstream::UpstreamConn;
 use crate::proto::{
-    push_chunk, write_forward_response, BodyDecoder, Framing, Method, ResponseHead, Version,
+    push_chunk, write_forward_response, BodyCursor, Framing, Method, ResponseHead, Step, Version,
     LAST_CHUNK,
 };
 use crate::tenancy::ResponseRewriter;
@@ -51,17 +51,17 @@ impl<T: Transport> Relaying<'_, T> {
         let keep = c.keep_alive && to != Framing::UntilClose && !c.core.shutdown.is_fired();
         let head_bytes = self.write_head(rh, to, keep, filter);
         let pos = rh.len;
-        let result = match filter {
-            ResponseFilter::Rewrite { un, .. } => match rh.framing {
-                Framing::None => self.client.send_out().await.map(|_| 0),
-                from => self.rewrite_body(pos, from, to, un).await,
-            },
-            ResponseFilter::Pass => match rh.framing {
-                Framing::None => self.client.send_out().await.map(|_| 0),
-                Framing::Length(n) => self.relay_length(pos, n).await,
-                Framing::Chunked => self.relay_chunked(pos, to).await,
-                Framing::UntilClose => self.relay_until_close(pos, to).await,
-            },
+        let sink = match filter {
+            ResponseFilter::Rewrite { un, .. } => Sink::Rewrite(un),
+            // Validated chunked bytes pass through as they came.
+            ResponseFilter::Pass if rh.framing == Framing::Chunked && to == Framing::Chunked => {
+                Sink::Raw
+            }
+            ResponseFilter::Pass => Sink::Payload,
+        };
+        let result = match rh.framing {
+            Framing::None => self.client.send_out().await.map(|_| 0),
+            from => self.body(pos, from, to, sink).await,
         };
         let status = rh.status;
         match result {
@@ -143,160 +143,99 @@ impl<T: Transport> Relaying<'_, T> {
             .map_err(|_| Cut::Upstream)
     }
 
-    async fn relay_length(&mut self, mut pos: usize, n: u64) -> Result<u64, Cut> {
-        let mut left = n;
-        loop {
-            let avail = ((self.up.buf.len() - pos) as u64).min(left) as usize;
-            if self.client.out.len() + avail <= ONE_WRITE {
-                let bytes = &self.up.buf[pos..pos + avail];
-                self.client.out.extend_from_slice(bytes);
-            } else {
-                self.send_upstream_bytes(pos..pos + avail).await?;
-            }
-            pos += avail;
-            left -= avail as u64;
-            if left == 0 {
-                break;
-            }
-            if self.client.out.len() >= ONE_WRITE / 2 {
-                self.client.send_out().await?;
-            }
-            if self.read_upstream(pos).await? == 0 {
-                return Err(Cut::Upstream);
-            }
-            pos = 0;
-        }
-        self.client.send_out().await?;
-        self.up.buf.drain(..pos); // anything left is not part of this response
-        Ok(n)
-    }
-
-    async fn relay_chunked(&mut self, mut pos: usize, to: Framing) -> Result<u64, Cut> {
-        let mut dec = BodyDecoder::new(Framing::Chunked, u64::MAX).map_err(|_| Cut::Upstream)?;
-        loop {
-            let start = pos;
-            while !dec.is_done() {
-                let d = dec.decode(&self.up.buf[pos..]).map_err(|_| Cut::Upstream)?;
-                if to == Framing::UntilClose {
-                    let data = &self.up.buf[pos + d.data.start..pos + d.data.end];
-                    self.client.out.extend_from_slice(data);
-                }
-                pos += d.consumed;
-                if d.consumed == 0 {
-                    break;
-                }
-            }
-            if to == Framing::Chunked {
-                // Validated chunked bytes pass through as they came.
-                if self.client.out.len() + (pos - start) <= ONE_WRITE {
-                    let bytes = &self.up.buf[start..pos];
-                    self.client.out.extend_from_slice(bytes);
-                } else {
-                    self.send_upstream_bytes(start..pos).await?;
-                }
-            }
-            if dec.is_done() {
-                break;
-            }
-            if self.client.out.len() >= ONE_WRITE / 2 {
-                self.client.send_out().await?;
-            }
-            if self.read_upstream(pos).await? == 0 {
-                return Err(Cut::Upstream);
-            }
-            pos = 0;
-        }
-        self.client.send_out().await?;
-        self.up.buf.drain(..pos);
-        Ok(dec.total())
-    }
-
-    async fn relay_until_close(&mut self, pos: usize, to: Framing) -> Result<u64, Cut> {
-        let mut total = 0u64;
-        let mut start = pos;
-        loop {
-            let data = &self.up.buf[start..];
-            total += data.len() as u64;
-            if to == Framing::Chunked {
-                push_chunk(&mut self.client.out, data);
-            } else {
-                self.client.out.extend_from_slice(data);
-            }
-            self.client.send_out().await?;
-            let end = self.up.buf.len();
-            if self.read_upstream(end).await? == 0 {
-                break;
-            }
-            start = 0;
-        }
-        if to == Framing::Chunked {
-            self.client.out.extend_from_slice(LAST_CHUNK);
-            self.client.send_out().await?;
-        }
-        self.up.buf.clear();
-        Ok(total)
-    }
-
-    /// Streams the upstream body (`from` framing) through `un` to the client (`to`
-    /// framing); returns the payload bytes sent.
-    async fn rewrite_body(
+    /// Streams the upstream body (`from` framing, starting at `up.buf[pos]`) to the client
+    /// (`to` framing) through `sink`; returns the payload bytes sent. One loop for every
+    /// framing, on the one body reader.
+    async fn body(
         &mut self,
-        mut pos: usize,
+        pos: usize,
         from: Framing,
         to: Framing,
-        un: &mut ResponseRewriter,
+        mut sink: Sink<'_>,
     ) -> Result<u64, Cut> {
-        let mut dec = match from {
-            Framing::UntilClose => None,
-            f => Some(BodyDecoder::new(f, u64::MAX).map_err(|_| Cut::Upstream)?),
+        let mut cur = BodyCursor::new(from, u64::MAX, pos).map_err(|_| Cut::Upstream)?;
+        let raw = matches!(sink, Sink::Raw);
+        let flush_at = match sink {
+            Sink::Rewrite(_) => REWRITTEN_FLUSH,
+            _ => ONE_WRITE / 2,
         };
-        let mut sent = 0u64;
+        let (mut raw_from, mut sent) = (pos, 0u64);
         loop {
-            match dec.as_mut() {
-                None => {
-                    self.rewritten.clear();
-                    un.feed(&self.up.buf[pos..], self.rewritten);
-                    sent += self.frame_rewritten(to);
-                    pos = self.up.buf.len();
-                }
-                Some(d) => {
-                    while !d.is_done() {
-                        let got = d.decode(&self.up.buf[pos..]).map_err(|_| Cut::Upstream)?;
-                        self.rewritten.clear();
-                        let data = &self.up.buf[pos + got.data.start..pos + got.data.end];
-                        un.feed(data, self.rewritten);
-                        sent += self.frame_rewritten(to);
-                        pos += got.consumed;
-                        if got.consumed == 0 {
-                            break;
-                        }
+            match cur.step(&self.up.buf).map_err(|_| Cut::Upstream)? {
+                Step::Piece(r) => sent += self.piece(r, to, &mut sink).await?,
+                Step::Done => break,
+                Step::NeedMore => {
+                    if raw {
+                        self.send_raw(raw_from..cur.pos()).await?;
+                        raw_from = 0;
+                    }
+                    if self.client.out.len() >= flush_at {
+                        self.client.send_out().await?;
+                    }
+                    let decoded = cur.pos();
+                    let read = self.read_upstream(decoded).await;
+                    cur.dropped(decoded);
+                    match read {
+                        Ok(n) if n > 0 => {}
+                        // Close-delimited: the end of the stream is the end of the body.
+                        Ok(_) if cur.complete_at_eof() => break,
+                        _ => return Err(Cut::Upstream),
                     }
                 }
             }
-            if dec.as_ref().is_some_and(BodyDecoder::is_done) {
-                break;
-            }
-            if self.client.out.len() >= REWRITTEN_FLUSH {
-                self.client.send_out().await?;
-            }
-            let read = self.read_upstream(pos).await;
-            pos = 0;
-            match read {
-                Ok(n) if n > 0 => {}
-                // Close-delimited: the end of the stream is the end of the body.
-                _ if dec.is_none() => break,
-                _ => return Err(Cut::Upstream),
-            }
         }
-        self.up.buf.drain(..pos);
-        self.rewritten.clear();
-        un.finish(self.rewritten);
-        sent += self.frame_rewritten(to);
-        if to == Framing::Chunked {
+        if raw {
+            self.send_raw(raw_from..cur.pos()).await?;
+            sent = cur.total();
+        }
+        if let Sink::Rewrite(un) = sink {
+            self.rewritten.clear();
+            un.finish(self.rewritten);
+            sent += self.frame_rewritten(to);
+        }
+        if to == Framing::Chunked && !raw {
             self.client.out.extend_from_slice(LAST_CHUNK);
         }
         self.client.send_out().await?;
+        self.up.buf.drain(..cur.pos()); // anything left is not part of this response
         Ok(sent)
+    }
+
+    /// Passes one decoded piece of the body (`up.buf[r]`) on; returns its payload bytes.
+    async fn piece(
+        &mut self,
+        r: std::ops::Range<usize>,
+        to: Framing,
+        sink: &mut Sink<'_>,
+    ) -> Result<u64, Cut> {
+        let n = r.len() as u64;
+        match sink {
+            // Sent with its framing when the cursor needs more or is done.
+            Sink::Raw => return Ok(0),
+            Sink::Rewrite(un) => {
+                self.rewritten.clear();
+                un.feed(&self.up.buf[r], self.rewritten);
+                return Ok(self.frame_rewritten(to));
+            }
+            Sink::Payload if to == Framing::Chunked => {
+                push_chunk(&mut self.client.out, &self.up.buf[r])
+            }
+            Sink::Payload if self.client.out.len() + r.len() <= ONE_WRITE => {
+                self.client.out.extend_from_slice(&self.up.buf[r]);
+            }
+            Sink::Payload => self.send_upstream_bytes(r).await?,
+        }
+        Ok(n)
+    }
+
+    /// Passes `up.buf[r]` on as it is (validated chunked framing and payload).
+    async fn send_raw(&mut self, r: std::ops::Range<usize>) -> Result<(), Cut> {
+        if self.client.out.len() + r.len() <= ONE_WRITE {
+            self.client.out.extend_from_slice(&self.up.buf[r]);
+            Ok(())
+        } else {
+            self.send_upstream_bytes(r).await
+        }
     }
 
     /// Stages `rewritten` in the client's framing; returns the payload bytes.
@@ -309,6 +248,16 @@ impl<T: Transport> Relaying<'_, T> {
         }
         n as u64
     }
+}
+
+/// What the relay does with the decoded body.
+enum Sink<'u> {
+    /// Chunked to chunked: the validated bytes, framing included, as they came.
+    Raw,
+    /// The payload in the client's framing.
+    Payload,
+    /// The payload through the un-rewriter (multitenant), in the client's framing.
+    Rewrite(&'u mut ResponseRewriter),
 }
 
 /// The framing of the body as the client gets it.

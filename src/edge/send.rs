@@ -21,8 +21,8 @@ use super::tcp::write_tcp;
 use super::upstream::UpstreamConn;
 use crate::policy::decide::Decision;
 use crate::proto::{
-    push_chunk, push_chunk_with, write_forward_request, BodyDecoder, ForwardHeaders,
-    ForwardRequest, Framing, LAST_CHUNK,
+    push_chunk, push_chunk_with, write_forward_request, BodyCursor, ForwardHeaders, ForwardRequest,
+    Framing, Step, LAST_CHUNK,
 };
 use crate::registry::Cluster;
 use crate::tenancy::headers::FORWARDED;
@@ -58,34 +58,26 @@ impl<T: Transport> Sending<'_, T> {
     ) -> Result<u64, SendFail> {
         let max_body = self.client.core.shared.limits.max_body;
         let framing = self.client.head.framing;
-        let mut dec = BodyDecoder::new(framing, max_body).map_err(|e| self.client.body_error(e))?;
-        let has_body = !matches!(framing, Framing::None | Framing::Length(0));
+        let mut cur = BodyCursor::new(framing, max_body, self.client.pos)
+            .map_err(|e| self.client.body_error(e, max_body))?;
+        let has_body = !cur.is_done();
         let up_framing = match filter.rewrites() && has_body {
             true => Framing::Chunked,
             false => framing,
         };
         self.write_head(target, up_framing, d.tenant.as_ref().map(|t| &t.prefix));
-        while !dec.is_done() {
-            if self.client.pos == self.client.buf.len() {
-                self.flush().await?;
-                self.client.read_body_more(&dec, self.deadline).await?;
-            }
-            let pos = self.client.pos;
-            let got = match dec.decode(&self.client.buf[pos..]) {
-                Ok(got) => got,
-                Err(e) => return Err(self.client.body_error(e)),
-            };
-            self.send_data(
-                filter,
-                d,
-                pos + got.data.start..pos + got.data.end,
-                up_framing,
-            )
-            .await?;
-            self.client.pos += got.consumed;
-            if got.consumed == 0 && !got.done {
-                self.flush().await?;
-                self.client.read_body_more(&dec, self.deadline).await?;
+        loop {
+            let step = cur.step(&self.client.buf);
+            self.client.pos = cur.pos();
+            match step.map_err(|e| self.client.body_error(e, max_body))? {
+                Step::Piece(data) => self.send_data(filter, d, data, up_framing).await?,
+                Step::Done => break,
+                Step::NeedMore => {
+                    self.flush().await?;
+                    // Reading more drops what was decoded (`client.buf[..client.pos]`).
+                    self.client.read_body_more(&cur, self.deadline).await?;
+                    cur.dropped(cur.pos());
+                }
             }
         }
         if filter.rewrites() {
@@ -95,7 +87,7 @@ impl<T: Transport> Sending<'_, T> {
             self.out.extend_from_slice(LAST_CHUNK);
         }
         self.flush().await?;
-        Ok(dec.total())
+        Ok(cur.total())
     }
 
     /// Passes one decoded piece of the body (`client.buf[data]`) through the filter

@@ -16,8 +16,6 @@
 //!
 //! Must not touch: the registry, the store, the clock (time is passed in), I/O.
 
-use std::time::{Duration, UNIX_EPOCH};
-
 use serde::{Deserialize, Serialize};
 
 use super::pricing::Millis;
@@ -197,8 +195,7 @@ fn mode_of(o: &Overage) -> Option<(Mode, Option<String>)> {
 
 /// `ms` as RFC 3339 (UTC, seconds).
 pub fn rfc3339(ms: Millis) -> String {
-    let t = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()
+    crate::calendar::rfc3339_of_millis(ms)
 }
 
 /// What is over: `12 shards in use, the plan allows 10; 1500 bytes of disk in use, the

@@ -21,89 +21,10 @@
 //!
 //! Must not touch: the store, the clock (the month and the history are passed in), I/O.
 
-use std::fmt;
-
 /// Milliseconds since the Unix epoch (as the store keeps instants).
 pub type Millis = i64;
 
-/// A calendar month in UTC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Month {
-    year: i32,
-    month: time::Month,
-}
-
-impl Month {
-    /// `YYYY-MM` (years 1970 to 9999).
-    pub fn parse(text: &str) -> Result<Month, String> {
-        let bad = || format!("month `{text}`: write it as YYYY-MM, e.g. 2030-03");
-        let b = text.as_bytes();
-        if b.len() != 7
-            || b[4] != b'-'
-            || !b
-                .iter()
-                .enumerate()
-                .all(|(i, c)| i == 4 || c.is_ascii_digit())
-        {
-            return Err(bad());
-        }
-        let year: i32 = text[..4].parse().map_err(|_| bad())?;
-        let month: u8 = text[5..].parse().map_err(|_| bad())?;
-        let month = time::Month::try_from(month).map_err(|_| bad())?;
-        if year < 1970 {
-            return Err(format!("month `{text}`: before 1970"));
-        }
-        Ok(Month { year, month })
-    }
-
-    /// The month that holds instant `ms`.
-    pub fn of(ms: Millis) -> Month {
-        let secs = ms.div_euclid(1000).clamp(0, 253_402_300_799); // up to 9999-12-31
-        let t = time::OffsetDateTime::from_unix_timestamp(secs)
-            .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-        Month {
-            year: t.year(),
-            month: t.month(),
-        }
-    }
-
-    /// The month after this one.
-    pub fn next(self) -> Month {
-        match self.month {
-            time::Month::December => Month {
-                year: self.year + 1,
-                month: time::Month::January,
-            },
-            m => Month {
-                year: self.year,
-                month: m.next(),
-            },
-        }
-    }
-
-    /// Its first second (Unix seconds).
-    pub fn start(self) -> i64 {
-        time::Date::from_calendar_date(self.year, self.month, 1)
-            .map(|d| d.midnight().assume_utc().unix_timestamp())
-            .unwrap_or(i64::MAX)
-    }
-
-    /// The first second after it (Unix seconds).
-    pub fn end(self) -> i64 {
-        self.next().start()
-    }
-
-    /// How many seconds it has.
-    pub fn seconds(self) -> u64 {
-        (self.end() - self.start()) as u64
-    }
-}
-
-impl fmt::Display for Month {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}-{:02}", self.year, self.month as u8)
-    }
-}
+pub use crate::calendar::Month;
 
 /// The start of an interval in a cluster's plan history: on `plan` at this price from `at`
 /// on; `plan: None` ends the last interval (the cluster was destroyed).

@@ -17,6 +17,8 @@
 
 use std::borrow::Cow;
 
+use searchgate_core::percent::{self, Plus};
+
 /// Most segments a path may have (after dot resolution). No endpoint has more than 7.
 pub const MAX_SEGMENTS: usize = 16;
 /// Rounds of decoding the loose view applies before calling a path over-encoded.
@@ -41,6 +43,12 @@ impl PathError {
             PathError::OverEncoded => "the request path is percent-encoded too many times",
             PathError::TooManySegments => "the request path has too many segments",
         }
+    }
+}
+
+impl From<percent::PercentError> for PathError {
+    fn from(_: percent::PercentError) -> Self {
+        PathError::BadEncoding
     }
 }
 
@@ -72,7 +80,7 @@ impl<'a> NormPath<'a> {
         };
         for seg in raw.split(|&b| b == b'/') {
             let start = buf.len();
-            decode_into(seg, &mut buf)?;
+            percent::decode_into(seg, Plus::Literal, &mut buf)?;
             let end = buf.len();
             p.push_in(&buf, start, end)?;
             // Popped or dropped segments leave no bytes behind.
@@ -89,12 +97,12 @@ impl<'a> NormPath<'a> {
             return Self::from_plain(Cow::Borrowed(raw));
         }
         let mut cur = Vec::with_capacity(raw.len());
-        decode_into(raw, &mut cur)?;
+        percent::decode_into(raw, Plus::Literal, &mut cur)?;
         let mut rounds = 1;
         while memchr::memchr(b'%', &cur).is_some() {
             let mut next = Vec::with_capacity(cur.len());
             // Later rounds keep a '%' that is not an escape as a literal.
-            decode_lenient(&cur, &mut next);
+            percent::decode_lenient_into(&cur, &mut next);
             if next == cur {
                 break;
             }
@@ -192,55 +200,6 @@ impl<'a> NormPath<'a> {
     }
 }
 
-/// Percent-decodes `src` once into `out`.
-pub fn decode_into(src: &[u8], out: &mut Vec<u8>) -> Result<(), PathError> {
-    let mut i = 0;
-    while i < src.len() {
-        let b = src[i];
-        if b == b'%' {
-            let hi = src.get(i + 1).and_then(|&c| hex(c));
-            let lo = src.get(i + 2).and_then(|&c| hex(c));
-            match (hi, lo) {
-                (Some(h), Some(l)) => out.push(h << 4 | l),
-                _ => return Err(PathError::BadEncoding),
-            }
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    Ok(())
-}
-
-fn decode_lenient(src: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    while i < src.len() {
-        let esc = (src[i] == b'%')
-            .then(|| Some(hex(*src.get(i + 1)?)? << 4 | hex(*src.get(i + 2)?)?))
-            .flatten();
-        match esc {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(src[i]);
-                i += 1;
-            }
-        }
-    }
-}
-
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
-
 /// Bytes that stay literal in a canonical segment: unreserved characters plus `,` and `*`
 /// (index expressions). Everything else, `/`, `%`, `+` and non-ASCII included, is encoded,
 /// so an upstream that decodes once gets back exactly the segment.
@@ -251,14 +210,7 @@ pub fn is_literal(b: u8) -> bool {
 
 /// Appends `seg` percent-encoded (uppercase hex) to `out`.
 pub fn encode_segment(seg: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in seg {
-        if is_literal(b) {
-            out.push(b);
-        } else {
-            out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
-        }
-    }
+    percent::encode_into(seg, is_literal, out);
 }
 
 #[cfg(test)]

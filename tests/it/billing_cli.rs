@@ -148,11 +148,8 @@ fn prices(plans_table: &str) -> Vec<(String, u64)> {
 }
 
 fn secs(t: &str) -> u64 {
-    humantime::parse_rfc3339(t)
-        .unwrap()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
+    let ms = searchgate::calendar::parse_rfc3339_millis(t).unwrap();
+    ms.unsigned_abs() / 1000
 }
 
 /// docs/billing.md's rule, written here: `price x seconds / month_seconds` cents, rounded
@@ -306,7 +303,7 @@ fn the_readme_walk_through_gives_a_correct_invoice() {
 #[test]
 fn the_walk_through_on_the_system_clock() {
     let edge = Edge::first_run(tempfile::tempdir().unwrap(), |text| text);
-    let now = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let now = searchgate::calendar::rfc3339_seconds(SystemTime::now());
     let month = &now[..7];
     let walk = walk(&edge, month, None);
     let price = prices(&walk.plans);

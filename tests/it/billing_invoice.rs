@@ -219,10 +219,11 @@ fn invoices_of_a_cluster_to_the_cent() {
 /// A GET of the admin API whose answer is not JSON: its body.
 fn raw_get(edge: &Edge, path: &str) -> String {
     let admin = edge.admin();
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent = searchgate::outbound::agent(
+        "test",
+        std::time::Duration::from_secs(60),
+        Default::default(),
+    );
     let mut resp = agent
         .get(format!("{}{path}", admin.url))
         .header("Authorization", format!("Bearer {}", admin.token))

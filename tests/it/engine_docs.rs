@@ -145,7 +145,7 @@ fn auto_create_whitelist() {
     assert_eq!(r.status, 404);
     let v = r.json();
     assert_eq!(v["error"]["type"], "index_not_found_exception");
-    assert_eq!(v["error"]["reason"], "no such index");
+    assert_eq!(v["error"]["reason"], "no such index [books]");
     assert_eq!(v["error"]["resource.type"], "index_or_alias");
     assert_eq!(v["error"]["resource.id"], "books");
     assert_eq!(v["error"]["index"], "books");

@@ -25,6 +25,7 @@ mod edge_upstream;
 mod embedded_default;
 mod engine_bulk;
 mod engine_clients;
+mod engine_compat;
 mod engine_docs;
 mod engine_durability;
 mod engine_http;

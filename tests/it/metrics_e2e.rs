@@ -191,13 +191,14 @@ fn load_then_prometheus_the_latency_api_and_cli_the_planner_and_the_interval_log
 
 fn check_metrics_endpoints(edge: &Edge, prom: &mut Prometheus) {
     let admin = edge.admin();
-    let anonymous = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent()
-        .get(format!("{}/metrics", admin.url))
-        .call()
-        .unwrap();
+    let anonymous = searchgate::outbound::agent(
+        "test",
+        std::time::Duration::from_secs(60),
+        Default::default(),
+    )
+    .get(format!("{}/metrics", admin.url))
+    .call()
+    .unwrap();
     assert_eq!(
         anonymous.status().as_u16(),
         401,

@@ -469,7 +469,7 @@ fn check_answers_and_engine(
     let (kind, reason) = es_error(lost, 404);
     assert_eq!(
         (kind.as_str(), reason.as_str()),
-        ("index_not_found_exception", "no such index")
+        ("index_not_found_exception", "no such index [notlisted]")
     );
     assert_eq!(lost.json()["error"]["index"], "notlisted");
     // spec 2.3: the listing shows the tenant's indices under its names, auto-created too.

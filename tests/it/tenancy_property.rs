@@ -47,12 +47,18 @@ fn call(e: &Engine, method: Method, target: &str, ct: Option<&str>, body: &[u8])
         None => (target, None),
     };
     let mut reader: &[u8] = body;
+    // What the edge forwards is always well encoded; a bad escape would be the engine's 400.
+    let (Ok(segments), Ok(params)) = (
+        segments(path.as_bytes()),
+        Params::parse(query.map(str::as_bytes)),
+    ) else {
+        return (400, Vec::new());
+    };
     let mut req = Request {
         method,
         path: path.to_string(),
-        segments: segments(path.as_bytes()),
-        params: Params::read(query.map(str::as_bytes))
-            .expect("the edge forwards a query the engine reads"),
+        segments,
+        params,
         content_type: ct.map(String::from),
         accept: None,
         has_body: !body.is_empty(),
@@ -424,7 +430,9 @@ fn check(method: Method, target: &str, ct: &str, body: &str) -> Fate {
         .split(['/', '?'])
         .next()
         .unwrap_or("");
-    let decoded = searchgate_engine::api::params::percent_decode(first.as_bytes(), false);
+    let decoded =
+        searchgate::percent::decode_str(first.as_bytes(), searchgate::percent::Plus::Literal)
+            .expect("the edge forwards well-encoded paths");
     if !decoded.starts_with('_') && !decoded.is_empty() {
         // Everything the expression could reach: closed and hidden indices too.
         let opts = ResolveOptions {

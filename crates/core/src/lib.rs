@@ -3,7 +3,9 @@
 //!
 //! Owns the HTTP/1.1 codec (`proto`: heads on httparse, body framing with limits, writers)
 //! and the one renderer of Elasticsearch-shaped error bodies (`errors`), with the one
-//! mapping from protocol errors to answers; and the one reading of parameter values
+//! mapping from protocol errors to answers, and the one percent-decoder and encoder
+//! (`percent`); the one blocking head-reading loop of the thread-per-connection servers
+//! (`blocking`, generic over `std::io::Read`); and the one reading of parameter values
 //! (`params`: time values, byte sizes, booleans, integers, comma lists, query strings).
 //!
 //! Must not touch: sockets, threads, files, clocks, tenants, clusters or any engine
@@ -11,6 +13,8 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
 
+pub mod blocking;
 pub mod errors;
 pub mod params;
+pub mod percent;
 pub mod proto;

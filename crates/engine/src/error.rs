@@ -14,6 +14,9 @@ use searchgate_core::params::ParamError;
 pub enum EngineError {
     /// 404 `index_not_found_exception` (spec 7).
     IndexNotFound(String),
+    /// 404 `index_not_found_exception`: a write with `require_alias` to a name that is not
+    /// an alias.
+    RequireAlias(String),
     /// 400 `index_closed_exception`: a closed index named for a read or write.
     IndexClosed(String),
     /// 400 `too_many_buckets_exception` (more than `search.max_buckets`).
@@ -113,7 +116,19 @@ impl EngineError {
     pub fn body(&self) -> ErrorBody {
         use EngineError::*;
         match self {
-            IndexNotFound(name) => ErrorBody::index_not_found(name),
+            IndexNotFound(name) => {
+                // Elasticsearch 7.10 names the index in the reason
+                let mut b = ErrorBody::index_not_found(name);
+                b.reason = format!("no such index [{name}]");
+                b
+            }
+            RequireAlias(name) => {
+                let mut b = ErrorBody::index_not_found(name);
+                b.reason = format!(
+                    "[require_alias] request flag is [true] and [{name}] is not an alias"
+                );
+                b
+            }
             IndexClosed(name) => {
                 ErrorBody::new(400, "index_closed_exception", "closed").with_index(name.clone())
             }
@@ -356,7 +371,7 @@ mod tests {
         assert_eq!(v["status"], 404);
         assert_eq!(v["error"]["resource.id"], "x");
         assert_eq!(v["error"]["index"], "x");
-        assert_eq!(v["error"]["reason"], "no such index");
+        assert_eq!(v["error"]["reason"], "no such index [x]");
     }
 
     #[test]

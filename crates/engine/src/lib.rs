@@ -79,6 +79,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod aggs;
+pub mod analysis;
 pub mod api;
 pub mod cat;
 pub mod error;

@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{json_body, store_error, Api, ApiError, Request, Response};
+use crate::calendar::{self, InstantError};
 use crate::config::parse_duration;
 use crate::control::billing;
 use crate::control::store::UsageSample;
@@ -54,15 +55,13 @@ fn time_param(req: &Request, name: &str) -> Result<Option<Millis>, ApiError> {
     } else {
         text.clone()
     };
-    let t = humantime::parse_rfc3339_weak(&full).map_err(|_| {
-        ApiError::bad_request(format!(
+    let ms = calendar::parse_rfc3339_millis(&full).map_err(|e| match e {
+        InstantError::BeforeEpoch => ApiError::bad_request(format!("`{name}` is before 1970")),
+        InstantError::NotATime => ApiError::bad_request(format!(
             "`{name}` `{text}`: a time (RFC 3339, e.g. 2030-03-01T00:00:00Z) or a date (2030-03-01)"
-        ))
+        )),
     })?;
-    let ms = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| ApiError::bad_request(format!("`{name}` is before 1970")))?;
-    Ok(Some(ms.as_millis() as Millis))
+    Ok(Some(ms))
 }
 
 fn known(api: &Api, id: &str) -> Result<(), ApiError> {
@@ -254,13 +253,10 @@ fn clock(api: &Api, req: &Request) -> Result<Response, ApiError> {
         let body: ClockBody = json_body(req)?;
         let now = clock.now_ms();
         let at = match (body.set, body.advance) {
-            (Some(t), None) => {
-                let t = humantime::parse_rfc3339_weak(&t)
-                    .map_err(|_| ApiError::bad_request(format!("`set` `{t}`: RFC 3339")))?;
-                t.duration_since(std::time::UNIX_EPOCH)
-                    .map_err(|_| ApiError::bad_request("`set` is before 1970"))?
-                    .as_millis() as Millis
-            }
+            (Some(t), None) => calendar::parse_rfc3339_millis(&t).map_err(|e| match e {
+                InstantError::BeforeEpoch => ApiError::bad_request("`set` is before 1970"),
+                InstantError::NotATime => ApiError::bad_request(format!("`set` `{t}`: RFC 3339")),
+            })?,
             (None, Some(d)) => {
                 let d = parse_duration(&d)
                     .map_err(|e| ApiError::bad_request(format!("`advance`: {e}")))?;

@@ -16,6 +16,7 @@ use super::views::{self, Live};
 use super::{
     check_if_match, idempotent_record, json_body, replay, Api, ApiError, Request, Response,
 };
+use crate::calendar::{self, InstantError};
 use crate::config::{parse_duration, ClusterClass, Mode};
 use crate::control::plane::{Change, Plane};
 use crate::policy::auth::{generate_password, generate_username, PasswordHash};
@@ -342,15 +343,12 @@ fn until_of(text: &str, now: Millis) -> Result<Millis, ApiError> {
     if let Ok(d) = parse_duration(text) {
         return Ok(now + d.as_millis() as Millis);
     }
-    let t = humantime::parse_rfc3339_weak(text).map_err(|_| {
-        ApiError::bad_request(format!(
+    calendar::parse_rfc3339_millis(text).map_err(|e| match e {
+        InstantError::BeforeEpoch => ApiError::bad_request("`until` is before 1970"),
+        InstantError::NotATime => ApiError::bad_request(format!(
             "`until` `{text}`: a time (RFC 3339, e.g. 2030-01-01T12:00:00Z) or a duration (e.g. 30m)"
-        ))
-    })?;
-    let ms = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|_| ApiError::bad_request("`until` is before 1970"))?;
-    Ok(ms.as_millis() as Millis)
+        )),
+    })
 }
 
 pub(super) fn mode(api: &Api, req: &Request, id: &str) -> Result<Response, ApiError> {

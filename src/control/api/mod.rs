@@ -67,7 +67,8 @@ impl Api {
 pub struct Request {
     pub method: Method,
     pub path: String,
-    pub query: Option<String>,
+    /// The query string's parameters, decoded, in order.
+    pub params: Vec<(String, String)>,
     pub authorization: Option<Vec<u8>>,
     pub idempotency_key: Option<String>,
     pub if_match: Option<String>,
@@ -78,35 +79,9 @@ pub struct Request {
 impl Request {
     /// A query parameter (percent-decoded).
     fn param(&self, name: &str) -> Option<String> {
-        let q = self.query.as_deref()?;
-        q.split('&').find_map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (k == name).then(|| percent_decode(v))
-        })
+        let (_, v) = self.params.iter().find(|(k, _)| k == name)?;
+        Some(v.clone())
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match b[i] {
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push((h * 16 + l) as u8);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A response to write.

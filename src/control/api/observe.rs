@@ -48,12 +48,8 @@ pub(super) fn route(api: &Api, req: &Request) -> Option<Result<Response, ApiErro
 /// Refuses query parameters other than `known` (a parameter this does not implement is
 /// never ignored silently).
 fn only_params(req: &Request, known: &[&str]) -> Result<(), ApiError> {
-    let Some(q) = req.query.as_deref().filter(|q| !q.is_empty()) else {
-        return Ok(());
-    };
-    for kv in q.split('&').filter(|kv| !kv.is_empty()) {
-        let name = kv.split_once('=').map_or(kv, |(k, _)| k);
-        if !known.contains(&name) {
+    for (name, _) in &req.params {
+        if !known.contains(&name.as_str()) {
             let allowed = if known.is_empty() {
                 "none".to_string()
             } else {

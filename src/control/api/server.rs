@@ -2,7 +2,7 @@
 //! small; at most [`MAX_CONNECTIONS`] at once, beyond that 503 with `Retry-After`),
 //! optional TLS (rustls), and the project's own sans-IO HTTP/1.1 codec: heads parsed by
 //! `proto::RequestHead` (httparse; ambiguous framing refused), bodies decoded by
-//! `proto::BodyDecoder` with a limit of [`MAX_BODY`], responses written by
+//! `proto::BodyCursor` with a limit of [`MAX_BODY`], responses written by
 //! `proto::write_response_head`. Keep-alive and pipelining work as on the edge.
 //!
 //! Must not touch: what a request means (see `api::handle`).
@@ -18,8 +18,11 @@ use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
 use super::{handle, Api, ApiError, Request, Response};
 use crate::proto::{
-    write_response_head, BodyDecoder, Framing, HeadLimits, ProtoError, RequestHead, Version,
+    write_response_head, BodyCursor, Framing, HeadLimits, ProtoError, RequestHead, Step, Version,
 };
+use searchgate_core::blocking::read_request_head;
+use searchgate_core::errors::{EdgeError, ProtoLimits};
+use searchgate_core::percent::decode_query;
 
 /// Largest request body (admin requests are small JSON objects).
 pub const MAX_BODY: u64 = 1 << 20;
@@ -96,7 +99,7 @@ fn session<S: Read + Write>(mut stream: S, api: &Api) {
     let mut buf: Vec<u8> = Vec::with_capacity(8 << 10);
     let mut head = RequestHead::new();
     loop {
-        match read_head(&mut stream, &mut buf, &mut head) {
+        match read_request_head(&mut stream, &mut buf, &mut head, &HeadLimits::default()) {
             Ok(true) => {}
             Ok(false) => return,
             Err(e) => {
@@ -124,32 +127,20 @@ fn session<S: Read + Write>(mut stream: S, api: &Api) {
     }
 }
 
+/// A protocol error in a request: the status and reason the edge gives the same error
+/// (`errors::EdgeError::from_proto`, the one mapping), in the admin API's shape.
 fn proto_error(e: ProtoError) -> ApiError {
-    match e {
-        ProtoError::HeadTooLarge | ProtoError::TooManyHeaders | ProtoError::BodyTooLarge => {
-            ApiError::new(413, "payload_too_large", e.to_string())
-        }
-        _ => ApiError::bad_request(e.to_string()),
-    }
-}
-
-/// Reads until a head is complete at the start of `buf`. `Ok(false)`: closed quietly.
-fn read_head<S: Read>(
-    s: &mut S,
-    buf: &mut Vec<u8>,
-    head: &mut RequestHead,
-) -> Result<bool, ProtoError> {
-    let limits = HeadLimits::default();
-    let mut chunk = [0u8; 8 << 10];
-    loop {
-        if !buf.is_empty() && head.parse(buf, &limits)? {
-            return Ok(true);
-        }
-        match s.read(&mut chunk) {
-            Ok(0) | Err(_) => return Ok(false),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
+    let limits = ProtoLimits {
+        max_head: HeadLimits::default().max_head,
+        max_body: MAX_BODY,
+    };
+    let e = EdgeError::from_proto(e, limits);
+    let kind = match e.status() {
+        413 => "payload_too_large",
+        505 => "http_version_not_supported",
+        _ => "bad_request",
+    };
+    ApiError::new(e.status(), kind, e.body().reason)
 }
 
 /// The request whose head is parsed, its body read and decoded; `buf` keeps what follows
@@ -166,9 +157,8 @@ fn read_request<S: Read + Write>(
     let mut req = Request {
         method: head.method,
         path: String::from_utf8_lossy(head.path(buf)).into_owned(),
-        query: head
-            .query(buf)
-            .map(|q| String::from_utf8_lossy(q).into_owned()),
+        params: decode_query(head.query(buf).unwrap_or_default())
+            .map_err(|e| ApiError::bad_request(format!("the query string: {e}")))?,
         authorization: head.authorization.map(|a| a.of(buf).to_vec()),
         idempotency_key: text(b"idempotency-key"),
         if_match: text(b"if-match"),
@@ -178,42 +168,29 @@ fn read_request<S: Read + Write>(
     let framing = head.framing;
     let keep = head.keep_alive;
     buf.drain(..head.len);
-    let mut dec = BodyDecoder::new(framing, MAX_BODY).map_err(|_| too_large())?;
-    if head.expect_continue && !matches!(framing, Framing::None | Framing::Length(0)) {
+    let mut cur = BodyCursor::new(framing, MAX_BODY, 0).map_err(proto_error)?;
+    if head.expect_continue && !cur.is_done() {
         s.write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
             .map_err(|_| ApiError::bad_request("the client went away"))?;
     }
     let mut chunk = [0u8; 16 << 10];
-    while !dec.is_done() {
-        if buf.is_empty() {
-            match s.read(&mut chunk) {
-                Ok(0) | Err(_) => return Err(ApiError::bad_request("the body ended early")),
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-        let d = dec.decode(buf).map_err(|e| match e {
-            ProtoError::BodyTooLarge => too_large(),
-            other => ApiError::bad_request(other.to_string()),
-        })?;
-        req.body.extend_from_slice(&buf[d.data.clone()]);
-        buf.drain(..d.consumed);
-        if d.consumed == 0 && !d.done {
-            // The decoder needs more bytes than `buf` holds.
-            match s.read(&mut chunk) {
-                Ok(0) | Err(_) => return Err(ApiError::bad_request("the body ended early")),
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+    loop {
+        let step = cur.step(buf).map_err(proto_error)?;
+        match step {
+            Step::Piece(r) => req.body.extend_from_slice(&buf[r]),
+            Step::Done => break,
+            Step::NeedMore => {
+                buf.drain(..cur.pos());
+                cur.dropped(cur.pos());
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => return Err(ApiError::bad_request("the body ended early")),
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
             }
         }
     }
+    buf.drain(..cur.pos());
     Ok((req, keep))
-}
-
-fn too_large() -> ApiError {
-    ApiError::new(
-        413,
-        "payload_too_large",
-        format!("the body is over the admin API's limit of {MAX_BODY} bytes"),
-    )
 }
 
 fn write<S: Write>(s: &mut S, version: Version, resp: &Response, keep: bool) -> io::Result<()> {

@@ -6,6 +6,7 @@ use crate::control::sqlite::{SqliteStore, DB_FILE};
 use crate::registry::catalog::tests::plan;
 use crate::registry::{Command, Settings};
 use crate::tenancy::TenancyKey;
+use searchgate_core::percent::decode_query;
 
 const TOKEN: &str = "test-token-0123456789";
 
@@ -47,14 +48,14 @@ pub(super) fn api(dir: &std::path::Path) -> Api {
 }
 
 pub(super) fn req(method: Method, path: &str, body: Option<Value>) -> Request {
-    let (path, query) = match path.split_once('?') {
-        Some((p, q)) => (p.to_string(), Some(q.to_string())),
-        None => (path.to_string(), None),
+    let (path, params) = match path.split_once('?') {
+        Some((p, q)) => (p.to_string(), decode_query(q.as_bytes()).unwrap()),
+        None => (path.to_string(), Vec::new()),
     };
     Request {
         method,
         path,
-        query,
+        params,
         authorization: Some(format!("Bearer {TOKEN}").into_bytes()),
         idempotency_key: None,
         if_match: None,

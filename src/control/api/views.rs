@@ -3,8 +3,6 @@
 //!
 //! Must not touch: the store, the plane.
 
-use std::time::{Duration, UNIX_EPOCH};
-
 use serde_json::{json, Value};
 
 use super::ApiEnv;
@@ -18,8 +16,7 @@ use crate::registry::{ClusterRecord, Millis, PlanRecord};
 
 /// `ms` as RFC 3339 (UTC, seconds).
 pub fn time(ms: Millis) -> String {
-    let t = UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
-    humantime::format_rfc3339_seconds(t).to_string()
+    crate::calendar::rfc3339_of_millis(ms)
 }
 
 fn opt_time(ms: Option<Millis>) -> Value {

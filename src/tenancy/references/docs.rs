@@ -82,10 +82,19 @@ pub fn bulk_action_strict(
             v.token_name()
         )));
     };
-    if o.len() != 1 {
-        return Err(malformed(
-            "expected one action (index, create, update or delete)".into(),
-        ));
+    // Elasticsearch 7.10's parser reads a field name, then the action's object, then the end
+    match o.len() {
+        0 => {
+            return Err(malformed(
+                "expected FIELD_NAME but found [END_OBJECT]".into(),
+            ))
+        }
+        1 => {}
+        _ => {
+            return Err(malformed(
+                "expected END_OBJECT but found [FIELD_NAME]".into(),
+            ))
+        }
     }
     let (name, meta) = o.iter_mut().next().expect("one key");
     let action = match name {

@@ -19,8 +19,8 @@ use super::super::lucene::could_name_index;
 use super::query::check_query_text;
 use super::{check_field_list, illegal, unsupported, Tenant};
 use crate::errors::EdgeError;
-use crate::params::{self, encode_component};
-use crate::request::path::decode_into;
+use crate::params;
+use searchgate_core::percent::{self, Plus};
 
 /// What the edge does with a query parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,10 +245,10 @@ pub fn read_query(
         }
         target.push(if first { b'?' } else { b'&' });
         first = false;
-        encode_component(&key, target);
+        encode(&key, target);
         if !value.is_empty() {
             target.push(b'=');
-            encode_component(&value, target);
+            encode(&value, target);
         }
     }
     Ok(facts)
@@ -361,12 +361,7 @@ fn check_filter_path(value: &str, at: &str) -> Result<(), EdgeError> {
 
 /// A query component decoded once (`+` is a space), as UTF-8.
 pub(crate) fn decode(s: &[u8]) -> Result<String, EdgeError> {
-    let plus: Vec<u8> = s
-        .iter()
-        .map(|&b| if b == b'+' { b' ' } else { b })
-        .collect();
-    let mut out = Vec::with_capacity(s.len());
-    decode_into(&plus, &mut out).map_err(|e| illegal(e.reason()))?;
+    let out = percent::decode(s, Plus::Space).map_err(|e| illegal(e.reason()))?;
     String::from_utf8(out).map_err(|_| illegal("the query string is not UTF-8 once decoded"))
 }
 
@@ -385,4 +380,14 @@ pub(super) fn body_keep_alive(v: &mut Value, name: &str) -> Result<(), EdgeError
     params::check_keep_alive(&t, &params::MAX_KEEP_ALIVE)?;
     *s = t.to_string();
     Ok(())
+}
+
+/// Percent-encodes everything but unreserved characters and a few safe delimiters; never
+/// `&`, `;`, `=`, `+`, `#` or `%`, which the upstream reads as structure.
+fn encode(s: &str, out: &mut Vec<u8>) {
+    percent::encode_into(
+        s.as_bytes(),
+        |b| b.is_ascii_alphanumeric() || b"-._~!$'()*,:@/".contains(&b),
+        out,
+    );
 }

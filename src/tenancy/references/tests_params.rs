@@ -96,7 +96,7 @@ fn query_parameters() {
             "timeout=abc",
             "failed to parse setting [timeout] with value [abc]",
         ),
-        ("q=%zz", "percent-encoding"),
+        ("q=%zz", "invalid escape sequence"),
         ("q=%ff", "UTF-8"),
     ];
     assert_refused(refused);

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::outbound::{self, Trust};
+
 /// Where the embedded default keeps its files.
 pub const DATA: &str = "./data";
 /// The admin listener's default address.
@@ -137,35 +139,12 @@ impl AdminClient {
 }
 
 fn agent() -> ureq::Agent {
-    let mut config = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(TIMEOUT));
-    if let Ok(pem) = std::fs::read(Path::new(DATA).join("ca.pem")) {
-        let certs: Vec<_> = ureq::tls::parse_pem(&pem)
-            .filter_map(|i| match i {
-                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
-                _ => None,
-            })
-            .collect();
-        let tls = ureq::tls::TlsConfig::builder()
-            .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-            .build();
-        config = config.tls_config(tls);
-    }
-    config.build().new_agent()
-}
-
-/// A path segment or query value, percent-encoded (all but the unreserved characters).
-pub fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    // The admin API's certificate is signed by the CA the service wrote in its data dir.
+    let trust = match outbound::pem_certs(&Path::new(DATA).join("ca.pem")) {
+        Ok(certs) => Trust::Certs(certs),
+        Err(_) => Trust::BuiltIn,
+    };
+    outbound::agent("admin", TIMEOUT, trust)
 }
 
 #[cfg(test)]
@@ -194,11 +173,5 @@ mod tests {
             AdminClient::find(Some(&format!("http://127.0.0.1:{port}/")), Some(&token)).unwrap();
         assert_eq!(c.url, format!("http://127.0.0.1:{port}"));
         assert!(matches!(c.get("/v1/plans"), Err(CallError::Unreachable(_))));
-    }
-
-    #[test]
-    fn segments_are_encoded() {
-        assert_eq!(encode("a b/c"), "a%20b%2Fc");
-        assert_eq!(encode("c1x-_.~"), "c1x-_.~");
     }
 }

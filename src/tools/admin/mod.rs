@@ -18,7 +18,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 
-use client::{encode, AdminClient};
+use client::AdminClient;
+use searchgate_core::percent::encode_component as encode;
 
 /// `searchgate admin` options.
 #[derive(Debug, Args)]

@@ -19,7 +19,8 @@ use crate::metrics::intervallog::read_log;
 use crate::metrics::latency::{parse_window, LatencyReport};
 use crate::metrics::plot::{svg, Series};
 use crate::metrics::window::{new_histogram, record_n, IntervalCount, Metric};
-use crate::tools::admin::client::{encode, AdminClient};
+use crate::tools::admin::client::AdminClient;
+use searchgate_core::percent::encode_component as encode;
 
 /// The window of a cluster's report when `--window` is not given.
 pub const DEFAULT_WINDOW: &str = "5m";

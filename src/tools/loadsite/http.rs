@@ -4,15 +4,14 @@
 //! connections, honouring `Retry-After`. Requests never carry the password in their URI, so
 //! no transport error can print it.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+use crate::outbound::{self, Trust};
 
 use super::target::ClusterUrl;
-use super::time::parse_http_date;
+use crate::calendar::parse_http_date;
 
 /// Largest response body read (a bulk response for a large batch stays well below).
 const MAX_RESPONSE: u64 = 256 * 1024 * 1024;
@@ -154,21 +153,12 @@ impl Client {
         policy: RetryPolicy,
         timeout: Duration,
     ) -> Result<Self, HttpError> {
-        let mut tls_cfg = TlsConfig::builder();
-        if tls.insecure {
-            tls_cfg = tls_cfg.disable_verification(true);
-        } else if let Some(roots) = root_certs(tls.cacert.as_deref())? {
-            tls_cfg = tls_cfg.root_certs(roots);
-        }
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .tls_config(tls_cfg.build())
-            .timeout_global(Some(timeout))
-            .user_agent(concat!("searchgate-load-site/", env!("CARGO_PKG_VERSION")))
-            .max_redirects(0)
-            .build();
+        let trust = match tls.insecure {
+            true => Trust::Anyone,
+            false => root_certs(tls.cacert.as_deref())?,
+        };
         Ok(Self {
-            agent: config.new_agent(),
+            agent: outbound::agent("load-site", timeout, trust),
             url,
             policy,
             retries: AtomicU64::new(0),
@@ -279,6 +269,10 @@ impl Client {
 
 /// A dropped or timed-out connection is worth retrying (bulk requests are idempotent: every
 /// action carries its `_id`); TLS, DNS and URL errors are not.
+fn pem_certs(path: &Path) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, HttpError> {
+    outbound::pem_certs(path).map_err(|e| HttpError::Tls(e.to_string()))
+}
+
 fn retryable_transport(e: &ureq::Error) -> bool {
     use std::io::ErrorKind as K;
     match e {
@@ -296,9 +290,9 @@ fn retryable_transport(e: &ureq::Error) -> bool {
     }
 }
 
-/// The trust roots: the system bundle (first found, or `SSL_CERT_FILE`) plus `cacert`.
-/// `None` keeps ureq's built-in Mozilla roots (no system bundle and no `--cacert`).
-fn root_certs(cacert: Option<&Path>) -> Result<Option<RootCerts>, HttpError> {
+/// The trust roots: the system bundle (first found, or `SSL_CERT_FILE`) plus `cacert`;
+/// the client's built-in Mozilla roots when there is no system bundle and no `--cacert`.
+fn root_certs(cacert: Option<&Path>) -> Result<Trust, HttpError> {
     let mut certs = Vec::new();
     let env_bundle = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from);
     let system = env_bundle
@@ -306,10 +300,10 @@ fn root_certs(cacert: Option<&Path>) -> Result<Option<RootCerts>, HttpError> {
         .chain(SYSTEM_BUNDLES.iter().map(PathBuf::from))
         .find(|p| p.is_file());
     if let Some(bundle) = &system {
-        certs.extend(read_pem_certs(bundle)?);
+        certs.extend(pem_certs(bundle)?);
     }
     if let Some(path) = cacert {
-        let extra = read_pem_certs(path)?;
+        let extra = pem_certs(path)?;
         if extra.is_empty() {
             return Err(HttpError::Tls(format!(
                 "{}: no PEM certificate found",
@@ -318,20 +312,10 @@ fn root_certs(cacert: Option<&Path>) -> Result<Option<RootCerts>, HttpError> {
         }
         certs.extend(extra);
     }
-    Ok((!certs.is_empty()).then(|| RootCerts::new_with_certs(&certs)))
-}
-
-fn read_pem_certs(path: &Path) -> Result<Vec<Certificate<'static>>, HttpError> {
-    let bytes = fs::read(path).map_err(|e| HttpError::Tls(format!("{}: {e}", path.display())))?;
-    let mut certs = Vec::new();
-    for item in ureq::tls::parse_pem(&bytes) {
-        match item {
-            Ok(PemItem::Certificate(c)) => certs.push(c),
-            Ok(_) => {}
-            Err(e) => return Err(HttpError::Tls(format!("{}: {e}", path.display()))),
-        }
-    }
-    Ok(certs)
+    Ok(match certs.is_empty() {
+        true => Trust::BuiltIn,
+        false => Trust::Certs(certs),
+    })
 }
 
 #[cfg(test)]

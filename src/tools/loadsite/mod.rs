@@ -19,7 +19,6 @@ mod page;
 mod prune;
 mod report;
 pub(crate) mod target;
-mod time;
 
 use std::collections::HashSet;
 use std::io::Write as _;

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::time::rfc3339_utc;
+use crate::calendar::rfc3339_of_secs;
 
 /// Hugo's zero `time.Time` as Unix seconds: a page without that date.
 pub const HUGO_ZERO_TIME: i64 = -62_135_596_800;
@@ -175,7 +175,7 @@ impl PageRecord {
             lang: self.lang.clone(),
             lastmod: unix_date(self.lastmod),
             permalink: self.permalink.clone(),
-            publishdate: unix_date(self.publishdate).map(rfc3339_utc),
+            publishdate: unix_date(self.publishdate).map(rfc3339_of_secs),
             readingtime: self.readingtime,
             relpermalink: self.relpermalink.clone(),
             summary: self.summary.clone(),

@@ -3,6 +3,7 @@
 //! display. The password never leaves this module except inside the header value, and no
 //! `Debug` or `Display` impl here shows it.
 
+use searchgate_core::percent::{self, Plus};
 use std::fmt;
 
 use base64::Engine as _;
@@ -178,22 +179,11 @@ pub fn mask(raw: &str) -> String {
     }
 }
 
+/// A userinfo component decoded once (`+` stays `+`); `None` for a bad escape or bytes
+/// that are not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    let bytes = percent::decode(s.as_bytes(), Plus::Literal).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@ use serde::Serialize;
 
 use super::catalog::Catalog;
 use crate::metrics::latency::LatencyReport;
-use crate::tools::admin::client::{encode, AdminClient, CallError};
+use crate::tools::admin::client::{AdminClient, CallError};
+use searchgate_core::percent::encode_component as encode;
 
 /// A cluster's figures as measured by the edge.
 #[derive(Debug, Clone, PartialEq, Serialize)]

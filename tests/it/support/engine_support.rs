@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use searchgate::proto::{BodyDecoder, HeadLimits, Method, ResponseHead};
+use searchgate::proto::{BodyCursor, HeadLimits, Method, ResponseHead, Step};
 use serde_json::Value;
 
 /// A running engine process.
@@ -226,7 +226,7 @@ impl Client {
                     .collect();
                 let (status, framing, keep_alive) = (head.status, head.framing, head.keep_alive);
                 self.buf.drain(..len);
-                let body = self.read_body(BodyDecoder::new(framing, u64::MAX).unwrap());
+                let body = self.read_body(BodyCursor::new(framing, u64::MAX, 0).unwrap());
                 return Resp {
                     status,
                     headers,
@@ -245,22 +245,26 @@ impl Client {
         n
     }
 
-    fn read_body(&mut self, mut dec: BodyDecoder) -> Vec<u8> {
+    fn read_body(&mut self, mut cur: BodyCursor) -> Vec<u8> {
         let mut out = Vec::new();
-        while !dec.is_done() {
-            if self.buf.is_empty() && self.fill() == 0 {
-                if dec.complete_at_eof() {
-                    break;
+        loop {
+            match cur.step(&self.buf).expect("response body") {
+                Step::Piece(r) => out.extend_from_slice(&self.buf[r]),
+                Step::Done => break,
+                Step::NeedMore => {
+                    self.buf.drain(..cur.pos());
+                    cur.dropped(cur.pos());
+                    if self.fill() == 0 {
+                        assert!(
+                            cur.complete_at_eof(),
+                            "connection closed inside a response body"
+                        );
+                        break;
+                    }
                 }
-                panic!("connection closed inside a response body");
-            }
-            let d = dec.decode(&self.buf).expect("response body");
-            out.extend_from_slice(&self.buf[d.data.clone()]);
-            self.buf.drain(..d.consumed);
-            if d.consumed == 0 && !dec.is_done() && self.fill() == 0 {
-                panic!("connection closed inside a response body");
             }
         }
+        self.buf.drain(..cur.pos());
         out
     }
 

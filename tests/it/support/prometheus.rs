@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
-use searchgate::tools::admin::client::encode;
+use searchgate::percent::encode_component as encode;
 use serde_json::Value;
 
 /// Returns the prometheus executable, installing the `prometheus` package when missing.
@@ -128,11 +128,8 @@ impl Prometheus {
 
     /// `GET path`, whether or not Prometheus still runs.
     fn fetch(&self, path: &str) -> Option<(u16, String)> {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(10)))
-            .build()
-            .into();
+        let agent =
+            searchgate::outbound::agent("test", Duration::from_secs(10), Default::default());
         let mut resp = agent.get(format!("{}{path}", self.url)).call().ok()?;
         let status = resp.status().as_u16();
         Some((status, resp.body_mut().read_to_string().ok()?))

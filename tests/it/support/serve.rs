@@ -98,19 +98,7 @@ impl Drop for Serve {
 /// A ureq agent that trusts only the CA in `ca` (the edge writes `data/ca.pem`) and
 /// returns every status as a response.
 pub fn ca_agent(ca: &Path) -> ureq::Agent {
-    let pem = std::fs::read(ca).expect("the CA the edge wrote");
-    let certs: Vec<_> = ureq::tls::parse_pem(&pem)
-        .filter_map(|i| match i.unwrap() {
-            ureq::tls::PemItem::Certificate(c) => Some(c),
-            _ => None,
-        })
-        .collect();
-    let tls = ureq::tls::TlsConfig::builder()
-        .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
-        .build();
-    ureq::Agent::config_builder()
-        .tls_config(tls)
-        .http_status_as_error(false)
-        .build()
-        .new_agent()
+    let certs = searchgate::outbound::pem_certs(ca).expect("the CA the edge wrote");
+    let trust = searchgate::outbound::Trust::Certs(certs);
+    searchgate::outbound::agent("test", std::time::Duration::from_secs(60), trust)
 }

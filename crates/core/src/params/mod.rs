@@ -1,10 +1,10 @@
 //! The one reading of the values a client sends in parameters and settings, shared by the
 //! edge and the embedded engine so that the two can never read a value differently: time
 //! values ([`parse_time`]), byte sizes ([`parse_bytes`]), booleans ([`parse_bool`]),
-//! integers ([`parse_int`], [`parse_window`]), comma lists ([`split_commas`]) and the
-//! query string itself ([`raw_pairs`], [`decode_component`]), each as Elasticsearch 7.10
-//! reads it (the grammar is worked out from Elasticsearch's source and written down in
-//! each module's header), with a canonical form to forward (`Display`) and Elasticsearch's
+//! integers ([`parse_int`], [`parse_window`]) and comma lists ([`split_commas`]), each as
+//! Elasticsearch 7.10 reads it (the grammar is worked out from Elasticsearch's source and
+//! written down in each module's header; the query string itself is split and decoded by
+//! `percent`), with a canonical form to forward (`Display`) and Elasticsearch's
 //! error for what it refuses ([`ParamError`], naming the parameter).
 //!
 //! Every number read here is checked: conversions saturate or are refused, never wrap or
@@ -16,7 +16,6 @@
 mod bytes;
 pub mod java;
 mod list;
-mod query;
 mod scalar;
 pub mod table;
 #[cfg(test)]
@@ -25,7 +24,6 @@ mod time;
 
 pub use bytes::{parse_bytes, ByteSize, ByteUnit};
 pub use list::{join_commas, split_commas};
-pub use query::{decode_component, encode_component, raw_pairs, RawPair};
 pub use scalar::{negative, parse_bool, parse_int, parse_long, parse_window};
 pub use time::{
     check_keep_alive, parse_time, TimeUnit, TimeValue, DEFAULT_KEEP_ALIVE, MAX_KEEP_ALIVE,

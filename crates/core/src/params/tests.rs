@@ -185,27 +185,16 @@ fn java_numbers() {
 }
 
 #[test]
-fn query_components_decode_as_elasticsearch() {
-    assert_eq!(decode_component(b"1%20h").unwrap(), "1 h");
-    assert_eq!(decode_component(b"+1h").unwrap(), " 1h");
-    assert_eq!(decode_component(b"100%%").unwrap(), "100%");
-    assert!(decode_component(b"1%")
-        .unwrap_err()
-        .reason
-        .starts_with("unterminated escape"));
-    assert!(decode_component(b"1%2")
-        .unwrap_err()
-        .reason
-        .starts_with("partial escape"));
-    assert!(decode_component(b"%zz")
-        .unwrap_err()
-        .reason
-        .starts_with("invalid escape sequence `%zz' at index 0"));
+fn query_strings_split_as_elasticsearch() {
+    use crate::percent::{decode_query, raw_pairs};
     let pairs: Vec<_> = raw_pairs(b"a=1;b&&c=&=d").collect();
     assert_eq!(pairs.len(), 4);
     assert_eq!((pairs[1].name, pairs[1].has_value), (&b"b"[..], false));
     assert_eq!((pairs[2].name, pairs[2].value), (&b"c"[..], &b""[..]));
-    let mut out = Vec::new();
-    encode_component("1 h&x=%", &mut out);
-    assert_eq!(out, b"1%20h%26x%3D%25");
+    let decoded = decode_query(b"scroll=1%20h;df=_index&q=+1").unwrap();
+    assert_eq!(
+        decoded,
+        [("scroll", "1 h"), ("df", "_index"), ("q", " 1")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+    );
 }

@@ -81,7 +81,7 @@ pub fn push_chunk_with<E>(
 
 /// What one call of [`BodyDecoder::decode`] found at the front of its input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
+pub(crate) struct Decoded {
     /// Input bytes consumed (framing and payload).
     pub consumed: usize,
     /// Payload bytes found, as a range of the input (empty when none).
@@ -110,7 +110,7 @@ enum State {
 
 /// Incremental body decoder with a payload limit.
 #[derive(Debug, Clone)]
-pub struct BodyDecoder {
+pub(crate) struct BodyDecoder {
     framing: Framing,
     state: State,
     total: u64,
@@ -294,6 +294,94 @@ impl BodyDecoder {
             (Framing::Length(_) | Framing::None, _) => Some(0),
             _ => None,
         }
+    }
+}
+
+/// What [`BodyCursor::step`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Payload bytes: this range of the buffer. The cursor has moved past them (and past
+    /// the framing that followed them in the buffer).
+    Piece(std::ops::Range<usize>),
+    /// Nothing more can be decoded from what the buffer holds: read more after it. For a
+    /// close-delimited body, the end of the input ends it ([`BodyCursor::complete_at_eof`]).
+    NeedMore,
+    /// The body is complete; what follows the cursor's position is not part of it.
+    Done,
+}
+
+/// The one body reader of the workspace: a decoder and a position in the caller's buffer.
+/// Every reader (the edge's forwarding and buffering, the relay of responses, the admin
+/// API, the engine, the test clients) loops on [`BodyCursor::step`]: a piece to pass on,
+/// "read more", or done; so framing, limits and errors are handled in one place and a body
+/// read whole or streamed in pieces gets the same answer.
+#[derive(Debug, Clone)]
+pub struct BodyCursor {
+    dec: BodyDecoder,
+    pos: usize,
+    /// The decoder reported done along with the last piece; the next step says so.
+    done: bool,
+}
+
+impl BodyCursor {
+    /// A cursor for a body framed by `framing` starting at `pos` of the caller's buffer,
+    /// refusing more than `limit` payload bytes (a Content-Length above it at once).
+    pub fn new(framing: Framing, limit: u64, pos: usize) -> Result<Self, ProtoError> {
+        let dec = BodyDecoder::new(framing, limit)?;
+        let done = dec.is_done();
+        Ok(BodyCursor { dec, pos, done })
+    }
+
+    /// The next step over `buf` from the cursor's position.
+    pub fn step(&mut self, buf: &[u8]) -> Result<Step, ProtoError> {
+        loop {
+            if self.done {
+                return Ok(Step::Done);
+            }
+            let rest = buf.get(self.pos..).unwrap_or_default();
+            let got = self.dec.decode(rest)?;
+            let start = self.pos;
+            self.pos += got.consumed;
+            self.done = got.done;
+            if !got.data.is_empty() {
+                return Ok(Step::Piece(start + got.data.start..start + got.data.end));
+            }
+            if got.consumed == 0 && !got.done {
+                return Ok(Step::NeedMore);
+            }
+        }
+    }
+
+    /// Where the cursor is in the buffer: everything before it has been decoded.
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// The caller removed the first `n` bytes of its buffer (`n` at most [`Self::pos`]),
+    /// to make room before reading more.
+    pub fn dropped(&mut self, n: usize) {
+        self.pos -= n.min(self.pos);
+    }
+
+    /// True once the whole body has been decoded.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// True when the input ending now ends the body properly (it is done, or it is
+    /// delimited by the close); otherwise the body was cut short.
+    pub fn complete_at_eof(&self) -> bool {
+        self.dec.complete_at_eof()
+    }
+
+    /// Payload bytes decoded so far.
+    pub fn total(&self) -> u64 {
+        self.dec.total()
+    }
+
+    /// For `Length` framing, the payload bytes still to come.
+    pub fn remaining(&self) -> Option<u64> {
+        self.dec.remaining()
     }
 }
 

@@ -19,9 +19,12 @@ mod tests;
 mod write;
 
 pub use body::{
-    chunk_size_line, push_chunk, push_chunk_with, BodyDecoder, Decoded, LAST_CHUNK, MAX_CHUNK_LINE,
+    chunk_size_line, push_chunk, push_chunk_with, BodyCursor, Step, LAST_CHUNK, MAX_CHUNK_LINE,
     MAX_TRAILERS,
 };
+// The decoder behind the cursor: every reader goes through `BodyCursor`.
+#[cfg(test)]
+pub(crate) use body::{BodyDecoder, Decoded};
 pub use head::{HeadLimits, RequestHead};
 pub use response::ResponseHead;
 pub use write::{

@@ -189,12 +189,19 @@ pub fn zone_offset_ms(tz: &str, ms: i64) -> Option<i64> {
     Some(z.to_offset(t).seconds() as i64 * 1000)
 }
 
-/// Refuses a text field for aggregations, as Elasticsearch does without fielddata.
+/// Refuses a field without per-document values for aggregations and sorting, as
+/// Elasticsearch does: text without `fielddata`, other fields with `doc_values: false`.
 pub(crate) fn check_not_text(mapping: &Mapping, field: &str) -> EngineResult<()> {
-    if mapping
-        .field(field)
-        .is_some_and(|i| i.kind == LeafKind::Text)
-    {
+    let Some(info) = mapping.field(field) else {
+        return Ok(());
+    };
+    if info.kind != LeafKind::Text && !info.doc_values {
+        return Err(EngineError::SearchPhase {
+            kind: "illegal_argument_exception".into(),
+            reason: format!("Can't load fielddata on [{field}] because fielddata is unsupported on fields of type [{}]. Use doc values instead.", info.kind.name()),
+        });
+    }
+    if info.kind == LeafKind::Text && !info.fielddata {
         return Err(EngineError::SearchPhase {
             kind: "illegal_argument_exception".into(),
             reason: format!("Text fields are not optimised for operations that require per-document field data like aggregations and sorting, so these operations are disabled by default. Please use a keyword field instead. Alternatively, set fielddata=true on [{field}] in order to load field data by uninverting the inverted index. Note that this can use significant memory."),

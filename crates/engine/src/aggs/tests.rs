@@ -8,9 +8,12 @@ use super::*;
 use crate::store::schema;
 
 fn mapping() -> Mapping {
-    crate::mapping::parse_mappings(&json!({"properties": {
+    crate::mapping::parse_mappings(
+        &json!({"properties": {
         "t": {"type": "text", "fields": {"keyword": {"type": "keyword"}}},
-        "n": {"type": "long"}, "when": {"type": "date"}}}))
+        "n": {"type": "long"}, "when": {"type": "date"}}}),
+        &Default::default(),
+    )
     .unwrap()
     .mapping
 }

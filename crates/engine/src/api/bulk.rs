@@ -39,10 +39,34 @@ struct Defaults<'a> {
     index: Option<&'a str>,
     type_name: Option<&'a str>,
     routing: Option<&'a str>,
+    /// `require_alias` of the request (an action may set its own).
+    require_alias: bool,
 }
 
 fn malformed(line: usize, why: String) -> EngineError {
     EngineError::IllegalArgument(format!("Malformed action/metadata line [{line}], {why}"))
+}
+
+/// The name of the JSON token a value starts with, as Elasticsearch's parser names it.
+fn token(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "START_OBJECT",
+        Value::Array(_) => "START_ARRAY",
+        Value::String(_) => "VALUE_STRING",
+        Value::Number(_) => "VALUE_NUMBER",
+        Value::Bool(_) => "VALUE_BOOLEAN",
+        Value::Null => "VALUE_NULL",
+    }
+}
+
+fn flag(v: &Value, k: &str) -> Result<bool, EngineError> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
+        _ => Err(EngineError::IllegalArgument(format!(
+            "Failed to parse value [{v}] as only [true] or [false] are allowed for [{k}]"
+        ))),
+    }
 }
 
 fn meta_str(v: &Value) -> Option<String> {
@@ -58,12 +82,26 @@ fn parse_action(line: &[u8], n: usize, d: &Defaults<'_>) -> Result<WriteItem, En
     let v: Value = first_value(line)
         .map_err(|e| EngineError::NotJson(format!("Failed to parse bulk action line [{n}]: {e}")))?
         .unwrap_or(Value::Null);
-    let obj = v
-        .as_object()
-        .ok_or_else(|| malformed(n, "expected START_OBJECT".into()))?;
+    let obj = v.as_object().ok_or_else(|| {
+        malformed(
+            n,
+            format!("expected START_OBJECT but found [{}]", token(&v)),
+        )
+    })?;
     let (name, meta) = match (obj.len(), obj.iter().next()) {
         (1, Some(kv)) => kv,
-        _ => return Err(malformed(n, "expected a single action".into())),
+        (0, _) => {
+            return Err(malformed(
+                n,
+                "expected FIELD_NAME but found [END_OBJECT]".into(),
+            ))
+        }
+        _ => {
+            return Err(malformed(
+                n,
+                "expected END_OBJECT but found [FIELD_NAME]".into(),
+            ))
+        }
     };
     let action = match name.as_str() {
         "index" => Action::Index,
@@ -79,9 +117,12 @@ fn parse_action(line: &[u8], n: usize, d: &Defaults<'_>) -> Result<WriteItem, En
             ))
         }
     };
-    let meta = meta
-        .as_object()
-        .ok_or_else(|| malformed(n, "expected START_OBJECT after the action name".into()))?;
+    let meta = meta.as_object().ok_or_else(|| {
+        malformed(
+            n,
+            format!("expected START_OBJECT but found [{}]", token(meta)),
+        )
+    })?;
     let mut item = WriteItem {
         action,
         index: d.index.unwrap_or_default().to_string(),
@@ -90,7 +131,10 @@ fn parse_action(line: &[u8], n: usize, d: &Defaults<'_>) -> Result<WriteItem, En
         routing: d.routing.map(String::from),
         source: Vec::new(),
         update: None,
-        cond: Cond::default(),
+        cond: Cond {
+            require_alias: d.require_alias,
+            ..Cond::default()
+        },
     };
     apply_meta(&mut item, meta, n)?;
     if item.index.is_empty() {
@@ -110,6 +154,15 @@ fn apply_meta(
     let mut version_type = "internal".to_string();
     let mut version = None;
     for (k, v) in meta {
+        if v.is_object() || v.is_array() {
+            return Err(malformed(
+                n,
+                format!(
+                    "expected a simple value for field [{k}] but found [{}]",
+                    token(v)
+                ),
+            ));
+        }
         match k.as_str() {
             "_index" => item.index = meta_str(v).unwrap_or_default(),
             "_type" => item.type_name = meta_str(v),
@@ -121,14 +174,25 @@ fn apply_meta(
             "version_type" | "_version_type" => version_type = meta_str(v).unwrap_or_default(),
             // updates run under the shard's lock: they never conflict with themselves
             "retry_on_conflict" | "_retry_on_conflict" => {}
-            "require_alias" | "_source" if v == &Value::Bool(false) => {}
+            "require_alias" => item.cond.require_alias = flag(v, k)?,
+            "op_type" if item.action == Action::Index => match meta_str(v).as_deref() {
+                Some("create") => item.action = Action::Create,
+                Some("index") => {}
+                other => {
+                    return Err(EngineError::IllegalArgument(format!(
+                        "opType must be 'create' or 'index', found: [{}]",
+                        other.unwrap_or_default()
+                    )))
+                }
+            },
+            "_source" if v == &Value::Bool(false) => {}
             "pipeline" => {
                 return Err(EngineError::IllegalArgument(format!(
                     "pipeline with id [{}] does not exist (this engine has no ingest pipelines)",
                     meta_str(v).unwrap_or_default()
                 )))
             }
-            "require_alias" | "_source" => {
+            "_source" => {
                 return Err(EngineError::IllegalArgument(format!(
                     "Action/metadata line [{n}]: [{k}] is not supported by this engine"
                 )))
@@ -233,10 +297,15 @@ pub fn bulk(
     let started = Instant::now();
     let refresh = req.params.refresh()?;
     let routing = req.params.get("routing").map(String::from);
+    let require_alias = match req.params.get("require_alias") {
+        None => false,
+        Some(v) => flag(&Value::String(v.to_string()), "require_alias")?,
+    };
     let d = Defaults {
         index,
         type_name,
         routing: routing.as_deref(),
+        require_alias,
     };
     let mut run = Run {
         engine,

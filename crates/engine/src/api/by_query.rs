@@ -252,6 +252,7 @@ fn same_version(d: &SnapDoc) -> Cond {
         if_seq_no: Some(d.seq_no),
         if_primary_term: Some(1),
         external: None,
+        require_alias: false,
     }
 }
 

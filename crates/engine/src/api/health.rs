@@ -321,7 +321,7 @@ mod tests {
     #[test]
     fn wait_conditions_as_elasticsearch_counts_them() {
         let p = |q: &str| {
-            parse_wait(&Params::parse(Some(q.as_bytes())), false)
+            parse_wait(&Params::parse(Some(q.as_bytes())).unwrap(), false)
                 .unwrap()
                 .0
         };
@@ -365,10 +365,10 @@ mod tests {
             "level=nodes",
             "wait_for_no_relocating_shards=maybe",
         ] {
-            let e = parse_wait(&Params::parse(Some(q.as_bytes())), false).unwrap_err();
+            let e = parse_wait(&Params::parse(Some(q.as_bytes())).unwrap(), false).unwrap_err();
             assert_eq!(e.status(), 400, "{q}");
         }
-        let (_, level) = parse_wait(&Params::parse(Some(b"level=shards")), false).unwrap();
+        let (_, level) = parse_wait(&Params::parse(Some(b"level=shards")).unwrap(), false).unwrap();
         assert_eq!(level, 2);
     }
 }

@@ -118,7 +118,7 @@ pub fn mapping(
             let typed_body = body
                 .as_object()
                 .is_some_and(|o| o.len() == 1 && o.contains_key(&hint));
-            let m = parse_mapping_body(&body, Some(&hint))?;
+            let m = parse_mapping_body(&body, Some(&hint), &h.mapping().analysis)?;
             if type_name.is_some() || typed_body {
                 h.accept_type(Some(&hint))?;
             }

@@ -1,72 +1,23 @@
 //! URI query parameters and path segments: percent-decoding, typed getters (`refresh`,
 //! booleans, routing), as Elasticsearch reads them.
 
+use searchgate_core::params;
+use searchgate_core::percent::{self, Plus};
+
 use crate::error::{EngineError, EngineResult};
 use crate::resolve::Options;
 use crate::store::shard::Cond;
 use crate::store::RefreshPolicy;
-use searchgate_core::params;
-
-/// Percent-decodes `s` (`+` as space when `plus` is set, as in query strings).
-pub fn percent_decode(s: &[u8], plus: bool) -> String {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        match s[i] {
-            b'%' if i + 2 < s.len() => {
-                let hex = std::str::from_utf8(&s[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 3;
-                    }
-                    None => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b'+' if plus => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 /// Decoded query parameters, in order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Params(pub Vec<(String, String)>);
 
 impl Params {
-    /// Reads a query string as Elasticsearch does (`a=1&b;c=x%20y`: `&` and `;` end a
-    /// parameter, `+` is a space, a malformed escape is a 400), with the reader the edge
-    /// shares (`searchgate_core::params`).
-    pub fn read(query: Option<&[u8]>) -> EngineResult<Params> {
-        let Some(q) = query else {
-            return Ok(Params::default());
-        };
-        let mut out = Vec::new();
-        for p in params::raw_pairs(q) {
-            out.push((
-                params::decode_component(p.name)?,
-                params::decode_component(p.value)?,
-            ));
-        }
-        Ok(Params(out))
-    }
-
-    /// [`Params::read`] of a query a test knows to be well formed.
-    #[cfg(test)]
-    pub fn parse(query: Option<&[u8]>) -> Params {
-        Params::read(query).expect("a well-formed test query")
+    /// Parses `a=1&b&c=x%20y`; a bad escape is refused, as Elasticsearch refuses it.
+    pub fn parse(query: Option<&[u8]>) -> EngineResult<Params> {
+        let pairs = percent::decode_query(query.unwrap_or_default()).map_err(bad_escape)?;
+        Ok(Params(pairs))
     }
 
     /// The last value of `name`.
@@ -83,15 +34,13 @@ impl Params {
         self.get(name).is_some_and(|v| v != "false")
     }
 
-    /// An optional boolean; refuses anything but `true`/`false`/empty.
+    /// An optional boolean, read by the edge's reader (`params::parse_bool`): `true`,
+    /// `false` or empty (true); whitespace alone leaves the default (`None`); anything else
+    /// is Elasticsearch's 400.
     pub fn bool(&self, name: &str) -> EngineResult<Option<bool>> {
         match self.get(name) {
             None => Ok(None),
-            Some("" | "true") => Ok(Some(true)),
-            Some("false") => Ok(Some(false)),
-            Some(v) => Err(EngineError::IllegalArgument(format!(
-                "Failed to parse value [{v}] as only [true] or [false] are allowed."
-            ))),
+            Some(v) => Ok(params::parse_bool(v)?),
         }
     }
 
@@ -126,6 +75,7 @@ impl Params {
             if_seq_no: self.number("if_seq_no")?.map(|n| n as i64),
             if_primary_term: self.number("if_primary_term")?,
             external: None,
+            require_alias: false,
         };
         if let Some(v) = self.number("version")? {
             match self.get("version_type").unwrap_or("internal") {
@@ -183,12 +133,17 @@ impl Params {
     }
 }
 
-/// Splits a request path into decoded segments (`/a/b%2Fc/` -> `["a", "b/c"]`).
-pub fn segments(path: &[u8]) -> Vec<String> {
+/// Splits a request path into decoded segments (`/a/b%2Fc/` -> `["a", "b/c"]`); a bad
+/// escape is refused.
+pub fn segments(path: &[u8]) -> EngineResult<Vec<String>> {
     path.split(|&b| b == b'/')
         .filter(|s| !s.is_empty())
-        .map(|s| percent_decode(s, false))
+        .map(|s| percent::decode_str(s, Plus::Literal).map_err(bad_escape))
         .collect()
+}
+
+fn bad_escape(e: percent::PercentError) -> EngineError {
+    EngineError::IllegalArgument(e.reason().to_string())
 }
 
 #[cfg(test)]
@@ -197,30 +152,43 @@ mod tests {
 
     #[test]
     fn decoding() {
-        assert_eq!(percent_decode(b"a%20b+c", true), "a b c");
-        assert_eq!(percent_decode(b"a+b", false), "a+b");
-        assert_eq!(percent_decode(b"100%", true), "100%");
-        assert_eq!(percent_decode(b"%zz", true), "%zz");
-        assert_eq!(percent_decode(b"%e2%82%ac", true), "€");
-        assert_eq!(segments(b"/idx/_doc/a%2Fb/"), vec!["idx", "_doc", "a/b"]);
-        assert!(segments(b"/").is_empty());
+        let p = Params::parse(Some(b"a=x%20y+z&b=a+b&c=%e2%82%ac")).unwrap();
+        assert_eq!(
+            (p.get("a"), p.get("b"), p.get("c")),
+            (Some("x y z"), Some("a b"), Some("€"))
+        );
+        for bad in [&b"q=100%"[..], b"q=%zz", b"%4"] {
+            assert_eq!(Params::parse(Some(bad)).unwrap_err().status(), 400);
+        }
+        assert_eq!(
+            segments(b"/idx/_doc/a%2Fb+c/").unwrap(),
+            vec!["idx", "_doc", "a/b+c"]
+        );
+        assert!(segments(b"/").unwrap().is_empty());
+        assert_eq!(segments(b"/idx/_doc/a%").unwrap_err().status(), 400);
     }
 
     #[test]
     fn params() {
-        let p = Params::parse(Some(b"pretty&refresh=wait_for&q=title:fox&size=5&x=1&x=2"));
+        let p = Params::parse(Some(b"pretty&refresh=wait_for&q=title:fox&size=5&x=1&x=2")).unwrap();
         assert!(p.flag("pretty"));
         assert_eq!(p.refresh().unwrap(), RefreshPolicy::WaitFor);
         assert_eq!(p.get("q"), Some("title:fox"));
         assert_eq!(p.number("size").unwrap(), Some(5));
         assert_eq!(p.get("x"), Some("2"));
-        assert!(Params::parse(Some(b"refresh=maybe")).refresh().is_err());
-        assert!(Params::parse(Some(b"size=-1")).number("size").is_err());
+        assert!(Params::parse(Some(b"refresh=maybe"))
+            .unwrap()
+            .refresh()
+            .is_err());
+        assert!(Params::parse(Some(b"size=-1"))
+            .unwrap()
+            .number("size")
+            .is_err());
         assert_eq!(
-            Params::parse(Some(b"refresh")).refresh().unwrap(),
+            Params::parse(Some(b"refresh")).unwrap().refresh().unwrap(),
             RefreshPolicy::Immediate
         );
-        assert!(!Params::parse(None).flag("pretty"));
+        assert!(!Params::parse(None).unwrap().flag("pretty"));
     }
 
     #[test]
@@ -229,17 +197,21 @@ mod tests {
         let o = Params::parse(Some(
             b"ignore_unavailable=true&expand_wildcards=open,closed",
         ))
+        .unwrap()
         .indices_options(base)
         .unwrap();
         assert!(o.ignore_unavailable && o.allow_no_indices && o.expand_open && o.expand_closed);
         let o = Params::parse(Some(b"allow_no_indices=false"))
+            .unwrap()
             .indices_options(base)
             .unwrap();
         assert!(!o.allow_no_indices && o.expand_open && !o.expand_closed);
         assert!(Params::parse(Some(b"allow_no_indices=maybe"))
+            .unwrap()
             .indices_options(base)
             .is_err());
         assert!(Params::parse(Some(b"expand_wildcards=everything"))
+            .unwrap()
             .indices_options(base)
             .is_err());
     }
@@ -247,14 +219,16 @@ mod tests {
     #[test]
     fn concurrency_params() {
         let c = Params::parse(Some(b"if_seq_no=3&if_primary_term=1"))
+            .unwrap()
             .cond()
             .unwrap();
         assert_eq!((c.if_seq_no, c.if_primary_term), (Some(3), Some(1)));
         let c = Params::parse(Some(b"version=7&version_type=external"))
+            .unwrap()
             .cond()
             .unwrap();
         assert_eq!(c.external, Some((7, false)));
-        assert!(Params::parse(Some(b"version=7")).cond().is_err());
-        assert!(Params::parse(Some(b"if_seq_no=3")).cond().is_err());
+        assert!(Params::parse(Some(b"version=7")).unwrap().cond().is_err());
+        assert!(Params::parse(Some(b"if_seq_no=3")).unwrap().cond().is_err());
     }
 }

@@ -361,7 +361,7 @@ mod tests {
     use super::*;
 
     fn r(p: &str) -> Option<Route> {
-        route(&crate::api::params::segments(p.as_bytes()))
+        route(&crate::api::params::segments(p.as_bytes()).unwrap())
     }
 
     #[test]

@@ -1,12 +1,12 @@
-//! The request body as a `BufRead` over the socket: bytes are decoded in place by
-//! `proto::BodyDecoder` (Content-Length or chunked, with the engine's limit), so a handler
+//! The request body as a `BufRead` over the socket: bytes are decoded in place by the one
+//! body reader, `proto::BodyCursor` (Content-Length or chunked, with the engine's limit), so a handler
 //! streams a body of any size through one read buffer. Bytes after the body (a pipelined
 //! next request) stay in the buffer for the connection.
 
 use std::io::{self, BufRead, Read};
 use std::ops::Range;
 
-use searchgate_core::proto::{BodyDecoder, ProtoError};
+use searchgate_core::proto::{BodyCursor, ProtoError, Step};
 
 /// Socket reads grow the buffer by this much.
 const READ_CHUNK: usize = 64 << 10;
@@ -16,22 +16,19 @@ const READ_CHUNK: usize = 64 << 10;
 pub struct BodyReader<'a, S: Read> {
     stream: &'a mut S,
     buf: &'a mut Vec<u8>,
-    /// Start of the bytes not decoded yet.
-    pos: usize,
-    dec: BodyDecoder,
+    cur: BodyCursor,
     /// Decoded payload waiting to be consumed (a range of `buf`).
     pending: Range<usize>,
     error: Option<ProtoError>,
 }
 
 impl<'a, S: Read> BodyReader<'a, S> {
-    /// A reader of the body whose first bytes (if any) are at the start of `buf`.
-    pub fn new(stream: &'a mut S, buf: &'a mut Vec<u8>, dec: BodyDecoder) -> Self {
+    /// A reader of the body whose first bytes (if any) are where `cur` starts in `buf`.
+    pub fn new(stream: &'a mut S, buf: &'a mut Vec<u8>, cur: BodyCursor) -> Self {
         BodyReader {
             stream,
             buf,
-            pos: 0,
-            dec,
+            cur,
             pending: 0..0,
             error: None,
         }
@@ -44,7 +41,7 @@ impl<'a, S: Read> BodyReader<'a, S> {
 
     /// Whether the whole body was read.
     pub fn is_done(&self) -> bool {
-        self.dec.is_done() && self.pending.is_empty()
+        self.cur.is_done() && self.pending.is_empty()
     }
 
     /// Reads and discards what the handler left of the body, up to `max` bytes. True when
@@ -67,12 +64,12 @@ impl<'a, S: Read> BodyReader<'a, S> {
 
     /// Bytes of `buf` that belong to the body (the rest is the next request).
     pub fn consumed(&self) -> usize {
-        self.pos
+        self.cur.pos()
     }
 
     fn read_more(&mut self) -> io::Result<()> {
-        self.buf.drain(..self.pos);
-        self.pos = 0;
+        self.buf.drain(..self.cur.pos());
+        self.cur.dropped(self.cur.pos());
         let old = self.buf.len();
         self.buf.resize(old + READ_CHUNK, 0);
         let n = loop {
@@ -112,32 +109,15 @@ impl<S: Read> BufRead for BodyReader<'_, S> {
             if !self.pending.is_empty() {
                 return Ok(&self.buf[self.pending.clone()]);
             }
-            if self.dec.is_done() {
-                return Ok(&[]);
-            }
             if let Some(e) = self.error {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e));
             }
-            if self.pos < self.buf.len() {
-                match self.dec.decode(&self.buf[self.pos..]) {
-                    Ok(d) => {
-                        let base = self.pos;
-                        self.pos += d.consumed;
-                        if !d.data.is_empty() {
-                            self.pending = base + d.data.start..base + d.data.end;
-                            continue;
-                        }
-                        if d.consumed > 0 || d.done {
-                            continue;
-                        }
-                    }
-                    Err(e) => {
-                        self.error = Some(e);
-                        return Err(io::Error::new(io::ErrorKind::InvalidData, e));
-                    }
-                }
+            match self.cur.step(self.buf) {
+                Ok(Step::Piece(r)) => self.pending = r,
+                Ok(Step::Done) => return Ok(&[]),
+                Ok(Step::NeedMore) => self.read_more()?,
+                Err(e) => self.error = Some(e),
             }
-            self.read_more()?;
         }
     }
 
@@ -171,8 +151,8 @@ mod tests {
     ) -> (Result<Vec<u8>, String>, Vec<u8>) {
         let mut buf = already.to_vec();
         let mut s = Trickle(rest, step);
-        let dec = BodyDecoder::new(framing, 1000).unwrap();
-        let mut r = BodyReader::new(&mut s, &mut buf, dec);
+        let cur = BodyCursor::new(framing, 1000, 0).unwrap();
+        let mut r = BodyReader::new(&mut s, &mut buf, cur);
         let mut out = Vec::new();
         let res = r
             .read_to_end(&mut out)

@@ -2,7 +2,7 @@
 //! streaming body to the API, write the response (Content-Length, or chunked for streamed
 //! bodies; none for HEAD), and loop while the connection is kept alive.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -11,9 +11,10 @@ use super::encoding::{with_decoded, Coding};
 use crate::api::params::{segments, Params};
 use crate::api::{Body, Engine, Request, Response};
 use crate::error::EngineError;
+use searchgate_core::blocking::read_request_head;
 use searchgate_core::errors::{EdgeError, ErrorBody, ProtoLimits};
 use searchgate_core::proto::{
-    chunk_size_line, write_response_head, BodyDecoder, Framing, HeadLimits, Method, ProtoError,
+    chunk_size_line, write_response_head, BodyCursor, Framing, HeadLimits, Method, ProtoError,
     RequestHead, Version, LAST_CHUNK,
 };
 
@@ -76,25 +77,6 @@ fn proto_error(e: ProtoError, max_body: u64) -> ErrorBody {
     EdgeError::from_proto(e, limits).body()
 }
 
-/// Reads until a complete head is in `buf`. Ok(None): the client closed between requests.
-fn read_head(
-    stream: &mut TcpStream,
-    buf: &mut Vec<u8>,
-    head: &mut RequestHead,
-) -> Result<Option<()>, ProtoError> {
-    let limits = HeadLimits::default();
-    let mut chunk = [0u8; 16 << 10];
-    loop {
-        if !buf.is_empty() && head.parse(buf, &limits)? {
-            return Ok(Some(()));
-        }
-        match stream.read(&mut chunk) {
-            Ok(0) | Err(_) => return Ok(None),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-}
-
 /// Serves one connection until it closes.
 pub fn serve(engine: &Engine, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
@@ -102,9 +84,9 @@ pub fn serve(engine: &Engine, mut stream: TcpStream) {
     let mut buf: Vec<u8> = Vec::with_capacity(16 << 10);
     let mut head = RequestHead::new();
     loop {
-        match read_head(&mut stream, &mut buf, &mut head) {
-            Ok(Some(())) => {}
-            Ok(None) => return,
+        match read_request_head(&mut stream, &mut buf, &mut head, &HeadLimits::default()) {
+            Ok(true) => {}
+            Ok(false) => return,
             Err(e) => {
                 let _ = write_error(
                     &mut stream,
@@ -149,7 +131,7 @@ fn exchange(
     buf: &mut Vec<u8>,
     h: &Head,
 ) -> io::Result<bool> {
-    let dec = match BodyDecoder::new(h.framing, engine.max_body) {
+    let cur = match BodyCursor::new(h.framing, engine.max_body, 0) {
         Ok(d) => d,
         Err(_) => {
             write_error(
@@ -173,7 +155,7 @@ fn exchange(
     }
     let mut read_half = stream.try_clone()?;
     let (resp, keep) = {
-        let mut reader = BodyReader::new(&mut read_half, buf, dec);
+        let mut reader = BodyReader::new(&mut read_half, buf, cur);
         let out = handle(engine, h, has_body, coding, &mut reader);
         let used = reader.consumed();
         buf.drain(..used);
@@ -193,14 +175,16 @@ fn handle(
     reader: &mut BodyReader<'_, TcpStream>,
 ) -> (Response, bool) {
     let (mut resp, too_big) = with_decoded(coding, reader, engine.max_body, |body| {
-        let params = match Params::read(h.query.as_deref()) {
-            Ok(p) => p,
+        let target =
+            segments(h.path.as_bytes()).and_then(|s| Ok((s, Params::parse(h.query.as_deref())?)));
+        let (segments, params) = match target {
+            Ok(t) => t,
             Err(e) => return Response::error(&e),
         };
         let mut req = Request {
             method: h.method,
             path: h.path.clone(),
-            segments: segments(h.path.as_bytes()),
+            segments,
             params,
             content_type: h.content_type.clone(),
             accept: h.accept.clone(),

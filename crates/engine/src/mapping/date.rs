@@ -1,7 +1,8 @@
 //! Date parsing and formatting for `date` fields: `strict_date_optional_time`,
 //! `date_optional_time`, `epoch_millis`, `epoch_second`, and Java-style patterns made of
 //! `yyyy MM dd HH mm ss SSS`, quoted literals and zone letters (`Z`, `X`, `x`).
-//! Dates are stored as epoch milliseconds (UTC), as Elasticsearch does.
+//! Dates are stored as epoch milliseconds (UTC), as Elasticsearch does; the calendar is
+//! jiff's (years -9999 to 9999: a date outside them does not parse).
 //!
 //! Pure functions; must not touch the index.
 
@@ -315,67 +316,39 @@ fn to_millis(
     ms: i64,
     off_min: i64,
 ) -> Option<i64> {
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) {
-        return None;
-    }
     if h > 23 || mi > 59 || s > 59 {
         return None;
     }
-    let days = days_from_civil(y, mo, d);
-    let secs = days * 86_400 + h * 3600 + mi * 60 + s - off_min * 60;
-    secs.checked_mul(1000)?.checked_add(ms)
+    let narrow = |v: i64| i8::try_from(v).ok();
+    let date = jiff::civil::Date::new(i16::try_from(y).ok()?, narrow(mo)?, narrow(d)?).ok()?;
+    let time = jiff::civil::Time::new(narrow(h)?, narrow(mi)?, narrow(s)?, 0).ok()?;
+    let utc = jiff::tz::TimeZone::UTC
+        .to_timestamp(date.to_datetime(time))
+        .ok()?;
+    utc.as_millisecond()
+        .checked_sub(off_min.checked_mul(60_000)?)?
+        .checked_add(ms)
 }
 
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-pub(crate) fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// (year, month, day) of a day number since 1970-01-01.
-pub(crate) fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// Formats epoch milliseconds as `yyyy-MM-ddTHH:mm:ss.SSSZ` (UTC).
+/// Formats epoch milliseconds as `yyyy-MM-ddTHH:mm:ss.SSSZ` (UTC); outside the years jiff
+/// represents (-9999 to 9999), the number itself.
 pub fn format_millis(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000);
-    let (y, m, d) = civil_from_days(days);
-    let (h, mi, s, f) = (
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000,
-    );
-    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{f:03}Z")
+    match jiff::Timestamp::from_millisecond(ms) {
+        Ok(t) => {
+            let dt = jiff::tz::TimeZone::UTC.to_datetime(t);
+            format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+                dt.year(),
+                dt.month(),
+                dt.day(),
+                dt.hour(),
+                dt.minute(),
+                dt.second(),
+                dt.millisecond()
+            )
+        }
+        Err(_) => ms.to_string(),
+    }
 }
 
 #[cfg(test)]

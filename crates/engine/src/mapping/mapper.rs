@@ -199,7 +199,9 @@ fn infer(m: &Mapping, val: &Value) -> Option<Property> {
     let leaf = |v: Value| -> Property {
         let obj = v.as_object().expect("literal object");
         let kind = LeafKind::from_name(obj["type"].as_str().expect("type")).expect("known type");
-        Property::Leaf(parse::parse_leaf(kind, obj, "").expect("valid dynamic mapping"))
+        Property::Leaf(
+            parse::parse_leaf(kind, obj, "", &m.analysis).expect("valid dynamic mapping"),
+        )
     };
     match val {
         Value::Null => None,
@@ -281,12 +283,20 @@ fn index_scalar(
     match converted {
         Converted::Text(s) => {
             out.field_names.push(path.to_string());
+            if l.opts.fielddata {
+                fielddata(out, l, path, &s);
+            }
             if l.opts.index {
                 match m.field(path).and_then(|f| f.slot) {
                     Some(slot) => out.slot_texts.push((slot, s)),
                     None => out.texts.push((path.to_string(), s)),
                 }
             }
+        }
+        Converted::Kw(KwValue::Str(s)) if l.opts.normalizer.is_some() => {
+            let n = l.opts.normalizer.as_ref().expect("checked");
+            out.keywords
+                .push((path.to_string(), KwValue::Str(n.normalize(&s))));
         }
         Converted::Kw(v) => {
             out.keywords.push((path.to_string(), v));
@@ -299,6 +309,17 @@ fn index_scalar(
     Ok(())
 }
 
+/// `fielddata: true`: the tokens of a text value also go to the text path's column (once per
+/// document), where aggregations and sorting read them, as Elasticsearch un-inverts them.
+fn fielddata(out: &mut IndexedDoc, l: &LeafMapping, path: &str, text: &str) {
+    for t in l.opts.analyzer.token_texts(text) {
+        let v = (path.to_string(), KwValue::Str(t));
+        if !out.keywords.contains(&v) {
+            out.keywords.push(v);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,7 +329,7 @@ mod tests {
     }
 
     fn mapping(v: Value) -> Mapping {
-        super::super::parse::parse_root(&v).unwrap()
+        super::super::parse::parse_root(&v, &Default::default()).unwrap()
     }
 
     #[test]

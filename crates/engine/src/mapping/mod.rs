@@ -10,9 +10,11 @@ mod coerce;
 pub mod date;
 mod mapper;
 mod metadata;
+mod options;
 mod parse;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
@@ -164,40 +166,7 @@ impl LeafKind {
     }
 }
 
-/// Text analysis of a text field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Analyzer {
-    /// `standard` (approximated by tantivy's default: split on non-alphanumerics, lowercase).
-    Standard,
-    /// `whitespace`: split on whitespace, no lowercasing.
-    Whitespace,
-    /// `keyword`: the whole value as one token.
-    Keyword,
-    /// `english`: standard plus English stemming.
-    English,
-}
-
-impl Analyzer {
-    /// From an analyzer name; unknown names (custom analyzers) fall back to `standard`.
-    pub fn from_name(name: &str) -> Self {
-        match name {
-            "whitespace" => Analyzer::Whitespace,
-            "keyword" => Analyzer::Keyword,
-            "english" => Analyzer::English,
-            _ => Analyzer::Standard,
-        }
-    }
-
-    /// The tantivy tokenizer registered under this name in every shard.
-    pub fn tokenizer(self) -> &'static str {
-        match self {
-            Analyzer::Standard => "default",
-            Analyzer::Whitespace => "whitespace",
-            Analyzer::Keyword => "raw",
-            Analyzer::English => "en_stem",
-        }
-    }
-}
+pub use crate::analysis::{Analysis, Analyzer, Normalizer};
 
 /// Parsed options of a leaf field.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +178,14 @@ pub struct LeafOptions {
     pub ignore_malformed: bool,
     pub analyzer: Analyzer,
     pub search_analyzer: Analyzer,
+    /// A keyword field's `normalizer`.
+    pub normalizer: Option<Normalizer>,
+    /// A text field's `fielddata`: its tokens are also kept per document (aggregations, sorting).
+    pub fielddata: bool,
+    /// `doc_values` (aggregations and sorting need them).
+    pub doc_values: bool,
+    /// `store`: the values are returned by `stored_fields`.
+    pub store: bool,
     pub formats: Vec<DateFormat>,
     pub scaling_factor: Option<f64>,
 }
@@ -261,6 +238,10 @@ pub struct FieldInfo {
     pub slot: Option<u8>,
     pub analyzer: Analyzer,
     pub search_analyzer: Analyzer,
+    pub normalizer: Option<Normalizer>,
+    pub fielddata: bool,
+    pub doc_values: bool,
+    pub store: bool,
     pub formats: Vec<DateFormat>,
 }
 
@@ -274,6 +255,8 @@ pub struct Mapping {
     pub numeric_detection: bool,
     /// Text path -> dedicated text field number. Never reassigned.
     pub slots: BTreeMap<String, u8>,
+    /// The analyzers and normalizers of the index (from its settings).
+    pub analysis: Arc<Analysis>,
     flat: HashMap<String, FieldInfo>,
 }
 
@@ -288,6 +271,7 @@ impl Default for Mapping {
             date_detection: true,
             numeric_detection: false,
             slots: BTreeMap::new(),
+            analysis: Arc::new(Analysis::default()),
             flat: HashMap::new(),
         }
     }
@@ -413,10 +397,23 @@ impl Mapping {
         json!({"mapping": self.to_json(), "slots": self.slots})
     }
 
-    /// Reads the persistent form back.
-    pub fn from_persisted(v: &Value) -> Result<Self, String> {
+    /// Reads the persistent form back, with the analysis of the index's settings. A name
+    /// that does not resolve (a mapping written when custom analyzers were kept without
+    /// effect) reads as `standard`, as that mapping was indexed.
+    pub fn from_persisted(v: &Value, analysis: &Arc<Analysis>) -> Result<Self, String> {
         let mapping = v.get("mapping").cloned().unwrap_or_else(|| json!({}));
-        let mut m = parse::parse_root(&mapping).map_err(|e| e.to_string())?;
+        let mut m = match parse::parse_root(&mapping, analysis) {
+            Ok(m) => m,
+            Err(_) => {
+                let lenient = Arc::new(Analysis {
+                    lenient: true,
+                    ..(**analysis).clone()
+                });
+                let mut m = parse::parse_root(&mapping, &lenient).map_err(|e| e.to_string())?;
+                m.analysis = analysis.clone();
+                m
+            }
+        };
         if let Some(slots) = v.get("slots").and_then(Value::as_object) {
             for (k, s) in slots {
                 let s = s.as_u64().ok_or("bad slot")? as u8;
@@ -455,8 +452,12 @@ fn add_leaf(l: &LeafMapping, path: &str, out: &mut HashMap<String, FieldInfo>) {
             kind: l.kind,
             indexed: l.opts.index,
             slot: None,
-            analyzer: l.opts.analyzer,
-            search_analyzer: l.opts.search_analyzer,
+            analyzer: l.opts.analyzer.clone(),
+            search_analyzer: l.opts.search_analyzer.clone(),
+            normalizer: l.opts.normalizer.clone(),
+            fielddata: l.opts.fielddata,
+            doc_values: l.opts.doc_values,
+            store: l.opts.store,
             formats: l.opts.formats.clone(),
         },
     );
@@ -529,7 +530,7 @@ mod tests {
     use super::*;
 
     fn mapping(v: Value) -> Mapping {
-        parse::parse_root(&v).unwrap()
+        parse::parse_root(&v, &Default::default()).unwrap()
     }
 
     #[test]
@@ -578,7 +579,7 @@ mod tests {
         let m = mapping(
             json!({"dynamic": "strict", "properties": {"t": {"type": "text"}, "n": {"type": "long"}}}),
         );
-        let back = Mapping::from_persisted(&m.to_persisted()).unwrap();
+        let back = Mapping::from_persisted(&m.to_persisted(), &Default::default()).unwrap();
         assert_eq!(back, m);
         assert_eq!(back.to_json()["dynamic"], "strict");
     }

@@ -2,13 +2,12 @@
 //! validation with Elasticsearch's messages, and merging an update into a mapping.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::date::{parse_formats, DEFAULT_FORMAT};
-use super::{
-    join, Analyzer, Dynamic, LeafKind, LeafMapping, LeafOptions, Mapping, ObjectMapping, Property,
-};
+use super::options::as_bool;
+use super::{join, Analysis, Dynamic, LeafKind, LeafMapping, Mapping, ObjectMapping, Property};
 use crate::error::{EngineError, EngineResult};
 
 const ROOT_PARAMS: &[&str] = &[
@@ -86,14 +85,17 @@ pub struct ParsedMappings {
 
 /// Parses the `mappings` of a create-index request, typed or typeless (Elasticsearch's
 /// `isMappingSourceTyped`: one key that is not a root parameter, holding an object).
-pub fn parse_mappings(v: &Value) -> EngineResult<ParsedMappings> {
+pub fn parse_mappings(v: &Value, an: &Arc<Analysis>) -> EngineResult<ParsedMappings> {
     let obj = v.as_object().ok_or_else(|| {
         EngineError::mapper("Failed to parse mapping: mappings must be an object")
     })?;
     if obj.is_empty() {
         return Ok(ParsedMappings {
             type_name: None,
-            mapping: Mapping::default(),
+            mapping: Mapping {
+                analysis: an.clone(),
+                ..Mapping::default()
+            },
         });
     }
     if obj.len() == 1 {
@@ -101,32 +103,39 @@ pub fn parse_mappings(v: &Value) -> EngineResult<ParsedMappings> {
         if !ROOT_PARAMS.contains(&k.as_str()) && inner.is_object() {
             return Ok(ParsedMappings {
                 type_name: Some(k.clone()),
-                mapping: parse_root(inner)?,
+                mapping: parse_root(inner, an)?,
             });
         }
     }
     Ok(ParsedMappings {
         type_name: None,
-        mapping: parse_root(v)?,
+        mapping: parse_root(v, an)?,
     })
 }
 
 /// Parses the body of `PUT /<index>/_mapping` (typeless, or typed under `type_hint`).
-pub fn parse_mapping_body(v: &Value, type_hint: Option<&str>) -> EngineResult<Mapping> {
+pub fn parse_mapping_body(
+    v: &Value,
+    type_hint: Option<&str>,
+    an: &Arc<Analysis>,
+) -> EngineResult<Mapping> {
     if let (Some(t), Some(inner)) = (type_hint, v.get(type_hint.unwrap_or_default())) {
         if v.as_object().is_some_and(|o| o.len() == 1) && !ROOT_PARAMS.contains(&t) {
-            return parse_root(inner);
+            return parse_root(inner, an);
         }
     }
-    parse_root(v)
+    parse_root(v, an)
 }
 
 /// Parses a typeless mapping root.
-pub(super) fn parse_root(v: &Value) -> EngineResult<Mapping> {
+pub(super) fn parse_root(v: &Value, an: &Arc<Analysis>) -> EngineResult<Mapping> {
     let obj = v
         .as_object()
         .ok_or_else(|| EngineError::mapper("Failed to parse mapping: mapping must be an object"))?;
-    let mut m = Mapping::default();
+    let mut m = Mapping {
+        analysis: an.clone(),
+        ..Mapping::default()
+    };
     let unknown: Vec<String> = obj
         .iter()
         .filter(|(k, _)| !ROOT_PARAMS.contains(&k.as_str()))
@@ -140,7 +149,7 @@ pub(super) fn parse_root(v: &Value) -> EngineResult<Mapping> {
     }
     for (k, val) in obj {
         match k.as_str() {
-            "properties" => m.root.properties = parse_properties(val, "")?,
+            "properties" => m.root.properties = parse_properties(val, "", an)?,
             "dynamic" => m.root.dynamic = Some(parse_dynamic(val)?),
             "date_detection" => m.date_detection = as_bool(val, k)?,
             "numeric_detection" => m.numeric_detection = as_bool(val, k)?,
@@ -166,17 +175,11 @@ fn parse_dynamic(v: &Value) -> EngineResult<Dynamic> {
     }
 }
 
-fn as_bool(v: &Value, name: &str) -> EngineResult<bool> {
-    match v {
-        Value::Bool(b) => Ok(*b),
-        Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
-        other => Err(EngineError::mapper(format!(
-            "Failed to parse value [{other}] as only [true] or [false] are allowed for [{name}]"
-        ))),
-    }
-}
-
-fn parse_properties(v: &Value, prefix: &str) -> EngineResult<BTreeMap<String, Property>> {
+fn parse_properties(
+    v: &Value,
+    prefix: &str,
+    an: &Analysis,
+) -> EngineResult<BTreeMap<String, Property>> {
     let obj = v.as_object().ok_or_else(|| {
         EngineError::mapper(format!(
             "Expected map for property [properties] on [{prefix}]"
@@ -209,7 +212,7 @@ fn parse_properties(v: &Value, prefix: &str) -> EngineResult<BTreeMap<String, Pr
                 format!("Field [{name}] is defined more than once")
             }));
         }
-        let prop = parse_property(def, &join(prefix, name))?;
+        let prop = parse_property(def, &join(prefix, name), an)?;
         insert_dotted(&mut out, &parts, prop)?;
     }
     Ok(out)
@@ -237,7 +240,7 @@ fn insert_dotted(
     }
 }
 
-fn parse_property(def: &Value, path: &str) -> EngineResult<Property> {
+fn parse_property(def: &Value, path: &str, an: &Analysis) -> EngineResult<Property> {
     let obj = def.as_object().ok_or_else(|| {
         EngineError::mapper(format!(
             "Expected map for property [{path}] but got a class java.lang.String"
@@ -253,25 +256,30 @@ fn parse_property(def: &Value, path: &str) -> EngineResult<Property> {
         }
     };
     match ty {
-        None | Some("object") | Some("nested") => parse_object(obj, path, ty == Some("nested")),
+        None | Some("object") | Some("nested") => parse_object(obj, path, ty == Some("nested"), an),
         Some(t) => {
             let kind = LeafKind::from_name(t).ok_or_else(|| {
                 EngineError::mapper(format!(
                     "No handler for type [{t}] declared on field [{path}]"
                 ))
             })?;
-            Ok(Property::Leaf(parse_leaf(kind, obj, path)?))
+            Ok(Property::Leaf(parse_leaf(kind, obj, path, an)?))
         }
     }
 }
 
-fn parse_object(obj: &Map<String, Value>, path: &str, nested: bool) -> EngineResult<Property> {
+fn parse_object(
+    obj: &Map<String, Value>,
+    path: &str,
+    nested: bool,
+    an: &Analysis,
+) -> EngineResult<Property> {
     let mut o = ObjectMapping::dynamic_object();
     o.nested = nested;
     for (k, v) in obj {
         match k.as_str() {
             "type" => {}
-            "properties" => o.properties = parse_properties(v, path)?,
+            "properties" => o.properties = parse_properties(v, path, an)?,
             "dynamic" => o.dynamic = Some(parse_dynamic(v)?),
             "enabled" => o.enabled = as_bool(v, "enabled")?,
             "include_in_parent" | "include_in_root" => {}
@@ -290,6 +298,7 @@ pub(super) fn parse_leaf(
     kind: LeafKind,
     obj: &Map<String, Value>,
     path: &str,
+    an: &Analysis,
 ) -> EngineResult<LeafMapping> {
     let mut params = Map::new();
     let mut fields = BTreeMap::new();
@@ -304,13 +313,13 @@ pub(super) fn parse_leaf(
         }
         match key {
             "type" => {}
-            "fields" => fields = parse_multi_fields(v, path)?,
+            "fields" => fields = parse_multi_fields(v, path, an)?,
             _ => {
                 params.insert(k.clone(), v.clone());
             }
         }
     }
-    let opts = leaf_options(kind, &params, path)?;
+    let opts = super::options::leaf_options(kind, &params, path, an)?;
     let type_name = obj
         .get("type")
         .and_then(Value::as_str)
@@ -325,7 +334,11 @@ pub(super) fn parse_leaf(
     })
 }
 
-fn parse_multi_fields(v: &Value, path: &str) -> EngineResult<BTreeMap<String, LeafMapping>> {
+fn parse_multi_fields(
+    v: &Value,
+    path: &str,
+    an: &Analysis,
+) -> EngineResult<BTreeMap<String, LeafMapping>> {
     let obj = v.as_object().ok_or_else(|| {
         EngineError::mapper(format!(
             "Expected map for property [fields] on field [{path}] but got a {v}"
@@ -334,7 +347,7 @@ fn parse_multi_fields(v: &Value, path: &str) -> EngineResult<BTreeMap<String, Le
     let mut out = BTreeMap::new();
     for (name, def) in obj {
         let sub = join(path, name);
-        match parse_property(def, &sub)? {
+        match parse_property(def, &sub, an)? {
             Property::Leaf(l) => {
                 out.insert(name.clone(), l);
             }
@@ -346,57 +359,6 @@ fn parse_multi_fields(v: &Value, path: &str) -> EngineResult<BTreeMap<String, Le
         }
     }
     Ok(out)
-}
-
-fn leaf_options(kind: LeafKind, p: &Map<String, Value>, path: &str) -> EngineResult<LeafOptions> {
-    let get_bool = |name: &str, default: bool| -> EngineResult<bool> {
-        p.get(name).map_or(Ok(default), |v| as_bool(v, name))
-    };
-    let analyzer = p
-        .get("analyzer")
-        .and_then(Value::as_str)
-        .map_or(Analyzer::Standard, Analyzer::from_name);
-    let search_analyzer = p
-        .get("search_analyzer")
-        .and_then(Value::as_str)
-        .map_or(analyzer, Analyzer::from_name);
-    let ignore_above = match p.get("ignore_above") {
-        None => None,
-        Some(v) => match v.as_i64() {
-            Some(n) if n >= 0 => Some(n as usize),
-            _ => {
-                return Err(EngineError::mapper(format!(
-                "Failed to parse mapping: [ignore_above] must be positive, got [{v}] for [{path}]"
-            )))
-            }
-        },
-    };
-    let format = p
-        .get("format")
-        .and_then(Value::as_str)
-        .unwrap_or(DEFAULT_FORMAT);
-    let formats = if kind == LeafKind::Date {
-        parse_formats(format).map_err(EngineError::mapper)?
-    } else {
-        Vec::new()
-    };
-    let scaling_factor = p.get("scaling_factor").and_then(Value::as_f64);
-    if kind == LeafKind::ScaledFloat && scaling_factor.is_none() {
-        return Err(EngineError::mapper(format!(
-            "Field [scaling_factor] is required for [{path}]"
-        )));
-    }
-    Ok(LeafOptions {
-        index: get_bool("index", true)?,
-        ignore_above,
-        null_value: p.get("null_value").filter(|v| !v.is_null()).cloned(),
-        coerce: get_bool("coerce", true)?,
-        ignore_malformed: get_bool("ignore_malformed", false)?,
-        analyzer,
-        search_analyzer,
-        formats,
-        scaling_factor,
-    })
 }
 
 impl Mapping {
@@ -479,63 +441,70 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn root(v: Value) -> EngineResult<Mapping> {
+        parse_root(&v, &Default::default())
+    }
+
+    fn parse_mappings_t(v: &Value) -> EngineResult<ParsedMappings> {
+        parse_mappings(v, &Default::default())
+    }
+
     #[test]
     fn typed_and_typeless_mappings() {
         let typed =
-            parse_mappings(&json!({"doc": {"properties": {"a": {"type": "long"}}}})).unwrap();
+            parse_mappings_t(&json!({"doc": {"properties": {"a": {"type": "long"}}}})).unwrap();
         assert_eq!(typed.type_name.as_deref(), Some("doc"));
         assert_eq!(typed.mapping.field("a").unwrap().kind, LeafKind::Long);
-        let typeless = parse_mappings(&json!({"properties": {"a": {"type": "long"}}})).unwrap();
+        let typeless = parse_mappings_t(&json!({"properties": {"a": {"type": "long"}}})).unwrap();
         assert_eq!(typeless.type_name, None);
         assert!(typeless.mapping.field("a").is_some());
-        let empty = parse_mappings(&json!({})).unwrap();
+        let empty = parse_mappings_t(&json!({})).unwrap();
         assert!(empty.mapping.is_empty());
     }
 
     #[test]
     fn unknown_type_and_params_are_mapper_errors() {
-        let e = parse_root(&json!({"properties": {"a": {"type": "foo"}}})).unwrap_err();
+        let e = root(json!({"properties": {"a": {"type": "foo"}}})).unwrap_err();
         assert!(e
             .to_string()
             .contains("No handler for type [foo] declared on field [a]"));
-        let e = parse_root(&json!({"properties": {"a": {"type": "long", "analyzer": "x"}}}))
-            .unwrap_err();
+        let e = root(json!({"properties": {"a": {"type": "long", "analyzer": "x"}}})).unwrap_err();
         assert!(e
             .to_string()
             .contains("unknown parameter [analyzer] on mapper [a] of type [long]"));
-        let e = parse_root(&json!({"foo": 1})).unwrap_err();
+        let e = root(json!({"foo": 1})).unwrap_err();
         assert!(e
             .to_string()
             .contains("Root mapping definition has unsupported parameters"));
-        let e = parse_root(&json!({"properties": {"a": "text"}})).unwrap_err();
+        let e = root(json!({"properties": {"a": "text"}})).unwrap_err();
         assert_eq!(e.status(), 400);
-        let e = parse_root(&json!({"properties": {"a": {"type": "scaled_float"}}})).unwrap_err();
+        let e = root(json!({"properties": {"a": {"type": "scaled_float"}}})).unwrap_err();
         assert!(e.to_string().contains("scaling_factor"));
-        let e = parse_root(&json!({"properties": {"a": {"type": "date", "format": "yyyy-qq"}}}))
-            .unwrap_err();
+        let e =
+            root(json!({"properties": {"a": {"type": "date", "format": "yyyy-qq"}}})).unwrap_err();
         assert!(e.to_string().contains("Invalid format"));
     }
 
     #[test]
     fn dotted_names_become_objects() {
-        let m = parse_root(&json!({"properties": {"a.b": {"type": "keyword"}}})).unwrap();
+        let m = root(json!({"properties": {"a.b": {"type": "keyword"}}})).unwrap();
         assert!(m.is_object("a"));
         assert_eq!(m.field("a.b").unwrap().kind, LeafKind::Keyword);
     }
 
     #[test]
     fn merge_adds_fields_and_refuses_type_changes() {
-        let a = parse_root(&json!({"properties": {"x": {"type": "long"}}})).unwrap();
-        let b = parse_root(&json!({"properties": {"y": {"type": "text"}}})).unwrap();
+        let a = root(json!({"properties": {"x": {"type": "long"}}})).unwrap();
+        let b = root(json!({"properties": {"y": {"type": "text"}}})).unwrap();
         let m = a.merged(&b).unwrap();
         assert!(m.field("x").is_some() && m.field("y").is_some());
-        let c = parse_root(&json!({"properties": {"x": {"type": "text"}}})).unwrap();
+        let c = root(json!({"properties": {"x": {"type": "text"}}})).unwrap();
         let e = a.merged(&c).unwrap_err();
         assert_eq!(
             e.body().reason,
             "mapper [x] cannot be changed from type [long] to [text]"
         );
-        let d = parse_root(&json!({"properties": {"x": {"properties": {}}}})).unwrap();
+        let d = root(json!({"properties": {"x": {"properties": {}}}})).unwrap();
         assert!(a.merged(&d).is_err());
     }
 
@@ -546,7 +515,7 @@ mod tests {
             "when": {"type": "date", "format": "epoch_second"},
             "o": {"properties": {"n": {"type": "integer"}}}
         }});
-        let m = parse_root(&src).unwrap();
+        let m = parse_root(&src, &Default::default()).unwrap();
         assert_eq!(m.to_json(), src);
     }
 }

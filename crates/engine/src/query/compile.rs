@@ -16,7 +16,7 @@ use super::datemath;
 use super::numeric;
 use super::patterns::{exists, regex_field, regex_on};
 use super::target::{self, as_bool, as_number, as_text, expand, Target};
-use super::{MatchOpts, MultiKind, Operator, Query, RangeBounds};
+use super::{CiKind, MatchOpts, MultiKind, Operator, Query, RangeBounds};
 use crate::error::{EngineError, EngineResult};
 use crate::mapping::date::{self, parse_formats};
 use crate::mapping::{LeafKind, Mapping, Property};
@@ -112,9 +112,11 @@ fn full_text(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             query,
             slop,
             prefix,
+            analyzer,
             boost,
         } => {
-            let per = |f: &str| phrase_field(ctx, f, query, *slop, *prefix);
+            let an = analyzer.as_deref();
+            let per = |f: &str| phrase_field(ctx, f, query, (*slop, *prefix), an);
             boosted(over_fields(ctx, field, false, &per)?, *boost)
         }
         Query::MultiMatch {
@@ -163,8 +165,11 @@ fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             value,
             boost,
         } => {
-            let re = format!("{}.*", target::regex_escape(value));
-            let per = |f: &str| regex_field(ctx, f, &re, value, true);
+            let per = |f: &str| {
+                let value = target::normalized(ctx, f, value);
+                let re = format!("{}.*", target::regex_escape(&value));
+                regex_field(ctx, f, &re, &value, true)
+            };
             boosted(over_fields(ctx, field, true, &per)?, *boost)
         }
         Query::Wildcard {
@@ -172,9 +177,23 @@ fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             value,
             boost,
         } => {
-            let re = target::wildcard_regex(value);
-            let per = |f: &str| regex_field(ctx, f, &re, value, false);
+            let per = |f: &str| {
+                let value = target::normalized(ctx, f, value);
+                regex_field(ctx, f, &target::wildcard_regex(&value), &value, false)
+            };
             boosted(over_fields(ctx, field, true, &per)?, *boost)
+        }
+        Query::CaseInsensitive {
+            field,
+            kind,
+            value,
+            boost,
+        } => {
+            let per = |f: &str| super::patterns::case_insensitive(ctx, f, *kind, value);
+            boosted(
+                konst(over_fields(ctx, field, *kind != CiKind::Term, &per)?, 1.0),
+                *boost,
+            )
         }
         Query::Regexp {
             field,
@@ -264,13 +283,14 @@ pub(super) fn match_field(
     query: &Value,
     opts: &MatchOpts,
 ) -> EngineResult<Q> {
-    match target::target(ctx, f) {
+    match target::target(ctx, f)? {
         Target::Text {
             field,
             path,
             analyzer,
         } => {
-            let toks = target::tokens(opts.analyzer.unwrap_or(analyzer), &as_text(query));
+            let an = target::query_analyzer(ctx, opts.analyzer.as_deref(), &analyzer, "match")?;
+            let toks = target::tokens(&an, &as_text(query));
             let terms: Vec<Q> = toks
                 .iter()
                 .map(|(_, t)| {
@@ -314,14 +334,26 @@ pub(super) fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
     }
 }
 
-fn phrase_field(ctx: &Ctx<'_>, f: &str, query: &str, slop: u32, prefix: bool) -> EngineResult<Q> {
-    match target::target(ctx, f) {
+fn phrase_field(
+    ctx: &Ctx<'_>,
+    f: &str,
+    query: &str,
+    (slop, prefix): (u32, bool),
+    named: Option<&str>,
+) -> EngineResult<Q> {
+    match target::target(ctx, f)? {
         Target::Text {
             field,
             path,
             analyzer,
         } => {
-            let toks = target::tokens(analyzer, query);
+            let qname = if prefix {
+                "match_phrase_prefix"
+            } else {
+                "match_phrase"
+            };
+            let an = target::query_analyzer(ctx, named, &analyzer, qname)?;
+            let toks = target::tokens(&an, query);
             let terms: Vec<(usize, Term)> = toks
                 .iter()
                 .map(|(p, t)| (*p, target::text_term(field, path.as_deref(), t)))
@@ -374,8 +406,8 @@ fn multi_match(
                 ctx,
                 &f,
                 &as_text(query),
-                slop,
-                kind == MultiKind::PhrasePrefix,
+                (slop, kind == MultiKind::PhrasePrefix),
+                opts.analyzer.as_deref(),
             ),
             _ => match_field(ctx, &f, query, opts),
         };
@@ -394,7 +426,7 @@ fn multi_match(
 }
 
 pub(super) fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<Q> {
-    Ok(match target::target(ctx, f) {
+    Ok(match target::target(ctx, f)? {
         Target::Text { field, path, .. } => {
             term_q(target::text_term(field, path.as_deref(), &as_text(value)))
         }
@@ -406,7 +438,7 @@ pub(super) fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<
 }
 
 fn terms(ctx: &Ctx<'_>, f: &str, values: &[Value]) -> EngineResult<Q> {
-    let ts: Vec<Term> = match target::target(ctx, f) {
+    let ts: Vec<Term> = match target::target(ctx, f)? {
         Target::Text { field, path, .. } => values
             .iter()
             .map(|v| target::text_term(field, path.as_deref(), &as_text(v)))
@@ -468,7 +500,7 @@ pub(super) fn range(ctx: &Ctx<'_>, f: &str, b: &RangeBounds) -> EngineResult<Q> 
     if b.gt.is_none() && b.gte.is_none() && b.lt.is_none() && b.lte.is_none() {
         return Ok(exists(ctx, f));
     }
-    let (lo, hi) = match target::target(ctx, f) {
+    let (lo, hi) = match target::target(ctx, f)? {
         Target::Kw {
             path,
             kind: LeafKind::Date,

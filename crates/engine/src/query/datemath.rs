@@ -1,49 +1,74 @@
 //! Date math of range bounds on date fields: `now`, `2020-01-01||`, then any of `+1d`,
 //! `-2h`, `/M` (units `y M w d h H m s`); rounding rounds down, or up to the unit's last
-//! millisecond for `gt` and `lte` bounds, as Elasticsearch does. UTC only.
+//! millisecond for `gt` and `lte` bounds, as Elasticsearch does. UTC only. Calendar units
+//! (months, years) are jiff's; every step is checked, so a bound out of range is `None`
+//! (a 400 for the caller), never an overflow.
 
-use crate::mapping::date::{
-    civil_from_days, days_from_civil, days_in_month, parse_date, DateFormat,
-};
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, ToSpan};
+
+use crate::mapping::date::{parse_date, DateFormat};
 
 const DAY: i64 = 86_400_000;
 
-fn add_months(ms: i64, months: i64) -> i64 {
-    let days = ms.div_euclid(DAY);
-    let rem = ms.rem_euclid(DAY);
-    let (y, m, d) = civil_from_days(days);
-    let total = y * 12 + (m - 1) + months;
-    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
-    let nd = d.min(days_in_month(ny, nm));
-    days_from_civil(ny, nm, nd) * DAY + rem
+/// `ms` as a UTC civil date-time, when jiff can represent it (years -9999 to 9999).
+fn civil(ms: i64) -> Option<jiff::civil::DateTime> {
+    Some(TimeZone::UTC.to_datetime(Timestamp::from_millisecond(ms).ok()?))
+}
+
+/// Epoch milliseconds of a UTC civil date-time.
+fn millis(dt: jiff::civil::DateTime) -> Option<i64> {
+    Some(TimeZone::UTC.to_timestamp(dt).ok()?.as_millisecond())
+}
+
+/// `ms` plus `months` calendar months, the day clamped to the month's last (as Java's
+/// `plusMonths`); `None` out of range.
+fn add_months(ms: i64, months: i64) -> Option<i64> {
+    let months = i32::try_from(months).ok()?;
+    millis(civil(ms)?.checked_add(months.months()).ok()?)
 }
 
 fn round_down(ms: i64, unit: char) -> Option<i64> {
     let days = ms.div_euclid(DAY);
-    let (y, m, _) = civil_from_days(days);
     Some(match unit {
-        'y' => days_from_civil(y, 1, 1) * DAY,
-        'M' => days_from_civil(y, m, 1) * DAY,
-        'w' => (days - (days + 3).rem_euclid(7)) * DAY,
-        'd' => days * DAY,
-        'h' | 'H' => ms - ms.rem_euclid(3_600_000),
-        'm' => ms - ms.rem_euclid(60_000),
-        's' => ms - ms.rem_euclid(1000),
+        'y' => millis(
+            civil(ms)?
+                .date()
+                .first_of_year()
+                .to_datetime(jiff::civil::Time::midnight()),
+        )?,
+        'M' => millis(
+            civil(ms)?
+                .date()
+                .first_of_month()
+                .to_datetime(jiff::civil::Time::midnight()),
+        )?,
+        // Weeks start on Monday; 1970-01-01 was a Thursday.
+        'w' => (days - (days + 3).rem_euclid(7)).checked_mul(DAY)?,
+        'd' => days.checked_mul(DAY)?,
+        'h' | 'H' | 'm' | 's' => ms.checked_sub(ms.rem_euclid(fixed_unit(unit)?))?,
+        _ => return None,
+    })
+}
+
+/// The length of one `unit` in milliseconds (units of fixed length only).
+fn fixed_unit(unit: char) -> Option<i64> {
+    Some(match unit {
+        'w' => 7 * DAY,
+        'd' => DAY,
+        'h' | 'H' => 3_600_000,
+        'm' => 60_000,
+        's' => 1000,
         _ => return None,
     })
 }
 
 fn next_unit(ms: i64, unit: char) -> Option<i64> {
-    Some(match unit {
+    match unit {
         'y' => add_months(ms, 12),
         'M' => add_months(ms, 1),
-        'w' => ms + 7 * DAY,
-        'd' => ms + DAY,
-        'h' | 'H' => ms + 3_600_000,
-        'm' => ms + 60_000,
-        's' => ms + 1000,
-        _ => return None,
-    })
+        u => ms.checked_add(fixed_unit(u)?),
+    }
 }
 
 /// Evaluates a date bound. `round_up` is true for `gt` and `lte`.
@@ -75,9 +100,9 @@ pub fn eval(s: &str, formats: &[DateFormat], now_ms: i64, round_up: bool) -> Opt
             '+' | '-' => {
                 let n = if op == '-' { -n } else { n };
                 match unit {
-                    'y' => add_months(t, 12 * n),
-                    'M' => add_months(t, n),
-                    _ => t + n * (next_unit(0, unit)? - round_down(0, unit)?),
+                    'y' => add_months(t, n.checked_mul(12)?)?,
+                    'M' => add_months(t, n)?,
+                    u => t.checked_add(n.checked_mul(fixed_unit(u)?)?)?,
                 }
             }
             '/' => {

@@ -79,7 +79,7 @@ pub struct MatchOpts {
     /// `fuzziness`: edit distance per term (None: exact terms).
     pub fuzziness: Option<Fuzziness>,
     /// `analyzer`: the search analyzer named in the query, over the field's.
-    pub analyzer: Option<crate::mapping::Analyzer>,
+    pub analyzer: Option<String>,
 }
 
 /// `fuzziness`: a fixed edit distance (0-2) or `AUTO[:low,high]` (0 below `low`
@@ -144,6 +144,14 @@ pub struct RangeBounds {
     pub time_zone: Option<String>,
 }
 
+/// Which term-level query a case-insensitive one is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CiKind {
+    Term,
+    Prefix,
+    Wildcard,
+}
+
 /// A parsed query (a small tree built once per request).
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +171,8 @@ pub enum Query {
         query: String,
         slop: u32,
         prefix: bool,
+        /// `analyzer` named in the query (over the field's search analyzer).
+        analyzer: Option<String>,
         boost: f32,
     },
     MultiMatch {
@@ -233,6 +243,13 @@ pub enum Query {
         field: String,
         values: Vec<Value>,
         msm_field: String,
+        boost: f32,
+    },
+    /// `term`, `prefix` or `wildcard` with `case_insensitive: true`.
+    CaseInsensitive {
+        field: String,
+        kind: CiKind,
+        value: Value,
         boost: f32,
     },
     Bool {

@@ -53,11 +53,17 @@ fn bool_prefix_field(ctx: &Ctx<'_>, f: &str, query: &str, opts: &MatchOpts) -> E
         field,
         path,
         analyzer,
-    } = target::target(ctx, f)
+    } = target::target(ctx, f)?
     else {
         return match_field(ctx, f, &serde_json::Value::String(query.into()), opts);
     };
-    let toks = target::tokens(analyzer, query);
+    let an = target::query_analyzer(
+        ctx,
+        opts.analyzer.as_deref(),
+        &analyzer,
+        "match_bool_prefix",
+    )?;
+    let toks = target::tokens(&an, query);
     let mut clauses: Vec<Q> = Vec::with_capacity(toks.len());
     for (i, (_, t)) in toks.iter().enumerate() {
         if i + 1 == toks.len() {
@@ -83,7 +89,7 @@ fn combined(
                 field,
                 path,
                 analyzer,
-            } = target::target(ctx, &f)
+            } = target::target(ctx, &f)?
             {
                 targets.push((field, path, analyzer, bf.boost));
             }
@@ -92,7 +98,8 @@ fn combined(
     let Some(first) = targets.first() else {
         return Ok(empty());
     };
-    let toks = target::tokens(first.2, query);
+    let an = target::query_analyzer(ctx, opts.analyzer.as_deref(), &first.2, "combined_fields")?;
+    let toks = target::tokens(&an, query);
     let per_term: Vec<Q> = toks
         .iter()
         .map(|(_, t)| {

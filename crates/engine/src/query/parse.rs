@@ -6,7 +6,7 @@ use super::parse_more::{
     parse_bool_prefix, parse_combined, parse_regexp, parse_terms_set, text_query,
 };
 use super::query_string::{parse_query_string, QsOptions};
-use super::{BoostedField, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
+use super::{BoostedField, CiKind, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
 use crate::error::{EngineError, EngineResult};
 
 pub(super) fn err(msg: impl Into<String>) -> EngineError {
@@ -48,16 +48,7 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
         "terms" => parse_terms(body),
         "range" => parse_range(body),
         "exists" => parse_exists(body),
-        "prefix" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Prefix {
-            field,
-            value,
-            boost,
-        }),
-        "wildcard" => parse_prefix_like(body, name).map(|(field, value, boost)| Query::Wildcard {
-            field,
-            value,
-            boost,
-        }),
+        "prefix" | "wildcard" => parse_prefix_like(body, name),
         "ids" => parse_ids(body),
         "regexp" => parse_regexp(body),
         "match_bool_prefix" => parse_bool_prefix(body),
@@ -175,19 +166,11 @@ pub(super) fn match_opt(
     Ok(true)
 }
 
-/// A search `analyzer` the engine has (custom analyzers are not).
-fn analyzer_named(v: &Value, name: &str) -> EngineResult<crate::mapping::Analyzer> {
-    use crate::mapping::Analyzer;
-    match v.as_str() {
-        Some("standard" | "simple" | "default") => Ok(Analyzer::Standard),
-        Some("whitespace") => Ok(Analyzer::Whitespace),
-        Some("keyword") => Ok(Analyzer::Keyword),
-        Some("english") => Ok(Analyzer::English),
-        _ => Err(EngineError::IllegalArgument(format!(
-            "[{name}] analyzer [{}] is not supported by this engine (standard, whitespace, keyword, english)",
-            v.as_str().unwrap_or_default()
-        ))),
-    }
+/// A query's `analyzer`: a name, resolved against the index's analysis when compiled.
+fn analyzer_named(v: &Value, name: &str) -> EngineResult<String> {
+    v.as_str()
+        .map(String::from)
+        .ok_or_else(|| err(format!("[{name}] analyzer must be a string")))
 }
 
 fn parse_match(body: &Value) -> EngineResult<Query> {
@@ -228,13 +211,18 @@ pub(super) fn value_text(v: &Value) -> String {
 
 fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
     let mut slop = 0;
+    let mut analyzer = None;
     let (field, query, boost) = text_query(body, name, "query", &mut |k, v| {
         Ok(match k {
             "slop" => {
                 slop = v.as_u64().unwrap_or(0) as u32;
                 true
             }
-            "analyzer" | "max_expansions" | "zero_terms_query" => true,
+            "analyzer" => {
+                analyzer = Some(analyzer_named(v, name)?);
+                true
+            }
+            "max_expansions" | "zero_terms_query" => true,
             _ => false,
         })
     })?;
@@ -243,6 +231,7 @@ fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
         query,
         slop,
         prefix,
+        analyzer,
         boost,
     })
 }
@@ -325,8 +314,18 @@ fn parse_multi_match(body: &Value) -> EngineResult<Query> {
     })
 }
 
+/// `case_insensitive` of `term`, `prefix` and `wildcard` (a boolean).
+fn parse_ci(v: &Value, name: &str) -> EngineResult<bool> {
+    v.as_bool().ok_or_else(|| {
+        err(format!(
+            "[{name}] query does not support [case_insensitive] of value [{v}]"
+        ))
+    })
+}
+
 fn parse_term(body: &Value) -> EngineResult<Query> {
     let (field, v, mut boost) = single_field(body, "term")?;
+    let mut ci = false;
     let value = match v {
         Value::Object(o) => {
             let mut value = None;
@@ -334,7 +333,8 @@ fn parse_term(body: &Value) -> EngineResult<Query> {
                 match k.as_str() {
                     "value" => value = Some(val.clone()),
                     "boost" => boost = parse_boost(val, "term")?,
-                    "_name" | "case_insensitive" => {}
+                    "case_insensitive" => ci = parse_ci(val, "term")?,
+                    "_name" => {}
                     other => return Err(err(format!("[term] query does not support [{other}]"))),
                 }
             }
@@ -343,6 +343,14 @@ fn parse_term(body: &Value) -> EngineResult<Query> {
         Value::Array(_) => return Err(err("[term] query does not support array of values")),
         other => other.clone(),
     };
+    if ci {
+        return Ok(Query::CaseInsensitive {
+            field: field.clone(),
+            kind: CiKind::Term,
+            value,
+            boost,
+        });
+    }
     Ok(Query::Term {
         field: field.clone(),
         value,
@@ -422,8 +430,9 @@ fn parse_exists(body: &Value) -> EngineResult<Query> {
     Ok(Query::Exists { field, boost })
 }
 
-fn parse_prefix_like(body: &Value, name: &str) -> EngineResult<(String, String, f32)> {
+fn parse_prefix_like(body: &Value, name: &str) -> EngineResult<Query> {
     let (field, v, mut boost) = single_field(body, name)?;
+    let mut ci = false;
     let value = match v {
         Value::Object(o) => {
             let mut value = None;
@@ -431,7 +440,8 @@ fn parse_prefix_like(body: &Value, name: &str) -> EngineResult<(String, String, 
                 match k.as_str() {
                     "value" | "wildcard" | "prefix" => value = val.as_str().map(String::from),
                     "boost" => boost = parse_boost(val, name)?,
-                    "rewrite" | "case_insensitive" | "_name" => {}
+                    "case_insensitive" => ci = parse_ci(val, name)?,
+                    "rewrite" | "_name" => {}
                     other => return Err(err(format!("[{name}] query does not support [{other}]"))),
                 }
             }
@@ -439,7 +449,29 @@ fn parse_prefix_like(body: &Value, name: &str) -> EngineResult<(String, String, 
         }
         other => value_text(other),
     };
-    Ok((field.clone(), value, boost))
+    let field = field.clone();
+    Ok(match (name, ci) {
+        (_, true) => Query::CaseInsensitive {
+            field,
+            kind: if name == "prefix" {
+                CiKind::Prefix
+            } else {
+                CiKind::Wildcard
+            },
+            value: Value::String(value),
+            boost,
+        },
+        ("prefix", false) => Query::Prefix {
+            field,
+            value,
+            boost,
+        },
+        _ => Query::Wildcard {
+            field,
+            value,
+            boost,
+        },
+    })
 }
 
 fn parse_ids(body: &Value) -> EngineResult<Query> {

@@ -7,6 +7,7 @@ use tantivy::Term;
 use super::automaton::RangedRegexQuery;
 use super::compile::{empty, index_matches, konst, term_q, Ctx, Q};
 use super::target::{self, Target};
+use super::CiKind;
 use crate::error::{EngineError, EngineResult};
 use crate::mapping::LeafKind;
 use crate::names::wildcard_match;
@@ -81,7 +82,7 @@ pub(super) fn regex_field(
     raw: &str,
     is_prefix: bool,
 ) -> EngineResult<Q> {
-    match target::target(ctx, f) {
+    match target::target(ctx, f)? {
         Target::Text { field, path, .. } => {
             regex_on(field, path.as_deref(), re, literal_prefix(raw, is_prefix))
         }
@@ -107,11 +108,74 @@ pub(super) fn regex_field(
     }
 }
 
+/// `term`, `prefix` or `wildcard` with `case_insensitive`: an automaton over the field's
+/// terms with the value's letters in either case (keywords, text terms, `_id`, `_index`,
+/// booleans); numbers, dates and ips refuse it as Elasticsearch 7.10 does.
+pub(super) fn case_insensitive(
+    ctx: &Ctx<'_>,
+    f: &str,
+    kind: CiKind,
+    value: &serde_json::Value,
+) -> EngineResult<Q> {
+    let v = target::as_text(value);
+    let body = match kind {
+        CiKind::Term => target::regex_escape(&v),
+        CiKind::Prefix => format!("{}.*", target::regex_escape(&v)),
+        CiKind::Wildcard => target::wildcard_regex(&v),
+    };
+    let re = format!("(?i){body}");
+    match target::target(ctx, f)? {
+        Target::Text { field, path, .. } => regex_on(field, path.as_deref(), &re, ""),
+        Target::Kw {
+            path,
+            kind: LeafKind::Keyword,
+        } => {
+            // a normalizer applies to the value first, as to any keyword query
+            let v = target::normalized(ctx, &path, &v);
+            let body = match kind {
+                CiKind::Term => target::regex_escape(&v),
+                CiKind::Prefix => format!("{}.*", target::regex_escape(&v)),
+                CiKind::Wildcard => target::wildcard_regex(&v),
+            };
+            regex_on(ctx.fields.kw, Some(&path), &format!("(?i){body}"), "")
+        }
+        Target::Kw {
+            path,
+            kind: LeafKind::Boolean,
+        } if kind == CiKind::Term => {
+            let b = serde_json::Value::String(v.to_lowercase());
+            super::compile::term_field(ctx, &path, &b)
+        }
+        Target::Id => regex_on(ctx.fields.id, None, &re, ""),
+        Target::Index => {
+            let pat = match kind {
+                CiKind::Prefix => format!("{v}*"),
+                _ => v.clone(),
+            };
+            Ok(
+                if wildcard_match(&pat.to_lowercase(), &ctx.index_name.to_lowercase()) {
+                    Box::new(AllQuery)
+                } else {
+                    empty()
+                },
+            )
+        }
+        Target::Kw { kind: k, .. } if kind == CiKind::Term => Err(EngineError::QueryShard {
+            reason: format!(
+                "[{f}] field which is of type [{}], does not support case insensitive term queries",
+                k.name()
+            ),
+            index: ctx.index_name.to_string(),
+        }),
+        _ => Ok(empty()),
+    }
+}
+
 /// `regexp` on one field: keyword, text (per term) and `_id`; any other type is the
 /// `query_shard_exception` Elasticsearch gives (`_index` included: constant fields have no
 /// regexp query in 7.10).
 pub(super) fn regexp_field(ctx: &Ctx<'_>, f: &str, re: &str) -> EngineResult<Q> {
-    match target::target(ctx, f) {
+    match target::target(ctx, f)? {
         Target::Text { field, path, .. } => regex_on(field, path.as_deref(), re, ""),
         Target::Kw {
             path,

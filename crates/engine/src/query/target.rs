@@ -31,28 +31,34 @@ pub enum Target {
     Unmapped,
 }
 
-/// Resolves a (non-wildcard) field name.
-pub fn target(ctx: &Ctx<'_>, name: &str) -> Target {
+/// Resolves a (non-wildcard) field name. A field mapped with `index: false` cannot be
+/// searched (Elasticsearch 7.10's `query_shard_exception`).
+pub fn target(ctx: &Ctx<'_>, name: &str) -> EngineResult<Target> {
     match name {
-        "_id" => return Target::Id,
-        "_index" => return Target::Index,
+        "_id" => return Ok(Target::Id),
+        "_index" => return Ok(Target::Index),
         _ => {}
     }
     let Some(info) = ctx.mapping.field(name) else {
-        return Target::Unmapped;
+        return Ok(Target::Unmapped);
     };
-    match info.kind {
-        LeafKind::Text if !info.indexed => Target::Unmapped,
+    if !info.indexed && !matches!(info.kind, LeafKind::Binary | LeafKind::Unindexed) {
+        return Err(EngineError::QueryShard {
+            reason: format!("Cannot search on field [{name}] since it is not indexed."),
+            index: ctx.index_name.to_string(),
+        });
+    }
+    Ok(match info.kind {
         LeafKind::Text => match info.slot {
             Some(s) => Target::Text {
                 field: ctx.fields.slots[s as usize],
                 path: None,
-                analyzer: info.search_analyzer,
+                analyzer: info.search_analyzer.clone(),
             },
             None => Target::Text {
                 field: ctx.fields.text,
                 path: Some(name.to_string()),
-                analyzer: info.search_analyzer,
+                analyzer: info.search_analyzer.clone(),
             },
         },
         LeafKind::Binary | LeafKind::Unindexed => Target::Unmapped,
@@ -60,7 +66,7 @@ pub fn target(ctx: &Ctx<'_>, name: &str) -> Target {
             path: name.to_string(),
             kind,
         },
-    }
+    })
 }
 
 /// Expands a field pattern (`title*`, `*`) to mapped text and keyword fields; a plain name
@@ -77,6 +83,7 @@ pub fn expand(ctx: &Ctx<'_>, pattern: &str) -> Vec<String> {
             // an `_index`/`_id` field mapped before metadata names were refused must not
             // turn a pattern into the index-name or id target
             !under_metadata(p)
+                && f.indexed
                 && wildcard_match(pattern, p)
                 && matches!(f.kind, LeafKind::Text | LeafKind::Keyword | LeafKind::Ip)
         })
@@ -84,8 +91,28 @@ pub fn expand(ctx: &Ctx<'_>, pattern: &str) -> Vec<String> {
         .collect()
 }
 
+/// The analyzer a query names (`analyzer`), else the field's search analyzer.
+pub fn query_analyzer(
+    ctx: &Ctx<'_>,
+    named: Option<&str>,
+    field: &Analyzer,
+    query: &str,
+) -> EngineResult<Analyzer> {
+    match named {
+        None => Ok(field.clone()),
+        Some(n) => ctx
+            .mapping
+            .analysis
+            .analyzer(n)
+            .map_err(|_| EngineError::QueryShard {
+                reason: format!("[{query}] analyzer [{n}] not found"),
+                index: ctx.index_name.to_string(),
+            }),
+    }
+}
+
 /// Tokens of `text` by `analyzer`, with positions.
-pub fn tokens(a: Analyzer, text: &str) -> Vec<(usize, String)> {
+pub fn tokens(a: &Analyzer, text: &str) -> Vec<(usize, String)> {
     let mut an = analyzer(a);
     let mut out = Vec::new();
     an.token_stream(text)
@@ -108,8 +135,17 @@ pub fn text_term(field: Field, path: Option<&str>, token: &str) -> Term {
 /// The term of an exact string in the keyword field.
 pub fn kw_str_term(ctx: &Ctx<'_>, path: &str, s: &str) -> Term {
     let mut t = Term::from_field_json_path(ctx.fields.kw, path, true);
-    t.append_type_and_str(s);
+    t.append_type_and_str(&normalized(ctx, path, s));
     t
+}
+
+/// A keyword value as its field's `normalizer` indexed it (term-level queries and `match`
+/// on a normalized keyword see the normalized form, as in Elasticsearch).
+pub fn normalized<'s>(ctx: &Ctx<'_>, path: &str, s: &'s str) -> std::borrow::Cow<'s, str> {
+    match ctx.mapping.field(path).and_then(|f| f.normalizer.as_ref()) {
+        Some(n) => std::borrow::Cow::Owned(n.normalize(s)),
+        None => std::borrow::Cow::Borrowed(s),
+    }
 }
 
 /// A number as tantivy indexes it in a JSON field (integral values as i64).
@@ -213,7 +249,7 @@ mod tests {
 
     #[test]
     fn standard_tokens_have_positions() {
-        let t = tokens(Analyzer::Standard, "Quick brown-fox");
+        let t = tokens(&Analyzer::Standard, "Quick brown-fox");
         assert_eq!(
             t,
             vec![(0, "quick".into()), (1, "brown".into()), (2, "fox".into())]

@@ -191,8 +191,8 @@ fn wanted(q: &Query, m: &Mapping, out: &mut Vec<(String, Want)>) {
     let mut text = |field: &str, s: &str, last_prefix: bool| {
         let an = m
             .field(field)
-            .map_or(Analyzer::Standard, |f| f.search_analyzer);
-        let toks = tokens(an, s);
+            .map_or(Analyzer::Standard, |f| f.search_analyzer.clone());
+        let toks = tokens(&an, s);
         for (i, (_, t)) in toks.iter().enumerate() {
             let w = if last_prefix && i + 1 == toks.len() {
                 Want::Prefix(t.clone())
@@ -422,7 +422,7 @@ fn resolve(o: &Opts) -> Resolved {
 }
 
 /// Match spans of the wanted terms in one value of `field`.
-fn spans(value: &str, field_kind: LeafKind, an: Analyzer, wants: &[&Want]) -> Vec<(usize, usize)> {
+fn spans(value: &str, field_kind: LeafKind, an: &Analyzer, wants: &[&Want]) -> Vec<(usize, usize)> {
     if field_kind != LeafKind::Text {
         return if wants.iter().any(|w| want_matches(w, value)) {
             vec![(0, value.len())]
@@ -430,6 +430,19 @@ fn spans(value: &str, field_kind: LeafKind, an: Analyzer, wants: &[&Want]) -> Ve
             vec![]
         };
     }
+    // offsets must point into the value itself: char filters (which change the text) are
+    // left out when highlighting
+    let unfiltered;
+    let an = match an.chain() {
+        Some(c) if !c.char_filters.is_empty() => {
+            unfiltered = Analyzer::Custom(std::sync::Arc::new(crate::analysis::Chain {
+                char_filters: vec![],
+                ..c.clone()
+            }));
+            &unfiltered
+        }
+        _ => an,
+    };
     let mut a = crate::store::schema::analyzer(an);
     let mut out = Vec::new();
     a.token_stream(value).process(&mut |t| {
@@ -514,7 +527,7 @@ fn field_fragments(
     }
     let mut passages = Vec::new();
     for v in &values {
-        let s = spans(v, info.kind, info.analyzer, &mine);
+        let s = spans(v, info.kind, &info.analyzer, &mine);
         if !s.is_empty() {
             passages.extend(fragments_of(v, &s, o));
         }

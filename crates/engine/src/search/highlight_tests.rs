@@ -5,8 +5,11 @@ use crate::query::parse_query;
 use serde_json::json;
 
 fn mapping() -> Mapping {
-    crate::mapping::parse_mappings(&json!({"properties": {
-        "title": {"type": "text"}, "body": {"type": "text"}, "tag": {"type": "keyword"}}}))
+    crate::mapping::parse_mappings(
+        &json!({"properties": {
+        "title": {"type": "text"}, "body": {"type": "text"}, "tag": {"type": "keyword"}}}),
+        &Default::default(),
+    )
     .unwrap()
     .mapping
 }

@@ -69,7 +69,15 @@ pub fn resolve(
                 "_id" => KeyKind::Id(id_field),
                 "_index" => KeyKind::Const(index.to_string()),
                 f => match mapping.field(f) {
-                    Some(info) => field_key(s, info.kind, index)?,
+                    Some(info) => {
+                        crate::aggs::check_not_text(mapping, f)?;
+                        // text with fielddata sorts by its tokens, as a keyword would
+                        let kind = match info.kind {
+                            LeafKind::Text => LeafKind::Keyword,
+                            k => k,
+                        };
+                        field_key(s, kind, index)?
+                    }
                     None if s.unmapped_type.is_some() => KeyKind::Missing,
                     None => {
                         return Err(EngineError::QueryShard {

@@ -24,7 +24,11 @@ fn docs() -> Vec<Value> {
 fn setup(shards: u32) -> (tempfile::TempDir, Store, Arc<IndexHandle>) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path(), WriterOptions::default(), AutoCreate::None).unwrap();
-    let pm = parse_mappings(&json!({"properties": {"tag": {"type": "keyword"}}})).unwrap();
+    let pm = parse_mappings(
+        &json!({"properties": {"tag": {"type": "keyword"}}}),
+        &Default::default(),
+    )
+    .unwrap();
     let mut req = CreateIndex {
         mapping: pm.mapping,
         ..Default::default()

@@ -121,9 +121,14 @@ impl IndexHandle {
         let uuid = v["uuid"]
             .as_str()
             .ok_or_else(|| EngineError::internal("index.json without uuid"))?;
-        let mapping = Mapping::from_persisted(&v["mapping"]).map_err(EngineError::internal)?;
+        let settings = IndexSettings::from_persisted(&v["settings"]);
+        // settings kept by an engine that did not apply analysis yet may not resolve:
+        // such an index reads (as it was indexed) with the built-in analyzers
+        let analysis = crate::analysis::from_settings(&settings.extra).unwrap_or_default();
+        let mapping = Mapping::from_persisted(&v["mapping"], &Arc::new(analysis))
+            .map_err(EngineError::internal)?;
         let meta = Meta {
-            settings: IndexSettings::from_persisted(&v["settings"]),
+            settings,
             type_name: v["type"].as_str().map(String::from),
             aliases: v["aliases"].as_object().cloned().unwrap_or_default(),
             closed: v["closed"].as_bool().unwrap_or(false),

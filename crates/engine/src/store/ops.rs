@@ -10,6 +10,8 @@ pub struct Cond {
     pub if_primary_term: Option<u64>,
     /// External version (`version_type=external`, or `external_gte` when the flag is set).
     pub external: Option<(u64, bool)>,
+    /// `require_alias`: the target must be an alias (bulk, index API).
+    pub require_alias: bool,
 }
 
 /// What happened to a document.

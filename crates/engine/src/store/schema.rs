@@ -7,10 +7,7 @@ use tantivy::schema::{
     Field, IndexRecordOption, JsonObjectOptions, OwnedValue, Schema, TextFieldIndexing,
     TextOptions, FAST, STORED, STRING,
 };
-use tantivy::tokenizer::{
-    Language, LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
-    WhitespaceTokenizer,
-};
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::TantivyDocument;
 
 use crate::mapping::{Analyzer, IndexedDoc, KwValue, Mapping, TEXT_SLOTS};
@@ -106,37 +103,23 @@ pub fn fields(schema: &Schema) -> tantivy::Result<Fields> {
 }
 
 /// The tokenizer chain of a mapping analyzer.
-pub fn analyzer(a: Analyzer) -> TextAnalyzer {
-    match a {
-        Analyzer::Standard => TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(RemoveLongFilter::limit(256))
-            .filter(LowerCaser)
-            .build(),
-        Analyzer::Whitespace => TextAnalyzer::builder(WhitespaceTokenizer::default())
-            .filter(RemoveLongFilter::limit(256))
-            .build(),
-        Analyzer::Keyword => TextAnalyzer::builder(RawTokenizer::default()).build(),
-        Analyzer::English => TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(RemoveLongFilter::limit(256))
-            .filter(LowerCaser)
-            .filter(Stemmer::new(Language::English))
-            .build(),
-    }
+pub fn analyzer(a: &Analyzer) -> TextAnalyzer {
+    a.text_analyzer()
 }
 
 /// Registers the analyzers of `mapping` on `index`: the shared text field uses `standard`,
 /// each slot the analyzer of the path it holds.
 pub fn register_tokenizers(index: &tantivy::Index, mapping: &Mapping) {
     let tm = index.tokenizers();
-    tm.register("default", analyzer(Analyzer::Standard));
+    tm.register("default", analyzer(&Analyzer::Standard));
     let mut per_slot = vec![Analyzer::Standard; TEXT_SLOTS as usize];
     for (_, f) in mapping.fields() {
         if let Some(s) = f.slot {
-            per_slot[s as usize] = f.analyzer;
+            per_slot[s as usize] = f.analyzer.clone();
         }
     }
     for (n, a) in per_slot.into_iter().enumerate() {
-        tm.register(&slot_name(n as u8), analyzer(a));
+        tm.register(&slot_name(n as u8), analyzer(&a));
     }
 }
 
@@ -242,7 +225,7 @@ mod tests {
 
     #[test]
     fn standard_analyzer_lowercases_and_splits() {
-        let mut a = analyzer(Analyzer::Standard);
+        let mut a = analyzer(&Analyzer::Standard);
         let mut toks = Vec::new();
         a.token_stream("Hello, World-42")
             .process(&mut |t| toks.push(t.text.clone()));

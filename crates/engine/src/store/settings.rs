@@ -180,6 +180,12 @@ impl IndexSettings {
                 "number_of_shards" if creating => {
                     self.shards = parse_count(key, v, 1, 1024)? as u32;
                 }
+                s if !creating && s.starts_with("analysis.") => {
+                    // analyzers are fixed when the shards register them
+                    return Err(EngineError::IllegalArgument(format!(
+                        "Can't update non dynamic settings [[{key}]] for open indices (analysis of an existing index is not changed by this engine)"
+                    )));
+                }
                 "number_of_shards" | "number_of_routing_shards" | "codec" if !creating => {
                     return Err(EngineError::IllegalArgument(format!(
                         "Can't update non dynamic settings [[{key}]] for open indices"
@@ -203,6 +209,10 @@ impl IndexSettings {
                 s if KNOWN.contains(&s) || KNOWN_PREFIXES.iter().any(|p| s.starts_with(p)) => {
                     if v.is_null() {
                         self.extra.remove(key); // `null` resets a setting
+                    } else if let Value::Array(items) = v {
+                        // lists (analysis filters, stop words) stay lists of strings
+                        let items = items.iter().map(|i| Value::String(as_string(i))).collect();
+                        self.extra.insert(key.clone(), Value::Array(items));
                     } else {
                         self.extra.insert(key.clone(), Value::String(as_string(v)));
                     }

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::{Mutex, RwLock};
 
 use serde_json::{json, Map, Value};
@@ -220,14 +221,9 @@ pub fn build(templates: &[&Template], body: Option<&Value>) -> EngineResult<Crea
             )));
         }
     }
-    for (settings, mappings, al) in parts {
+    for (settings, _, al) in &parts {
         if let Some(s) = settings {
             flat.extend(flatten(s)?);
-        }
-        if let Some(m) = mappings {
-            let pm = parse_mappings(m)?;
-            mapping = mapping.merged(&pm.mapping)?;
-            type_name = pm.type_name.or(type_name);
         }
         if let Some(a) = al {
             let a = a
@@ -237,6 +233,16 @@ pub fn build(templates: &[&Template], body: Option<&Value>) -> EngineResult<Crea
         }
     }
     let settings = IndexSettings::from_create(Some(&Value::Object(flat.into_iter().collect())))?;
+    // mappings name the analyzers of the settings, whichever part defined them
+    let analysis = Arc::new(crate::analysis::from_settings(&settings.extra)?);
+    mapping.analysis = analysis.clone();
+    for (_, mappings, _) in &parts {
+        if let Some(m) = mappings {
+            let pm = parse_mappings(m, &analysis)?;
+            mapping = mapping.merged(&pm.mapping)?;
+            type_name = pm.type_name.or(type_name);
+        }
+    }
     if let Some(t) = &type_name {
         if t.starts_with('_') && t != "_doc" {
             return Err(EngineError::IllegalArgument(format!(

@@ -100,7 +100,7 @@ fn missing_index_and_whitelist() {
     let e = write1(&store, item(Action::Index, "books", "1", json!({})))
         .outcome
         .unwrap_err();
-    assert_eq!(e.body().reason, "no such index");
+    assert_eq!(e.body().reason, "no such index [books]");
     assert!(store.get("books").is_none());
     let r = write1(
         &store,
@@ -223,7 +223,11 @@ fn delete_index_and_resolve() {
 fn one_type_per_index() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    let pm = parse_mappings(&json!({"doc": {"properties": {"n": {"type": "long"}}}})).unwrap();
+    let pm = parse_mappings(
+        &json!({"doc": {"properties": {"n": {"type": "long"}}}}),
+        &Default::default(),
+    )
+    .unwrap();
     store
         .create(
             "i",

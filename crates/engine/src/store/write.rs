@@ -193,6 +193,19 @@ impl Store {
         item: &mut WriteItem,
         cache: &mut HashMap<String, EngineResult<Arc<IndexHandle>>>,
     ) -> EngineResult<Prepared> {
+        if item.cond.require_alias
+            && !self
+                .universe()
+                .iter()
+                .any(|i| i.aliases.contains_key(&item.index))
+        {
+            return Err(EngineError::RequireAlias(item.index.clone()));
+        }
+        if item.id.as_deref() == Some("") && matches!(item.action, Action::Index | Action::Create) {
+            return Err(EngineError::IllegalArgument(
+                "if _id is specified it must not be empty".into(),
+            ));
+        }
         // deletes never create an index (as Elasticsearch's bulk action)
         let handle = match item.action {
             Action::Delete => self.write_index(&item.index, false)?,
@@ -202,8 +215,9 @@ impl Store {
                 .clone()?,
         };
         handle.accept_type(item.type_name.as_deref())?;
-        let id = match item.id.take() {
-            Some(id) => id,
+        // the id stays on the item: an error after this point still names it
+        let id = match &item.id {
+            Some(id) => id.clone(),
             None => generate_id(),
         };
         let doc = match item.action {

@@ -60,10 +60,11 @@ impl Admin {
         body: Option<&Value>,
         headers: &[(&str, &str)],
     ) -> Answer {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = searchgate::outbound::agent(
+            "test",
+            std::time::Duration::from_secs(60),
+            Default::default(),
+        );
         let mut req = ureq::http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.url))

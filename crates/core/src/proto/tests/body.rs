@@ -10,13 +10,14 @@ struct Outcome {
     done: bool,
 }
 
-/// Feeds `pieces` the way the edge does: append to a pending buffer, decode until nothing
-/// more is consumed, drop what was consumed. Checks the ranges the decoder returns.
+/// Feeds `pieces` the way every reader does, through the one cursor: append to a pending
+/// buffer, step until it needs more, drop what was consumed. Checks the ranges it returns.
 fn drive<'a>(
-    dec: &mut BodyDecoder,
+    cur: &mut BodyCursor,
     pieces: impl IntoIterator<Item = &'a [u8]>,
 ) -> Result<Outcome, ProtoError> {
     let mut pending = Vec::new();
+    let mut dropped = 0;
     let mut out = Outcome {
         payload: Vec::new(),
         consumed: 0,
@@ -25,37 +26,43 @@ fn drive<'a>(
     for piece in pieces {
         pending.extend_from_slice(piece);
         loop {
-            let d = dec.decode(&pending)?;
-            assert!(d.consumed <= pending.len());
-            assert!(d.data.start <= d.data.end && d.data.end <= d.consumed);
-            out.payload.extend_from_slice(&pending[d.data.clone()]);
-            pending.drain(..d.consumed);
-            out.consumed += d.consumed;
-            assert_eq!(d.done, dec.is_done());
-            if d.done {
-                out.done = true;
-                return Ok(out);
-            }
-            if d.consumed == 0 {
-                break;
+            match cur.step(&pending)? {
+                Step::Piece(r) => {
+                    assert!(r.start < r.end && r.end <= cur.pos() && cur.pos() <= pending.len());
+                    out.payload.extend_from_slice(&pending[r]);
+                }
+                Step::Done => {
+                    assert!(cur.is_done());
+                    out.consumed = dropped + cur.pos();
+                    out.done = true;
+                    return Ok(out);
+                }
+                Step::NeedMore => {
+                    let n = cur.pos();
+                    pending.drain(..n);
+                    cur.dropped(n);
+                    dropped += n;
+                    break;
+                }
             }
         }
     }
+    out.consumed = dropped + cur.pos();
     Ok(out)
 }
 
 /// Decodes `msg` whole, in two pieces split at every point, and one byte at a time; all
 /// must agree. Returns the whole-message outcome.
 fn decode_every_split(framing: Framing, limit: u64, msg: &[u8]) -> Result<Outcome, ProtoError> {
-    let whole = drive(&mut BodyDecoder::new(framing, limit)?, [msg]);
+    let whole = drive(&mut BodyCursor::new(framing, limit, 0)?, [msg]);
     for cut in 0..=msg.len() {
         let split = drive(
-            &mut BodyDecoder::new(framing, limit)?,
+            &mut BodyCursor::new(framing, limit, 0)?,
             [&msg[..cut], &msg[cut..]],
         );
         assert_eq!(split, whole, "split at {cut}");
     }
-    let bytewise = drive(&mut BodyDecoder::new(framing, limit)?, msg.chunks(1));
+    let bytewise = drive(&mut BodyCursor::new(framing, limit, 0)?, msg.chunks(1));
     assert_eq!(bytewise, whole, "one byte at a time");
     whole
 }
@@ -77,7 +84,7 @@ fn chunked_body_stops_at_its_end() {
     let mut buf = CHUNKED.to_vec();
     buf.extend_from_slice(b"GET / HTTP/1.1\r\n");
     let out = drive(
-        &mut BodyDecoder::new(Framing::Chunked, 1 << 20).unwrap(),
+        &mut BodyCursor::new(Framing::Chunked, 1 << 20, 0).unwrap(),
         [&buf[..]],
     )
     .unwrap();

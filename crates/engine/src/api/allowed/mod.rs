@@ -47,23 +47,10 @@ const TIME_VALUES: &[&str] = &[
     "search_timeout",
 ];
 
-/// Lucene's `LevenshteinDistance`: 1 - edits / longer length.
-fn similarity(a: &str, b: &str) -> f32 {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let longest = a.len().max(b.len());
-    if longest == 0 {
-        return 1.0;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    1.0 - prev[b.len()] as f32 / longest as f32
+/// Lucene's `LevenshteinDistance`: 1 - edits / longer length (in characters), which is
+/// strsim's normalised Levenshtein.
+fn similarity(a: &str, b: &str) -> f64 {
+    strsim::normalized_levenshtein(a, b)
 }
 
 /// Elasticsearch's message for unrecognized parameters (sorted, with suggestions).
@@ -75,7 +62,7 @@ fn unrecognized(path: &str, invalid: &[&str], candidates: &[&str]) -> String {
     let parts: Vec<String> = invalid
         .iter()
         .map(|bad| {
-            let mut scored: Vec<(f32, &str)> = candidates
+            let mut scored: Vec<(f64, &str)> = candidates
                 .iter()
                 .map(|c| (similarity(bad, c), *c))
                 .filter(|(d, _)| *d > 0.5)
@@ -171,13 +158,13 @@ mod tests {
     use super::*;
 
     fn check_of(route: Route, m: Method, query: &str) -> Result<(), String> {
-        let p = Params::parse(Some(query.as_bytes()));
+        let p = Params::parse(Some(query.as_bytes())).unwrap();
         check(&route, m, "/x", &p, false).map_err(|e| e.body().reason)
     }
 
     #[test]
     fn source_counts_only_without_a_body() {
-        let p = Params::parse(Some(b"source=%7B%7D&source_content_type=application/json"));
+        let p = Params::parse(Some(b"source=%7B%7D&source_content_type=application/json")).unwrap();
         let search = Route::Search { index: None };
         assert_eq!(check(&search, Method::Get, "/x", &p, false), Ok(()));
         let with_body = check(&search, Method::Post, "/x", &p, true).map_err(|e| e.body().reason);
@@ -185,9 +172,9 @@ mod tests {
             with_body,
             Err("request [/x] contains unrecognized parameters: [source] -> did you mean [_source]?, [source_content_type]".into())
         );
-        let p = Params::parse(Some(b"source_content_type=application/json"));
+        let p = Params::parse(Some(b"source_content_type=application/json")).unwrap();
         assert!(check(&search, Method::Get, "/x", &p, false).is_err());
-        let p = Params::parse(Some(b"source=%7B%7D&source_content_type=application/json"));
+        let p = Params::parse(Some(b"source=%7B%7D&source_content_type=application/json")).unwrap();
         assert!(
             check(&Route::CatHealth, Method::Get, "/x", &p, false).is_err(),
             "only where the endpoint reads a body"

@@ -381,11 +381,11 @@ pub fn of(route: &Route, m: Method) -> Allowed {
                 "timeout",
                 "wait_for_active_shards",
                 "type",
+                "require_alias",
             ],
             off_only: &[],
             unsupported: &[
                 "pipeline",
-                "require_alias",
                 "_source",
                 "_source_includes",
                 "_source_excludes",
