@@ -57,6 +57,22 @@ function init(args)
   wrk.body = bulk_body(size, os.getenv("SG_BULK_DOC") == "tiny")
 end
 
+function setup(thread)
+  common.setup(thread)
+end
+
+-- A `_bulk` answered 2xx can still have failed items (`"errors":true`, e.g. an
+-- index_not_found_exception per item): each such answer is an error of the run. The flag
+-- is the answer's second key in Elasticsearch and OpenSearch, so its first bytes suffice.
+item_errors = 0
+
+function response(status, headers, body)
+  if status >= 200 and status < 300 and body ~= nil
+      and body:sub(1, 256):find('"errors":true', 1, true) then
+    item_errors = item_errors + 1
+  end
+end
+
 function done(summary, latency, requests)
   common.report(summary, latency)
 end

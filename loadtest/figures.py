@@ -6,29 +6,32 @@ import statistics
 
 
 def summarize(runs):
+    """Medians over rounds of what every run measured; a figure some run lacks (CPU of a
+    cluster URL's processes, which are not ours to see) is left out, never set to 0."""
     med = lambda k: statistics.median(r[k] for r in runs)  # noqa: E731
     reqs = sum(r["requests"] for r in runs)
-    return {
+    out = {
         "rounds": len(runs),
         "rps": med("rps"),
         "mbps": med("mbps"),
         "p50": med("p50"),
         "p99": med("p99"),
         "p999": med("p999"),
-        "cpu_us_per_req": statistics.median(r["cpu_us_per_req"] for r in runs),
         "errors": sum(r["errors"] for r in runs),
         "requests": reqs,
-        "busy_cores": med("busy_cores"),
-        "foreign_cores": med("foreign_cores"),
         "rps_all": [round(r["rps"]) for r in runs],
         # --perf-stat: system-wide event counts per request.
         "per_req": {k.split(":", 1)[1]: med(k) for k in runs[0] if k.startswith("per_req:")},
     }
+    for k in ("cpu_us_per_req", "busy_cores", "foreign_cores"):
+        if all(k in r for r in runs):
+            out[k] = med(k)
+    return out
 
 
 def fmt_row(name, s, base=None):
-    row = (f"  {name:<14} {s['rps']:>10,.0f} {s['p50']/1e3:>8.2f} {s['p99']/1e3:>8.2f} "
-           f"{s['p999']/1e3:>8.2f} {s['mbps']:>9.1f} {s['cpu_us_per_req']:>8.2f}")
+    row = (f"  {name:<14} {s['rps']:>10,.0f} {s['p50']/1e3:>8.3f} {s['p99']/1e3:>8.3f} "
+           f"{s['p999']/1e3:>8.3f} {s['mbps']:>9.1f} {s['cpu_us_per_req']:>8.2f}")
     if base:
         row += (f"   x{s['rps']/base['rps']:.2f} rps  x{s['cpu_us_per_req']/base['cpu_us_per_req']:.2f} cpu"
                 f"  x{s['p99']/max(1, base['p99']):.2f} p99  x{s['p999']/max(1, base['p999']):.2f} p99.9"

@@ -63,22 +63,37 @@ def layout_of(scenario):
 
 class Target:
     """A thing wrk is pointed at: a proxy (its pids measured for CPU), the upstream, or any
-    cluster URL (`url`, no pids: its CPU is not ours to measure)."""
+    cluster URL (`url`, no pids: its CPU is not ours to measure; `shown`: the URL with the
+    password masked, for reports and plots)."""
 
-    def __init__(self, name, http, https, pids, url=None):
+    def __init__(self, name, http, https, pids, url=None, shown=None):
         self.name, self.http, self.https, self.pids = name, http, https, pids
-        self.url = url
+        self.url, self.shown = url, shown
 
 
-def histogram_files(args, counts, label):
-    """Turns a run's wrk latency counts into HdrHistogram's percentile distribution
-    (`.hgrm`) and an SVG plot next to them, with `searchgate latency`."""
+def latency_of(counts, label=None, hgrm=True):
+    """Every latency figure of a run, from its counts file and nowhere else: the percentiles
+    `searchgate latency --from-wrk` computes (the same code writes the `.hgrm` and the SVG
+    next to the counts when `hgrm`), in µs as the rest of the figures."""
     base = counts[: -len(".counts")]
-    subprocess.run(
-        [searchgate_bin(), "latency", "--from-wrk", counts, "--name", label,
-         "--hgrm", base + ".hgrm", "--plot", base + ".svg"],
-        stdout=subprocess.DEVNULL, check=True,
-    )
+    cmd = [searchgate_bin(), "latency", "--from-wrk", counts, "--json"]
+    if label:
+        cmd += ["--name", label]
+    if hgrm:
+        cmd += ["--hgrm", base + ".hgrm", "--plot", base + ".svg"]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True, text=True).stdout
+    total = json.loads(out)["total"]
+    us = lambda ms: int(round(ms * 1000))  # noqa: E731
+    return {"p50": us(total["p50"]), "p90": us(total["p90"]), "p99": us(total["p99"]),
+            "p999": us(total["p99.9"]), "p9999": us(total["p99.99"]), "max": us(total["max_ms"])}
+
+
+def plot_runs(counts_files, out):
+    """One chart of several runs (`searchgate latency --from-wrk A B ... --plot`)."""
+    files = [c for c in counts_files if c and os.path.exists(c)]
+    if files:
+        subprocess.run([searchgate_bin(), "latency", "--from-wrk", *files, "--plot", out],
+                       stdout=subprocess.DEVNULL, check=True)
 
 
 def searchgate_bin():
@@ -92,10 +107,15 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
     tenant = tenants[0]
     env = dict(env_base)
     env.update(SG_USER=tenant["user"], SG_PASS=tenant["pass"])
-    counts = None
+    # Every run leaves its latency counts: in --out under its label, else (warm-ups, the
+    # tenancy bench) in the runner's scratch directory.
     if label and args.out:
         counts = os.path.join(args.out, label + ".counts")
-        env["SG_LATENCY_FILE"] = counts
+    else:
+        counts = os.path.join(scratch_dir(), f"run-{next(RUN_NUMBERS)}.counts")
+    env["SG_LATENCY_FILE"] = counts
+    env["SG_LABEL"] = label or ""
+    env["SG_TARGET"] = target.shown or target.name
     if target.url:
         # Any cluster URL (--target-url): credentials from its userinfo, Host from its host.
         url = target.url
@@ -174,22 +194,53 @@ def run_wrk(args, target, scenario, tenants, env_base, duration, up_pids=(), per
         r["mbps"] = r["requests"] * args.bulk_bytes / secs / 1e6
     else:
         r["mbps"] = r["bytes_read"] / secs / 1e6
-    r["cpu_us_per_req"] = cpu / 1e3 / max(1, r["requests"])
-    r["proxy_cpu_share"] = cpu / 1e9 / wall
-    r["busy_cores"] = busy / 1e9 / wall
-    # CPU of the two cores not used by the proxy, the upstream or wrk: other work on the
-    # machine that disturbed this run.
-    r["foreign_cores"] = max(0.0, (busy - ours) / 1e9 / wall)
+    if target.pids:
+        # Only what was measured: a cluster URL's processes are not ours to see.
+        r["cpu_us_per_req"] = cpu / 1e3 / max(1, r["requests"])
+        r["proxy_cpu_share"] = cpu / 1e9 / wall
+        r["busy_cores"] = busy / 1e9 / wall
+        # CPU of the two cores not used by the proxy, the upstream or wrk: other work on
+        # the machine that disturbed this run.
+        r["foreign_cores"] = max(0.0, (busy - ours) / 1e9 / wall)
     # Scaled to the whole run from the counting window (duration - 1 s, see above).
     window = max(1, duration - 1) / secs
     for ev, n in stats.items():
         r["per_req:" + ev] = n / window / max(1, r["requests"])
-    r["errors"] = sum(r[k] for k in ("connect_errors", "read_errors", "write_errors",
-                                     "status_errors", "timeouts"))
-    if counts:
-        histogram_files(args, counts, label)
+    r["errors"] = sum(r[k] for k in ERROR_KINDS)
+    r.update(latency_of(counts, label, hgrm=bool(label and args.out)))
+    if label and args.out:
         r["histogram"] = label
+    r["counts"] = counts
     return r
+
+
+# What counts as a failed request: wrk's connect/read/write errors, answers with a status
+# of 400 or more, timeouts, and 2xx `_bulk` answers with `"errors":true` (bulk.lua).
+ERROR_KINDS = ("connect_errors", "read_errors", "write_errors", "status_errors", "timeouts",
+               "item_errors")
+
+
+def describe_errors(r):
+    """`12 (status 4xx/5xx 10, _bulk item errors 2)`: the kinds with failures."""
+    names = {"connect_errors": "connect", "read_errors": "read", "write_errors": "write",
+             "status_errors": "status 4xx/5xx", "timeouts": "timeouts",
+             "item_errors": "_bulk answers with item errors"}
+    kinds = [f"{names[k]} {r[k]}" for k in ERROR_KINDS if r.get(k)]
+    return f"{r['errors']}" + (f" ({', '.join(kinds)})" if kinds else "")
+
+
+RUN_NUMBERS = iter(range(1, 1 << 30))
+SCRATCH = []
+
+
+def scratch_dir():
+    """A directory for the counts of unlabelled runs, removed when the runner exits."""
+    if not SCRATCH:
+        import atexit
+
+        SCRATCH.append(tempfile.mkdtemp(prefix="sg-loadtest-counts-"))
+        atexit.register(shutil.rmtree, SCRATCH[0], True)
+    return SCRATCH[0]
 
 
 def release_dir():
@@ -197,14 +248,14 @@ def release_dir():
     return os.path.join(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"), "release")
 
 
-def build(args):
+def build(args, upstream=True):
+    """Builds searchgate (and with `upstream` the fast upstream) in release mode, unless
+    --skip-build."""
     if args.skip_build:
         return
-    log("building searchgate and the upstream (release)...")
-    subprocess.run(
-        ["cargo", "build", "--release", "--bin", "searchgate", "--example", "loadtest_upstream"],
-        cwd=ROOT, check=True,
-    )
+    what = ["--bin", "searchgate"] + (["--example", "loadtest_upstream"] if upstream else [])
+    log(f"building searchgate{' and the upstream' if upstream else ''} (release)...")
+    subprocess.run(["cargo", "build", "--release", *what], cwd=ROOT, check=True)
 
 
 def start_all(args, work, tenants, layout="pinned"):
@@ -328,8 +379,8 @@ def run_round(args, targets, scenario, tenants, env, rnd, name):
         r = run_wrk(args, target, scenario, tenants, env, args.duration,
                     targets["direct"].pids, perf_out, label=f"{scenario}-{name}-round{rnd + 1}")
     log(f"  {scenario} round {rnd + 1} {name}: {r['rps']:,.0f} req/s "
-        f"p99 {r['p99']/1e3:.2f}ms {r['mbps']:.1f} MB/s "
-        f"{r['cpu_us_per_req']:.2f} us CPU/req errors {r['errors']} "
+        f"p99 {r['p99']/1e3:.3f}ms {r['mbps']:.1f} MB/s "
+        f"{r['cpu_us_per_req']:.2f} us CPU/req errors {describe_errors(r)} "
         f"other load {r['foreign_cores']:.2f} cores"
         + (f" scrapes {r['scrapes']} ({r['scrape_bytes']:,} bytes)" if "scrapes" in r else ""))
     return r
@@ -406,9 +457,9 @@ def main():
     args = ap.parse_args()
     if not args.out:
         args.out = os.path.join(HERE, "results", time.strftime("%Y%m%d-%H%M%S", time.gmtime()))
-    os.makedirs(args.out, exist_ok=True)
     if args.target_url:
         return run_target(args)
+    os.makedirs(args.out, exist_ok=True)
     args.drivers = [d for d in args.drivers.split(",") if d]
     scenarios = [s for s in args.scenarios.split(",") if s]
     args.scenario_list = scenarios
@@ -471,8 +522,15 @@ def main():
                 for name in (order if rnd % 2 == 0 else order[::-1]):
                     runs[name].append(run_round(args, targets, scenario, tenants, env, rnd, name))
             results[scenario] = {"runs": runs, "summary": {n: summarize(v) for n, v in runs.items()}}
-        report(results, args)
+            # Every target's last run of the scenario on one chart.
+            plot_runs([runs[n][-1]["counts"] for n in order],
+                      os.path.join(args.out, f"{scenario}.svg"))
+        failed = report(results, args)
         write_figures(args, results)
+        if failed:
+            log(f"FAILED: {failed} request(s) failed (errors above): the figures do not "
+                "measure what they claim")
+            sys.exit(1)
     finally:
         cleanup()
         if args.host_congestion:
@@ -484,8 +542,17 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
 
 
+# Options a run against --target-url reads; the others (nginx, the edge's settings, the
+# host's congestion control) are not part of such a run and are not recorded as if they were.
+TARGET_ARGS = ("duration", "rounds", "connections", "bulk_connections", "bulk_bytes",
+               "scenario", "index", "target_url", "out")
+
+
 def write_figures(args, results):
-    figures = {"args": vars(args), "results": results}
+    recorded = vars(args)
+    if args.target_url:
+        recorded = {k: v for k, v in recorded.items() if k in TARGET_ARGS}
+    figures = {"args": recorded, "results": results}
     for path in filter(None, [args.json, os.path.join(args.out, "figures.json")]):
         with open(path, "w") as f:
             json.dump(figures, f, indent=1)
@@ -493,41 +560,116 @@ def write_figures(args, results):
 
 
 TARGET_SCENARIOS = {"search": "plain", "bulk": "bulk"}
+BULK_INDEX = "site"
 
 
 def run_target(args):
-    """Runs `--scenario` against `--target-url` for `--rounds` runs of `--duration` s each;
-    every run leaves its figures, percentile distribution and plot in `--out`."""
+    """Runs `--scenario` against `--target-url` for `--rounds` runs of `--duration` s each,
+    after checking the target (credentials, index); every run leaves its figures,
+    percentile distribution and plot in `--out`, and all runs share one chart. Exits 1 when
+    a request failed."""
     from urllib.parse import urlsplit, unquote
 
-    scenario = TARGET_SCENARIOS.get(args.scenario or "search")
+    name = args.scenario or "search"
+    scenario = TARGET_SCENARIOS.get(name)
     if scenario is None:
         sys.exit(f"--scenario: use one of {', '.join(TARGET_SCENARIOS)}")
     if shutil.which("wrk") is None:
         sys.exit("wrk is missing: run loadtest/run.sh, which installs it")
-    build(args)  # `searchgate latency` draws the distributions
     u = urlsplit(args.target_url)
     if u.scheme not in ("http", "https") or not u.hostname or u.username is None:
         sys.exit("--target-url: expected https://user:pass@host[:port]")
     port = u.port or (443 if u.scheme == "https" else 80)
     host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
-    target = Target("target", None, None, [], url=f"{u.scheme}://{host}:{port}/")
-    tenants = [{"user": unquote(u.username), "pass": unquote(u.password or ""), "host": host}]
-    env = dict(os.environ, SG_BODY_BYTES=str(args.bulk_bytes), SG_INDEX=args.index)
     shown = f"{u.scheme}://{u.username}:****@{host}:{port}"
+    base = f"{u.scheme}://{host}:{port}"
+    user, password = unquote(u.username), unquote(u.password or "")
+    index = BULK_INDEX if scenario == "bulk" else args.index
+    check_target(base, shown, user, password, index, scenario)
+    os.makedirs(args.out, exist_ok=True)
+    build(args, upstream=False)  # `searchgate latency` computes and draws the distributions
+    target = Target("target", None, None, [], url=base + "/", shown=shown)
+    tenants = [{"user": user, "pass": password, "host": host}]
+    env = dict(os.environ, SG_BODY_BYTES=str(args.bulk_bytes), SG_INDEX=args.index)
     log(f"command: {' '.join(a if a != args.target_url else shown for a in sys.argv)}")
-    log(f"target {shown}, scenario {args.scenario or 'search'}, {args.rounds} runs of {args.duration} s")
+    log(f"target {shown}, scenario {name} (index {index}), {args.rounds} runs of "
+        f"{args.duration} s")
     runs = []
     for rnd in range(args.rounds):
         r = run_wrk(args, target, scenario, tenants, env, args.duration,
-                    label=f"{args.scenario or 'search'}-target-round{rnd + 1}")
+                    label=f"{name}-target-round{rnd + 1}")
         runs.append(r)
-        log(f"  round {rnd + 1}: {r['rps']:,.0f} req/s p50 {r['p50']/1e3:.2f}ms "
-            f"p99 {r['p99']/1e3:.2f}ms p99.9 {r['p999']/1e3:.2f}ms errors {r['errors']}")
+        log(f"  round {rnd + 1}: {r['rps']:,.0f} req/s p50 {r['p50']/1e3:.3f}ms "
+            f"p99 {r['p99']/1e3:.3f}ms p99.9 {r['p999']/1e3:.3f}ms "
+            f"errors {describe_errors(r)}")
     s = summarize(runs)
-    log(f"median: {s['rps']:,.0f} req/s p99 {s['p99']/1e3:.2f}ms errors {s['errors']}")
+    log(f"median of {len(runs)} runs: {s['rps']:,.0f} req/s p50 {s['p50']/1e3:.3f}ms "
+        f"p99 {s['p99']/1e3:.3f}ms p99.9 {s['p999']/1e3:.3f}ms; "
+        f"{s['errors']} of {s['requests']} requests failed")
+    plot_runs([r["counts"] for r in runs], os.path.join(args.out, f"{name}-target.svg"))
     args.target_url = shown  # never write the password into figures.json
-    write_figures(args, {args.scenario or "search": {"runs": {"target": runs}, "summary": {"target": s}}})
+    write_figures(args, {name: {"runs": {"target": runs}, "summary": {"target": s}}})
+    if s["errors"]:
+        log(f"FAILED: {s['errors']} of {s['requests']} requests failed: "
+            + "; ".join(f"round {i + 1}: {describe_errors(r)}" for i, r in enumerate(runs)
+                        if r["errors"]))
+        sys.exit(1)
+
+
+def refuse(message):
+    """Stops before measuring: the message says what to do; exit status 2 (a run whose
+    requests failed exits 1)."""
+    print(f"loadtest: {message}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def check_target(base, shown, user, password, index, scenario):
+    """Before measuring: the cluster answers, takes the credentials, and has the index the
+    scenario needs. Refuses (exit 2) with what to do otherwise. TLS is not verified, as wrk
+    does not verify it either (the service's own CA is usually not in the system's)."""
+    import base64
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    auth = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+    ctx = ssl._create_unverified_context()
+
+    def get(path):
+        req = urllib.request.Request(base + path, headers={"Authorization": auth})
+        try:
+            with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+        except (urllib.error.URLError, OSError) as e:
+            refuse(f"--target-url: cannot reach {shown}: {getattr(e, 'reason', e)}")
+
+    def reason(body):
+        try:
+            return json.loads(body)["error"]["reason"]
+        except (ValueError, KeyError, TypeError):
+            return body[:200].decode("utf-8", "replace")
+
+    status, body = get("/")
+    if status == 401:
+        refuse(f"--target-url: {shown} refused the credentials (401: {reason(body)}); use "
+                 "the URL the service printed for the cluster, with its username and password")
+    if status == 404:
+        refuse(f"--target-url: no cluster answers at {shown} (404: {reason(body)}); check "
+                 "the host name, or whether the cluster was deleted")
+    if status >= 300:
+        refuse(f"--target-url: GET / answered {status} ({reason(body)}); the load test "
+                 "needs a cluster that answers")
+    status, body = get(f"/{index}")
+    if status == 404:
+        what = "bulk writes into it" if scenario == "bulk" else "the searches read it"
+        flag = "" if scenario == "bulk" else " (or name another with --index)"
+        refuse(f"--target-url: the cluster has no index `{index}`, and {what}; create it "
+                 f"first{flag}: curl -X PUT '{shown.replace(':****@', ':PASSWORD@')}/{index}' "
+                 "(automatic index creation is off)")
+    if status >= 300:
+        refuse(f"--target-url: GET /{index} answered {status} ({reason(body)})")
 
 
 def report(results, args):
@@ -536,13 +678,15 @@ def report(results, args):
     log("medians over rounds; latency in ms; MB/s = response bytes (bulk: request bodies); "
         "CPU = proxy CPU us per request; x = searchgate / nginx (metrics: / the same edge "
         "recording nothing); goals judged on the median of per-round ratios")
+    failed = 0
     for scenario, res in results.items():
         s = res["summary"]
         log(f"\n[{scenario}]   {'':<3}      req/s      p50      p99    p99.9      MB/s  CPU/req")
         bad = [n for n, v in s.items() if v["errors"]]
+        failed += sum(v["errors"] for v in s.values())
         if bad:
-            log(f"  WARNING: {', '.join(bad)} had errors (non-2xx, timeouts, resets): "
-                "the comparison is not valid; see the logs (--keep)")
+            log(f"  WARNING: {', '.join(bad)} had errors (non-2xx, _bulk item errors, "
+                "timeouts, resets): the comparison is not valid; see the logs (--keep)")
         for d in args.drivers:
             name = f"sg-{d}"
             base = f"sg-{d}-nometrics" if scenario == "metrics" else "nginx"
@@ -572,6 +716,7 @@ def report(results, args):
             for text, met, _ in with_ceiling(goals(scenario, q, s[name]["errors"]), roof):
                 log(f"      {'PASS' if met else 'FAIL'}  {name}: {text}")
     log("")
+    return failed
 
 
 if __name__ == "__main__":

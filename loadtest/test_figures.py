@@ -6,7 +6,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from figures import ceiling, goals, paired_ratios, with_ceiling  # noqa: E402
+from figures import ceiling, goals, paired_ratios, summarize, with_ceiling  # noqa: E402
 
 
 def run(rps, mbps=1.0, cpu=10.0, p99=1000, p999=2000):
@@ -19,6 +19,23 @@ class PairedRatios(unittest.TestCase):
         ours = [run(110), run(150), run(120)]
         base = [run(100), run(100), run(100)]
         self.assertAlmostEqual(paired_ratios(ours, base)["rps"], 1.20)
+
+
+class Summarize(unittest.TestCase):
+    def test_a_figure_no_run_measured_is_left_out_not_zero(self):
+        # A run against a cluster URL: no CPU figures (its processes are not ours).
+        target = [dict(run(100), requests=400, errors=0, p50=500) for _ in range(3)]
+        for r in target:
+            del r["cpu_us_per_req"]
+        s = summarize(target)
+        self.assertNotIn("cpu_us_per_req", s)
+        self.assertNotIn("foreign_cores", s)
+        self.assertEqual(s["requests"], 1200)
+        local = [dict(run(100, cpu=12.0), requests=10, errors=1, p50=5, busy_cores=1.0,
+                      foreign_cores=0.1) for _ in range(3)]
+        s = summarize(local)
+        self.assertEqual(s["cpu_us_per_req"], 12.0)
+        self.assertEqual(s["errors"], 3)
 
 
 class Ceiling(unittest.TestCase):

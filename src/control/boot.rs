@@ -164,6 +164,7 @@ pub fn api_env(config: &Config, http: Option<SocketAddr>, https: Option<SocketAd
         scheme: scheme.into(),
         port: addr.map(|a| a.port()).filter(|p| *p != default_port),
         domain: config.edge.domain.to_ascii_lowercase(),
+        route_by_username: config.edge.route_by_username,
         default_region: admin.default_region,
         shared_upstreams: shared,
     }

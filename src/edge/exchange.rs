@@ -8,8 +8,9 @@
 //! 2. **upstream**: `100 Continue` is answered, whitelisted indices the write needs are
 //!    created (`precreate`, an extra request before the main one), a pooled connection is
 //!    taken, the request is sent (`send`, the body through the request filter), the
-//!    response head read (one retry on a reused connection that failed before any byte,
-//!    when the request can be replayed);
+//!    response head read (one retry on a fresh connection when a reused one failed before
+//!    any byte of the response, the request can be replayed, and it either never reached
+//!    the upstream or is a read: `outcome::retry_allowed`, never a write twice);
 //! 3. **relay**: the response goes back through the response filter (`relay`).
 //!
 //! The permit is held until the upstream's response has been read to its end. Every
@@ -27,7 +28,7 @@ use super::client::Client;
 use super::contexts::Counted;
 use super::filter::{whole_body, RequestFilter, ResponseFilter};
 use super::io::Transport;
-use super::outcome::{HeadFail, Outcome, SendFail};
+use super::outcome::{retry_allowed, HeadFail, Outcome, RetryFacts, SendFail, Tried, Unanswered};
 use super::precreate;
 use super::relay::Relaying;
 use super::send::Sending;
@@ -38,6 +39,7 @@ use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targ
 use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
+use crate::request::classify::Class;
 use crate::request::waits;
 use crate::tenancy::IdKind;
 
@@ -257,22 +259,21 @@ impl<T: Transport> Exchange<'_, '_, T> {
         let replayable = self.client.body_buffered();
         let cluster = self.d.cluster;
         let addr = cluster.upstreams[self.client.core.pick(cluster.upstreams.len())];
-        let mut outcome = self.attempt(addr, true, replayable).await;
-        if outcome.is_none() {
-            outcome = self.attempt(addr, false, replayable).await;
-        }
+        let outcome = match self.attempt(addr, true, replayable).await {
+            Tried::Retry => self.attempt(addr, false, replayable).await,
+            done => done,
+        };
         drop(permit);
-        outcome.unwrap_or_else(Outcome::gone)
+        match outcome {
+            Tried::Done(o) => o,
+            // A second try never asks for a third (`RetryFacts::first`).
+            Tried::Retry => Outcome::gone(),
+        }
     }
 
-    /// One try: connection, request, response head, relay. `None`: retry on a fresh
-    /// connection (a reused one failed before any byte, and the request can be replayed).
-    async fn attempt(
-        &mut self,
-        addr: SocketAddr,
-        first: bool,
-        replayable: bool,
-    ) -> Option<Outcome> {
+    /// One try: connection, request, response head, relay; or a retry on a fresh
+    /// connection when [`retry_allowed`] says so.
+    async fn attempt(&mut self, addr: SocketAddr, first: bool, replayable: bool) -> Tried {
         let core = self.client.core.clone();
         let timeout = core.shared.limits.connect_timeout;
         let checkout = core
@@ -283,16 +284,21 @@ impl<T: Transport> Exchange<'_, '_, T> {
             Err(_) => {
                 let e =
                     EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached");
-                return Some(self.client.answer_before_response(&e).await);
+                return Tried::Done(self.client.answer_before_response(&e).await);
             }
         };
-        let may_retry = first && up.reused && replayable;
+        let facts = RetryFacts {
+            first,
+            reused: up.reused,
+            replayable,
+            read: matches!(self.d.class, Class::Read),
+        };
         self.client.pos = self.client.head.len;
         let sent = self.send(&mut up).await;
         self.client.end_body_reads(); // the next request head is read as soon as any byte comes
-        let body_bytes = match self.response_head(&mut up, sent, may_retry).await {
+        let body_bytes = match self.response_head(&mut up, sent, facts).await {
             Ok(n) => n,
-            Err(answered) => return answered,
+            Err(tried) => return tried,
         };
         if let Some(c) = &self.contexts {
             c.on_head(self.scratch.rhead.status);
@@ -301,48 +307,51 @@ impl<T: Transport> Exchange<'_, '_, T> {
         if reusable {
             core.pool.put(up, Instant::now());
         }
-        Some(Outcome {
+        Tried::Done(Outcome {
             bytes_in: body_bytes,
             ..o
         })
     }
 
     /// After sending (`sent`): the response head into `scratch.rhead`, and the body bytes
-    /// the client sent. `Err(None)`: retry; `Err(Some(_))`: answered already.
+    /// the client sent; or what the try came to without a response head.
     async fn response_head(
         &mut self,
         up: &mut UpstreamConn,
         sent: Result<u64, SendFail>,
-        may_retry: bool,
-    ) -> Result<u64, Option<Outcome>> {
+        facts: RetryFacts,
+    ) -> Result<u64, Tried> {
         let method = self.client.method;
         let rhead = &mut self.scratch.rhead;
         match sent {
-            Err(SendFail::Upstream) if may_retry => Err(None),
+            Err(SendFail::Upstream) if retry_allowed(Unanswered::NotSent, facts) => {
+                Err(Tried::Retry)
+            }
             Err(SendFail::Upstream) => {
                 // The upstream may have answered before reading the whole body (a 413 of
                 // its own) and stopped reading: relay that answer rather than a 502.
                 let early = (Instant::now() + EARLY_ANSWER_WAIT).min(self.deadline);
                 let timer = &mut self.client.timer;
                 if up.read_head(rhead, method, timer, early).await.is_err() {
-                    return Err(Some(
-                        self.client.answer_send_failure(SendFail::Upstream).await,
-                    ));
+                    let answered = self.client.answer_send_failure(SendFail::Upstream).await;
+                    return Err(Tried::Done(answered));
                 }
                 self.client.keep_alive = false; // the rest of the client's body was never read
                 let c = &*self.client;
                 Ok((c.pos - c.head.len.min(c.pos)) as u64)
             }
-            Err(fail) => Err(Some(self.client.answer_send_failure(fail).await)),
+            Err(fail) => Err(Tried::Done(self.client.answer_send_failure(fail).await)),
             Ok(n) => match up
                 .read_head(rhead, method, &mut self.client.timer, self.deadline)
                 .await
             {
                 Ok(()) => Ok(n),
-                Err(HeadFail::NoBytes) if may_retry => Err(None),
+                Err(HeadFail::NoBytes) if retry_allowed(Unanswered::NoAnswer, facts) => {
+                    Err(Tried::Retry)
+                }
                 Err(f) => {
                     let e = f.error(self.client.core.shared.limits.deadline.as_secs());
-                    Err(Some(self.client.answer_before_response(&e).await))
+                    Err(Tried::Done(self.client.answer_before_response(&e).await))
                 }
             },
         }

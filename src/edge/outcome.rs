@@ -94,3 +94,76 @@ pub(super) enum Cut {
     Upstream,
     Client,
 }
+
+/// What one try of an exchange came to: an answer (relayed, or an error answered), or a
+/// retry on a fresh connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tried {
+    Done(Outcome),
+    Retry,
+}
+
+/// How a try on a pooled connection failed before any byte of the response came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unanswered {
+    /// Writing the request failed: the upstream never had all of it, so it cannot have
+    /// carried it out.
+    NotSent,
+    /// The whole request was written and the connection closed without an answer: the
+    /// upstream may have carried it out before closing.
+    NoAnswer,
+}
+
+/// The facts a retry is decided on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RetryFacts {
+    /// This was the first try (there is at most one retry).
+    pub first: bool,
+    /// The connection came from the pool (a fresh one that fails is the upstream's fault,
+    /// not a stale keep-alive connection's).
+    pub reused: bool,
+    /// The whole body is still in the client buffer, so it can be sent again.
+    pub replayable: bool,
+    /// The request changes no data (policy's `Class::Read`).
+    pub read: bool,
+}
+
+/// Whether a try that failed this way goes to a fresh connection. Never a write twice: a
+/// request that may have reached the upstream is retried only when it is a read (nginx's
+/// `proxy_next_upstream` without `non_idempotent`, for the same reason).
+pub(super) fn retry_allowed(failed: Unanswered, f: RetryFacts) -> bool {
+    let stale_pooled = f.first && f.reused && f.replayable;
+    match failed {
+        Unanswered::NotSent => stale_pooled,
+        Unanswered::NoAnswer => stale_pooled && f.read,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_that_may_have_arrived_is_never_sent_twice() {
+        let facts = |first, reused, replayable, read| RetryFacts {
+            first,
+            reused,
+            replayable,
+            read,
+        };
+        use Unanswered::*;
+        let table = [
+            // failed, first, reused, replayable, read -> retry
+            (NotSent, facts(true, true, true, false), true),
+            (NotSent, facts(true, true, true, true), true),
+            (NoAnswer, facts(true, true, true, true), true),
+            (NoAnswer, facts(true, true, true, false), false),
+            (NotSent, facts(false, true, true, true), false),
+            (NoAnswer, facts(true, false, true, true), false),
+            (NotSent, facts(true, true, false, true), false),
+        ];
+        for (failed, f, want) in table {
+            assert_eq!(retry_allowed(failed, f), want, "{failed:?} {f:?}");
+        }
+    }
+}

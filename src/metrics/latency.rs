@@ -85,6 +85,10 @@ impl Percentiles {
 #[derive(Debug, Clone, Serialize)]
 pub struct LatencyReport {
     pub cluster: String,
+    /// What the requests were sent to, when the source says (a load test's URL, password
+    /// masked); absent for a cluster's own report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
     /// The window asked for.
     pub window_secs: u64,
     /// What the kept minutes cover (whole minutes: at least the window when that much was
@@ -124,6 +128,8 @@ fn encoded<S: Serializer>(h: &[Histogram<u64>; 3], s: S) -> Result<S::Ok, S::Err
 #[derive(Debug, Deserialize)]
 struct Wire {
     cluster: String,
+    #[serde(default)]
+    target: Option<String>,
     window_secs: u64,
     from_unix_ms: Option<u64>,
     to_unix_ms: Option<u64>,
@@ -149,6 +155,7 @@ impl LatencyReport {
     ) -> LatencyReport {
         LatencyReport {
             cluster: cluster.to_string(),
+            target: None,
             window_secs: window.as_secs(),
             from_unix_ms: span.map(|s| s.0),
             to_unix_ms: span.map(|s| s.1),
@@ -184,7 +191,73 @@ impl LatencyReport {
         ];
         let span = w.from_unix_ms.zip(w.to_unix_ms);
         let window = Duration::from_secs(w.window_secs);
-        Ok(LatencyReport::from_histograms(&w.cluster, window, span, h).with_requests(w.requests))
+        let mut r = LatencyReport::from_histograms(&w.cluster, window, span, h);
+        r.target = w.target;
+        Ok(r.with_requests(w.requests))
+    }
+
+    /// The report with the target its requests were sent to.
+    pub fn with_target(mut self, target: Option<String>) -> LatencyReport {
+        self.target = target;
+        self
+    }
+
+    /// The time the report covers, in seconds (`None`: the source did not record it).
+    pub fn span_secs(&self) -> Option<f64> {
+        let (from, to) = self.from_unix_ms.zip(self.to_unix_ms)?;
+        Some(to.saturating_sub(from) as f64 / 1000.0)
+    }
+
+    /// Requests per second over the span covered (`None` without a span).
+    pub fn mean_rps(&self) -> Option<f64> {
+        let secs = self.span_secs()?;
+        Some(self.total.count as f64 / secs.max(0.001))
+    }
+
+    /// What the report covers, in words: requests, the span (UTC) and what it is of the
+    /// window asked for, the mean and peak rates, and the target. One line per item.
+    pub fn header(&self) -> Vec<String> {
+        let mut lines = vec![match &self.target {
+            Some(t) => format!("{}: {} requests to {t}", self.cluster, self.total.count),
+            None => format!("{}: {} requests", self.cluster, self.total.count),
+        }];
+        let (Some((from, to)), Some(secs)) =
+            (self.from_unix_ms.zip(self.to_unix_ms), self.span_secs())
+        else {
+            lines.push(if self.window_secs > 0 {
+                format!(
+                    "no request in the last {}",
+                    format_secs(self.window_secs as f64)
+                )
+            } else {
+                "the time span of these requests was not recorded".to_string()
+            });
+            return lines;
+        };
+        let mut span = format!(
+            "{} to {} UTC ({})",
+            format_utc(from),
+            format_utc(to),
+            format_secs(secs)
+        );
+        if self.window_secs > 0 {
+            let w = format_secs(self.window_secs as f64);
+            if secs + 0.5 >= self.window_secs as f64 {
+                span += &format!(": the last {w}, rounded out to whole minutes");
+            } else {
+                span += &format!(" of the last {w}: the minutes before had no figures");
+            }
+        }
+        lines.push(span);
+        let mut rate = format!(
+            "mean {} req/s",
+            format_rate(self.total.count as f64 / secs.max(0.001))
+        );
+        if let Some(peak) = self.peak_rps.filter(|_| self.requests.len() > 1) {
+            rate += &format!(", busiest minute {} req/s", format_rate(peak));
+        }
+        lines.push(rate);
+        lines
     }
 
     /// The histogram of one metric (µs).
@@ -244,16 +317,61 @@ pub fn peak_rps(intervals: &[IntervalCount]) -> Option<f64> {
         .reduce(f64::max)
 }
 
-/// Parses a window such as `5m`, `90s` or `1h` (at least 1 s, at most [`MAX_WINDOW`]).
+/// Parses a window: whole minutes from `1m` to `60m` (`1h`), as `5m`, `300s` or `1h`. The
+/// window counts one-minute intervals, so a window that is not a whole number of minutes
+/// could not mean what it says and is refused.
 pub fn parse_window(text: &str) -> Result<Duration, String> {
-    let d = crate::config::parse_duration(text)?;
-    if d < Duration::from_secs(1) || d > MAX_WINDOW {
-        return Err(format!(
-            "window `{text}`: must be between 1s and {}m (the minutes kept)",
-            MAX_WINDOW.as_secs() / 60
-        ));
+    let max = MAX_WINDOW.as_secs() / 60;
+    let why = || {
+        format!(
+            "window `{text}`: whole minutes from 1m to {max}m (1h), e.g. 5m; latency is kept in one-minute intervals"
+        )
+    };
+    let d = crate::config::parse_duration(text).map_err(|_| why())?;
+    if d < Duration::from_secs(60) || d > MAX_WINDOW || d.as_millis() % 60_000 != 0 {
+        return Err(why());
     }
     Ok(d)
+}
+
+/// `2030-03-01T10:05:30Z` of milliseconds since the epoch.
+fn format_utc(ms: u64) -> String {
+    crate::calendar::rfc3339_of_millis(i64::try_from(ms).unwrap_or(i64::MAX))
+}
+
+/// `4.00 s`, `5m30s`, `1h0m0s`.
+pub fn format_secs(secs: f64) -> String {
+    if secs < 60.0 {
+        return format!("{secs:.2} s");
+    }
+    let s = secs.round() as u64;
+    match (s / 3600, s % 3600 / 60, s % 60) {
+        (0, m, 0) => format!("{m}m"),
+        (0, m, r) => format!("{m}m{r}s"),
+        (h, m, r) => format!("{h}h{m}m{r}s"),
+    }
+}
+
+/// A rate with three significant figures at least (`0.0500`, `12.3`, `3,086`).
+pub fn format_rate(r: f64) -> String {
+    if r >= 100.0 {
+        let n = r.round() as u64;
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    } else if r >= 10.0 {
+        format!("{r:.1}")
+    } else if r >= 1.0 {
+        format!("{r:.2}")
+    } else {
+        format!("{r:.4}")
+    }
 }
 
 /// HdrHistogram's percentile distribution of `h`, values divided by `scale`.
@@ -292,6 +410,25 @@ pub fn percentile_distribution(h: &Histogram<u64>, scale: f64) -> String {
          #[Max     = {max:12.3}, Total count    = {:12}]\n\
          #[Buckets = {buckets:12}, SubBuckets     = {sub_buckets:12}]\n",
         h.len()
+    );
+    // The summary's percentiles (`Percentiles::of`, the same quantiles of the same
+    // histogram), so the file says what the report and the load test print.
+    let at = |q: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            h.value_at_quantile(q) as f64 / scale
+        }
+    };
+    let _ = writeln!(
+        s,
+        "#[p50 = {:.3}, p90 = {:.3}, p99 = {:.3}, p99.9 = {:.3}, p99.99 = {:.3}, p99.999 = {:.3}]",
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        at(0.999),
+        at(0.9999),
+        at(0.99999)
     );
     s
 }
@@ -381,7 +518,7 @@ mod tests {
             .filter(|l| l.starts_with("#["))
             .copied()
             .collect();
-        assert_eq!(footer.len(), 3);
+        assert_eq!(footer.len(), 4);
         assert!(footer[0].starts_with("#[Mean    = ") && footer[0].contains(", StdDeviation   = "));
         assert!(
             footer[1].starts_with("#[Max     = ")
@@ -390,6 +527,15 @@ mod tests {
         assert!(
             footer[2].starts_with("#[Buckets = ")
                 && footer[2].ends_with(", SubBuckets     =          256]")
+        );
+        // The percentiles as the summary prints them: the same figures, one computation.
+        let p = Percentiles::of(&h);
+        assert_eq!(
+            footer[3],
+            format!(
+                "#[p50 = {:.3}, p90 = {:.3}, p99 = {:.3}, p99.9 = {:.3}, p99.99 = {:.3}, p99.999 = {:.3}]",
+                p.p50, p.p90, p.p99, p.p99_9, p.p99_99, p.p99_999
+            )
         );
         let mean: f64 = footer[0][12..24].trim().parse().unwrap();
         assert!((mean - 500.05).abs() < 5.0, "{mean}");
@@ -512,6 +658,13 @@ mod tests {
         assert_eq!(parse_window("1h"), Ok(MAX_WINDOW));
         assert!(parse_window("61m").is_err());
         assert!(parse_window("0s").is_err());
+        assert_eq!(parse_window("300s"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_window("1m"), Ok(Duration::from_secs(60)));
+        // Not whole minutes: the report could not cover what they say.
+        for w in ["10s", "30s", "90s", "59s"] {
+            let e = parse_window(w).unwrap_err();
+            assert!(e.contains("whole minutes from 1m to 60m"), "{e}");
+        }
         assert!(parse_window("five").is_err());
     }
 

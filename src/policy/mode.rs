@@ -74,7 +74,8 @@ pub fn decide(mode: impl Into<ModeView>, class: &Class) -> Result<(), EdgeError>
     let ModeView { mode, reason } = mode.into();
     match mode {
         Mode::Provisioning | Mode::Destroyed => return Err(EdgeError::ClusterNotFound),
-        Mode::Disabled(_) => return Err(EdgeError::Disabled(reason)),
+        Mode::Disabled(SetBy::Operator) => return Err(EdgeError::Disabled(reason)),
+        Mode::Disabled(SetBy::Metering) => return Err(EdgeError::OverageDisabled(reason)),
         _ => {}
     }
     if let Class::NotImplemented(endpoint) = class {
@@ -83,7 +84,8 @@ pub fn decide(mode: impl Into<ModeView>, class: &Class) -> Result<(), EdgeError>
     match (mode, class) {
         (_, Class::Read) | (Mode::Normal, _) => Ok(()),
         (Mode::ReadOnly(SetBy::Metering), Class::DeleteIndex) => Ok(()),
-        (Mode::ReadOnly(_), _) => Err(EdgeError::ReadOnly(reason)),
+        (Mode::ReadOnly(SetBy::Metering), _) => Err(EdgeError::OverageReadOnly(reason)),
+        (Mode::ReadOnly(SetBy::Operator), _) => Err(EdgeError::ReadOnly(reason)),
         (Mode::Maintenance, _) => Err(EdgeError::Maintenance(reason)),
         (Mode::Provisioning | Mode::Destroyed | Mode::Disabled(_), _) => {
             unreachable!("handled above")
@@ -110,6 +112,8 @@ mod tests {
         let nf = Err(E::ClusterNotFound);
         let dis = Err(E::Disabled(None));
         let ro = Err(E::ReadOnly(None));
+        let odis = Err(E::OverageDisabled(None));
+        let oro = Err(E::OverageReadOnly(None));
         let mnt = Err(E::Maintenance(None));
         let n501 = Err(E::NotImplemented("_snapshot".into()));
         #[rustfmt::skip]
@@ -117,9 +121,9 @@ mod tests {
             //                      Read          Update        DeleteIndex   NotImplemented
             (Normal,              [ok.clone(),  ok.clone(),  ok.clone(),  n501.clone()]),
             (ReadOnly(Operator),  [ok.clone(),  ro.clone(),  ro.clone(),  n501.clone()]),
-            (ReadOnly(Metering),  [ok.clone(),  ro.clone(),  ok.clone(),  n501.clone()]),
+            (ReadOnly(Metering),  [ok.clone(),  oro.clone(), ok.clone(),  n501.clone()]),
             (Disabled(Operator),  [dis.clone(), dis.clone(), dis.clone(), dis.clone()]),
-            (Disabled(Metering),  [dis.clone(), dis.clone(), dis.clone(), dis.clone()]),
+            (Disabled(Metering),  [odis.clone(), odis.clone(), odis.clone(), odis.clone()]),
             (Maintenance,         [ok.clone(),  mnt.clone(), mnt.clone(), n501.clone()]),
             (Provisioning,        [nf.clone(),  nf.clone(),  nf.clone(),  nf.clone()]),
             (Destroyed,           [nf.clone(),  nf.clone(),  nf.clone(),  nf.clone()]),
@@ -171,6 +175,33 @@ mod tests {
             assert_eq!(e.status(), 403);
         }
         assert_eq!(decide(view(Mode::Normal), &Class::Update), Ok(()));
+    }
+
+    // issue 32: each cause of a mode gets its own next step; an operator's read-only
+    // never tells the customer to clear an overage they do not have
+    #[test]
+    fn the_refusal_names_the_next_step_of_its_cause() {
+        let reason = |mode, class: &Class| {
+            let v = decide(mode, class).unwrap_err().body().to_value();
+            v["error"]["reason"].as_str().unwrap().to_string()
+        };
+        let operator_ro = reason(Mode::ReadOnly(SetBy::Operator), &Class::Update);
+        assert!(!operator_ro.contains("overage"), "{operator_ro}");
+        assert!(operator_ro.contains("operator"), "{operator_ro}");
+        let operator_dis = reason(Mode::Disabled(SetBy::Operator), &Class::Read);
+        assert!(!operator_dis.contains("overage"), "{operator_dis}");
+        assert!(operator_dis.contains("operator"), "{operator_dis}");
+        let ladder_ro = reason(Mode::ReadOnly(SetBy::Metering), &Class::Update);
+        assert!(ladder_ro.contains("over its plan"), "{ladder_ro}");
+        assert!(
+            ladder_ro.contains("Delete indices or upgrade the plan"),
+            "{ladder_ro}"
+        );
+        let ladder_dis = reason(Mode::Disabled(SetBy::Metering), &Class::Read);
+        assert!(ladder_dis.contains("Upgrade the plan"), "{ladder_dis}");
+        for r in [&operator_ro, &ladder_ro] {
+            assert!(r.starts_with("Cluster Read-only: "), "{r}");
+        }
     }
 
     #[test]

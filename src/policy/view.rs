@@ -34,6 +34,12 @@ pub trait Directory {
     /// The cluster whose username (current, or rotated out and still in its grace) is
     /// `username`.
     fn by_username(&self, username: &str) -> Option<&Self::Cluster>;
+
+    /// Whether `username` belonged to a cluster that was destroyed (and to no live one):
+    /// routed by it, a request gets Cluster Not Found rather than a 401.
+    fn is_destroyed_username(&self, _username: &str) -> bool {
+        false
+    }
 }
 
 /// The facts of one cluster that a decision reads.

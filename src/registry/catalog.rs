@@ -274,8 +274,9 @@ pub enum Refusal {
     NoCluster(String),
     #[error("cluster `{0}` was destroyed")]
     Destroyed(String),
-    #[error("no plan `{0}`")]
-    NoPlan(String),
+    /// With the names of the plans there are.
+    #[error("no plan `{name}` (the plans: {})", .known.join(", "))]
+    NoPlan { name: String, known: Vec<String> },
     #[error("{0}")]
     Conflict(String),
     #[error("{0}")]
@@ -419,7 +420,15 @@ fn remove_plan(cat: &mut Catalog, name: &str) -> Result<(), Refusal> {
     cat.plans
         .remove(name)
         .map(drop)
-        .ok_or_else(|| Refusal::NoPlan(name.into()))
+        .ok_or_else(|| no_plan(cat, name))
+}
+
+/// The refusal of a plan that does not exist, naming those that do.
+fn no_plan(cat: &Catalog, name: &str) -> Refusal {
+    Refusal::NoPlan {
+        name: name.into(),
+        known: cat.plans.keys().cloned().collect(),
+    }
 }
 
 fn create(cat: &mut Catalog, c: &ClusterRecord, ctx: &Ctx<'_>) -> Result<(), Refusal> {
@@ -438,7 +447,7 @@ fn create(cat: &mut Catalog, c: &ClusterRecord, ctx: &Ctx<'_>) -> Result<(), Ref
         }
     }
     if !cat.plans.contains_key(&c.plan) {
-        return Err(Refusal::NoPlan(c.plan.clone()));
+        return Err(no_plan(cat, &c.plan));
     }
     check_labels(&c.hostname, &c.region)?;
     cat.check_unique(c)?;
@@ -472,10 +481,7 @@ fn change(
 ) -> Result<(), Refusal> {
     match cmd {
         Command::ChangePlan { plan, .. } => {
-            let p = cat
-                .plans
-                .get(plan)
-                .ok_or_else(|| Refusal::NoPlan(plan.clone()))?;
+            let p = cat.plans.get(plan).ok_or_else(|| no_plan(cat, plan))?;
             check_downgrade(c, p, (ctx.usage)(&c.id))?;
             c.plan = plan.clone();
         }

@@ -110,7 +110,7 @@ fn refusals_name_their_cause_and_change_nothing() {
         ),
         (
             Command::CreateCluster(Box::new(record("x", "gold"))),
-            "no plan `gold`",
+            "no plan `gold` (the plans: big, small)",
         ),
         (
             Command::CreateCluster(Box::new(taken)),

@@ -30,6 +30,10 @@ impl Directory for Snapshot {
     fn by_username(&self, username: &str) -> Option<&Arc<Cluster>> {
         Snapshot::by_username(self, username)
     }
+
+    fn is_destroyed_username(&self, username: &str) -> bool {
+        Snapshot::is_destroyed_username(self, username)
+    }
 }
 
 impl ClusterView for Arc<Cluster> {

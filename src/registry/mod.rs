@@ -165,6 +165,9 @@ pub struct Snapshot {
     by_host: HashMap<String, usize>,
     by_id: HashMap<String, usize>,
     by_username: HashMap<String, usize>,
+    /// Usernames of destroyed clusters that no live cluster uses: a request routed by one
+    /// of them meets Cluster Not Found, as at the cluster's host name, not a 401.
+    destroyed_usernames: std::collections::HashSet<String>,
 }
 
 /// Why a catalog cannot be served (an upstream that does not resolve, tenants that would
@@ -354,6 +357,14 @@ impl Snapshot {
             };
             snap.push(cluster);
         }
+        for c in cat.clusters.values().filter(|c| !c.is_live()) {
+            let previous = c.previous.as_ref().map(|p| &p.username);
+            for user in std::iter::once(&c.username).chain(previous) {
+                if !snap.by_username.contains_key(user) {
+                    snap.destroyed_usernames.insert(user.clone());
+                }
+            }
+        }
         snap
     }
 
@@ -429,6 +440,11 @@ impl Snapshot {
     /// The cluster whose username is `username` (exact).
     pub fn by_username(&self, username: &str) -> Option<&Arc<Cluster>> {
         self.by_username.get(username).map(|&i| &self.clusters[i])
+    }
+
+    /// Whether `username` was a destroyed cluster's (and is no live cluster's).
+    pub fn is_destroyed_username(&self, username: &str) -> bool {
+        self.destroyed_usernames.contains(username)
     }
 }
 

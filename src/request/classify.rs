@@ -156,6 +156,10 @@ fn class_of(
     if cluster == ClusterClass::Multitenant {
         match route {
             None => return Class::NotImplemented(Cow::Owned(endpoint_name(path))),
+            // `_cat/<table>` named whole: the refusal says which table, and what to use.
+            Some(r) if r.tenancy == Tenancy::Block && r.name == "_cat" => {
+                return Class::NotImplemented(Cow::Owned(endpoint_name(path)))
+            }
             Some(r) if r.tenancy == Tenancy::Block => {
                 return Class::NotImplemented(Cow::Borrowed(r.name))
             }

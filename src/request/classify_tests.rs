@@ -387,7 +387,11 @@ fn multitenant_allow_list() {
     }
     assert_eq!(
         class(Get, "/_cat/nodes", Mt),
-        Class::NotImplemented(Cow::Borrowed("_cat"))
+        Class::NotImplemented(Cow::Owned("_cat/nodes".into()))
+    );
+    assert_eq!(
+        class(Get, "/_cat/health", Mt),
+        Class::NotImplemented(Cow::Owned("_cat/health".into()))
     );
     assert_eq!(
         class(Post, "/idx/_shrink/t", Mt),

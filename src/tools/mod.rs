@@ -5,4 +5,5 @@
 pub mod admin;
 pub mod latency;
 pub mod loadsite;
+pub mod out;
 pub mod planner;

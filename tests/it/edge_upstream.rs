@@ -1,8 +1,8 @@
 //! End-to-end: time limits and upstream failures (spec 7, 8; issue 2): 504 past the
 //! deadline (queue time included), 408 for a slow head or body, quiet close of idle
 //! connections, 503 when the upstream cannot be reached, 502 for a malformed or cut
-//! upstream head, and one retry on a reused pooled connection the upstream closed, never
-//! for a request that cannot be replayed.
+//! upstream head, and one retry on a reused pooled connection the upstream closed: never
+//! for a request that cannot be replayed, nor for a write the upstream may have read.
 
 use crate::support::edge;
 
@@ -187,9 +187,9 @@ fn attempts(mock: &edge::Mock, target: &str) -> Vec<(usize, usize, bool)> {
         .collect()
 }
 
-// issue 2: a request sent on a reused pooled connection that the upstream had closed
-// (it fails before any response byte) is retried once on a new connection, when it can be
-// replayed: no body, or a body fully in hand.
+// issue 2, issue 28: a read sent on a reused pooled connection that the upstream had
+// closed (it fails before any response byte) is retried once on a new connection, when it
+// can be replayed: no body, or a body fully in hand.
 #[test]
 fn retry_once_on_a_reused_connection_the_upstream_closed() {
     let (mock, server) = start_with(|s| s.threads(1));
@@ -197,11 +197,11 @@ fn retry_once_on_a_reused_connection_the_upstream_closed() {
     c.send(&server.req("GET", "/warm").bytes());
     assert_eq!(c.response().status, 200);
     mock.drop_reused(true);
-    for (target, body) in [
-        ("/again", Vec::new()),
-        ("/small/_doc", b"{\"a\":1}".to_vec()),
+    for (method, target, body) in [
+        ("GET", "/again", Vec::new()),
+        ("POST", "/small/_search", b"{\"size\":1}".to_vec()),
     ] {
-        let mut req = server.req("POST", target);
+        let mut req = server.req(method, target);
         req = req.body(body.clone());
         c.send(&req.bytes());
         let r = c.response();
@@ -230,6 +230,36 @@ fn retry_once_on_a_reused_connection_the_upstream_closed() {
     c.send(&server.req("GET", "/twice").mock("resp=none").bytes());
     c.response().assert_es_error(502);
     assert_eq!(attempts(&mock, "/twice").len(), 2);
+}
+
+// issue 28 (never a write twice): a write the upstream read whole and then closed the
+// connection on without answering may have been carried out; it is not sent again: 502,
+// one attempt, whatever its method.
+#[test]
+fn a_write_that_may_have_reached_the_upstream_is_not_sent_twice() {
+    let (mock, server) = start_with(|s| s.threads(1));
+    let bulk = b"{\"index\":{\"_id\":\"1\"}}\n{\"a\":1}\n".to_vec();
+    for (method, target, body) in [
+        ("POST", "/small/_doc", b"{\"a\":1}".to_vec()),
+        ("POST", "/small/_bulk", bulk),
+        ("PUT", "/small/_doc/1", b"{\"a\":1}".to_vec()),
+        ("DELETE", "/small/_doc/2", Vec::new()),
+    ] {
+        mock.drop_reused(false);
+        let mut c: Conn = server.conn();
+        c.send(&server.req("GET", "/warm").bytes());
+        assert_eq!(c.response().status, 200);
+        mock.drop_reused(true);
+        c.send(&server.req(method, target).body(body).bytes());
+        let r = c.response();
+        assert_eq!(
+            r.assert_es_error(502),
+            "bad_gateway_exception",
+            "{method} {target}"
+        );
+        let seen = attempts(&mock, target);
+        assert_eq!(seen.len(), 1, "{method} {target} was sent twice: {seen:?}");
+    }
 }
 
 // issue 2: a request that cannot be replayed (a chunked body, or a body too large to be

@@ -113,7 +113,8 @@ fn an_interval_log_of_the_hub_reads_back_as_a_report_table_and_plot() {
         .filter(|n| n.has_tag_name("polyline"))
         .filter_map(|n| n.attribute("data-series"))
         .collect();
-    assert_eq!(series, ["total", "queue", "upstream"]);
+    // Whole requests under the upstream's part of them, then the queue wait.
+    assert_eq!(series, ["total", "upstream", "queue"]);
 
     // The last minute only: the slow one.
     let last = latency(&[
@@ -131,7 +132,14 @@ fn an_interval_log_of_the_hub_reads_back_as_a_report_table_and_plot() {
 
     // The default output: summary and HdrHistogram's table.
     let text = ok(&latency(&["--from-log", log.to_str().unwrap()]));
-    assert!(text.starts_with("ms "));
+    // The span first: three minutes of the log, in UTC.
+    assert!(
+        text.starts_with(
+            "acme: 6000 requests\n2023-11-14T22:14:00Z to 2023-11-14T22:17:00Z UTC (3m)\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nms "));
     assert!(text.contains("       Value     Percentile TotalCount 1/(1-Percentile)"));
 }
 
@@ -175,11 +183,177 @@ fn wrk_counts_become_a_distribution_and_a_plot() {
         .unwrap()
         .text()
         .unwrap();
-    assert!(title.starts_with("plain-sg-uring-round1"), "{title}");
+    assert!(
+        title.starts_with("Latency by percentile of plain-sg-uring-round1: "),
+        "{title}"
+    );
 
     let bad = dir.path().join("bad.counts");
     std::fs::write(&bad, "12 x\n").unwrap();
     let out = latency(&["--from-wrk", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+}
+
+/// Counts as loadtest/common.lua writes them for a run of `requests` over `duration_us`
+/// ending at `end_s`: a 1 ms body and a tail to 150 ms.
+fn wrk_counts(label: &str, target: &str, scale: u64, end_s: u64) -> String {
+    let mut text = format!(
+        "# wrk latency counts rebuilt from its percentiles: value_us count\n\
+         # requests=20000 duration_us=4000000 end_unix_s={end_s}\n# label={label}\n# target={target}\n"
+    );
+    let mut n = 0;
+    for i in 0..19_800u64 {
+        text.push_str(&format!("{} 1\n", (800 + i % 400) * scale));
+        n += 1;
+    }
+    for i in 0..200u64 {
+        text.push_str(&format!("{} 1\n", (2_000 + i * 740) * scale));
+        n += 1;
+    }
+    assert_eq!(n, 20_000);
+    text
+}
+
+// issue 32: one computation of a run's percentiles: the summary `latency --from-wrk`
+// prints, its JSON, and the `.hgrm` footer say the same figures
+#[test]
+fn a_runs_percentiles_are_the_same_in_the_summary_the_json_and_the_hgrm() {
+    let dir = tempfile::tempdir().unwrap();
+    let counts = dir.path().join("search-target-round1.counts");
+    std::fs::write(
+        &counts,
+        wrk_counts(
+            "search-target-round1",
+            "https://u:****@localhost:9243",
+            1,
+            1_800_000_000,
+        ),
+    )
+    .unwrap();
+    let hgrm = dir.path().join("r.hgrm");
+    let c = counts.to_str().unwrap();
+    let text = ok(&latency(&[
+        "--from-wrk",
+        c,
+        "--hgrm",
+        hgrm.to_str().unwrap(),
+    ]));
+    let v: Value = serde_json::from_str(&ok(&latency(&["--from-wrk", c, "--json"]))).unwrap();
+    let hgrm = std::fs::read_to_string(&hgrm).unwrap();
+    let footer = hgrm
+        .lines()
+        .find(|l| l.starts_with("#[p50 = "))
+        .expect("the percentiles in the .hgrm");
+    let summary = text.lines().find(|l| l.starts_with("total ")).unwrap();
+    let cols: Vec<&str> = summary.split_whitespace().collect();
+    // total count p50 p90 p99 p99.9 p99.99 p99.999 max
+    for (i, k) in [
+        (2, "p50"),
+        (3, "p90"),
+        (4, "p99"),
+        (5, "p99.9"),
+        (6, "p99.99"),
+        (7, "p99.999"),
+    ] {
+        let json = format!("{:.3}", v["total"][k].as_f64().unwrap());
+        assert_eq!(cols[i], json, "{k} in the summary and the JSON");
+        assert!(
+            footer.contains(&format!("{k} = {json}")),
+            "{k} = {json} in {footer}"
+        );
+    }
+    // The header: requests, the run's span and rate, and where they went.
+    assert!(
+        text.starts_with(
+            "search-target-round1: 20000 requests to https://u:****@localhost:9243\n\
+         2027-01-15T07:59:56Z to 2027-01-15T08:00:00Z UTC (4.00 s)\nmean 5,000 req/s\n"
+        ),
+        "{text}"
+    );
+}
+
+// issue 32: several runs on one chart, each in the legend with its figures; a log latency
+// axis for a long tail; ticks at 90 %, 99 %, 99.9 %, 99.99 %; title with span, rate, target
+#[test]
+fn several_runs_go_on_one_readable_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (i, scale) in [1u64, 2].iter().enumerate() {
+        let label = format!("bulk-target-round{}", i + 1);
+        let p = dir.path().join(format!("{label}.counts"));
+        std::fs::write(
+            &p,
+            wrk_counts(
+                &label,
+                "https://u:****@h:9243",
+                *scale,
+                1_800_000_000 + 10 * i as u64,
+            ),
+        )
+        .unwrap();
+        files.push(p.to_str().unwrap().to_string());
+    }
+    let svg = dir.path().join("all.svg");
+    let mut args = vec!["--from-wrk"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--plot", svg.to_str().unwrap()]);
+    ok(&latency(&args));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let series: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("data-series"))
+        .collect();
+    assert_eq!(
+        series,
+        ["bulk-target-round1 total", "bulk-target-round2 total"]
+    );
+    let strokes: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("stroke"))
+        .collect();
+    assert_ne!(strokes[0], strokes[1], "one colour per run");
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.is_element())
+        .filter_map(|n| n.text())
+        .collect();
+    for want in ["90%", "99%", "99.9%", "99.99%", "latency (ms, log scale)"] {
+        assert!(texts.contains(&want), "{want} in {texts:?}");
+    }
+    let legend: Vec<&str> = texts
+        .iter()
+        .copied()
+        .filter(|t| t.starts_with("bulk-target-round"))
+        .collect();
+    assert_eq!(legend.len(), 2, "{legend:?}");
+    assert!(
+        legend[0].contains("20000 requests in 4.00 s, 5,000 req/s"),
+        "{legend:?}"
+    );
+    let title: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("title"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(
+        title[0].starts_with("Latency by percentile of 2 inputs"),
+        "{title:?}"
+    );
+    assert_eq!(title[1], "all to https://u:****@h:9243");
+    assert!(
+        title[2].starts_with("40000 requests, 2027-01-15T07:59:56Z to 2027-01-15T08:00:10Z UTC"),
+        "{title:?}"
+    );
+
+    // --hgrm and --name describe one input.
+    let mut args = vec!["--from-wrk"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--hgrm", "x.hgrm"]);
+    let out = latency(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one input"));
 }

@@ -314,13 +314,38 @@ fn check_latency_api_and_cli(edge: &Edge, url: &str, token: &str, recorded: &[f6
     }
     assert_eq!(v["distribution"], report["distribution"]);
     let table = stdout_ok(&cli(&[]));
-    assert!(table.starts_with("ms "), "{table}");
+    // issue 32: the report says what it covers before its figures: requests, the span in
+    // UTC and what it is of the window, the rate.
+    let head: Vec<&str> = table.lines().take(4).collect();
+    assert_eq!(
+        head[0],
+        format!("acme: {} requests", recorded.len()),
+        "{table}"
+    );
+    assert!(
+        head[1].contains(" UTC (") && head[1].contains("the last 5m"),
+        "{table}"
+    );
+    assert!(head[2].starts_with("mean "), "{table}");
+    assert!(table.contains("\nms "), "{table}");
     assert!(table.contains("       Value     Percentile TotalCount 1/(1-Percentile)"));
     let distribution = &table[table.find("       Value").unwrap()..];
     let rows = searchgate::metrics::latency::parse_distribution(distribution).unwrap();
     assert_eq!(rows.last().unwrap().total_count, recorded.len() as u64);
     let refused = cli(&["--window", "2h"]);
     assert_eq!(refused.status.code(), Some(2));
+    // A window the one-minute intervals cannot honour is refused, by the API and the CLI.
+    let short = cli(&["--window", "10s"]);
+    assert_eq!(short.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&short.stderr).contains("whole minutes from 1m to 60m"),
+        "{}",
+        String::from_utf8_lossy(&short.stderr)
+    );
+    let short = edge
+        .admin()
+        .call("GET", "/v1/clusters/acme/latency?window=30s", None);
+    assert_eq!(short.status, 400);
     let nosuch = searchgate(&["latency", "nosuch", "--url", url, "--token-file", token]);
     assert_eq!(nosuch.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&nosuch.stderr).contains("404"));

@@ -92,6 +92,18 @@ impl ErrorBody {
             .with_index(index)
     }
 
+    /// The `index_not_found_exception` of a write to a missing index that
+    /// `action.auto_create_index` does not let it create, with the next step.
+    pub fn index_not_auto_created(index: &str) -> Self {
+        ErrorBody::new(
+            404,
+            "index_not_found_exception",
+            format!("no such index [{index}] and automatic index creation ([action.auto_create_index]) does not allow it; create it first with PUT /{index}"),
+        )
+        .with_resource("index_or_alias", index)
+        .with_index(index)
+    }
+
     fn cause_object(&self) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert("type".into(), Value::String(self.kind.clone()));
@@ -142,10 +154,15 @@ pub enum EdgeError {
     BadRequest(&'static str),
     /// 401: credentials missing, wrong or outdated.
     AuthRequired,
-    /// 403: update sent to a read-only cluster (with the operator's reason, if any).
+    /// 403: update sent to a cluster an operator made read-only (with their reason, if any).
     ReadOnly(Option<Arc<str>>),
-    /// 403: any request to a disabled cluster (with the operator's reason, if any).
+    /// 403: any request to a cluster an operator disabled (with their reason, if any).
     Disabled(Option<Arc<str>>),
+    /// 403: update sent to a cluster the overage ladder made read-only (with its reason:
+    /// what is over the plan, since when, what comes next). Index deletions pass.
+    OverageReadOnly(Option<Arc<str>>),
+    /// 403: any request to a cluster the overage ladder disabled (with its reason).
+    OverageDisabled(Option<Arc<str>>),
     /// 403: update sent during maintenance (with the operator's reason, if any).
     Maintenance(Option<Arc<str>>),
     /// 404: the address matches no (provisioned) cluster.
@@ -285,12 +302,22 @@ impl EdgeError {
             ReadOnly(why) => blocked(
                 "Cluster Read-only",
                 why,
-                "updates are refused while the cluster is read-only; clear the overage (delete data or upgrade the plan)",
+                "updates are refused while the cluster is read-only; searches still work. The service's operator set this mode: ask them to lift it",
             ),
             Disabled(why) => blocked(
                 "Cluster Disabled",
                 why,
-                "every request is refused while the cluster is disabled; clear the overage",
+                "every request is refused while the cluster is disabled. The service's operator set this mode: ask them to lift it",
+            ),
+            OverageReadOnly(why) => blocked(
+                "Cluster Read-only",
+                why,
+                "updates are refused while the cluster is over its plan; searches and index deletions still work. Delete indices or upgrade the plan to clear the overage",
+            ),
+            OverageDisabled(why) => blocked(
+                "Cluster Disabled",
+                why,
+                "every request is refused while the cluster is over its plan. Upgrade the plan to clear the overage",
             ),
             Maintenance(why) => blocked(
                 "Maintenance",
@@ -327,6 +354,13 @@ impl EdgeError {
             QueueTimeout { concurrency, waited_ms } => too_many(format!(
                 "Too Many Requests: waited {waited_ms} ms for one of the cluster's {concurrency} concurrent request slots; retry with backoff, batch updates, use multi-search, or upgrade the plan"
             )),
+            // Only multitenant clusters refuse `_cat` tables: they would show the engine
+            // the cluster shares.
+            NotImplemented(endpoint) if endpoint.starts_with("_cat") => ErrorBody::new(
+                501,
+                "not_implemented_exception",
+                format!("Not Implemented: the endpoint [{endpoint}] is not available on this cluster, since its table would describe the engine it shares with other clusters; GET /_cluster/health, GET /_cat/indices?v and GET /_cat/shards answer for this cluster's own indices"),
+            ),
             NotImplemented(endpoint) => ErrorBody::new(
                 501,
                 "not_implemented_exception",

@@ -14,6 +14,9 @@ use searchgate_core::params::ParamError;
 pub enum EngineError {
     /// 404 `index_not_found_exception` (spec 7).
     IndexNotFound(String),
+    /// 404 `index_not_found_exception` of a write that would have created the index, which
+    /// `action.auto_create_index` does not allow (off on the service: spec 1.5).
+    IndexNotAutoCreated(String),
     /// 404 `index_not_found_exception`: a write with `require_alias` to a name that is not
     /// an alias.
     RequireAlias(String),
@@ -129,6 +132,7 @@ impl EngineError {
                 );
                 b
             }
+            IndexNotAutoCreated(name) => ErrorBody::index_not_auto_created(name),
             IndexClosed(name) => {
                 ErrorBody::new(400, "index_closed_exception", "closed").with_index(name.clone())
             }
@@ -372,6 +376,23 @@ mod tests {
         assert_eq!(v["error"]["resource.id"], "x");
         assert_eq!(v["error"]["index"], "x");
         assert_eq!(v["error"]["reason"], "no such index [x]");
+    }
+
+    // issue 32: a write to a missing index says that nothing creates it and how to
+    #[test]
+    fn a_write_that_may_not_create_its_index_names_put() {
+        let v = EngineError::IndexNotAutoCreated("site".into())
+            .body()
+            .to_value();
+        assert_eq!(v["status"], 404);
+        assert_eq!(v["error"]["type"], "index_not_found_exception");
+        assert_eq!(v["error"]["index"], "site");
+        let reason = v["error"]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("no such index [site]"), "{reason}");
+        assert!(
+            reason.contains("create it first with PUT /site"),
+            "{reason}"
+        );
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn view_of(plane: &Plane, r: &ClusterRecord, api: &Api) -> Value {
     let declared = (r.source == Source::File)
         .then(|| plane.declared().clusters.get(&r.id))
         .flatten();
-    views::cluster(r, live, &api.env, declared)
+    views::cluster(r, live, &api.env, declared, plane.now())
 }
 
 fn found<'c>(cat: &'c Catalog, id: &str) -> Result<&'c ClusterRecord, ApiError> {
@@ -167,13 +167,14 @@ fn change(
     };
     let env = api.env.clone();
     let declared = plane.declared().clone();
+    let now = plane.now();
     plane.submit_with(change, &mut |next| {
         let r = next.clusters.get(&target)?;
         let d = declared
             .clusters
             .get(&r.id)
             .filter(|_| r.source == Source::File);
-        let mut body = views::cluster(r, None, &env, d);
+        let mut body = views::cluster(r, None, &env, d, now);
         if let (Some(o), Value::Object(more)) = (body.as_object_mut(), extra(r)) {
             o.extend(more);
         }
@@ -325,7 +326,7 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
         Ok(vec![Command::CreateCluster(Box::new(record))])
     };
     let env = api.env.clone();
-    let secrets = |r: &ClusterRecord| json!({"password": password, "url": views::address(r, &env, Some(&password))});
+    let secrets = |r: &ClusterRecord| views::secrets(r, &env, &password);
     change(api, req, None, build, 201, &secrets)
 }
 
@@ -401,7 +402,7 @@ pub(super) fn rotate(api: &Api, req: &Request, id: &str) -> Result<Response, Api
         grace_until: (!grace.is_zero()).then(|| now + grace.as_millis() as Millis),
     };
     let env = api.env.clone();
-    let secrets = |r: &ClusterRecord| json!({"password": password, "url": views::address(r, &env, Some(&password))});
+    let secrets = |r: &ClusterRecord| views::secrets(r, &env, &password);
     change(api, req, Some(id), |_| Ok(vec![cmd]), 200, &secrets)
 }
 

@@ -41,6 +41,9 @@ pub struct ApiEnv {
     /// The customer listener's port (`None`: the scheme's default).
     pub port: Option<u16>,
     pub domain: String,
+    /// `[edge] route_by_username`: a cluster also answers at `localhost` (or an IP), found
+    /// by its username; the API then shows that address too.
+    pub route_by_username: bool,
     pub default_region: String,
     /// Shared upstreams multitenant clusters are placed on (`None`: the embedded engine).
     pub shared_upstreams: Vec<Option<String>>,
@@ -199,7 +202,7 @@ fn refusal(r: Refusal) -> ApiError {
     match r {
         Refusal::NoCluster(_) => ApiError::not_found(reason),
         Refusal::Destroyed(_) => ApiError::new(410, "gone", reason),
-        Refusal::NoPlan(_) | Refusal::Invalid(_) => ApiError::bad_request(reason),
+        Refusal::NoPlan { .. } | Refusal::Invalid(_) => ApiError::bad_request(reason),
         Refusal::Conflict(_) => ApiError::new(409, "conflict", reason),
         Refusal::Downgrade {
             shards_in_use,

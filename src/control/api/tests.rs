@@ -41,6 +41,7 @@ pub(super) fn api(dir: &std::path::Path) -> Api {
             scheme: "https".into(),
             port: Some(9243),
             domain: "example.test".into(),
+            route_by_username: true,
             default_region: "local".into(),
             shared_upstreams: vec![None, Some("127.0.0.1:9555".into())],
         },

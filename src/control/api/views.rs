@@ -54,12 +54,36 @@ pub fn address(r: &ClusterRecord, env: &ApiEnv, password: Option<&str>) -> Strin
     )
 }
 
+/// The cluster's address at `localhost`, found by its username (`None` unless the edge
+/// routes by username): the URL any client resolves, where `*.localhost` names may not be.
+pub fn localhost_address(
+    r: &ClusterRecord,
+    env: &ApiEnv,
+    password: Option<&str>,
+) -> Option<String> {
+    let port = env.port.map(|p| format!(":{p}")).unwrap_or_default();
+    let pass = password.map(|p| format!(":{p}")).unwrap_or_default();
+    env.route_by_username
+        .then(|| format!("{}://{}{pass}@localhost{port}", env.scheme, r.username))
+}
+
+/// The once-only fields of a create or a rotation: the password and the URLs with it.
+pub fn secrets(r: &ClusterRecord, env: &ApiEnv, password: &str) -> Value {
+    let mut v = json!({"password": password, "url": address(r, env, Some(password))});
+    if let Some(u) = localhost_address(r, env, Some(password)) {
+        v["localhost_url"] = json!(u);
+    }
+    v
+}
+
 /// A cluster: state, mode and its reason, plan, usage, address without password.
+/// `now` is the control plane's clock (a rotation's grace shows until it passes).
 pub fn cluster(
     r: &ClusterRecord,
     live: Option<Live>,
     env: &ApiEnv,
     declared: Option<&DeclaredCluster>,
+    now: Millis,
 ) -> Value {
     let usage = live.map(|l| {
         json!({
@@ -71,7 +95,12 @@ pub fn cluster(
             "requests_queued": l.queued,
         })
     });
-    let grace = r.previous.as_ref().map(|p| time(p.until));
+    // An expired grace is no grace: the old pair no longer opens the cluster.
+    let grace = r
+        .previous
+        .as_ref()
+        .filter(|p| p.until > now)
+        .map(|p| time(p.until));
     let mut v = json!({
         "id": r.id,
         "name": r.name,
@@ -85,6 +114,7 @@ pub fn cluster(
         "effective_mode": live.map(|l| effective_name(l.effective)),
         "plan": r.plan,
         "address": address(r, env, None),
+        "localhost_address": localhost_address(r, env, None),
         "username": r.username,
         "previous_credentials_valid_until": grace,
         "upstream": r.upstream.clone().map_or(json!("embedded engine"), |u| json!(u)),

@@ -395,7 +395,10 @@ fn limits_paths_and_modes() {
     let modes = [
         (Mode::ReadOnly(SetBy::Operator), Some(E::ReadOnly(None))),
         (Mode::Maintenance, Some(E::Maintenance(None))),
-        (Mode::Disabled(SetBy::Metering), Some(E::Disabled(None))),
+        (
+            Mode::Disabled(SetBy::Metering),
+            Some(E::OverageDisabled(None)),
+        ),
         (Mode::Normal, None),
     ];
     for (mode, refusal) in modes {
@@ -409,7 +412,7 @@ fn limits_paths_and_modes() {
         let search = head("GET /books/_search HTTP/1.1", ACME, "acme", &[]);
         let read = run(&dir, &search, None, 1000);
         let want = match refusal {
-            Some(E::Disabled(None)) => Want::Refuse(E::Disabled(None)),
+            Some(E::OverageDisabled(None)) => Want::Refuse(E::OverageDisabled(None)),
             _ => fwd("acme", Class::Read, "/books/_search"),
         };
         assert_eq!(read, want, "{mode:?} read");

@@ -50,7 +50,14 @@ pub fn route<'s, D: Directory>(
         let user = username.ok_or(EdgeError::AuthRequired)?;
         let user = std::str::from_utf8(user).map_err(|_| EdgeError::AuthRequired)?;
         // An unknown username is a credentials problem, not an address problem.
-        Some(snap.by_username(user).ok_or(EdgeError::AuthRequired)?)
+        let found = snap.by_username(user).ok_or_else(|| {
+            if snap.is_destroyed_username(user) {
+                EdgeError::ClusterNotFound
+            } else {
+                EdgeError::AuthRequired
+            }
+        })?;
+        Some(found)
     } else {
         host.strip_suffix(snap.domain())
             .and_then(|h| h.strip_suffix('.'))

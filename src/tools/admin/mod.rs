@@ -12,6 +12,7 @@
 pub mod client;
 mod table;
 
+use crate::tools::out::{errln, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -67,8 +68,18 @@ pub enum AdminCommand {
     },
     /// The plans.
     Plans,
-    /// The audit log, newest first.
-    Audit,
+    /// The audit log, newest first: who changed what, when, and the fields that changed.
+    Audit {
+        /// Only the entries of this cluster (or plan).
+        #[arg(long, value_name = "ID")]
+        cluster: Option<String>,
+        /// At most this many entries (default 100, at most 1000).
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+        /// Only entries older than the entry with this id (the next page).
+        #[arg(long, value_name = "ENTRY_ID")]
+        before: Option<u64>,
+    },
     /// Cluster ID's usage history (disk, documents, shards, requests, bytes).
     Usage {
         id: String,
@@ -131,11 +142,11 @@ pub fn run(args: AdminArgs) -> ExitCode {
     if wants_csv(&args.command) {
         return match call_text(&args) {
             Ok(text) => {
-                print!("{text}");
+                crate::tools::out::out(&text);
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("searchgate admin: {e}");
+                errln!("searchgate admin: {e}");
                 ExitCode::FAILURE
             }
         };
@@ -143,14 +154,14 @@ pub fn run(args: AdminArgs) -> ExitCode {
     match call(&args) {
         Ok(v) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             } else {
                 table::print(&args.command, &v);
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("searchgate admin: {e}");
+            errln!("searchgate admin: {e}");
             ExitCode::FAILURE
         }
     }
@@ -205,7 +216,18 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
             ("POST", id_path(id, "/credentials/rotate"), Some(body))
         }
         AdminCommand::Plans => ("GET", "/v1/plans".into(), None),
-        AdminCommand::Audit => ("GET", "/v1/audit".into(), None),
+        AdminCommand::Audit {
+            cluster,
+            limit,
+            before,
+        } => {
+            let q = query(&[
+                ("cluster", cluster),
+                ("limit", &limit.map(|n| n.to_string())),
+                ("before", &before.map(|n| n.to_string())),
+            ]);
+            ("GET", format!("/v1/audit{q}"), None)
+        }
         AdminCommand::Usage { id, from, to } => {
             let q = query(&[("from", from), ("to", to)]);
             ("GET", id_path(id, &format!("/usage{q}")), None)

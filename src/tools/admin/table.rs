@@ -2,6 +2,7 @@
 //! lines (amounts in cents shown with two decimals), `key: value` lines for one cluster,
 //! and the once-only credentials called out.
 
+use crate::tools::out::outln;
 use serde_json::Value;
 
 use super::{AdminCommand, ClustersCommand};
@@ -20,7 +21,7 @@ fn table(header: &[&str], rows: &[Vec<String>]) {
             .zip(&widths)
             .map(|(c, w)| format!("{c:<w$}"))
             .collect();
-        println!("{}", padded.join("  ").trim_end());
+        outln!("{}", padded.join("  ").trim_end());
     };
     line(header.iter().map(|h| h.to_string()).collect());
     for r in rows {
@@ -50,41 +51,45 @@ fn cluster_lines(c: &Value) {
         "class",
         "region",
         "address",
+        "localhost_address",
         "upstream",
         "source",
         "created_at",
         "version",
     ];
     for k in keys {
-        println!("{k:<15} {}", cell(&c[k]));
+        outln!("{k:<15} {}", cell(&c[k]));
     }
     if let Some(u) = c["usage"].as_object() {
         let parts: Vec<String> = u.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        println!("{:<15} {}", "usage", parts.join(" "));
+        outln!("{:<15} {}", "usage", parts.join(" "));
     }
     if let Some(why) = c["overage"]["reason"].as_str() {
-        println!("{:<15} {}: {why}", "overage", cell(&c["overage"]["step"]));
+        outln!("{:<15} {}: {why}", "overage", cell(&c["overage"]["step"]));
     }
     if let Some(d) = c["differs_from_file"].as_array().filter(|d| !d.is_empty()) {
         let names: Vec<String> = d.iter().map(cell).collect();
-        println!(
+        outln!(
             "{:<15} {} (set through the admin API)",
             "differs_from_file",
             names.join(", ")
         );
     }
     if let Some(until) = c["previous_credentials_valid_until"].as_str() {
-        println!("{:<15} the old credentials work until {until}", "grace");
+        outln!("{:<15} the old credentials work until {until}", "grace");
     }
 }
 
 fn secrets(c: &Value) {
     if let Some(url) = c["url"].as_str().filter(|u| !u.is_empty()) {
-        println!();
-        println!("username        {}", cell(&c["username"]));
-        println!("password        {}", cell(&c["password"]));
-        println!("url             {url}");
-        println!("(shown once: the service keeps only a salted hash of the password)");
+        outln!();
+        outln!("username        {}", cell(&c["username"]));
+        outln!("password        {}", cell(&c["password"]));
+        outln!("url             {url}");
+        if let Some(local) = c["localhost_url"].as_str() {
+            outln!("localhost_url   {local}   (routed by username: any client resolves it)");
+        }
+        outln!("(shown once: the service keeps only a salted hash of the password)");
     }
 }
 
@@ -124,7 +129,10 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
                         "monthly_price_cents",
                     ]
                     .iter()
-                    .map(|k| cell(&p[*k]))
+                    .map(|k| match *k {
+                        "disk_bytes" | "memory_bytes" => size(&p[*k]),
+                        _ => cell(&p[*k]),
+                    })
                     .collect()
                 })
                 .collect();
@@ -140,28 +148,30 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
             ];
             table(&header, &rows);
         }
-        AdminCommand::Audit => {
+        AdminCommand::Audit { .. } => {
             let rows: Vec<Vec<String>> = v["entries"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .map(|e| {
-                    ["id", "at", "actor", "action", "target"]
+                    let mut row: Vec<String> = ["id", "at", "actor", "action", "target"]
                         .iter()
                         .map(|k| cell(&e[*k]))
-                        .collect()
+                        .collect();
+                    row.push(changed(&e["before"], &e["after"]));
+                    row
                 })
                 .collect();
-            table(&["ID", "AT", "ACTOR", "ACTION", "TARGET"], &rows);
+            table(&["ID", "AT", "ACTOR", "ACTION", "TARGET", "CHANGE"], &rows);
         }
         AdminCommand::Usage { .. } => usage(v),
         AdminCommand::Invoice { .. } => invoice(v),
         AdminCommand::Invoices { .. } => {
             for inv in v["clusters"].as_array().into_iter().flatten() {
                 invoice(inv);
-                println!();
+                outln!();
             }
-            println!(
+            outln!(
                 "month {}: {} cluster(s), total {}",
                 cell(&v["month"]),
                 v["clusters"].as_array().map_or(0, Vec::len),
@@ -172,6 +182,68 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
             cluster_lines(v);
             secrets(v);
         }
+    }
+}
+
+/// Bytes as the configuration writes sizes (binary units): `1gb`, `256mb`, `1.5gb`.
+fn size(v: &Value) -> String {
+    let Some(b) = v.as_u64() else {
+        return cell(v);
+    };
+    let units = [("gb", 1u64 << 30), ("mb", 1 << 20), ("kb", 1 << 10)];
+    match units.iter().find(|(_, u)| b >= *u) {
+        Some((name, u)) if b % u == 0 => format!("{}{name}", b / u),
+        Some((name, u)) => format!("{:.1}{name}", b as f64 / *u as f64),
+        None => format!("{b}b"),
+    }
+}
+
+/// What an audit entry changed: `field: before -> after` for each field that differs
+/// (the record's version left out), or what was created or removed.
+fn changed(before: &Value, after: &Value) -> String {
+    let show = |k: &str, v: &Value| -> String {
+        match v {
+            Value::Number(n) if k.ends_with("_at") || k.ends_with("until") => n
+                .as_i64()
+                .map(crate::calendar::rfc3339_of_millis)
+                .unwrap_or_else(|| n.to_string()),
+            Value::Object(_) | Value::Array(_) => {
+                let t = v.to_string();
+                if t.chars().count() > 40 {
+                    format!("{}...", t.chars().take(37).collect::<String>())
+                } else {
+                    t
+                }
+            }
+            other => cell(other),
+        }
+    };
+    match (before, after) {
+        (Value::Null, Value::Object(a)) => {
+            let facts: Vec<String> = ["plan", "class", "concurrency"]
+                .iter()
+                .filter(|k| a.contains_key(**k))
+                .map(|k| format!("{k} {}", show(k, &a[*k])))
+                .collect();
+            format!("created ({})", facts.join(", "))
+        }
+        (Value::Object(_), Value::Null) => "removed".into(),
+        (Value::Object(b), Value::Object(a)) => {
+            let parts: Vec<String> = a
+                .iter()
+                .filter(|(k, v)| *k != "version" && b.get(*k).unwrap_or(&Value::Null) != *v)
+                .map(|(k, v)| {
+                    let old = b.get(k).unwrap_or(&Value::Null);
+                    format!("{k}: {} -> {}", show(k, old), show(k, v))
+                })
+                .collect();
+            if parts.is_empty() {
+                "-".into()
+            } else {
+                parts.join("; ")
+            }
+        }
+        _ => "-".into(),
     }
 }
 
@@ -203,7 +275,7 @@ fn usage(v: &Value) {
         .flatten()
         .map(|s| keys.iter().map(|k| cell(&s[*k])).collect())
         .collect();
-    println!(
+    outln!(
         "cluster {}: usage from {} to {}",
         cell(&v["cluster"]),
         cell(&v["from"]),
@@ -214,12 +286,12 @@ fn usage(v: &Value) {
     ];
     table(&header, &rows);
     if v["truncated"] == true {
-        println!("(more samples: narrow --from/--to)");
+        outln!("(more samples: narrow --from/--to)");
     }
 }
 
 fn invoice(v: &Value) {
-    println!(
+    outln!(
         "cluster {}: invoice of {} ({} to {})",
         cell(&v["cluster"]),
         cell(&v["month"]),
@@ -248,4 +320,43 @@ fn invoice(v: &Value) {
         money(&v["total_cents"]),
     ]);
     table(&["KIND", "PLAN", "FROM", "TO", "SECONDS", "AMOUNT"], &rows);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sizes_read_as_the_configuration_writes_them() {
+        assert_eq!(size(&json!(1u64 << 30)), "1gb");
+        assert_eq!(size(&json!(256u64 << 20)), "256mb");
+        assert_eq!(size(&json!(3u64 << 29)), "1.5gb");
+        assert_eq!(size(&json!(100)), "100b");
+        assert_eq!(size(&Value::Null), "-");
+    }
+
+    #[test]
+    fn an_audit_entry_shows_the_fields_it_changed() {
+        let before =
+            json!({"mode": "normal", "mode_reason": null, "version": 3, "plan": "sandbox"});
+        let after = json!({"mode": "read-only", "mode_reason": "quota review", "version": 4, "plan": "sandbox"});
+        assert_eq!(
+            changed(&before, &after),
+            "mode: normal -> read-only; mode_reason: - -> quota review"
+        );
+        let created = json!({"plan": "sandbox", "class": "multitenant", "version": 1});
+        assert_eq!(
+            changed(&Value::Null, &created),
+            "created (plan sandbox, class multitenant)"
+        );
+        assert_eq!(
+            changed(
+                &json!({"destroyed_at": null}),
+                &json!({"destroyed_at": 1_900_000_000_000u64})
+            ),
+            "destroyed_at: - -> 2030-03-17T17:46:40Z"
+        );
+        assert_eq!(changed(&created, &Value::Null), "removed");
+    }
 }

@@ -9,6 +9,7 @@
 //! A client of the admin API and of files only: renders with `metrics`' pure functions;
 //! must not import `edge`, `engine`, `registry`, `policy` or `control`.
 
+use crate::tools::out::errln;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -16,8 +17,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::metrics::intervallog::read_log;
-use crate::metrics::latency::{parse_window, LatencyReport};
-use crate::metrics::plot::{svg, Series};
+use crate::metrics::latency::{format_rate, format_secs, parse_window, LatencyReport};
+use crate::metrics::plot::{svg, Series, Stroke};
 use crate::metrics::window::{new_histogram, record_n, IntervalCount, Metric};
 use crate::tools::admin::client::AdminClient;
 use searchgate_core::percent::encode_component as encode;
@@ -27,31 +28,33 @@ pub const DEFAULT_WINDOW: &str = "5m";
 
 /// `searchgate latency` options.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["cluster", "from_log", "from_wrk"])))]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(true).args(["cluster", "from_log", "from_wrk"])))]
 pub struct LatencyArgs {
-    /// A cluster's id: its latency over --window from the edge's admin API.
+    /// Clusters' ids: their latency over --window from the edge's admin API (several: one
+    /// chart, one report each).
     #[arg(value_name = "CLUSTER_ID")]
-    pub cluster: Option<String>,
-    /// An interval log written by the edge (`<cluster>.hlog`).
-    #[arg(long, value_name = "FILE")]
-    pub from_log: Option<PathBuf>,
-    /// A load test's latency counts: lines `value_us count`.
-    #[arg(long, value_name = "FILE")]
-    pub from_wrk: Option<PathBuf>,
-    /// With CLUSTER_ID: the window before now (default 5m, at most 1h); with --from-log:
-    /// only the intervals of this window before the log's last one.
+    pub cluster: Vec<String>,
+    /// Interval logs written by the edge (`<cluster>.hlog`).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub from_log: Vec<PathBuf>,
+    /// Load tests' latency counts (lines `value_us count`, as loadtest/common.lua writes them).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub from_wrk: Vec<PathBuf>,
+    /// With CLUSTER_ID: the last DURATION (whole minutes, 1m to 60m; default 5m); with
+    /// --from-log: the intervals of the last DURATION of the log. The output says which span it covers.
     #[arg(long, value_name = "DURATION")]
     pub window: Option<String>,
-    /// Print the report as JSON.
+    /// Print the report as JSON (an array of reports when there are several inputs).
     #[arg(long)]
     pub json: bool,
-    /// Draw the percentile distribution into this SVG file.
+    /// Draw the percentile distributions of every input into this SVG file, on one chart.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Write HdrHistogram's percentile distribution text into this file.
+    /// Write HdrHistogram's percentile distribution text into this file (one input only).
     #[arg(long, value_name = "FILE")]
     pub hgrm: Option<PathBuf>,
-    /// Name shown in the report and the plot's title (default: the cluster id or the file's name).
+    /// Name shown in the report and the plot (one input only; default: the cluster id or
+    /// the file's name).
     #[arg(long)]
     pub name: Option<String>,
     /// With CLUSTER_ID: the admin API (default: the URL in ./data/admin.url, else http://127.0.0.1:9900).
@@ -62,66 +65,176 @@ pub struct LatencyArgs {
     pub token_file: Option<PathBuf>,
 }
 
+/// Where a report came from: a load test's counts have whole-request times only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Api,
+    Log,
+    Wrk,
+}
+
 /// Runs the command.
 pub fn run(args: LatencyArgs) -> ExitCode {
     match latency(&args) {
         Ok(out) => {
-            print!("{out}");
+            crate::tools::out::out(&out);
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("searchgate latency: {e}");
+            errln!("searchgate latency: {e}");
             ExitCode::from(2)
         }
     }
 }
 
-/// The report of the files given, written where asked; returns what goes to stdout.
+/// The reports of the inputs given, written where asked; returns what goes to stdout.
 pub fn latency(args: &LatencyArgs) -> Result<String, String> {
     let window = args.window.as_deref().map(parse_window).transpose()?;
-    let report = match (&args.cluster, &args.from_log, &args.from_wrk) {
-        (Some(id), _, _) => from_api(args, id)?,
-        (None, Some(p), _) => from_log(p, window, args.name.as_deref())?,
-        (None, None, Some(p)) => {
-            if window.is_some() {
-                return Err(
-                    "--window applies to CLUSTER_ID and --from-log, not to --from-wrk".into(),
-                );
-            }
-            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let name = args.name.clone().unwrap_or_else(|| file_name(p));
-            let histograms = [read_counts(&text)?, new_histogram(), new_histogram()];
-            LatencyReport::from_histograms(&name, Duration::ZERO, None, histograms)
-        }
-        (None, None, None) => {
-            return Err("give CLUSTER_ID, --from-log FILE or --from-wrk FILE".into())
-        }
-    };
-    if let Some(out) = &args.plot {
-        let series: Vec<Series> = Metric::ALL
-            .iter()
-            .filter(|m| !report.histogram(**m).is_empty())
-            .map(|m| Series::of_histogram(m.name(), report.histogram(*m)))
-            .collect();
-        let title = format!(
-            "{}: latency by percentile ({} requests)",
-            report.cluster, report.total.count
-        );
-        write(out, &svg(&title, &series))?;
+    let inputs = args.cluster.len() + args.from_log.len() + args.from_wrk.len();
+    if window.is_some() && args.cluster.is_empty() && args.from_log.is_empty() {
+        return Err("--window applies to CLUSTER_ID and --from-log, not to --from-wrk".into());
     }
-    if let Some(out) = &args.hgrm {
-        write(out, report.percentile_table())?;
+    if inputs > 1 && args.name.is_some() {
+        return Err("--name names one input; with several, each is named by its id or file".into());
+    }
+    if inputs > 1 && args.hgrm.is_some() {
+        return Err("--hgrm writes one input's distribution; give one input".into());
+    }
+    let mut reports: Vec<(LatencyReport, Source)> = Vec::new();
+    for id in &args.cluster {
+        reports.push((from_api(args, id)?, Source::Api));
+    }
+    for p in &args.from_log {
+        reports.push((from_log(p, window)?, Source::Log));
+    }
+    for p in &args.from_wrk {
+        reports.push((from_wrk(p)?, Source::Wrk));
+    }
+    if let (Some(name), [(r, _)]) = (&args.name, reports.as_mut_slice()) {
+        r.cluster = name.clone();
+    }
+    if let Some(out) = &args.plot {
+        write(out, &plot(&reports))?;
+    }
+    if let (Some(out), [(r, _)]) = (&args.hgrm, reports.as_slice()) {
+        write(out, r.percentile_table())?;
     }
     if args.json {
-        return serde_json::to_string_pretty(&report)
-            .map(|s| s + "\n")
-            .map_err(|e| e.to_string());
+        let all: Vec<&LatencyReport> = reports.iter().map(|(r, _)| r).collect();
+        let text = match all.as_slice() {
+            [one] => serde_json::to_string_pretty(one),
+            many => serde_json::to_string_pretty(many),
+        };
+        return text.map(|s| s + "\n").map_err(|e| e.to_string());
     }
-    Ok(format!(
-        "{}\n{}",
-        report.summary_table(),
-        report.percentile_table()
-    ))
+    let texts: Vec<String> = reports
+        .iter()
+        .map(|(r, _)| {
+            format!(
+                "{}\n\n{}\n{}",
+                r.header().join("\n"),
+                r.summary_table(),
+                r.percentile_table()
+            )
+        })
+        .collect();
+    Ok(texts.join("\n"))
+}
+
+/// One chart of every input: with one input a colour per metric, with several a colour
+/// per input and a line style per metric. Load tests measure whole requests only.
+fn plot(reports: &[(LatencyReport, Source)]) -> String {
+    let one = reports.len() == 1;
+    let mut series = Vec::new();
+    for (i, (r, source)) in reports.iter().enumerate() {
+        let metrics: &[Metric] = if *source == Source::Wrk {
+            &[Metric::Total]
+        } else {
+            &[Metric::Total, Metric::Upstream, Metric::Queue]
+        };
+        for (k, m) in metrics.iter().enumerate() {
+            let name = if one {
+                m.name().to_string()
+            } else {
+                format!("{} {}", r.cluster, m.name())
+            };
+            let stroke = [Stroke::Wide, Stroke::Dashed, Stroke::Dotted][k];
+            let colour = if one { k } else { i };
+            let label = format!("{name}: {}", legend_figures(r, *m));
+            series.push(Series::of_histogram(&name, r.histogram(*m)).styled(label, colour, stroke));
+        }
+    }
+    let title = match reports {
+        [(r, _)] => {
+            let mut t = r.header();
+            t[0] = format!("Latency by percentile of {}", t[0]);
+            t
+        }
+        _ => several_title(reports),
+    };
+    svg(&title, &series)
+}
+
+/// The legend's figures of one metric of a report.
+fn legend_figures(r: &LatencyReport, m: Metric) -> String {
+    let p = match m {
+        Metric::Total => &r.total,
+        Metric::Queue => &r.queue,
+        Metric::Upstream => &r.upstream,
+    };
+    if p.count == 0 {
+        return match m {
+            Metric::Queue => "no request waited for a concurrency slot".into(),
+            _ => "no requests".into(),
+        };
+    }
+    let what = match m {
+        Metric::Total => "requests",
+        Metric::Queue => "requests waited for a slot",
+        Metric::Upstream => "requests reached the upstream",
+    };
+    let rate = match (m, r.mean_rps()) {
+        (Metric::Total, Some(rps)) => format!(
+            " in {}, {} req/s",
+            format_secs(r.span_secs().unwrap_or(0.0)),
+            format_rate(rps)
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "{} {what}{rate}; p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms, max {:.3} ms",
+        p.count, p.p50, p.p99, p.p99_9, p.max_ms
+    )
+}
+
+/// The title of a chart of several inputs: how many, their common target, their span.
+fn several_title(reports: &[(LatencyReport, Source)]) -> Vec<String> {
+    let names: Vec<&str> = reports.iter().map(|(r, _)| r.cluster.as_str()).collect();
+    let mut t = vec![format!(
+        "Latency by percentile of {} inputs: {}",
+        reports.len(),
+        names.join(", ")
+    )];
+    let targets: Vec<Option<&String>> = reports.iter().map(|(r, _)| r.target.as_ref()).collect();
+    if let Some(Some(first)) = targets.first() {
+        if targets.iter().all(|t| *t == Some(*first)) {
+            t.push(format!("all to {first}"));
+        }
+    }
+    let from = reports.iter().filter_map(|(r, _)| r.from_unix_ms).min();
+    let to = reports.iter().filter_map(|(r, _)| r.to_unix_ms).max();
+    let total: u64 = reports.iter().map(|(r, _)| r.total.count).sum();
+    let span = LatencyReport::from_histograms(
+        "all",
+        Duration::ZERO,
+        from.zip(to),
+        [new_histogram(), new_histogram(), new_histogram()],
+    );
+    match span.header().get(1) {
+        Some(s) if from.is_some() => t.push(format!("{total} requests, {s}")),
+        _ => t.push(format!("{total} requests")),
+    }
+    t
 }
 
 fn file_name(p: &Path) -> String {
@@ -145,20 +258,11 @@ fn from_api(args: &LatencyArgs, id: &str) -> Result<LatencyReport, String> {
         encode(window)
     );
     let answer = api.get(&path)?;
-    let mut report = LatencyReport::from_json(&answer.to_string())
-        .map_err(|e| format!("{}{path}: {e}", api.url))?;
-    if let Some(name) = &args.name {
-        report.cluster = name.clone();
-    }
-    Ok(report)
+    LatencyReport::from_json(&answer.to_string()).map_err(|e| format!("{}{path}: {e}", api.url))
 }
 
 /// The report of an interval log's intervals (all, or those of `window` before its end).
-fn from_log(
-    path: &Path,
-    window: Option<Duration>,
-    name: Option<&str>,
-) -> Result<LatencyReport, String> {
+fn from_log(path: &Path, window: Option<Duration>) -> Result<LatencyReport, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let intervals = read_log(&bytes)?;
     let end = intervals
@@ -190,10 +294,9 @@ fn from_log(
         }
         span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
     }
-    let name = name.map_or_else(|| file_name(path), str::to_string);
     requests.sort_by_key(|r| r.from_unix_ms);
     let window = window.unwrap_or_default();
-    Ok(LatencyReport::from_histograms(&name, window, span, h).with_requests(requests))
+    Ok(LatencyReport::from_histograms(&file_name(path), window, span, h).with_requests(requests))
 }
 
 fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {
@@ -202,12 +305,54 @@ fn add(into: &mut Histogram<u64>, from: &Histogram<u64>) {
     }
 }
 
-/// A histogram of `value_us count` lines (blank and `#` lines skipped).
-pub fn read_counts(text: &str) -> Result<Histogram<u64>, String> {
+/// The report of a load test's counts: its span and target from the `# key=value`
+/// header `loadtest/common.lua` writes (`end_unix_s`, `duration_us`, `target`).
+fn from_wrk(path: &Path) -> Result<LatencyReport, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let counts = read_counts(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let meta = |k: &str| {
+        counts
+            .meta
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let num = |k: &str| meta(k).and_then(|v| v.parse::<u64>().ok());
+    let span = match (num("end_unix_s"), num("duration_us")) {
+        (Some(end), Some(d)) => Some((end * 1000 - (d / 1000).min(end * 1000), end * 1000)),
+        _ => None,
+    };
+    let name = meta("label").unwrap_or_else(|| file_name(path));
+    let histograms = [counts.histogram, new_histogram(), new_histogram()];
+    Ok(
+        LatencyReport::from_histograms(&name, Duration::ZERO, span, histograms)
+            .with_target(meta("target")),
+    )
+}
+
+/// A load test's counts: the histogram and the header's `key=value` pairs.
+#[derive(Debug)]
+pub struct Counts {
+    pub histogram: Histogram<u64>,
+    pub meta: Vec<(String, String)>,
+}
+
+/// `value_us count` lines (blank lines skipped; `#` lines are comments, and `key=value`
+/// words in them are the run's facts).
+pub fn read_counts(text: &str) -> Result<Counts, String> {
     let mut h = new_histogram();
+    let mut meta = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
+        if let Some(comment) = t.strip_prefix('#') {
+            for word in comment.split_whitespace() {
+                if let Some((k, v)) = word.split_once('=') {
+                    meta.push((k.to_string(), v.to_string()));
+                }
+            }
+            continue;
+        }
+        if t.is_empty() {
             continue;
         }
         let bad = || format!("line {}: expected `value_us count`: {line}", i + 1);
@@ -218,7 +363,7 @@ pub fn read_counts(text: &str) -> Result<Histogram<u64>, String> {
             record_n(&mut h, v.max(1), n);
         }
     }
-    Ok(h)
+    Ok(Counts { histogram: h, meta })
 }
 
 #[cfg(test)]
@@ -227,9 +372,18 @@ mod tests {
 
     #[test]
     fn counts_become_a_histogram_and_garbage_is_named() {
-        let h = read_counts("# wrk\n100 3\n\n250 1\n1000000 0\n").unwrap();
+        let c = read_counts("# wrk target=http://x/ end_unix_s=5\n100 3\n\n250 1\n1000000 0\n")
+            .unwrap();
+        let h = c.histogram;
         assert_eq!(h.len(), 4);
         assert!(h.equivalent(h.max(), 250));
+        assert_eq!(
+            c.meta,
+            [
+                ("target".to_string(), "http://x/".to_string()),
+                ("end_unix_s".to_string(), "5".to_string())
+            ]
+        );
         assert!(read_counts("100 x\n").unwrap_err().starts_with("line 1"));
         assert!(read_counts("100\n").is_err());
     }

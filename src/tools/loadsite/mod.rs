@@ -20,6 +20,7 @@ mod prune;
 mod report;
 pub(crate) mod target;
 
+use crate::tools::out::{errln, outln};
 use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -127,7 +128,7 @@ enum LoadError {
 /// Runs the loader.
 pub fn run(args: LoadSiteArgs) -> ExitCode {
     if args.print_template {
-        print!("{}", hugo::TEMPLATE);
+        crate::tools::out::out(hugo::TEMPLATE);
         return ExitCode::SUCCESS;
     }
     let mut report = Report::new(args.progress);
@@ -135,17 +136,17 @@ pub fn run(args: LoadSiteArgs) -> ExitCode {
     report.finish_loading();
     let show = report.counts.seen > 0 || result.is_ok();
     if show && args.dry_run {
-        eprintln!("{}", report.summary());
+        errln!("{}", report.summary());
     } else if show {
-        println!("{}", report.summary());
+        outln!("{}", report.summary());
     }
     match result {
         Err(e) => {
-            eprintln!("searchgate load-site: {e}");
+            errln!("searchgate load-site: {e}");
             ExitCode::from(2)
         }
         Ok(()) if report.counts.failed > 0 => {
-            eprintln!(
+            errln!(
                 "searchgate load-site: {} page(s) failed",
                 report.counts.failed
             );
@@ -353,10 +354,17 @@ fn dry_run(index: &str, docs: &[(String, Document)]) -> Result<(), LoadError> {
             &d.object_id,
             Some(d),
         );
-        out.write_all(&bytes)
-            .map_err(|e| LoadError::Usage(format!("stdout: {e}")))?;
+        match out.write_all(&bytes) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                crate::tools::out::closed_pipe()
+            }
+            r => r.map_err(|e| LoadError::Usage(format!("stdout: {e}")))?,
+        }
     }
-    Ok(())
+    match out.flush() {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => crate::tools::out::closed_pipe(),
+        r => r.map_err(|e| LoadError::Usage(format!("stdout: {e}"))),
+    }
 }
 
 /// `GET /`: the server's version decides how types are written; 401 stops here.

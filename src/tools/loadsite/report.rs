@@ -1,6 +1,7 @@
 //! Counting and telling: a progress bar (indicatif) when stderr is a terminal, plain lines
 //! otherwise, per-page failures as they happen, and the summary at the end.
 
+use crate::tools::out::errln;
 use std::io::IsTerminal as _;
 use std::time::{Duration, Instant};
 
@@ -98,7 +99,7 @@ impl Report {
                 b.set_message(what.to_owned());
                 *bar = b;
             }
-            Sink::Plain => eprintln!("{what}: {total} documents"),
+            Sink::Plain => errln!("{what}: {total} documents"),
             Sink::Off => {}
         }
     }
@@ -118,7 +119,7 @@ impl Report {
         match &self.sink {
             Sink::Bar(bar) if !bar.is_hidden() => bar.println(line),
             Sink::Off => {}
-            _ => eprintln!("{line}"),
+            _ => errln!("{line}"),
         }
     }
 
@@ -129,7 +130,7 @@ impl Report {
             self.counts.bytes_accepted += bytes as u64;
         }
         if matches!(self.sink, Sink::Plain) {
-            eprintln!(
+            errln!(
                 "batch {}: {docs} docs, {} -> HTTP {status}",
                 self.counts.batches,
                 human_bytes(bytes as u64)
@@ -155,7 +156,7 @@ impl Report {
         let line = format!("failed: {page}: {reason}");
         match &self.sink {
             Sink::Bar(bar) if !bar.is_hidden() => bar.println(&line),
-            _ => eprintln!("{line}"),
+            _ => errln!("{line}"),
         }
         self.failures.push((page.to_owned(), reason.to_owned()));
         if let Sink::Bar(bar) = &self.sink {

@@ -11,6 +11,7 @@
 //!
 //! Must not touch: the sizing rules (`rules`), the choice (`catalog`); HTTP only.
 
+use crate::tools::out::errln;
 use std::path::Path;
 
 use serde::Serialize;
@@ -93,7 +94,7 @@ pub fn catalog(
         Ok(answer) => Catalog::from_api(&answer, &format!("the admin API at {}", api.url)),
         Err(CallError::Unreachable(e)) if !named => {
             let c = Catalog::load(None)?;
-            eprintln!("searchgate plan: {e}; using the plans of {}", c.source);
+            errln!("searchgate plan: {e}; using the plans of {}", c.source);
             Ok(c)
         }
         Err(e) => Err(format!("the plan catalog: {e}")),

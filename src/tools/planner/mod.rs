@@ -18,6 +18,7 @@ pub mod measured;
 pub mod rules;
 pub mod sample;
 
+use crate::tools::out::errln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -119,7 +120,7 @@ pub struct PlanArgs {
 pub fn run(args: PlanArgs) -> ExitCode {
     match plan(&args) {
         Ok((out, fits)) => {
-            print!("{out}");
+            crate::tools::out::out(&out);
             if fits {
                 ExitCode::SUCCESS
             } else {
@@ -127,7 +128,7 @@ pub fn run(args: PlanArgs) -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("searchgate plan: {e}");
+            errln!("searchgate plan: {e}");
             ExitCode::from(2)
         }
     }
@@ -140,7 +141,7 @@ pub fn plan(args: &PlanArgs) -> Result<(String, bool), String> {
             let api = AdminClient::find(args.admin_url.as_deref(), args.token_file.as_deref())
                 .map_err(|e| format!("--from-cluster {id}: the admin API: {e}"))?;
             let m = measured::from_cluster(&api, id, &args.window)?;
-            eprintln!(
+            errln!(
                 "searchgate plan: cluster {id}: {} requests in the last {} s; busiest minute {} req/s; upstream p99 {} ms",
                 m.requests,
                 m.window_secs,
@@ -210,7 +211,7 @@ fn inputs(args: &PlanArgs, measured: Option<&Measured>) -> Result<Inputs, String
                 insecure: false,
             };
             let m = sample::measure(url.expose(), &tls, &docs)?;
-            eprintln!(
+            errln!(
                 "searchgate plan: sample of {} documents took {} primary bytes: {} B/doc",
                 m.documents,
                 m.primary_bytes,

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // every test file uses a part of it
 
 pub mod attacks;
+pub mod docs;
 pub mod e2e;
 pub mod edge;
 pub mod engine_support;

@@ -1,5 +1,5 @@
 //! Node and cluster endpoints: `GET|HEAD /` and the `_cat/indices`, `_cat/health`,
-//! `_cat/count` tables (`_cluster/health` is `health`).
+//! `_cat/count`, `_cat/shards` tables (`_cluster/health` is `health`).
 
 use serde_json::json;
 
@@ -215,4 +215,56 @@ pub fn cat_count(engine: &Engine, pattern: Option<&str>, params: &Params) -> Api
     let count: u64 = indices.iter().map(|i| i.stats().docs).sum();
     let (epoch, ts) = epoch_cells();
     cat_response(&COLS, vec![vec![epoch, ts, num(count)]], params)
+}
+
+/// `GET /_cat/shards[/<pattern>]`: one row per shard copy, as Elasticsearch 7.10's default
+/// columns. The one node holds every primary (STARTED); replicas cannot be assigned on a
+/// single node, so each is a row UNASSIGNED without figures. Closed indices are left out.
+pub fn cat_shards(engine: &Engine, pattern: Option<&str>, params: &Params) -> ApiResult {
+    use cat::col;
+    const COLS: [cat::Column; 8] = [
+        col("index", false, &["i", "idx"]),
+        col("shard", true, &["s", "sh"]),
+        col("prirep", false, &["p", "pr", "primaryOrReplica"]),
+        col("state", false, &["st"]),
+        col("docs", true, &["d", "dc"]),
+        col("store", true, &["sto"]),
+        col("ip", false, &[]),
+        col("node", false, &["n"]),
+    ];
+    let unit = ByteUnit::parse(params.get("bytes"))?;
+    let indices = engine
+        .store
+        .resolve(pattern.unwrap_or("*"), Options::default())?;
+    let mut rows = Vec::new();
+    for idx in &indices {
+        let replicas = idx.settings().replicas as u64;
+        for (n, shard) in idx.shards.iter().enumerate() {
+            let st = shard.stats();
+            rows.push(vec![
+                Cell::Text(idx.name.clone()),
+                num(n as u64),
+                Cell::Text("p".into()),
+                Cell::Text("STARTED".into()),
+                num(st.docs),
+                Cell::Num(format_bytes(st.bytes, unit), st.bytes as f64),
+                Cell::Text("127.0.0.1".into()),
+                Cell::Text(engine.node.name.clone()),
+            ]);
+            for _ in 0..replicas {
+                let none = || Cell::Opt(String::new());
+                rows.push(vec![
+                    Cell::Text(idx.name.clone()),
+                    num(n as u64),
+                    Cell::Text("r".into()),
+                    Cell::Text("UNASSIGNED".into()),
+                    none(),
+                    none(),
+                    none(),
+                    none(),
+                ]);
+            }
+        }
+    }
+    cat_response(&COLS, rows, params)
 }

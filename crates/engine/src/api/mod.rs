@@ -265,6 +265,7 @@ impl Engine {
             }
             Route::CatHealth => cluster::cat_health(self, &cat_params(req, media)),
             Route::CatCount(p) => cluster::cat_count(self, p.as_deref(), &cat_params(req, media)),
+            Route::CatShards(p) => cluster::cat_shards(self, p.as_deref(), &cat_params(req, media)),
             Route::Index(i) => indices::index(self, req, &i),
             Route::Refresh { index } => indices::refresh(self, req, index.as_deref()),
             Route::Mapping { index, type_name } => {

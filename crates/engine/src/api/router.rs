@@ -10,6 +10,7 @@ pub enum Route {
     CatIndices(Option<String>),
     CatHealth,
     CatCount(Option<String>),
+    CatShards(Option<String>),
     ClusterHealth(Option<String>),
     Bulk {
         index: Option<String>,
@@ -117,6 +118,7 @@ impl Route {
             Route::CatIndices(_)
             | Route::CatHealth
             | Route::CatCount(_)
+            | Route::CatShards(_)
             | Route::ClusterHealth(_) => &[Get, Head],
             Route::Bulk { .. } => &[Post, Put],
             Route::Search { .. }
@@ -184,6 +186,8 @@ pub fn route(segs: &[String]) -> Option<Route> {
         ["_cat", "health"] => Route::CatHealth,
         ["_cat", "count"] => Route::CatCount(None),
         ["_cat", "count", p] => Route::CatCount(opt(p)),
+        ["_cat", "shards"] => Route::CatShards(None),
+        ["_cat", "shards", p] => Route::CatShards(opt(p)),
         ["_cluster", "health"] => Route::ClusterHealth(None),
         ["_cluster", "settings"] => Route::ClusterSettings,
         ["_cat", "aliases"] => Route::CatAliases(None),

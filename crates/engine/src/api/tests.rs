@@ -243,10 +243,16 @@ fn missing_index_errors() {
         assert_eq!(r.status, 404, "{t}");
         let v = r.json();
         assert_eq!(v["error"]["type"], "index_not_found_exception", "{t}");
-        assert!(v["error"]["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with("no such index ["));
+        let reason = v["error"]["reason"].as_str().unwrap();
+        if m == Method::Post {
+            // issue 32: a write says why it did not create the index, and how to
+            assert!(
+                reason.contains("create it first with PUT /nope"),
+                "{reason}"
+            );
+        } else {
+            assert!(reason.starts_with("no such index ["), "{reason}");
+        }
         assert_eq!(v["error"]["resource.type"], "index_or_alias");
         assert_eq!(v["error"]["resource.id"], "nope");
         assert_eq!(v["error"]["index"], "nope");
@@ -443,4 +449,56 @@ fn date_ranges_follow_the_fields_epoch_unit() {
     assert_eq!(all["hits"]["total"]["value"], 1);
     let m = call(&e, Method::Get, "/_all/_mapping", "").json();
     assert!(m["dates"]["mappings"].is_object(), "{m}");
+}
+
+// issue 32: `_cat/shards` lists every shard copy of the indices named, primaries with
+// their figures, replicas (which one node cannot hold) unassigned
+#[test]
+fn cat_shards_lists_primaries_and_unassigned_replicas() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let settings = r#"{"settings":{"number_of_shards":2,"number_of_replicas":1}}"#;
+    assert_eq!(call(&e, Method::Put, "/books", settings).status, 200);
+    assert_eq!(call(&e, Method::Put, "/other", "").status, 200);
+    let r = call(
+        &e,
+        Method::Post,
+        "/books/_doc/1?refresh=true",
+        r#"{"t":"x"}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    let r = call(
+        &e,
+        Method::Get,
+        "/_cat/shards/books?v&h=index,shard,prirep,state,docs",
+        "",
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let rows: Vec<Vec<String>> = r
+        .text()
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows[0], ["index", "shard", "prirep", "state", "docs"]);
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    let primaries: Vec<&Vec<String>> = rows.iter().filter(|r| r[2] == "p").collect();
+    assert_eq!(primaries.len(), 2);
+    assert!(primaries
+        .iter()
+        .all(|r| r[0] == "books" && r[3] == "STARTED"));
+    let docs: u64 = primaries.iter().map(|r| r[4].parse::<u64>().unwrap()).sum();
+    assert_eq!(docs, 1);
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.get(3).map(String::as_str) == Some("UNASSIGNED"))
+            .count(),
+        2
+    );
+    let all = call(&e, Method::Get, "/_cat/shards?format=json", "").json();
+    assert!(all
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["index"] == "other"));
+    assert_eq!(call(&e, Method::Get, "/_cat/shards/nope", "").status, 404);
 }

@@ -292,8 +292,11 @@ impl Store {
             return Ok(h);
         }
         let auto = self.auto_create();
-        if !create || !auto.allows(name) {
+        if !create {
             return Err(EngineError::IndexNotFound(name.to_string()));
+        }
+        if !auto.allows(name) {
+            return Err(EngineError::IndexNotAutoCreated(name.to_string()));
         }
         match self.create_from_body(name, None) {
             Err(EngineError::IndexExists { .. }) => self.require(name),

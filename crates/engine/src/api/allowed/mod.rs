@@ -143,7 +143,11 @@ pub fn check(
     }
     let is_cat = matches!(
         route,
-        Route::CatIndices(_) | Route::CatHealth | Route::CatCount(_) | Route::CatAliases(_)
+        Route::CatIndices(_)
+            | Route::CatHealth
+            | Route::CatCount(_)
+            | Route::CatShards(_)
+            | Route::CatAliases(_)
     );
     match params.get("format") {
         Some(f) if !is_cat && f != "json" => Err(EngineError::IllegalArgument(format!(

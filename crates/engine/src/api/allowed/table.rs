@@ -358,6 +358,16 @@ pub fn of(route: &Route, m: Method) -> Allowed {
         Route::CatIndices(_) => ok(CAT_INDICES),
         Route::CatHealth => ok(CAT_HEALTH),
         Route::CatCount(_) => ok(&["format", "h", "help", "s", "v", "local", "master_timeout"]),
+        Route::CatShards(_) => ok(&[
+            "format",
+            "h",
+            "help",
+            "s",
+            "v",
+            "bytes",
+            "local",
+            "master_timeout",
+        ]),
         Route::CatAliases(_) => ok(CAT_ALIASES),
         Route::ClusterHealth(_) => ok(CLUSTER_HEALTH),
         Route::ClusterSettings => by_method(

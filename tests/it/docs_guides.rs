@@ -1,0 +1,369 @@
+//! The commands of docs/*.md, run as written against a first-run `searchgate serve`
+//! (issue 32, "the README and the docs are tested"): the load test against a cluster URL
+//! (docs/loadtest.md, with Debian's wrk, installed when missing), the metrics guide's
+//! commands (docs/metrics.md), and the tools' behaviour when their reader goes away.
+//!
+//! The load test runs from a copy of `loadtest/` in a scratch directory (its results land
+//! there, not in the checkout), with a `cargo` on PATH that only records what it was asked
+//! to build, and `CARGO_TARGET_DIR` naming a directory whose `release/searchgate` is the
+//! binary under test: the runner runs exactly as for a user, and the test sees that a run
+//! against a cluster URL builds only `searchgate`.
+
+use crate::support::docs::{blocks, commands, section, shown, Shell};
+use crate::support::e2e::Edge;
+use crate::support::{installs, repo_root};
+
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const LOADTEST_MD: &str = include_str!("../../docs/loadtest.md");
+const METRICS_MD: &str = include_str!("../../docs/metrics.md");
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The banner's `https://user:pass@localhost:PORT`.
+fn demo_url(edge: &Edge) -> String {
+    let url = edge
+        .out
+        .wait_for("(routed by username)", std::time::Duration::from_secs(30))
+        .expect("the banner's localhost URL");
+    url.split_whitespace().next().unwrap().to_string()
+}
+
+/// `loadtest/` copied into `dir`, a recording `cargo` and a target dir holding the binary:
+/// the shell that runs the docs' load-test commands there.
+fn loadtest_shell(dir: &Path) -> Shell {
+    let lt = dir.join("loadtest");
+    std::fs::create_dir_all(&lt).unwrap();
+    for f in std::fs::read_dir(repo_root().join("loadtest")).unwrap() {
+        let p = f.unwrap().path();
+        if matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("sh" | "py" | "lua")
+        ) {
+            std::fs::copy(&p, lt.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\n",
+            dir.join("cargo.log").display()
+        ),
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&cargo)
+        .status()
+        .unwrap();
+    let release = dir.join("target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_searchgate"), release.join("searchgate"))
+        .unwrap();
+    let mut shell = Shell::new(dir);
+    let path = std::env::var("PATH").unwrap_or_default();
+    shell.set("PATH", &format!("{}:{path}", bin.display()));
+    shell.set(
+        "CARGO_TARGET_DIR",
+        &dir.join("target").display().to_string(),
+    );
+    shell
+}
+
+/// The one results directory a run left (`loadtest/results/<time>/`), then removed so the
+/// next run's is the only one again.
+fn take_results(dir: &Path) -> PathBuf {
+    let results = dir.join("loadtest/results");
+    let runs: Vec<PathBuf> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let kept = dir.join(format!("run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&kept);
+    std::fs::rename(&runs[0], &kept).unwrap();
+    kept
+}
+
+/// `curl` with the demo cluster's credentials, through the edge's CA.
+fn curl(shell: &Shell, url: &str, args: &str) -> Value {
+    let o = shell.run(&format!("curl -s --cacert data/ca.pem {args} '{url}'"), 30);
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&o)))
+}
+
+/// The `p50 Xms p99 Yms p99.9 Zms` of a runner's round line, as printed.
+fn printed_percentiles(line: &str) -> [String; 3] {
+    let after = |key: &str| {
+        line.split(&format!("{key} "))
+            .nth(1)
+            .and_then(|r| r.split("ms").next())
+            .unwrap_or_else(|| panic!("{key} in {line}"))
+            .to_string()
+    };
+    [after("p50"), after("p99"), after("p99.9")]
+}
+
+// issue 32: the load test against a cluster URL, as docs/loadtest.md writes it: checks its
+// target first, counts `_bulk` item errors as failures (exit 1), prints percentiles that
+// its `.hgrm` and `searchgate latency --from-wrk` repeat exactly, records only what it
+// measured, and builds nothing but `searchgate`
+#[test]
+fn the_load_test_against_a_cluster_url_runs_as_documented() {
+    installs::ensure_debian_packages("command -v wrk && command -v curl", &["wrk", "curl"]);
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| t);
+    let url = demo_url(&edge);
+    let scratch = tempfile::tempdir().unwrap();
+    // The edge's CA for curl, where the commands run.
+    std::fs::create_dir_all(scratch.path().join("data")).unwrap();
+    std::fs::copy(
+        edge.cwd().join("data/ca.pem"),
+        scratch.path().join("data/ca.pem"),
+    )
+    .unwrap();
+    let shell = loadtest_shell(scratch.path());
+    let docs = commands(blocks(section(LOADTEST_MD, "## Against any cluster URL"), "sh")[0]);
+    assert_eq!(docs.len(), 2, "{docs:?}");
+    let as_written = |i: usize| docs[i].text.replace("https://user:pass@host:port", &url);
+    let (search, bulk) = (as_written(0), as_written(1));
+
+    // No `books` yet: refused before measuring, with the command that fixes it.
+    let o = shell.run(&search, 120);
+    assert_eq!(o.status.code(), Some(2), "{}", shown(&o));
+    assert!(stderr(&o).contains("no index `books`"), "{}", shown(&o));
+    assert!(stderr(&o).contains("curl -X PUT '"), "{}", shown(&o));
+
+    assert_eq!(
+        curl(&shell, &format!("{url}/books"), "-X PUT")["acknowledged"],
+        true
+    );
+    let o = shell.run(&search, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", shown(&o));
+    let out = stdout(&o);
+    assert!(out.contains("median of 2 runs: "), "{out}");
+    assert!(out.contains("; 0 of "), "{out}");
+    let round1 = out
+        .lines()
+        .find(|l| l.contains("round 1: "))
+        .expect("round 1");
+    let printed = printed_percentiles(round1);
+    let run = take_results(scratch.path());
+    let hgrm = std::fs::read_to_string(run.join("search-target-round1.hgrm")).unwrap();
+    let footer = hgrm.lines().find(|l| l.starts_with("#[p50 = ")).unwrap();
+    for (k, v) in ["p50", "p99", "p99.9"].iter().zip(&printed) {
+        assert!(footer.contains(&format!("{k} = {v},")), "{k} {v}: {footer}");
+    }
+    let counts = run.join("search-target-round1.counts");
+    let report = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+        .args(["latency", "--from-wrk", counts.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = stdout(&report);
+    let total: Vec<&str> = report
+        .lines()
+        .find(|l| l.starts_with("total "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        [total[2], total[4], total[5]],
+        [
+            printed[0].as_str(),
+            printed[1].as_str(),
+            printed[2].as_str()
+        ],
+        "{report}"
+    );
+    assert!(report.contains(" requests to https://"), "{report}");
+    assert!(
+        report.contains(":****@localhost:"),
+        "the password is masked: {report}"
+    );
+    let figures: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("figures.json")).unwrap()).unwrap();
+    let args = figures["args"].as_object().unwrap();
+    for absent in [
+        "host_congestion",
+        "upstream_congestion",
+        "nginx_auth",
+        "drivers",
+    ] {
+        assert!(!args.contains_key(absent), "{absent} in {args:?}");
+    }
+    assert!(args["target_url"].as_str().unwrap().contains(":****@"));
+    let first = &figures["results"]["search"]["runs"]["target"][0];
+    for absent in ["cpu_us_per_req", "foreign_cores", "busy_cores"] {
+        assert!(first.get(absent).is_none(), "{absent}: {first}");
+        assert!(figures["results"]["search"]["summary"]["target"]
+            .get(absent)
+            .is_none());
+    }
+    let chart = std::fs::read_to_string(run.join("search-target.svg")).unwrap();
+    let chart = roxmltree::Document::parse(&chart).unwrap();
+    assert_eq!(
+        chart
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .count(),
+        2,
+        "both runs on one chart"
+    );
+    let built = std::fs::read_to_string(scratch.path().join("cargo.log")).unwrap();
+    assert!(
+        built.contains("build --release --bin searchgate"),
+        "{built}"
+    );
+    assert!(
+        !built.contains("loadtest_upstream"),
+        "the upstream is not built: {built}"
+    );
+
+    // Bulk: without `site`, refused; into an index that refuses every document, every
+    // answer is a 200 with `"errors":true`: failures, exit 1.
+    let o = shell.run(&bulk, 120);
+    assert_eq!(o.status.code(), Some(2), "{}", shown(&o));
+    assert!(stderr(&o).contains("no index `site`"), "{}", shown(&o));
+    let strict = r#"{"mappings":{"dynamic":"strict","properties":{"x":{"type":"keyword"}}}}"#;
+    let put = format!("-X PUT -H 'Content-Type: application/json' -d '{strict}'");
+    assert_eq!(
+        curl(&shell, &format!("{url}/site"), &put)["acknowledged"],
+        true
+    );
+    let o = shell.run(&bulk, 120);
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAILED: "), "{out}");
+    assert!(out.contains("_bulk answers with item errors"), "{out}");
+    assert!(!out.contains("; 0 of "), "{out}");
+    take_results(scratch.path());
+    // An index that takes them: no failure.
+    assert_eq!(
+        curl(&shell, &format!("{url}/site"), "-X DELETE")["acknowledged"],
+        true
+    );
+    assert_eq!(
+        curl(&shell, &format!("{url}/site"), "-X PUT")["acknowledged"],
+        true
+    );
+    let o = shell.run(&bulk, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", shown(&o));
+    assert!(stdout(&o).contains("; 0 of "), "{}", shown(&o));
+
+    metrics_guide(&edge);
+}
+
+/// docs/metrics.md's first block, in the edge's directory (the demo had the load above).
+fn metrics_guide(edge: &Edge) {
+    let shell = Shell::new(edge.cwd());
+    let admin = edge.admin().url.clone();
+    let mut prefix = String::new();
+    for cmd in commands(blocks(METRICS_MD, "sh")[0]) {
+        let text = cmd.text.replace("http://127.0.0.1:9900", &admin);
+        if text.starts_with("TOKEN=") {
+            prefix = format!("{text}; ");
+            continue;
+        }
+        let o = shell.run(&format!("{prefix}{text}"), 60);
+        let out = stdout(&o);
+        let ok = if text.ends_with("/metrics") {
+            out.contains("searchgate_requests_total{cluster=\"demo\"")
+        } else if text.contains("latency?window=5m") {
+            let v: Value = serde_json::from_str(&out).unwrap_or_default();
+            v["window_secs"] == 300 && v["total"]["count"].as_u64() > Some(0)
+        } else if text.contains("latency demo --window 15m --plot demo.svg") {
+            o.status.success()
+                && out
+                    .lines()
+                    .nth(1)
+                    .is_some_and(|l| l.contains("the last 15m"))
+                && roxmltree::Document::parse(
+                    &std::fs::read_to_string(edge.cwd().join("demo.svg")).unwrap(),
+                )
+                .is_ok()
+        } else if text.contains("plan --documents") {
+            matches!(o.status.code(), Some(0 | 1))
+                && out.contains("\nplan ")
+                && stderr(&o).contains("cluster demo: ")
+        } else {
+            panic!("docs/metrics.md command without a check: {text}")
+        };
+        assert!(ok, "`{text}`: {}", shown(&o));
+    }
+}
+
+/// `searchgate ARGS` in `dir` writing into a pipe whose reader is already gone.
+fn into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
+    let mut fds = [0; 2];
+    // SAFETY: `pipe` fills the two-element array with two new descriptors (checked).
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just created here and nothing else owns them.
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    let child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+// issue 32: a closed pipe ends the output quietly, as for a Unix tool (killed by SIGPIPE,
+// nothing on stderr), never a panic with status 101
+#[test]
+fn the_tools_end_quietly_when_their_reader_goes_away() {
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| t);
+    let url = demo_url(&edge);
+    // Some traffic, so the latency report has lines to print.
+    let shell = Shell::new(edge.cwd());
+    installs::ensure_debian_packages("command -v curl", &["curl"]);
+    curl(&shell, &format!("{url}/"), "");
+    for args in [
+        &["admin", "audit"][..],
+        &["admin", "plans"],
+        &["admin", "clusters", "list"],
+        &["admin", "--json", "clusters", "list"],
+        &["latency", "demo"],
+        &[
+            "plan",
+            "--documents",
+            "1000",
+            "--bytes-per-doc",
+            "100",
+            "--peak-rps",
+            "1",
+            "--p99-ms",
+            "100",
+        ],
+        &["load-site", "--print-template"],
+    ] {
+        let o = into_closed_pipe(edge.cwd(), args);
+        assert_eq!(
+            o.status.signal(),
+            Some(libc::SIGPIPE),
+            "{args:?}: {}",
+            shown(&o)
+        );
+        assert_eq!(stderr(&o), "", "{args:?}: quiet");
+    }
+    // And as a shell pipeline: the pipeline succeeds and nothing is printed on stderr.
+    for pipeline in ["admin audit | head -1", "latency demo | true"] {
+        let o = shell.run(&format!("cargo run --release -- {pipeline}"), 30);
+        assert!(o.status.success(), "{pipeline}: {}", shown(&o));
+        assert_eq!(stderr(&o), "", "{pipeline}");
+    }
+}
