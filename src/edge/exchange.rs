@@ -40,6 +40,7 @@ use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
 use crate::request::classify::Class;
+use crate::request::waits;
 use crate::tenancy::IdKind;
 
 /// How long the edge looks for an upstream's early answer after it stopped reading a body.
@@ -356,8 +357,11 @@ impl<T: Transport> Exchange<'_, '_, T> {
         }
     }
 
-    /// The request, head and body, through the decision's request filter.
+    /// The request, head and body, through the decision's request filter; its wait
+    /// parameters bounded by the time left before the deadline (`request::waits`).
     async fn send(&mut self, up: &mut UpstreamConn) -> Result<u64, SendFail> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        waits::cap(&mut self.targets.target, left);
         let mut filter = RequestFilter::for_decision(self.d);
         let mut sending = Sending {
             client: self.client,
