@@ -41,6 +41,7 @@ use crate::policy::shards::{create_index_shards, IndexShards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
 use crate::request::classify::Class;
+use crate::request::waits;
 use crate::tenancy::IdKind;
 
 /// No shards reserved (the request creates no index).
@@ -371,8 +372,11 @@ impl<T: Transport> Exchange<'_, '_, T> {
         }
     }
 
-    /// The request, head and body, through the decision's request filter.
+    /// The request, head and body, through the decision's request filter; its wait
+    /// parameters bounded by the time left before the deadline (`request::waits`).
     async fn send(&mut self, up: &mut UpstreamConn) -> Result<u64, SendFail> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        waits::cap(&mut self.targets.target, left);
         let mut filter = RequestFilter::for_decision(self.d);
         let mut sending = Sending {
             client: self.client,

@@ -300,9 +300,18 @@ fn open_search_contexts_are_counted_against_the_plan() {
         let token = v["_scroll_id"].as_str().unwrap().to_string();
         assert!(token.starts_with("sg1."), "sealed: {token}");
         // an open the upstream refuses takes no place
-        peer.send(&request("GET /books/_search?scroll=x HTTP/1.1", ""));
+        peer.send(&request("GET /books/_search?scroll=2m HTTP/1.1", ""));
         let (h, _) = chunked_response(&mut peer).await;
         assert!(h.starts_with("HTTP/1.1 400"), "{h}");
+        // issue 25: one the edge cannot read never reaches the upstream, nor takes a place
+        for keep in ["x", "150000000000000d", "1.5h"] {
+            peer.send(&request(
+                &format!("GET /books/_search?scroll={keep} HTTP/1.1"),
+                "",
+            ));
+            let (h, _) = peer.response().await;
+            assert!(h.starts_with("HTTP/1.1 400"), "{keep}: {h}");
+        }
         peer.send(&request("POST /books/_pit?keep_alive=1m HTTP/1.1", ""));
         let (h, _) = chunked_response(&mut peer).await;
         assert!(h.starts_with("HTTP/1.1 200"), "{h}");

@@ -367,3 +367,61 @@ fn the_tools_end_quietly_when_their_reader_goes_away() {
         assert_eq!(stderr(&o), "", "{pipeline}");
     }
 }
+
+// issue 32: a tenant's `_cat` tables answer for the tenant, or the refusal says what to
+// use and names no path the edge made (the tenant's index pattern is the edge's)
+#[test]
+fn a_tenants_cat_tables_answer_for_it_or_say_what_to_use() {
+    installs::ensure_debian_packages("command -v curl", &["curl"]);
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| t);
+    let url = demo_url(&edge);
+    let shell = Shell::new(edge.cwd());
+    let settings = r#"{"settings":{"number_of_shards":2,"number_of_replicas":0}}"#;
+    let put = format!("-X PUT -H 'Content-Type: application/json' -d '{settings}'");
+    assert_eq!(
+        curl(&shell, &format!("{url}/books"), &put)["acknowledged"],
+        true
+    );
+    let text = |path: &str| {
+        let o = shell.run(&format!("curl -s --cacert data/ca.pem '{url}{path}'"), 30);
+        stdout(&o)
+    };
+    let shards = text("/_cat/shards?v");
+    let rows: Vec<Vec<&str>> = shards
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0][..4],
+        ["index", "shard", "prirep", "state"],
+        "{shards}"
+    );
+    assert_eq!(rows.len(), 3, "two primaries of `books` only: {shards}");
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|r| r[0] == "books" && r[3] == "STARTED"),
+        "{shards}"
+    );
+    let json = curl(&shell, &format!("{url}/_cat/shards/books?format=json"), "");
+    assert_eq!(json.as_array().map(Vec::len), Some(2), "{json}");
+
+    let health = curl(&shell, &format!("{url}/_cat/health"), "");
+    assert_eq!(health["status"], 501, "{health}");
+    let reason = health["error"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("[_cat/health]") && reason.contains("GET /_cluster/health"),
+        "{reason}"
+    );
+    assert_eq!(
+        curl(&shell, &format!("{url}/_cluster/health"), "")["status"],
+        "green"
+    );
+
+    let segments = curl(&shell, &format!("{url}/_cat/segments"), "");
+    assert_eq!(segments["status"], 400, "{segments}");
+    assert_eq!(
+        segments["error"]["reason"],
+        "no handler found for uri [/_cat/segments] and method [GET]"
+    );
+}

@@ -259,6 +259,8 @@ fn a_write_that_may_have_reached_the_upstream_is_not_sent_twice() {
         );
         let seen = attempts(&mock, target);
         assert_eq!(seen.len(), 1, "{method} {target} was sent twice: {seen:?}");
+        let sent = mock.requests().into_iter().find(|r| r.target == target);
+        assert_eq!(sent.map(|r| r.method), Some(method.to_string()));
     }
 }
 

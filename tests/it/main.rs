@@ -55,3 +55,4 @@ mod tenancy_features;
 mod tenancy_isolation;
 mod tenancy_property;
 mod tenancy_pypi;
+mod tenancy_values;

@@ -331,7 +331,7 @@ fn several_runs_go_on_one_readable_chart() {
         .collect();
     assert_eq!(legend.len(), 2, "{legend:?}");
     assert!(
-        legend[0].contains("20000 requests in 4.00 s, 5,000 req/s"),
+        legend[0].contains("20000 requests in 4.00 s (5,000 req/s); ms: p50 0.999"),
         "{legend:?}"
     );
     let title: Vec<&str> = doc

@@ -118,6 +118,7 @@ fn the_attack_suite_holds_in_front_of_osmem_server_from_pypi() {
     let edge = Edge::start(attacks::two_tenants(Some(osmem.addr), false));
     let w = World::seeded(&edge, osmem.addr);
     attacks::core(&w);
+    attacks::review::all(&w);
     attacks::victim_intact(&w);
     attacks::nothing_outside(&w);
     assert!(

@@ -195,14 +195,14 @@ fn legend_figures(r: &LatencyReport, m: Metric) -> String {
     };
     let rate = match (m, r.mean_rps()) {
         (Metric::Total, Some(rps)) => format!(
-            " in {}, {} req/s",
+            " in {} ({} req/s)",
             format_secs(r.span_secs().unwrap_or(0.0)),
             format_rate(rps)
         ),
         _ => String::new(),
     };
     format!(
-        "{} {what}{rate}; p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms, max {:.3} ms",
+        "{} {what}{rate}; ms: p50 {:.3}, p99 {:.3}, p99.9 {:.3}, max {:.3}",
         p.count, p.p50, p.p99, p.p99_9, p.max_ms
     )
 }

@@ -7,7 +7,6 @@
 //! The tests that use it run each command as written, in a directory where a first-run
 //! `searchgate serve` keeps its `./data`, with `cargo run --release --` meaning the
 //! binary under test (what `cargo run` would run).
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,6 @@
 //! Shared support of the engine's integration tests: the real `searchgate engine` binary on
 //! 127.0.0.1:0 with a temporary data directory (killed on drop), and a raw HTTP/1.1 client
 //! built on the crate's own response parser.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -117,7 +116,6 @@ pub struct Resp {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
-    pub keep_alive: bool,
 }
 
 impl Resp {
@@ -224,14 +222,13 @@ impl Client {
                         )
                     })
                     .collect();
-                let (status, framing, keep_alive) = (head.status, head.framing, head.keep_alive);
+                let (status, framing) = (head.status, head.framing);
                 self.buf.drain(..len);
                 let body = self.read_body(BodyCursor::new(framing, u64::MAX, 0).unwrap());
                 return Resp {
                     status,
                     headers,
                     body,
-                    keep_alive,
                 };
             }
             self.buf.drain(..len);

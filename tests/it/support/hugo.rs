@@ -1,7 +1,6 @@
 //! Test helpers for `load-site`: make sure real Hugo is installed (installing Debian's
 //! `hugo` package when missing, failing loudly otherwise), locate the fixture site, run the
 //! `searchgate` binary, and snapshot a directory tree to prove nothing wrote into it.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,6 @@
 //! `target/tmp/` (made once per test binary, reused while their package list is the same).
 //!
 //! Include with `#[path = "support/installs.rs"] mod installs;`.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

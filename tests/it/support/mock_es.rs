@@ -2,7 +2,6 @@
 //! std::net threads. It answers what the loader uses (`GET /`, mapping, `PUT` index, `_bulk`,
 //! `_refresh`, `_search` for prune), answers 413 above a byte limit and 429 at random from a
 //! seeded generator, and records every request and every accepted action.
-#![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,5 +1,4 @@
 //! The harness the integration tests share. Each part says what it starts or checks.
-#![allow(dead_code)] // every test file uses a part of it
 
 pub mod attacks;
 pub mod docs;

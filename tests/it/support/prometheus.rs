@@ -4,7 +4,6 @@
 //! was taken), with its own config and storage in a
 //! temp dir, waited for on its `/-/ready` endpoint, queried through its HTTP API, and
 //! killed when dropped.
-#![allow(dead_code)]
 
 use std::net::TcpListener;
 use std::path::PathBuf;

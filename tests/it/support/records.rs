@@ -1,6 +1,5 @@
 //! Page records and a loader run for mock-cluster tests: records in the template's format
 //! written to a file for `--from-json`, and the credentials the tests use.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 

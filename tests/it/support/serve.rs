@@ -1,7 +1,6 @@
 //! Runs `searchgate serve --config FILE` for `load-site` tests: waits for the banner, reads
 //! the HTTPS port it bound (the config asks for port 0), and kills the process (and with it
 //! any engine child) on drop. Also a ureq client that trusts only the edge's own CA.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

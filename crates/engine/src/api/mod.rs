@@ -246,9 +246,16 @@ impl Engine {
                 // `PUT /_name`: an index name Elasticsearch refuses
                 super::names::validate_index_name(&req.segments[0])?;
             }
+            // A `_cat` table this engine does not have is named without the index pattern
+            // after it: on a multitenant cluster that pattern is the edge's, not the
+            // client's (issue 32).
+            let uri = match req.segments.as_slice() {
+                [cat, table, _, ..] if cat == "_cat" => format!("/_cat/{table}"),
+                _ => req.path.clone(),
+            };
             return Err(EngineError::NoHandler {
                 method: method_name(req.method).into(),
-                uri: req.path.clone(),
+                uri,
             });
         };
         if !r.methods().contains(&req.method) {

@@ -503,3 +503,22 @@ fn cat_shards_lists_primaries_and_unassigned_replicas() {
         .any(|r| r["index"] == "other"));
     assert_eq!(call(&e, Method::Get, "/_cat/shards/nope", "").status, 404);
 }
+
+// issue 32: an unknown `_cat` table is named without the pattern after it (on a
+// multitenant cluster that pattern is the edge's rewriting, not the client's)
+#[test]
+fn an_unknown_cat_table_is_named_without_its_pattern() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = engine(dir.path());
+    let r = call(&e, Method::Get, "/_cat/segments/abc*", "");
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json()["error"]["reason"],
+        "no handler found for uri [/_cat/segments] and method [GET]"
+    );
+    let r = call(&e, Method::Get, "/_nothing/here", "");
+    assert!(r.json()["error"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("[/_nothing/here]"));
+}

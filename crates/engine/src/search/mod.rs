@@ -120,7 +120,7 @@ fn with_filters(query: &Query, filter: Vec<Query>) -> Query {
 }
 
 fn check_window(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult<()> {
-    let limit = req.from + req.size;
+    let limit = req.from.saturating_add(req.size);
     for h in indices {
         let max = h.settings().max_result_window;
         if limit > max {
@@ -254,7 +254,7 @@ fn gather(
             p.keys.clone()
         };
         let job = ShardJob {
-            limit: req.from + req.size,
+            limit: req.from.saturating_add(req.size),
             score_order,
             after: after.as_ref(),
             keys: &keys,

@@ -11,7 +11,6 @@
 //! reference table (`src/tenancy/references/mod.rs`) has at least one attack; what the
 //! answer must be beyond that depends on the upstream only where the edge forwards: the
 //! edge's own refusals (400, 404 of sealed ids, 501) are checked exactly.
-#![allow(dead_code)]
 
 use std::cell::Cell;
 

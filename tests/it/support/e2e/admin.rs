@@ -1,6 +1,5 @@
 //! A client of the admin API for tests: bearer token, JSON in and out, the status, the
 //! `ETag` and the body of every answer.
-#![allow(dead_code)]
 
 use serde_json::Value;
 
@@ -31,7 +30,6 @@ pub struct Admin {
 pub struct Answer {
     pub status: u16,
     pub etag: Option<String>,
-    pub retry_after: Option<String>,
     pub body: Value,
 }
 
@@ -82,16 +80,11 @@ impl Admin {
                 .get(name)
                 .map(|v| v.to_str().unwrap().to_string())
         };
-        let (etag, retry_after) = (header("etag"), header("retry-after"));
+        let etag = header("etag");
         let status = resp.status().as_u16();
         let text = resp.body_mut().read_to_string().unwrap();
         let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON: {text}"));
-        Answer {
-            status,
-            etag,
-            retry_after,
-            body,
-        }
+        Answer { status, etag, body }
     }
 
     pub fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Answer {

@@ -1,7 +1,6 @@
 //! Filling a tenant's indices past a disk size (metering, the overage ladder): text that
 //! compresses badly, `_bulk` lines of it, the bytes a tenant's indices hold on the engine,
 //! and the probes tests use to see a cluster's mode from outside.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 

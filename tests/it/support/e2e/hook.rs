@@ -3,7 +3,6 @@
 //! connection open until the test releases it and then closing it unanswered), 204 once
 //! the script is done, and reports every POST (what it will answer, the JSON it got) as
 //! soon as the body is read.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};

@@ -7,7 +7,6 @@
 //!
 //! Reuses the edge tests' client (raw requests, byte-exact responses) and mock upstream.
 //! Include with `#[path = "support/e2e/mod.rs"] mod e2e;`.
-#![allow(dead_code)]
 
 pub mod admin;
 pub mod answers;

@@ -2,7 +2,6 @@
 //! edge's generated CA) that sends raw bytes and reads responses one at a time (so pipelined
 //! answers can be read in order), a request builder, and checks of Elasticsearch-shaped
 //! error bodies (spec 7).
-#![allow(dead_code)]
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -320,16 +319,6 @@ impl Conn {
             ),
             Err(_) => false,
         }
-    }
-
-    /// Bytes received and not yet read as a response.
-    pub fn pending(&self) -> &[u8] {
-        &self.buf
-    }
-
-    /// Sets the read timeout of the socket.
-    pub fn set_read_timeout(&self, t: Duration) {
-        self.tcp().set_read_timeout(Some(t)).unwrap();
     }
 }
 

@@ -27,7 +27,6 @@
 //! With [`Mock::drop_reused`] set, a request arriving on a connection that already served
 //! one is not answered: the connection closes, as when an idle keep-alive connection is
 //! closed by the upstream just as the edge reuses it.
-#![allow(dead_code)]
 
 #[path = "mock_answer.rs"]
 mod answer;
@@ -85,9 +84,6 @@ impl Recorded {
 /// A request whose connection ended before the request was complete.
 #[derive(Debug, Clone)]
 pub struct Cut {
-    pub conn: usize,
-    /// The head was complete (else only part of it came).
-    pub head_complete: bool,
     pub target: String,
     /// Body bytes (decoded) received before the end.
     pub body_received: usize,
@@ -230,11 +226,6 @@ impl Mock {
         self.state.lock().requests.clone()
     }
 
-    /// Targets of the edge's own requests (readiness probes, metering).
-    pub fn control_requests(&self) -> Vec<String> {
-        self.state.lock().control.clone()
-    }
-
     /// Requests cut before their end.
     pub fn cuts(&self) -> Vec<Cut> {
         self.state.lock().cuts.clone()
@@ -339,12 +330,6 @@ impl Mock {
 pub struct MockView<'a>(&'a Inner);
 
 impl MockView<'_> {
-    pub fn requests(&self) -> usize {
-        self.0.requests.len()
-    }
-    pub fn cuts(&self) -> usize {
-        self.0.cuts.len()
-    }
     pub fn open(&self) -> usize {
         self.0.open
     }
@@ -396,7 +381,7 @@ fn serve_conn(st: &State, conn: TcpStream, n: usize) -> bool {
     let mut seq = 0;
     let mut control = false;
     loop {
-        let Some((head, body, chunked)) = read_request(st, &mut r, n) else {
+        let Some((head, body, chunked)) = read_request(st, &mut r) else {
             return control;
         };
         seq += 1;

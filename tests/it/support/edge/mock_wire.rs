@@ -141,15 +141,13 @@ fn read_chunked(r: &mut Reader, out: &mut Vec<u8>) -> bool {
 
 /// Reads one request (head, decoded body, chunked?); `None` at the end of the connection,
 /// recording a cut request when it ended in the middle of one.
-pub(super) fn read_request(st: &State, r: &mut Reader, n: usize) -> Option<(Head, Vec<u8>, bool)> {
+pub(super) fn read_request(st: &State, r: &mut Reader) -> Option<(Head, Vec<u8>, bool)> {
     let head = match read_head(r) {
         Ok(Some(h)) => h,
         Ok(None) => return None,
         Err(()) => {
             st.update(|g| {
                 g.cuts.push(Cut {
-                    conn: n,
-                    head_complete: false,
                     target: String::new(),
                     body_received: 0,
                 })
@@ -172,8 +170,6 @@ pub(super) fn read_request(st: &State, r: &mut Reader, n: usize) -> Option<(Head
     if !complete {
         st.update(|g| {
             g.cuts.push(Cut {
-                conn: n,
-                head_complete: true,
                 target: head.target.clone(),
                 body_received: body.len(),
             })

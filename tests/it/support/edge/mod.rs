@@ -4,7 +4,6 @@
 //! and the edge's own gauges to wait on ([`metrics`]).
 //!
 //! Include with `#[path = "support/edge/mod.rs"] mod edge;`.
-#![allow(dead_code)]
 
 pub mod client;
 pub mod metrics;

@@ -2,7 +2,6 @@
 //! timeouts, one plan, clusters pointing at a mock upstream), the `listening` line read from
 //! stdout, stdout and stderr collected, and the process killed when the [`Server`] guard is
 //! dropped.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
@@ -337,11 +336,6 @@ impl Server {
         let mut c = self.conn();
         c.send(&req.bytes());
         c.response()
-    }
-
-    /// The process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// Sends a signal (SIGTERM, SIGHUP, ...).
