@@ -21,8 +21,40 @@ pub(super) fn as_obj<'a>(v: &'a Value, name: &str) -> EngineResult<&'a Map<Strin
     })
 }
 
-/// Parses a query object (`{"match": {...}}`); `{}` is `match_all`.
+/// Parses a query object (`{"match": {...}}`); `{}` is `match_all`. A query with `_name`
+/// comes wrapped in [`Query::Named`] (hits report it in `matched_queries`).
 pub fn parse_query(v: &Value) -> EngineResult<Query> {
+    let q = parse_unnamed(v)?;
+    let body = v.as_object().and_then(|o| o.values().next());
+    Ok(match body.and_then(query_name) {
+        Some(name) => Query::Named {
+            name,
+            query: Box::new(q),
+        },
+        None => q,
+    })
+}
+
+/// The `_name` of a query body: a sibling of its options (`{"bool": {..., "_name"}}`,
+/// `{"term": {"f": "x", "_name"}}`) or inside its one field's object
+/// (`{"match": {"f": {"query": "x", "_name"}}}`), where every parser reads it.
+fn query_name(body: &Value) -> Option<String> {
+    let obj = body.as_object()?;
+    if let Some(Value::String(n)) = obj.get("_name") {
+        return Some(n.clone());
+    }
+    let mut fields = obj.iter().filter(|(k, _)| *k != "boost" && *k != "_name");
+    let (_, inner) = fields.next()?;
+    if fields.next().is_some() {
+        return None;
+    }
+    match inner.get("_name") {
+        Some(Value::String(n)) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+fn parse_unnamed(v: &Value) -> EngineResult<Query> {
     let obj = v
         .as_object()
         .ok_or_else(|| err("[_na] query malformed, must start with start_object"))?;
