@@ -13,7 +13,6 @@ mod numeric;
 pub mod parse;
 mod parse_more;
 mod patterns;
-mod qs_options;
 pub mod query_string;
 pub mod target;
 

@@ -86,7 +86,7 @@ fn parse_unnamed(v: &Value) -> EngineResult<Query> {
         "combined_fields" => parse_combined(body),
         "terms_set" => parse_terms_set(body),
         "bool" => parse_bool(body),
-        "query_string" | "simple_query_string" => super::qs_options::parse_qs(body, name),
+        "query_string" | "simple_query_string" => super::query_string::parse_qs(body, name),
         "constant_score" => parse_constant_score(body),
         "dis_max" => parse_dis_max(body),
         other => Err(err(format!("unknown query [{other}]"))),

@@ -6,18 +6,18 @@
 
 use serde_json::Value;
 
-use super::parse::{
+use super::{parse_query_string, QsOptions};
+use crate::error::EngineResult;
+use crate::query::parse::{
     boosted_field, err, parse_boost, parse_fields, parse_msm, parse_operator, value_text,
 };
-use super::query_string::{parse_query_string, QsOptions};
-use super::{Fuzziness, Query};
-use crate::error::EngineResult;
+use crate::query::{Fuzziness, Query};
 
 /// Parses a `query_string` (`name` = "query_string") or `simple_query_string` body.
-pub(super) fn parse_qs(body: &Value, name: &str) -> EngineResult<Query> {
+pub(in crate::query) fn parse_qs(body: &Value, name: &str) -> EngineResult<Query> {
     let mut o = QsOptions::default();
     let mut query = None;
-    for (k, v) in super::parse::as_obj(body, name)? {
+    for (k, v) in crate::query::parse::as_obj(body, name)? {
         match k.as_str() {
             "query" => query = Some(value_text(v)),
             "_name" => {}
