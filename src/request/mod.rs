@@ -1,7 +1,8 @@
 //! The request vocabulary the edge's layers share: a request path in its canonical form
 //! (`path`), the endpoint table and its row types (`endpoints`, `routes`), the endpoints
 //! that are never exposed (`blocked`, spec 1.4), and the classification of a request from
-//! its method and path (`classify`: read, update, index deletion, not implemented).
+//! its method and path (`classify`: read, update, index deletion, not implemented), and the
+//! wait parameters bounded by the deadline (`waits`).
 //!
 //! It sits below both `policy` (which decides on a classified request) and `tenancy`
 //! (which rewrites what a row says to rewrite), so neither has to import the other for it.
@@ -13,3 +14,4 @@ pub mod classify;
 pub mod endpoints;
 pub mod path;
 pub mod routes;
+pub mod waits;

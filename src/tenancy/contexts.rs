@@ -33,6 +33,7 @@ use super::ids::IdKind;
 use super::json::{self, Value};
 use super::references::params::decode;
 use crate::errors::EdgeError;
+use crate::params;
 
 /// Keep-alive assumed for an open that names none the edge can read (Elasticsearch's
 /// `search.default_keep_alive`; the upstream refuses a scroll or point in time without
@@ -112,24 +113,23 @@ pub fn read_context_request(target: &[u8], body: &[u8]) -> ContextRequest {
     req
 }
 
-/// An Elasticsearch time value (`30s`, `1m`, `1.5h`, `500ms`, `2d`, `10micros`, `7nanos`);
-/// `None` when it is not one, or is negative.
+/// The keep-alive a forwarded value names, read by the one reader the engine uses too
+/// (`params::parse_time`); the edge refused unreadable and too long values before
+/// forwarding (`references::params`, the body rewriters), so `None` here is only for what
+/// the edge did not write itself. A negative keep-alive (Elasticsearch reads it, and the
+/// context expires at once) is zero.
 pub fn parse_time(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let secs = match unit {
-        "nanos" => 1e-9,
-        "micros" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        "d" => 86400.0,
-        _ => return None,
-    };
-    Duration::try_from_secs_f64(n * secs).ok()
+    params::parse_time(s, "keep_alive")
+        .ok()
+        .map(|t| t.to_duration())
+}
+
+/// When a context kept alive `keep_alive` from `now` expires: checked arithmetic (a
+/// keep-alive is at most `search.max_keep_alive` once the edge checked it; anything
+/// longer is held at that maximum rather than overflowing the clock).
+fn expiry(now: Instant, keep_alive: Duration) -> Instant {
+    let max = params::MAX_KEEP_ALIVE.to_duration();
+    now.checked_add(keep_alive.min(max)).unwrap_or(now)
 }
 
 /// The per-cluster limit of open search contexts.
@@ -210,7 +210,7 @@ impl OpenContexts {
         self.reserved = self.reserved.saturating_sub(1);
         if let Some(id) = id {
             let e = Entry {
-                until: now + keep_alive,
+                until: expiry(now, keep_alive),
                 keep_alive,
             };
             self.open.insert(key(id), e);
@@ -239,7 +239,7 @@ impl OpenContexts {
         };
         let keep_alive = keep_alive.unwrap_or(had.keep_alive);
         let e = Entry {
-            until: now + keep_alive,
+            until: expiry(now, keep_alive),
             keep_alive,
         };
         self.open.insert(key(id), e);

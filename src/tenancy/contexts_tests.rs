@@ -17,20 +17,25 @@ fn the_budget_at_n_and_n_plus_one() {
     assert!(ContextBudget { limit: 0 }.decide(0).is_err());
 }
 
+// issue 25 #2: the ledger reads keep-alives with the engine's reader (`params`), so
+// `1 h` and `+1h` are an hour to both; negative values are expired at once
 #[test]
-fn time_values_as_elasticsearch_writes_them() {
+fn time_values_as_elasticsearch_reads_them() {
     for (text, want) in [
         ("1m", Some(60 * S)),
         ("30s", Some(30 * S)),
         ("500ms", Some(Duration::from_millis(500))),
-        ("1.5h", Some(5400 * S)),
+        ("1 h", Some(3600 * S)),
+        (" 1h", Some(3600 * S)),
         ("2d", Some(2 * 86400 * S)),
         ("10micros", Some(Duration::from_micros(10))),
         ("7nanos", Some(Duration::from_nanos(7))),
-        (" 5m ", Some(300 * S)),
+        (" 5m", Some(300 * S)),
         ("0s", Some(Duration::ZERO)),
-        ("-1", None),
-        ("-1m", None),
+        ("-1", Some(Duration::ZERO)),
+        ("-1m", Some(Duration::ZERO)),
+        ("1.5h", None),
+        (" 5m ", None),
         ("5", None),
         ("m", None),
         ("5x", None),
@@ -39,6 +44,23 @@ fn time_values_as_elasticsearch_writes_them() {
     ] {
         assert_eq!(parse_time(text), want, "{text:?}");
     }
+}
+
+// issue 25 #1: a keep-alive past the clock's range never panics the ledger
+#[test]
+fn huge_keep_alives_never_overflow_the_clock() {
+    let now = Instant::now();
+    let mut c = OpenContexts::default();
+    let budget = ContextBudget { limit: 10 };
+    c.reserve(budget, now).unwrap();
+    let huge = parse_time("150000000000000d").unwrap();
+    c.opened(Some("up1"), huge, now);
+    c.continued(&["up1".into()], None, Some(Duration::MAX), now);
+    c.reserve(budget, now).unwrap();
+    c.opened(Some("up2"), Duration::MAX, now);
+    assert_eq!(c.count(now), 2);
+    // held at most `search.max_keep_alive`
+    assert_eq!(c.count(now + 86_401 * S), 0);
 }
 
 #[test]

@@ -145,7 +145,10 @@ fn bulk_refusals() {
             "unknown parameter [_routing]",
         ),
         ("{\"frob\":{\"_index\":\"a\"}}\n{}\n", "but found [frob]"),
-        ("{\"index\":{},\"delete\":{}}\n{}\n", "one action"),
+        (
+            "{\"index\":{},\"delete\":{}}\n{}\n",
+            "expected END_OBJECT but found [FIELD_NAME]",
+        ),
         ("[1]\n{}\n", "expected START_OBJECT"),
         ("{\"index\":[]}\n{}\n", "expected START_OBJECT"),
         // framing: nothing after the last newline, no missing or blank source line

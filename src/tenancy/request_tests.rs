@@ -85,7 +85,7 @@ fn paths() {
             "/P:books/_bulk?refresh=true",
         ),
         (Get, "/_cat/indices", "/_cat/indices/P:*"),
-        (Get, "/_cat/indices?v", "/_cat/indices/P:*?v"),
+        (Get, "/_cat/indices?v", "/_cat/indices/P:*?v=true"),
         (
             Get,
             "/_cat/indices/logs*?format=json",

@@ -558,3 +558,121 @@ fn bulk_is_validated_as_elasticsearch() {
         }
     });
 }
+
+// issue 30, mapping parameters: `copy_to` indexes a field's values into a catch-all field
+// (searchable, absent from `_source`), creates a missing target as dynamic mapping would,
+// and is refused where the engine cannot honour it (a multi-field's `copy_to`)
+#[test]
+fn copy_to_fills_a_catch_all_field() {
+    let c = Classes::start();
+    each(&c, |on| {
+        let mapping = json!({"mappings": {"properties": {
+            "title": {"type": "text", "copy_to": "all_text"},
+            "tags": {"type": "keyword", "copy_to": ["all_text", "tag_copy"]},
+            "all_text": {"type": "text"}
+        }}});
+        on.ok("PUT", "/cp", Some(mapping));
+        on.ok(
+            "PUT",
+            "/cp/_doc/1?refresh=true",
+            Some(json!({"title": "Quick brown fox", "tags": ["Rust", "search"]})),
+        );
+        assert_eq!(on.count("cp", json!({"match": {"all_text": "fox"}})), 1);
+        assert_eq!(on.count("cp", json!({"match": {"all_text": "rust"}})), 1);
+        assert_eq!(
+            on.count("cp", json!({"term": {"tag_copy.keyword": "Rust"}})),
+            1
+        );
+        let d = on.ok("GET", "/cp/_doc/1", None);
+        assert_eq!(
+            d["_source"],
+            json!({"title": "Quick brown fox", "tags": ["Rust", "search"]}),
+            "[{}]",
+            on.class
+        );
+        let m = on.ok("GET", "/cp/_mapping?include_type_name=false", None);
+        let props = &m["cp"]["mappings"]["properties"];
+        assert_eq!(props["title"]["copy_to"], "all_text", "[{}] {m}", on.class);
+        assert_eq!(props["tag_copy"]["type"], "text", "[{}] {m}", on.class);
+        let (s, e) = on.fails(
+            "PUT",
+            "/cp2",
+            Some(json!({"mappings": {"properties": {
+            "t": {"type": "text", "fields": {"k": {"type": "keyword", "copy_to": "x"}}}}}})),
+        );
+        assert_eq!((s, root_type(&e)), (400, "mapper_parsing_exception"));
+        assert!(e.to_string().contains("[copy_to]"), "{e}");
+    });
+}
+
+// issue 30: `_name` on queries gives each hit its `matched_queries`; the options of
+// `query_string` are honoured (`quote_analyzer`, `phrase_slop`, `allow_leading_wildcard`)
+// or refused by name (`analyze_wildcard: true`), never ignored
+#[test]
+fn named_queries_and_query_string_options() {
+    let c = Classes::start();
+    each(&c, |on| {
+        let mapping = json!({"mappings": {"properties": {
+            "title": {"type": "text"}, "tag": {"type": "keyword"}}}});
+        on.ok("PUT", "/nq", Some(mapping));
+        on.bulk(
+            "/nq/_bulk?refresh=true",
+            &[
+                json!({"index": {"_id": "1"}}),
+                json!({"title": "quick brown fox", "tag": "a"}),
+                json!({"index": {"_id": "2"}}),
+                json!({"title": "lazy dog", "tag": "b"}),
+            ],
+        );
+        let v = on.ok(
+            "POST",
+            "/nq/_search",
+            Some(json!({"query": {"bool": {"should": [
+            {"match": {"title": {"query": "fox", "_name": "fox"}}},
+            {"term": {"tag": {"value": "b", "_name": "tag_b"}}},
+            {"exists": {"field": "tag", "_name": "tagged"}}
+        ]}}, "sort": ["_id"]})),
+        );
+        let hits = &v["hits"]["hits"];
+        assert_eq!(
+            hits[0]["matched_queries"],
+            json!(["fox", "tagged"]),
+            "[{}] {v}",
+            on.class
+        );
+        assert_eq!(
+            hits[1]["matched_queries"],
+            json!(["tag_b", "tagged"]),
+            "[{}] {v}",
+            on.class
+        );
+        let qs = |extra: Value| {
+            let mut body = json!({"query": "title:\"quick fox\""});
+            body.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            on.count("nq", json!({ "query_string": body }))
+        };
+        assert_eq!(qs(json!({})), 0, "[{}]", on.class);
+        assert_eq!(qs(json!({"phrase_slop": 1})), 1, "[{}]", on.class);
+        assert_eq!(
+            qs(json!({"phrase_slop": 1, "quote_analyzer": "keyword"})),
+            0
+        );
+        let (s, e) = on.fails(
+            "POST",
+            "/nq/_search",
+            Some(json!({"query": {"query_string":
+            {"query": "*ox", "allow_leading_wildcard": false}}})),
+        );
+        assert_eq!(s, 400, "[{}] {e}", on.class);
+        let (s, e) = on.fails(
+            "POST",
+            "/nq/_search",
+            Some(json!({"query": {"query_string":
+            {"query": "fo*", "analyze_wildcard": true}}})),
+        );
+        assert_eq!(s, 400, "[{}] {e}", on.class);
+        assert!(e.to_string().contains("[analyze_wildcard]"), "{e}");
+    });
+}

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::params::ParamError;
 use crate::proto::ProtoError;
 
 /// An Elasticsearch-shaped error, ready to render.
@@ -190,6 +191,9 @@ pub enum EdgeError {
     GatewayTimeout(u64),
     /// 505: an HTTP version other than 1.0 and 1.1.
     VersionNotSupported,
+    /// 500: the request failed inside the service itself (a fault it contained: the
+    /// connection ends, every other request goes on).
+    Internal,
     /// 400: an index name the upstream would refuse from a tenant alone (`reason` as
     /// Elasticsearch words it, e.g. "must not start with '_', '-', or '+'").
     InvalidIndexName {
@@ -208,6 +212,8 @@ pub enum EdgeError {
     /// 404: a scroll or point-in-time id that does not open (another cluster's, tampered,
     /// or not one the edge issued), shaped as Elasticsearch answers a missing context.
     SearchContextMissing(String),
+    /// 400: a parameter value Elasticsearch would refuse (`params`), with its error.
+    Param(crate::params::ParamError),
     /// 400 with a body naming the plan: shard capacity exceeded.
     ShardCapacity {
         plan: String,
@@ -215,6 +221,30 @@ pub enum EdgeError {
         in_use: u64,
         asked: u64,
     },
+}
+
+impl ParamError {
+    /// The 400 Elasticsearch answers.
+    pub fn body(&self) -> ErrorBody {
+        if self.search_phase {
+            return ErrorBody::new(400, "search_phase_execution_exception", "all shards failed")
+                .with_root_cause(self.kind, self.reason.clone())
+                .caused_by(self.kind, self.reason.clone())
+                .with_field("phase", json!("query"))
+                .with_field("grouped", json!(true));
+        }
+        let body = ErrorBody::new(400, self.kind, self.reason.clone());
+        match &self.cause {
+            Some((kind, reason)) => body.caused_by(*kind, reason.clone()),
+            None => body,
+        }
+    }
+}
+
+impl From<ParamError> for EdgeError {
+    fn from(e: ParamError) -> Self {
+        EdgeError::Param(e)
+    }
 }
 
 /// The limits a protocol error is reported with (they are named in the 413 reasons).
@@ -350,6 +380,11 @@ impl EdgeError {
                 "gateway_timeout_exception",
                 format!("Gateway Timeout: the request took longer than {secs} seconds, queue time included; simplify the request or reduce load"),
             ),
+            Internal => ErrorBody::new(
+                500,
+                "exception",
+                "Internal Server Error: the request failed inside the service; retry",
+            ),
             VersionNotSupported => ErrorBody::new(
                 505,
                 "http_version_not_supported_exception",
@@ -362,6 +397,7 @@ impl EdgeError {
             )
             .with_index(index.clone()),
             Refused { status, kind, reason } => ErrorBody::new(*status, *kind, reason.clone()),
+            Param(e) => e.body(),
             SearchContextMissing(id) => {
                 let reason = format!("No search context found for id [{id}]");
                 ErrorBody::new(404, "search_phase_execution_exception", "all shards failed")

@@ -4,8 +4,9 @@
 //! Owns the HTTP/1.1 codec (`proto`: heads on httparse, body framing with limits, writers)
 //! and the one renderer of Elasticsearch-shaped error bodies (`errors`), with the one
 //! mapping from protocol errors to answers, and the one percent-decoder and encoder
-//! (`percent`); and the one blocking head-reading loop of the thread-per-connection servers
-//! (`blocking`, generic over `std::io::Read`).
+//! (`percent`); the one blocking head-reading loop of the thread-per-connection servers
+//! (`blocking`, generic over `std::io::Read`); and the one reading of parameter values
+//! (`params`: time values, byte sizes, booleans, integers, comma lists, query strings).
 //!
 //! Must not touch: sockets, threads, files, clocks, tenants, clusters or any engine
 //! internals. It depends on none of its sibling crates, so the compiler keeps it a leaf.
@@ -14,5 +15,6 @@
 
 pub mod blocking;
 pub mod errors;
+pub mod params;
 pub mod percent;
 pub mod proto;

@@ -128,18 +128,45 @@ pub fn encode_into(src: &[u8], literal: impl Fn(u8) -> bool, out: &mut Vec<u8>) 
     }
 }
 
-/// Decodes a query string (`a=1&b&c=x%20y`) into its pairs, in order; empty pairs (`a&&b`)
-/// are skipped and a name without `=` has the empty value, as Elasticsearch reads them.
-pub fn decode_query(query: &[u8]) -> Result<Vec<(String, String)>, PercentError> {
+/// One `name[=value]` part of a query string, as raw bytes (not decoded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawPair<'a> {
+    pub name: &'a [u8],
+    pub value: &'a [u8],
+    /// The part had an `=`.
+    pub has_value: bool,
+}
+
+/// The parts of a query string (without the `?`), in order, as Elasticsearch's
+/// `RestUtils.decodeQueryString` splits it: a parameter ends at `&` or `;`, the first `=`
+/// splits name from value, empty parts are skipped.
+pub fn raw_pairs(query: &[u8]) -> impl Iterator<Item = RawPair<'_>> {
     query
-        .split(|&b| b == b'&')
+        .split(|&b| b == b'&' || b == b';')
         .filter(|p| !p.is_empty())
+        .map(|p| match memchr::memchr(b'=', p) {
+            Some(e) => RawPair {
+                name: &p[..e],
+                value: &p[e + 1..],
+                has_value: true,
+            },
+            None => RawPair {
+                name: p,
+                value: b"",
+                has_value: false,
+            },
+        })
+}
+
+/// Decodes a query string (`a=1&b;c=x%20y`) into its pairs, in order ([`raw_pairs`]); a
+/// name without `=` has the empty value, as Elasticsearch reads them.
+pub fn decode_query(query: &[u8]) -> Result<Vec<(String, String)>, PercentError> {
+    raw_pairs(query)
         .map(|p| {
-            let (k, v) = match memchr::memchr(b'=', p) {
-                Some(i) => (&p[..i], &p[i + 1..]),
-                None => (p, &b""[..]),
-            };
-            Ok((decode_str(k, Plus::Space)?, decode_str(v, Plus::Space)?))
+            Ok((
+                decode_str(p.name, Plus::Space)?,
+                decode_str(p.value, Plus::Space)?,
+            ))
         })
         .collect()
 }

@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use searchgate_core::errors::ErrorBody;
+use searchgate_core::params::ParamError;
 
 /// An engine failure, as Elasticsearch 7.10 would name it.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +95,15 @@ pub enum EngineError {
     IllegalState(String),
     /// 500: an internal failure (I/O, tantivy).
     Internal(String),
+    /// 400: a parameter or setting value refused by the one reader the edge shares
+    /// (`searchgate_core::params`), with Elasticsearch's error.
+    Param(ParamError),
+}
+
+impl From<ParamError> for EngineError {
+    fn from(e: ParamError) -> Self {
+        EngineError::Param(e)
+    }
 }
 
 /// Result alias of the engine.
@@ -258,6 +268,7 @@ impl EngineError {
             }
             IllegalState(reason) => ErrorBody::new(500, "illegal_state_exception", reason.clone()),
             Internal(reason) => ErrorBody::new(500, "exception", reason.clone()),
+            Param(e) => e.body(),
         }
     }
 

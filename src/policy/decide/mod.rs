@@ -20,7 +20,9 @@
 //! 4. the path (400 when it does not decode), blocked endpoints and the mode (404, 403,
 //!    501: `mode::decide`);
 //! 5. the multitenant class: headers its rewriting depends on and identity headers
-//!    (400, `tenancy::headers`), the target in the tenant's namespace (400 for names it cannot take, 501 for endpoints it cannot confine).
+//!    (400, `tenancy::headers`), the target in the tenant's namespace (400 for names it cannot take, 501 for endpoints it cannot confine);
+//! 6. the wait parameters (`timeout`, `master_timeout`) in canonical form, 400 for values
+//!    the upstream would refuse (`request::waits`).
 //!
 //! Must not touch: sockets, the runtime state behind the clusters (allowance, shard
 //! ledger), the wall clock (`now` is passed in).
@@ -34,6 +36,7 @@ use super::view::{ClusterView, Directory};
 use crate::errors::EdgeError;
 use crate::proto::{Framing, RequestHead};
 use crate::request::classify::{classify_request, BodyKind, Class, Route};
+use crate::request::waits;
 use crate::tenancy::{self, IdSealer, Prefix, RequestPlan, Tenant};
 
 /// Largest index-creation body the edge reads whole to count its shards (they are small).
@@ -211,6 +214,9 @@ fn decide_for<'s, C: ClusterView>(
             Some(TenantPlan { prefix, plan })
         }
     };
+    // The wait parameters the edge bounds by the deadline, in the form the upstream reads
+    // as the edge does (400 for what it cannot read; `edge::exchange` caps them).
+    waits::canonical(&mut out.target)?;
     // A write that auto-creates a whitelisted index: the edge creates it first, after the
     // plan's shard check (for either class).
     if let Some(name) = tenancy::auto_create_target(head.method, &classified) {

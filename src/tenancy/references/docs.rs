@@ -11,6 +11,7 @@ use super::super::json::{self, Object, Value};
 use super::super::names::{is_auto_create, is_concrete};
 use super::super::painless::check_script;
 use super::bulk_fast::bulk_action_fast;
+use super::params::body_keep_alive;
 use super::{
     at, illegal, known_keys, object_mut, parsing, rewrite_expression, rewrite_name, Tenant,
 };
@@ -331,6 +332,9 @@ pub fn analyze_body(v: &mut Value) -> Result<(), EdgeError> {
 pub fn scroll_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "")?;
     known_keys(o, &["scroll", "scroll_id", "rest_total_hits_as_int"], "")?;
+    if let Some(k) = o.get_mut("scroll") {
+        body_keep_alive(k, "scroll")?;
+    }
     if let Some(id) = o.get_mut("scroll_id") {
         open_ids(t, IdKind::Scroll, id, "scroll_id")?;
     }

@@ -6,6 +6,10 @@
 //! a parameter the table does not know is refused as Elasticsearch refuses one (400
 //! `illegal_argument_exception`, "request [<path>] contains unrecognized parameter: [p]"),
 //! and so is a parameter given twice (the upstream would keep only one of them).
+//! The values the edge acts on (`scroll`, `keep_alive`, `timeout`, `master_timeout`, `v`,
+//! `help`, `wait_for_completion`) are read with the engine's own reader
+//! (`params`, Elasticsearch 7.10's grammar) and forwarded in canonical form; what it
+//! refuses is Elasticsearch's 400 naming the parameter (issue 25).
 //!
 //! Must not touch: paths, bodies.
 
@@ -15,6 +19,7 @@ use super::super::lucene::could_name_index;
 use super::query::check_query_text;
 use super::{check_field_list, illegal, unsupported, Tenant};
 use crate::errors::EdgeError;
+use crate::params;
 use searchgate_core::percent::{self, Plus};
 
 /// What the edge does with a query parameter.
@@ -36,6 +41,12 @@ pub enum Param {
     ScrollId,
     /// `wait_for_completion`: `false` would leave a task id (shared state): refused.
     WaitForCompletion,
+    /// A time value (`params::parse_time`), forwarded in canonical form; `keep_alive`:
+    /// also at most `search.max_keep_alive` (a scroll's or point in time's keep-alive).
+    Time { keep_alive: bool },
+    /// A boolean the edge acts on (`params::parse_bool`), forwarded as `true`/`false`, or
+    /// left out when its value leaves the endpoint's default.
+    Bool,
     /// Forwarded only with one of these values (why the others are refused).
     OneOf(&'static [&'static str], &'static str),
     /// Never forwarded (why).
@@ -89,7 +100,7 @@ pub static PARAMS: &[(&str, Param)] = &[
     ("groups", Param::Pass),
     ("h", Param::Pass),
     ("health", Param::Pass),
-    ("help", Param::Pass),
+    ("help", Param::Bool),
     ("human", Param::Pass),
     ("if_primary_term", Param::Pass),
     ("if_seq_no", Param::Pass),
@@ -101,12 +112,12 @@ pub static PARAMS: &[(&str, Param)] = &[
     ("include_unloaded_segments", Param::Pass),
     ("include_unmapped", Param::Pass),
     ("index", Param::Refuse(PATH_NAME)),
-    ("keep_alive", Param::Pass),
+    ("keep_alive", Param::Time { keep_alive: true }),
     ("lang", Param::Pass),
     ("lenient", Param::Pass),
     ("level", Param::Pass),
     ("local", Param::Pass),
-    ("master_timeout", Param::Pass),
+    ("master_timeout", Param::Time { keep_alive: false }),
     ("max_concurrent_searches", Param::Pass),
     ("max_concurrent_shard_requests", Param::Pass),
     ("max_docs", Param::Pass),
@@ -141,7 +152,7 @@ pub static PARAMS: &[(&str, Param)] = &[
     ("rewrite", Param::Pass),
     ("routing", Param::Pass),
     ("s", Param::Pass),
-    ("scroll", Param::Pass),
+    ("scroll", Param::Time { keep_alive: true }),
     ("scroll_id", Param::ScrollId),
     ("scroll_size", Param::Pass),
     ("search_type", Param::Pass),
@@ -161,11 +172,11 @@ pub static PARAMS: &[(&str, Param)] = &[
     ("term_statistics", Param::Pass),
     ("terminate_after", Param::Pass),
     ("time", Param::Pass),
-    ("timeout", Param::Pass),
+    ("timeout", Param::Time { keep_alive: false }),
     ("track_scores", Param::Pass),
     ("track_total_hits", Param::Pass),
     ("typed_keys", Param::Pass),
-    ("v", Param::Pass),
+    ("v", Param::Bool),
     ("verbose", Param::Pass),
     ("version", Param::Pass),
     ("version_type", Param::Pass),
@@ -222,10 +233,13 @@ pub fn read_query(
                 "request [{path}] contains unrecognized parameter: [{key}]"
             )));
         };
-        check(t, rule, &key, &mut value)?;
+        seen.push(key.clone());
+        if check(t, rule, &key, &mut value)? == Keep::No {
+            continue;
+        }
         match key.as_str() {
-            "v" => facts.verbose = value != "false",
-            "help" => facts.help = value != "false",
+            "v" => facts.verbose = value == "true",
+            "help" => facts.help = value == "true",
             "scroll" => facts.scroll = true,
             _ => {}
         }
@@ -236,15 +250,54 @@ pub fn read_query(
             target.push(b'=');
             encode(&value, target);
         }
-        seen.push(key);
     }
     Ok(facts)
 }
 
-fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), EdgeError> {
+/// Whether a checked parameter is forwarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Yes,
+    /// Its value means "the endpoint's default": left out.
+    No,
+}
+
+/// Checks `value` of parameter `key` by its `rule`, rewriting it to what is forwarded.
+fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<Keep, EdgeError> {
+    match rule {
+        Param::Time { keep_alive } => {
+            let v = params::parse_time(value, key)?;
+            if keep_alive {
+                params::check_keep_alive(&v, &params::MAX_KEEP_ALIVE)?;
+            }
+            *value = v.to_string();
+            Ok(Keep::Yes)
+        }
+        Param::Bool => match params::parse_bool(value)? {
+            Some(b) => {
+                *value = b.to_string();
+                Ok(Keep::Yes)
+            }
+            None => Ok(Keep::No),
+        },
+        Param::WaitForCompletion => match params::parse_bool(value)? {
+            Some(true) => {
+                *value = "true".into();
+                Ok(Keep::Yes)
+            }
+            None => Ok(Keep::No),
+            Some(false) => Err(illegal(
+                "[wait_for_completion=false] is not supported on this cluster: tasks are shared by every cluster on the upstream",
+            )),
+        },
+        _ => check_text(t, rule, key, value).map(|()| Keep::Yes),
+    }
+}
+
+fn check_text(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), EdgeError> {
     let at = format!("?{key}");
     match rule {
-        Param::Pass => Ok(()),
+        Param::Pass | Param::Time { .. } | Param::Bool | Param::WaitForCompletion => Ok(()),
         Param::Refuse(why) => Err(illegal(format!(
             "the [{key}] parameter is not supported on this cluster ({why})"
         ))),
@@ -275,12 +328,6 @@ fn check(t: &Tenant, rule: Param, key: &str, value: &mut String) -> Result<(), E
             *value = t.open(IdKind::Scroll, value)?;
             Ok(())
         }
-        Param::WaitForCompletion => match value.as_str() {
-            "" | "true" => Ok(()),
-            _ => Err(illegal(
-                "[wait_for_completion=false] is not supported on this cluster: tasks are shared by every cluster on the upstream",
-            )),
-        },
     }
 }
 
@@ -316,6 +363,23 @@ fn check_filter_path(value: &str, at: &str) -> Result<(), EdgeError> {
 pub(crate) fn decode(s: &[u8]) -> Result<String, EdgeError> {
     let out = percent::decode(s, Plus::Space).map_err(|e| illegal(e.reason()))?;
     String::from_utf8(out).map_err(|_| illegal("the query string is not UTF-8 once decoded"))
+}
+
+/// A keep-alive in a body (`_search/scroll`'s `scroll`, a search's `pit.keep_alive`),
+/// read as the engine and Elasticsearch read it (a string time value, at most
+/// `search.max_keep_alive`) and rewritten in canonical form; anything else is refused
+/// (issue 25: the edge and the upstream must never keep a context for different times).
+pub(super) fn body_keep_alive(v: &mut Value, name: &str) -> Result<(), EdgeError> {
+    let Value::String(s) = v else {
+        return Err(illegal(format!(
+            "Unknown parameter [{name}] in request body or parameter is of the wrong type[{}] ",
+            v.token_name()
+        )));
+    };
+    let t = params::parse_time(s, name)?;
+    params::check_keep_alive(&t, &params::MAX_KEEP_ALIVE)?;
+    *s = t.to_string();
+    Ok(())
 }
 
 /// Percent-encodes everything but unreserved characters and a few safe delimiters; never

@@ -10,6 +10,7 @@ use super::super::ids::IdKind;
 use super::super::json::{Object, Value};
 use super::super::names::rewrite_expr;
 use super::aggs::aggregations;
+use super::params::body_keep_alive;
 use super::query::hits::{collapse, highlight, sort};
 use super::query::query;
 use super::{
@@ -278,6 +279,9 @@ fn slice(v: &Value, where_: &str) -> Result<(), EdgeError> {
 fn pit(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     let o = object_mut(v, "pit")?;
     known_keys(o, &["id", "keep_alive"], "pit")?;
+    if let Some(k) = o.get_mut("keep_alive") {
+        body_keep_alive(k, "keep_alive")?;
+    }
     match o.get_mut("id") {
         Some(Value::String(id)) => {
             *id = t.open(IdKind::Pit, id)?;

@@ -35,7 +35,17 @@ fn query_parameters() {
     let table: &[(&str, &str)] = &[
         ("q=title:rust&size=10", "?q=title:rust&size=10"),
         ("q=a+b&df=title", "?q=a%20b&df=title"),
-        ("pretty&v", "?pretty&v"),
+        ("pretty&v", "?pretty&v=true"),
+        // issue 25: the values the edge acts on go out in canonical form
+        ("v=%20&help=false", "?help=false"),
+        ("scroll=1%20h&size=2", "?scroll=1h&size=2"),
+        ("scroll=+1H", "?scroll=1h"),
+        ("keep_alive=0", "?keep_alive=0ms"),
+        (
+            "timeout=-1&master_timeout=30S",
+            "?timeout=-1&master_timeout=30s",
+        ),
+        ("wait_for_completion=", "?wait_for_completion=true"),
         ("sort=n%3Adesc,_score", "?sort=n:desc,_score"),
         ("scroll=1m&&size=2", "?scroll=1m&size=2"),
         (
@@ -55,6 +65,9 @@ fn query_parameters() {
     }
     assert!(q("scroll=1m").unwrap().1.scroll);
     assert!(q("v").unwrap().1.verbose);
+    // `v=%20` leaves the default (no header row) upstream: the edge must not take the
+    // first row for one
+    assert!(!q("v=%20").unwrap().1.verbose);
     let refused: &[(&str, &str)] = &[
         (
             "foo=1",
@@ -73,10 +86,39 @@ fn query_parameters() {
         ("sort=_index:asc", "sort on [_index]"),
         ("format=yaml", "formats"),
         ("wait_for_completion=false", "wait_for_completion=false"),
+        (
+            "v=yes",
+            "Failed to parse value [yes] as only [true] or [false] are allowed.",
+        ),
+        ("scroll=1.5h", "fractional time values are not supported"),
+        ("scroll=1M", "unit is missing or unrecognized"),
+        (
+            "timeout=abc",
+            "failed to parse setting [timeout] with value [abc]",
+        ),
         ("q=%zz", "invalid escape sequence"),
         ("q=%ff", "UTF-8"),
     ];
     assert_refused(refused);
+    // issue 25 #1: keep-alives past `search.max_keep_alive`, as Elasticsearch's shards
+    // refuse them
+    for (input, why) in [
+        (
+            "scroll=150000000000000d",
+            "Keep alive for request (106751.9d) is too large.",
+        ),
+        (
+            "keep_alive=25h",
+            "Keep alive for request (1d) is too large.",
+        ),
+    ] {
+        let b = q(input).unwrap_err().body();
+        assert_eq!(
+            (b.status, b.kind.as_str()),
+            (400, "search_phase_execution_exception")
+        );
+        assert!(b.caused_by.unwrap().1.starts_with(why), "{input}");
+    }
     let tok = sealer().seal("acme", IdKind::Scroll, b"RAW/+=");
     assert_eq!(
         q(&format!("scroll_id={tok}")).unwrap().0,

@@ -215,11 +215,13 @@ impl Rewriter<'_> {
 fn offset_ms(v: &Value) -> EngineResult<i64> {
     let s = v.as_str().map_or_else(|| v.to_string(), String::from);
     let (neg, rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r.to_string()),
-        None => (false, s.trim_start_matches('+').to_string()),
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(&s)),
     };
-    let ms = crate::store::settings::parse_time_ms("offset", &rest)?;
-    Ok(if neg { -ms } else { ms })
+    let ms = crate::store::settings::parse_time_ms("offset", rest)?;
+    // `-` of the most negative value would overflow: saturate, as a past-range offset
+    // matches no bucket anyway
+    Ok(if neg { ms.saturating_neg() } else { ms })
 }
 
 fn order_desc(v: &Value) -> EngineResult<bool> {

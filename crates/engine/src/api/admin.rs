@@ -329,7 +329,7 @@ pub fn pit(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiRe
         .params
         .get("keep_alive")
         .ok_or_else(|| EngineError::Validation(vec!["[keep_alive] is not specified".into()]))?;
-    let keep = ScrollParams::parse(keep)?;
+    let keep = ScrollParams::parse_named(keep, "keep_alive")?;
     let opts = req.params.indices_options(Options::default())?;
     let targets = engine.store.resolve_filtered(index, opts)?;
     let id = engine.pits.open(targets, keep);

@@ -1,6 +1,7 @@
 //! URI query parameters and path segments: percent-decoding, typed getters (`refresh`,
 //! booleans, routing), as Elasticsearch reads them.
 
+use searchgate_core::params;
 use searchgate_core::percent::{self, Plus};
 
 use crate::error::{EngineError, EngineResult};
@@ -33,15 +34,13 @@ impl Params {
         self.get(name).is_some_and(|v| v != "false")
     }
 
-    /// An optional boolean; refuses anything but `true`/`false`/empty.
+    /// An optional boolean, read by the edge's reader (`params::parse_bool`): `true`,
+    /// `false` or empty (true); whitespace alone leaves the default (`None`); anything else
+    /// is Elasticsearch's 400.
     pub fn bool(&self, name: &str) -> EngineResult<Option<bool>> {
         match self.get(name) {
             None => Ok(None),
-            Some("" | "true") => Ok(Some(true)),
-            Some("false") => Ok(Some(false)),
-            Some(v) => Err(EngineError::IllegalArgument(format!(
-                "Failed to parse value [{v}] as only [true] or [false] are allowed."
-            ))),
+            Some(v) => Ok(params::parse_bool(v)?),
         }
     }
 

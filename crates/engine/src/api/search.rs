@@ -90,7 +90,7 @@ fn execute(
     let keep = pit
         .keep_alive
         .as_deref()
-        .map(ScrollParams::parse)
+        .map(|k| ScrollParams::parse_named(k, "keep_alive"))
         .transpose()?;
     let p = engine.pits.get(&pit.id, keep)?;
     for (h, filters) in p.indices.iter().zip(&p.filters) {

@@ -76,7 +76,9 @@ impl Pits {
         let views = super::current_views(&indices);
         let bytes: [u8; ID_BYTES] = rand::random();
         let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-        let deadline = self.now() + keep_alive.keep_alive.as_millis() as u64;
+        let deadline = self
+            .now()
+            .saturating_add(super::scroll::millis(keep_alive.keep_alive));
         let pit = Arc::new(Pit {
             indices,
             views,
@@ -97,8 +99,10 @@ impl Pits {
             return Err(missing(id));
         }
         if let Some(k) = keep_alive {
-            pit.deadline
-                .store(now + k.keep_alive.as_millis() as u64, Ordering::Relaxed);
+            pit.deadline.store(
+                now.saturating_add(super::scroll::millis(k.keep_alive)),
+                Ordering::Relaxed,
+            );
         }
         Ok(pit)
     }

@@ -13,6 +13,7 @@ use crate::error::{EngineError, EngineResult};
 use crate::query::parse::{boosted_field, parse_query};
 use crate::query::query_string::{parse_query_string, QsOptions};
 use crate::query::{Operator, Query};
+use searchgate_core::params;
 
 /// A parsed search request.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,6 +197,8 @@ fn no_source_in(v: &Value) -> bool {
     !names.iter().any(|n| *n == "_source" || *n == "*")
 }
 
+/// `from` or `size` of a body: a Java `int` (Elasticsearch reads it with `intValue()`),
+/// not negative.
 fn count(v: &Value, name: &str) -> EngineResult<usize> {
     let n = match v {
         Value::Number(n) => n.as_i64(),
@@ -203,12 +206,20 @@ fn count(v: &Value, name: &str) -> EngineResult<usize> {
         _ => None,
     }
     .ok_or_else(|| EngineError::Parsing(format!("[{name}] failed to parse field")))?;
-    if n < 0 {
-        return Err(EngineError::IllegalArgument(format!(
-            "[{name}] parameter cannot be negative, found [{n}]"
+    if i32::try_from(n).is_err() {
+        return Err(EngineError::XContent(format!(
+            "Numeric value ({n}) out of range of int"
         )));
     }
+    if n < 0 {
+        return Err(params::negative(name, n).into());
+    }
     Ok(n as usize)
+}
+
+/// `from` or `size` of the URL (`params::parse_window`: `-1` leaves the body's value).
+fn window(v: &str, name: &str) -> EngineResult<Option<usize>> {
+    Ok(params::parse_window(v, name)?.map(|n| n as usize))
 }
 
 fn flag(v: &Value) -> bool {
@@ -296,11 +307,19 @@ impl SearchRequest {
             };
             self.query = parse_query_string(&q, &opts)?;
         }
-        if let Some(v) = get("from") {
-            self.from = count(&Value::String(v), "from")?;
+        if let Some(n) = get("from")
+            .map(|v| window(&v, "from"))
+            .transpose()?
+            .flatten()
+        {
+            self.from = n;
         }
-        if let Some(v) = get("size") {
-            self.size = count(&Value::String(v), "size")?;
+        if let Some(n) = get("size")
+            .map(|v| window(&v, "size"))
+            .transpose()?
+            .flatten()
+        {
+            self.size = n;
         }
         if let Some(s) = get("sort") {
             self.sort = parse_sort_param(&s)?;

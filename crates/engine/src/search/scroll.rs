@@ -31,11 +31,10 @@ use super::sort::{is_score_order, Key};
 use super::{aggs, merge_keys, now_ms, plan, Plan, SearchRequest};
 use crate::error::{EngineError, EngineResult};
 use crate::store::index::IndexHandle;
+use searchgate_core::params;
 
 /// Open shard contexts allowed at once (Elasticsearch's `search.max_open_scroll_context`).
 pub const MAX_OPEN_SCROLL_CONTEXT: usize = 500;
-/// Longest keep-alive (Elasticsearch's `search.max_keep_alive`).
-const MAX_KEEP_ALIVE: Duration = Duration::from_secs(24 * 3600);
 /// Random bytes in an id (192 bits; 32 characters of URL-safe base64).
 const ID_BYTES: usize = 24;
 
@@ -46,18 +45,27 @@ pub struct ScrollParams {
 }
 
 impl ScrollParams {
-    /// Parses a keep-alive such as `1m`, `30s`, `500ms` (at most 24h).
+    /// Reads a keep-alive such as `1m`, `30s`, `500ms` (at most `search.max_keep_alive`,
+    /// 24h) with the reader the edge shares (`searchgate_core::params`): both refuse the
+    /// same values with the same 400, and read the rest as the same duration (issue 25). A
+    /// negative keep-alive, which Elasticsearch accepts, expires the context at once.
     pub fn parse(s: &str) -> EngineResult<ScrollParams> {
-        let ms = crate::store::settings::parse_time_ms("scroll", s)?;
-        let keep_alive = Duration::from_millis(ms.max(0) as u64);
-        if keep_alive > MAX_KEEP_ALIVE {
-            return Err(EngineError::SearchPhase {
-                kind: "illegal_argument_exception".into(),
-                reason: format!("Keep alive for request ({s}) is too large. It must be less than (1d). This limit can be set by changing the [search.max_keep_alive] cluster level setting."),
-            });
-        }
-        Ok(ScrollParams { keep_alive })
+        Self::parse_named(s, "scroll")
     }
+
+    /// [`ScrollParams::parse`] of parameter `name` (`scroll`, `keep_alive`).
+    pub fn parse_named(s: &str, name: &str) -> EngineResult<ScrollParams> {
+        let t = params::parse_time(s, name)?;
+        params::check_keep_alive(&t, &params::MAX_KEEP_ALIVE)?;
+        Ok(ScrollParams {
+            keep_alive: t.to_duration(),
+        })
+    }
+}
+
+/// `d` in whole milliseconds, saturating (a keep-alive is at most a day once checked).
+pub(super) fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// One open scroll.
@@ -310,9 +318,9 @@ impl Scrolls {
         let (mut ctx, aggregations) = open(indices, req)?;
         let id = new_id();
         let body = page(&mut ctx, &id, aggregations)?;
-        let keep = params.keep_alive.as_millis() as u64;
+        let keep = millis(params.keep_alive);
         let entry = Arc::new(Entry {
-            deadline: AtomicU64::new(self.now() + keep),
+            deadline: AtomicU64::new(self.now().saturating_add(keep)),
             keep_alive: AtomicU64::new(keep),
             shards,
             ctx: Mutex::new(ctx),
@@ -344,12 +352,13 @@ impl Scrolls {
             return Err(missing(id));
         }
         if let Some(p) = params {
-            let keep = p.keep_alive.as_millis() as u64;
+            let keep = millis(p.keep_alive);
             entry.keep_alive.store(keep, Ordering::Relaxed);
         }
         let renew = |e: &Entry| {
             let keep = e.keep_alive.load(Ordering::Relaxed);
-            e.deadline.store(self.now() + keep, Ordering::Relaxed);
+            e.deadline
+                .store(self.now().saturating_add(keep), Ordering::Relaxed);
         };
         renew(&entry);
         let mut ctx = lock(&entry.ctx);
@@ -421,5 +430,24 @@ mod tests {
         assert!(ScrollParams::parse("24h").is_ok());
         assert_eq!(ScrollParams::parse("2d").unwrap_err().status(), 400);
         assert_eq!(ScrollParams::parse("soon").unwrap_err().status(), 400);
+        // issue 25 #1, #2: the engine reads what the edge reads (no silent 0 ms, `1 h` is
+        // an hour), and refuses a huge keep-alive with Elasticsearch's message
+        let huge = ScrollParams::parse("150000000000000d").unwrap_err().body();
+        assert_eq!(huge.status, 400);
+        assert!(huge.caused_by.unwrap().1.starts_with(
+            "Keep alive for request (106751.9d) is too large. It must be less than (1d)."
+        ));
+        assert_eq!(
+            ScrollParams::parse("1 h").unwrap().keep_alive,
+            Duration::from_secs(3600)
+        );
+        assert_eq!(
+            ScrollParams::parse("+1h").unwrap().keep_alive,
+            Duration::from_secs(3600)
+        );
+        assert_eq!(
+            ScrollParams::parse("-1").unwrap().keep_alive,
+            Duration::ZERO
+        );
     }
 }

@@ -155,32 +155,11 @@ fn parse_count(key: &str, v: &Value, min: u64, max: u64) -> EngineResult<u64> {
     Ok(n)
 }
 
-/// Parses a time value (`1s`, `500ms`, `2m`, `-1`) into milliseconds.
+/// A time value (`1s`, `500ms`, `2m`, `-1`) in milliseconds, read by the one reader the
+/// edge uses too (`searchgate_core::params::parse_time`, Elasticsearch's grammar;
+/// saturating conversions, never a wrapped product).
 pub fn parse_time_ms(key: &str, s: &str) -> EngineResult<i64> {
-    let s = s.trim();
-    if s == "-1" {
-        return Ok(-1);
-    }
-    let units: [(&str, i64); 6] = [
-        ("ms", 1),
-        ("s", 1000),
-        ("m", 60_000),
-        ("h", 3_600_000),
-        ("d", 86_400_000),
-        ("nanos", 0),
-    ];
-    for (suffix, mult) in units {
-        if let Some(num) = s.strip_suffix(suffix) {
-            if let Ok(n) = num.trim().parse::<i64>() {
-                if n >= 0 && mult > 0 {
-                    return Ok(n * mult);
-                }
-            }
-        }
-    }
-    Err(EngineError::IllegalArgument(format!(
-        "failed to parse setting [{key}] with value [{s}] as a time value: unit is missing or unrecognized"
-    )))
+    Ok(searchgate_core::params::parse_time(s, key)?.millis())
 }
 
 impl IndexSettings {

@@ -9,6 +9,9 @@
 //!   mean [y]?", Elasticsearch's message, with its suggestions (Levenshtein similarity above
 //!   0.5, best first).
 //!
+//! Time values (`timeout`, `master_timeout`, `scroll`, `keep_alive`, `search_timeout`) are
+//! read here with the edge's reader, so a value Elasticsearch refuses is a 400 even where
+//! the parameter has no effect.
 //! `pretty`, `human`, `error_trace`, `filter_path` are accepted everywhere, and `format`
 //! too (`json` outside `_cat`; other formats are 400). Values are checked by the handlers.
 //! `source` (a body sent as a parameter) counts only where the endpoint takes it and the
@@ -34,6 +37,15 @@ pub struct Allowed {
 }
 
 const COMMON: &[&str] = &["pretty", "human", "error_trace", "filter_path", "format"];
+
+/// Parameters whose value is a time value wherever they are accepted.
+const TIME_VALUES: &[&str] = &[
+    "timeout",
+    "master_timeout",
+    "scroll",
+    "keep_alive",
+    "search_timeout",
+];
 
 /// Lucene's `LevenshteinDistance`: 1 - edits / longer length (in characters), which is
 /// strsim's normalised Levenshtein.
@@ -120,6 +132,13 @@ pub fn check(
             return Err(EngineError::IllegalArgument(format!(
                 "[{k}={v}] is not supported by this engine"
             )));
+        }
+    }
+    // time values are read (and refused) as Elasticsearch reads them, also where they
+    // have no effect on one node: the edge reads them with the same reader
+    for (k, v) in &params.0 {
+        if TIME_VALUES.contains(&k.as_str()) {
+            searchgate_core::params::parse_time(v, k)?;
         }
     }
     let is_cat = matches!(
