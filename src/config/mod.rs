@@ -137,6 +137,39 @@ pub struct Config {
     /// Usage history, overage notices (absent: the defaults).
     #[serde(default)]
     pub billing: BillingConfig,
+    /// Fault injection for tests (absent: none; see [`DebugConfig`]).
+    #[serde(default)]
+    pub debug: DebugConfig,
+}
+
+/// The environment variable that must be `1` for a `[debug]` table that turns a hook on
+/// to be accepted at start (a copied test config alone cannot turn one on).
+pub const DEBUG_HOOKS_ENV: &str = "SEARCHGATE_DEBUG_HOOKS";
+
+/// `[debug]`: test-only fault injection, off by default. With `panic_hooks = true` (and
+/// [`DEBUG_HOOKS_ENV`]`=1` in the environment), a request carrying the header
+/// `x-searchgate-debug-panic: <point>` makes the edge, the admin API or the embedded engine
+/// panic at that point (see `edge::faults`), so the tests can prove a panic is contained.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DebugConfig {
+    #[serde(default)]
+    pub panic_hooks: bool,
+}
+
+impl DebugConfig {
+    /// Whether the hooks may run: asked for in the file, and allowed by the environment
+    /// (`allowed`: the value of [`DEBUG_HOOKS_ENV`]). `Err` when asked for but not allowed.
+    pub fn hooks_enabled(&self, allowed: Option<&str>) -> Result<bool, String> {
+        match (self.panic_hooks, allowed) {
+            (false, _) => Ok(false),
+            (true, Some("1")) => Ok(true),
+            (true, _) => Err(format!(
+                "debug.panic_hooks: refused: fault injection is for tests only and needs \
+                 {DEBUG_HOOKS_ENV}=1 in the environment as well"
+            )),
+        }
+    }
 }
 
 /// `[edge]`: listeners, TLS, limits and timeouts of the proxy.
@@ -226,6 +259,11 @@ pub struct EdgeConfig {
 pub struct EngineConfig {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
+    /// Open search contexts the engine allows at once, counted per shard searched (its
+    /// `search.max_open_scroll_context`; Elasticsearch's default, 500). The multitenant
+    /// clusters on the engine share them out (see `tenancy::context_shares`).
+    #[serde(default = "default_engine_open_contexts")]
+    pub max_open_contexts: u64,
 }
 
 /// `[admin]`: the control plane's admin API listener and where new clusters go.
@@ -288,7 +326,9 @@ pub struct PlanConfig {
     /// Monthly price in integer cents (invoices are prorated from it).
     #[serde(default)]
     pub monthly_price_cents: u64,
-    /// Open scroll and point-in-time contexts allowed at once.
+    /// Open scroll and point-in-time contexts allowed at once, counted as the upstream
+    /// counts them: one per shard searched (a scroll over a 5-shard index is 5). On a
+    /// shared upstream whose limit the plans together exceed, each cluster gets its part.
     #[serde(default = "default_max_open_contexts")]
     pub max_open_contexts: u64,
     /// Over the plan this long after the notice: read-only (the overage ladder).
@@ -387,6 +427,9 @@ fn default_region() -> String {
     "local".into()
 }
 fn default_max_open_contexts() -> u64 {
+    500
+}
+fn default_engine_open_contexts() -> u64 {
     500
 }
 fn default_mode() -> Mode {

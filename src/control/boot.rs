@@ -116,6 +116,7 @@ pub fn start_admin(
     env: ApiEnv,
     tls: Option<Arc<ServerConfig>>,
     metrics: Arc<MetricsHub>,
+    debug_hooks: bool,
 ) -> Result<Admin, String> {
     let token = AdminToken::load_or_create(admin.token.as_ref().map(|t| t.expose()), data_dir)?;
     let listener = TcpListener::bind(admin.listen)
@@ -136,7 +137,7 @@ pub fn start_admin(
         observe,
     });
     let stop = Arc::new(AtomicBool::new(false));
-    let thread = server::spawn(listener, api, tls, stop.clone())
+    let thread = server::spawn(listener, api, tls, stop.clone(), debug_hooks)
         .map_err(|e| format!("admin thread: {e}"))?;
     Ok(Admin {
         url,

@@ -40,6 +40,7 @@ fn disk(bytes: u64) -> Usage {
     Usage {
         indices: 1,
         shards: 1,
+        primaries: 1,
         docs: 1,
         bytes,
     }

@@ -11,6 +11,7 @@ pub(crate) fn settings() -> Settings {
         domain: "example.test".into(),
         route_by_username: false,
         engine: Some("127.0.0.1:9201".parse().unwrap()),
+        engine_contexts: 500,
         key: TenancyKey::from_bytes([3; 32]),
     }
 }

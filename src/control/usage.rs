@@ -86,6 +86,7 @@ mod tests {
         Usage {
             indices: 1,
             shards: 2,
+            primaries: 1,
             docs: 3,
             bytes,
         }

@@ -12,6 +12,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::core::{Core, BODY_BUF};
+use super::faults::Point;
 use super::io::{Patient, Transport};
 use super::outcome::{Cut, Next, Outcome, SendFail};
 use super::timer::Timer;
@@ -47,6 +48,11 @@ pub(super) struct Client<T> {
     slow_body: bool,
     /// The deadlines of this connection's reads and writes, client and upstream.
     pub timer: Timer,
+    /// A byte of the current request's response (its final one, not `100 Continue`) was
+    /// handed to the transport: a fault can then only close the connection.
+    pub wrote: bool,
+    /// Where the current request asks for an injected panic (test hooks only).
+    pub hook: Option<Point>,
 }
 
 impl<T: Transport> Client<T> {
@@ -66,6 +72,8 @@ impl<T: Transport> Client<T> {
             recv_lowat: 1,
             slow_body: false,
             timer: Timer::new(),
+            wrote: false,
+            hook: None,
         }
     }
 
@@ -237,6 +245,7 @@ impl<T: Transport> Client<T> {
         if self.out.is_empty() {
             return Ok(());
         }
+        self.wrote = true;
         let out = std::mem::take(&mut self.out);
         let (res, mut out) = self.io.write_all(out).await;
         out.clear();
@@ -254,6 +263,7 @@ impl<T: Transport> Client<T> {
         if let Err(cut) = self.send_out().await {
             return (Err(cut), bytes);
         }
+        self.wrote = true;
         let (res, bytes) = self.io.write(bytes, range).await;
         (res.map_err(|_| Cut::Client), bytes)
     }
@@ -265,7 +275,10 @@ impl<T: Transport> Client<T> {
         }
         self.out.clear();
         self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-        self.send_out().await.is_ok()
+        let wrote = self.wrote;
+        let sent = self.send_out().await.is_ok();
+        self.wrote = wrote; // an interim answer: the final one can still be an error
+        sent
     }
 
     /// Sends an error of the edge's own; the connection is kept only when the request had

@@ -1,35 +1,55 @@
-//! Counting one request's use of its cluster's open search contexts (multitenant scrolls
-//! and points in time) against the plan's `max_open_contexts`, in the cluster's ledger
-//! (`tenancy::contexts::OpenContexts`, held by the registry's runtime state):
+//! Counting one request's use of the open search contexts (multitenant scrolls and points
+//! in time) of the shared upstream its cluster is placed on, in the upstream's own unit
+//! (shard contexts), against the cluster's share of that upstream's limit
+//! (`tenancy::context_shares`, the ledger the registry keeps per upstream):
 //!
-//! - before the request waits for a slot, an open reserves a place (429 when the plan's
-//!   contexts are all in use, before anything reaches the upstream);
+//! - before the request waits for a slot, an open reserves the most shard contexts it can
+//!   open: the cluster's primary shards in use (at least one, at most its plan's shard
+//!   capacity); 429 when they do not fit its share, before anything reaches the upstream;
 //! - once the response head says a close succeeded (200) or found nothing (404), its ids
 //!   leave the ledger: before the answer reaches the client, so a client that opens again
 //!   right after finds the place free;
-//! - once the response was relayed, the reserved place becomes the id the response carried
-//!   (sealed by the response filter) or is given back; a continuation restarts its id's
-//!   keep-alive (or follows the new id a point in time got), a 404 drops it.
+//! - once the response was relayed, the reservation becomes the id the response carried
+//!   (sealed by the response filter), weighing the shards the upstream reported
+//!   (`_shards.total`), or is given back; a continuation restarts its id's keep-alive (or
+//!   follows the new id a point in time got), a 404 drops it.
 //!
-//! Must not touch: the rules (`tenancy::contexts`), I/O, the decision.
+//! Must not touch: the rules (`tenancy::context_shares`), I/O, the decision.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::errors::EdgeError;
 use crate::policy::decide::Decision;
-use crate::registry::Cluster;
+use crate::registry::{Cluster, UpstreamContexts};
 use crate::tenancy::contexts::{read_context_request, ContextRequest, DEFAULT_KEEP_ALIVE};
-use crate::tenancy::{ContextBudget, ContextUse, IdKind};
+use crate::tenancy::{ContextUse, IdKind};
 
 /// One request's contexts, as forwarded.
 #[derive(Debug)]
 pub(super) struct Counted {
     cluster: Arc<Cluster>,
+    ledger: Arc<UpstreamContexts>,
     use_: ContextUse,
     req: ContextRequest,
-    /// A place was reserved for an open (to be settled exactly once).
-    reserved: bool,
+    /// Shard contexts reserved for an open (to be settled exactly once; 0: none).
+    reserved: u64,
+}
+
+/// What the response of an exchange said about contexts.
+#[derive(Debug, Default)]
+pub(super) struct Answered<'a> {
+    /// The upstream ids the response filter sealed.
+    pub sealed: &'a [(IdKind, String)],
+    /// The shards the upstream reported searching (`_shards.total`), if it said.
+    pub shards: Option<u64>,
+}
+
+/// The most shard contexts an open by `cluster` can make the upstream hold: one per
+/// primary shard of the cluster (a search of all its indices), within its plan.
+fn open_weight(cluster: &Cluster) -> u64 {
+    let primaries = cluster.state.usage().primaries;
+    primaries.clamp(1, cluster.plan.shards.max(1))
 }
 
 impl Counted {
@@ -43,20 +63,23 @@ impl Counted {
         let Some(use_) = d.tenant.map(|t| t.plan.contexts) else {
             return Ok(None);
         };
+        let Some(ledger) = d.cluster.contexts.clone() else {
+            return Ok(None);
+        };
         if use_ == ContextUse::None {
             return Ok(None);
         }
         let cluster = d.cluster.clone();
-        let reserved = matches!(use_, ContextUse::Open(_));
-        if reserved {
-            let budget = ContextBudget {
-                limit: cluster.plan.max_open_contexts,
-            };
+        let mut reserved = 0;
+        if matches!(use_, ContextUse::Open(_)) {
+            let weight = open_weight(&cluster);
             let now = Instant::now();
-            cluster.state.contexts(|c| c.reserve(budget, now))?;
+            ledger.with(|l| l.reserve(&cluster.id, weight, now))?;
+            reserved = weight;
         }
         Ok(Some(Counted {
             cluster,
+            ledger,
             use_,
             req: read_context_request(target, body),
             reserved,
@@ -66,47 +89,51 @@ impl Counted {
     /// The upstream's response head came with `status`.
     pub fn on_head(&self, status: u16) {
         if self.use_ == ContextUse::Close && matches!(status, 200 | 404) {
-            self.cluster.state.contexts(|c| c.closed(&self.req.ids));
+            let id = &self.cluster.id;
+            self.ledger.with(|l| l.closed(id, &self.req.ids));
         }
     }
 
     /// The exchange ended with `status` (the upstream's, or the edge's own refusal), the
-    /// response filter having sealed `sealed`.
-    pub fn settle(mut self, status: u16, sealed: &[(IdKind, String)]) {
+    /// response having said `answered`.
+    pub fn settle(mut self, status: u16, answered: &Answered<'_>) {
         let now = Instant::now();
-        let (req, use_) = (&self.req, self.use_);
+        let (req, use_, id) = (&self.req, self.use_, self.cluster.id.as_str());
         let first = |kind: Option<IdKind>| {
-            sealed
+            answered
+                .sealed
                 .iter()
                 .find(|(k, _)| kind.is_none_or(|want| *k == want))
                 .map(|(_, id)| id.as_str())
         };
-        self.cluster.state.contexts(|c| match use_ {
+        let reserved = std::mem::take(&mut self.reserved);
+        self.ledger.with(|l| match use_ {
             ContextUse::Open(kind) => {
-                let id = (200..300)
+                let opened = (200..300)
                     .contains(&status)
                     .then(|| first(Some(kind)))
-                    .flatten();
-                c.opened(id, req.keep_alive.unwrap_or(DEFAULT_KEEP_ALIVE), now);
+                    .flatten()
+                    .map(|upstream_id| (upstream_id, answered.shards));
+                let keep_alive = req.keep_alive.unwrap_or(DEFAULT_KEEP_ALIVE);
+                l.opened(id, reserved, opened, keep_alive, now);
             }
             ContextUse::Continue if status == 200 => {
-                c.continued(&req.ids, first(None), req.keep_alive, now)
+                l.continued(id, &req.ids, first(None), req.keep_alive, now)
             }
-            ContextUse::Continue if status == 404 => c.closed(&req.ids),
+            ContextUse::Continue if status == 404 => l.closed(id, &req.ids),
             _ => {}
         });
-        self.reserved = false;
     }
 }
 
 impl Drop for Counted {
-    /// An exchange dropped before it settled (its task ended) gives its place back.
+    /// An exchange dropped before it settled (its task ended, or panicked) gives its
+    /// reservation back.
     fn drop(&mut self) {
-        if self.reserved {
-            let now = Instant::now();
-            self.cluster
-                .state
-                .contexts(|c| c.opened(None, DEFAULT_KEEP_ALIVE, now));
+        if self.reserved > 0 {
+            let (id, reserved, now) = (&self.cluster.id, self.reserved, Instant::now());
+            self.ledger
+                .with(|l| l.opened(id, reserved, None, DEFAULT_KEEP_ALIVE, now));
         }
     }
 }

@@ -89,6 +89,8 @@ pub struct Shared {
     pub draining: AtomicBool,
     /// Seals and opens the multitenant class's scroll and point-in-time ids.
     pub sealer: Arc<crate::tenancy::IdSealer>,
+    /// The test-only fault injection is on (`[debug] panic_hooks`, see `faults`).
+    pub debug_hooks: bool,
 }
 
 impl Shared {
@@ -116,6 +118,8 @@ pub struct Core {
     pub shutdown: Signal,
     /// Whitelisted indices this core created or found existing, and when (see `precreate`).
     known_indices: RefCell<HashMap<Vec<u8>, Instant>>,
+    /// A request asked the worker itself to panic (test hooks only, see `faults`).
+    pub crash_requested: Cell<bool>,
 }
 
 impl Core {
@@ -140,6 +144,7 @@ impl Core {
             round_robin: Cell::new(0),
             shutdown: Signal::default(),
             known_indices: RefCell::new(HashMap::new()),
+            crash_requested: Cell::new(false),
         })
     }
 
@@ -203,6 +208,9 @@ impl Core {
     /// Core-local housekeeping, about once a second: fold metrics, flush the log, drop
     /// stale pooled connections, notice shutdown.
     pub fn housekeeping(&self, now: Instant) {
+        if self.crash_requested.get() {
+            panic!("injected worker panic (test hook, [debug] panic_hooks)");
+        }
         let mut metrics = self.metrics.borrow_mut();
         metrics.set_connections(self.connections.get());
         self.shared.metrics.absorb(&mut metrics);

@@ -2,6 +2,12 @@
 //! before the edge accepts, restarted if it dies, stopped (SIGTERM, then SIGKILL) when the
 //! edge stops, and killed by the kernel if the edge itself dies.
 //!
+//! The child is the running executable itself, reached through `/proc/self/exe` on Linux:
+//! that path opens the edge's own binary even after an upgrade replaced or deleted the file
+//! it was started from (whose name then reads `... (deleted)`), so a restart never fails
+//! for want of the file, and edge and engine stay of one version. Each restart is counted
+//! (`searchgate_engine_restarts_total`).
+//!
 //! The edge reaches it over HTTP like any upstream; this module only manages the process.
 //! Must not touch: the engine's code (never imported), request handling.
 
@@ -12,6 +18,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use crate::config::EngineConfig;
+use crate::metrics::MetricsHub;
 
 /// How long a starting engine may take to accept connections (it replays its log first).
 const READY_TIMEOUT: Duration = Duration::from_secs(300);
@@ -25,14 +34,39 @@ pub struct EngineChild {
     pub addr: SocketAddr,
 }
 
-fn spawn(addr: SocketAddr, data_dir: &Path) -> std::io::Result<Child> {
-    let exe = std::env::current_exe()?;
-    let mut cmd = Command::new(exe);
+/// How the child is started (the same each time it is started again).
+#[derive(Debug, Clone)]
+struct Launch {
+    addr: SocketAddr,
+    data_dir: PathBuf,
+    /// Its limit of open shard contexts (`[engine] max_open_contexts`).
+    max_open_contexts: u64,
+    /// Pass the test-only fault injection on (`[debug] panic_hooks`).
+    debug_hooks: bool,
+}
+
+/// The running executable: `/proc/self/exe` where there is one (it still opens the binary
+/// this process runs after the file was replaced), else what `current_exe` says.
+fn own_executable() -> std::io::Result<PathBuf> {
+    let proc_exe = Path::new("/proc/self/exe");
+    if proc_exe.exists() {
+        return Ok(proc_exe.to_path_buf());
+    }
+    std::env::current_exe()
+}
+
+fn spawn(l: &Launch) -> std::io::Result<Child> {
+    let mut cmd = Command::new(own_executable()?);
     cmd.arg("engine")
         .arg("--listen")
-        .arg(addr.to_string())
+        .arg(l.addr.to_string())
         .arg("--data-dir")
-        .arg(data_dir);
+        .arg(&l.data_dir)
+        .arg("--max-open-scroll-context")
+        .arg(l.max_open_contexts.to_string());
+    if l.debug_hooks {
+        cmd.arg("--debug-panic-hooks");
+    }
     cmd.stdin(Stdio::null());
     #[cfg(target_os = "linux")]
     {
@@ -80,14 +114,25 @@ fn concrete(addr: SocketAddr) -> std::io::Result<SocketAddr> {
 }
 
 impl EngineChild {
-    /// Starts the engine on `listen` (port 0: a free port) with `data_dir`, waits until it
-    /// accepts connections, and supervises it.
-    pub fn start(listen: SocketAddr, data_dir: &Path) -> Result<EngineChild, String> {
+    /// Starts the engine of `[engine]` (port 0: a free port), waits until it accepts
+    /// connections, and supervises it (its restarts counted in `metrics`).
+    pub fn start(
+        config: &EngineConfig,
+        debug_hooks: bool,
+        metrics: Arc<MetricsHub>,
+    ) -> Result<EngineChild, String> {
+        let listen = config.listen;
+        let data_dir = &config.data_dir;
         let addr = concrete(listen).map_err(|e| format!("engine address {listen}: {e}"))?;
         std::fs::create_dir_all(data_dir)
             .map_err(|e| format!("engine data dir {}: {e}", data_dir.display()))?;
-        let child =
-            spawn(addr, data_dir).map_err(|e| format!("cannot start the embedded engine: {e}"))?;
+        let launch = Launch {
+            addr,
+            data_dir: data_dir.clone(),
+            max_open_contexts: config.max_open_contexts,
+            debug_hooks,
+        };
+        let child = spawn(&launch).map_err(|e| format!("cannot start the embedded engine: {e}"))?;
         let child = Arc::new(Mutex::new(child));
         if let Err(e) = wait_ready(&child, addr) {
             let _ = child.lock().unwrap_or_else(|p| p.into_inner()).kill();
@@ -95,10 +140,10 @@ impl EngineChild {
         }
         let stopping = Arc::new(AtomicBool::new(false));
         let supervisor = {
-            let (child, stopping, dir) = (child.clone(), stopping.clone(), data_dir.to_path_buf());
+            let (child, stopping) = (child.clone(), stopping.clone());
             std::thread::Builder::new()
                 .name("engine-supervisor".into())
-                .spawn(move || supervise(child, stopping, addr, dir))
+                .spawn(move || supervise(child, stopping, launch, metrics))
                 .map_err(|e| e.to_string())?
         };
         Ok(EngineChild {
@@ -139,7 +184,13 @@ fn terminate(child: &mut Child, grace: Duration) {
     let _ = child.wait();
 }
 
-fn supervise(child: Arc<Mutex<Child>>, stopping: Arc<AtomicBool>, addr: SocketAddr, dir: PathBuf) {
+fn supervise(
+    child: Arc<Mutex<Child>>,
+    stopping: Arc<AtomicBool>,
+    launch: Launch,
+    metrics: Arc<MetricsHub>,
+) {
+    let addr = launch.addr;
     let mut backoff = Duration::from_millis(250);
     while !stopping.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(100));
@@ -152,9 +203,10 @@ fn supervise(child: Arc<Mutex<Child>>, stopping: Arc<AtomicBool>, addr: SocketAd
             "searchgate: the embedded engine stopped ({status}); restarting it in {backoff:?}"
         );
         std::thread::sleep(backoff);
-        match spawn(addr, &dir) {
+        match spawn(&launch) {
             Ok(new) => {
                 *child.lock().unwrap_or_else(|p| p.into_inner()) = new;
+                metrics.faults.engine_restarted();
                 if wait_ready(&child, addr).is_ok() {
                     backoff = Duration::from_millis(250);
                     eprintln!("searchgate: the embedded engine is back on {addr}");

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use super::buffered;
 use super::client::Client;
-use super::contexts::Counted;
+use super::contexts::{Answered, Counted};
+use super::faults::{self, Point};
 use super::filter::{whole_body, RequestFilter, ResponseFilter};
 use super::io::Transport;
 use super::outcome::{retry_allowed, HeadFail, Outcome, RetryFacts, SendFail, Tried, Unanswered};
@@ -36,12 +37,18 @@ use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
-use crate::policy::shards::{create_index_shards, ShardDefaults};
+use crate::policy::shards::{create_index_shards, IndexShards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
 use crate::request::classify::Class;
 use crate::request::waits;
 use crate::tenancy::IdKind;
+
+/// No shards reserved (the request creates no index).
+const NO_SHARDS: IndexShards = IndexShards {
+    primaries: 0,
+    replicas: 0,
+};
 
 /// How long the edge looks for an upstream's early answer after it stopped reading a body.
 const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
@@ -68,6 +75,8 @@ struct Exchange<'a, 'd, T> {
     contexts: Option<Counted>,
     /// The upstream ids the response filter sealed.
     sealed: Vec<(IdKind, String)>,
+    /// The shards the upstream said it searched (`_shards.total`), when the filter read it.
+    shards_total: Option<u64>,
 }
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
@@ -96,6 +105,7 @@ pub(super) async fn run<T: Transport>(
         deadline,
         contexts: None,
         sealed: Vec::new(),
+        shards_total: None,
     };
     let reserved = match x.prepare().await {
         Ok(n) => n,
@@ -107,14 +117,18 @@ pub(super) async fn run<T: Transport>(
     };
     let outcome = x.admitted().await;
     if let Some(counted) = x.contexts.take() {
-        counted.settle(outcome.status, &x.sealed);
+        let answered = Answered {
+            sealed: &x.sealed,
+            shards: x.shards_total,
+        };
+        counted.settle(outcome.status, &answered);
     }
     let (d, targets) = (&*x.d, &*x.targets);
     if d.reserve == Reservation::CreateIndex {
         // The real name of the index (the ledger matches it with metering's).
         let ok = (200..300).contains(&outcome.status);
         let name = created_index(&targets.target);
-        d.cluster.state.finish_creation(name, reserved, ok);
+        d.cluster.state.finish_index(name, reserved, ok);
     }
     outcome
 }
@@ -124,7 +138,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
     /// the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
     /// anything reaches the upstream), and so is the place of a search context it opens
     /// (429). Returns the shards reserved.
-    async fn prepare(&mut self) -> Result<u64, SendFail> {
+    async fn prepare(&mut self) -> Result<IndexShards, SendFail> {
         let shards = self.read_whole_body().await?;
         let body = match self.client.head.framing {
             Framing::Length(n) if self.client.body_buffered() => {
@@ -138,9 +152,9 @@ impl<T: Transport> Exchange<'_, '_, T> {
 
     /// A `BodyPlan::Whole` body: read, transformed, and for an index creation its shards
     /// reserved. Returns the shards reserved.
-    async fn read_whole_body(&mut self) -> Result<u64, SendFail> {
+    async fn read_whole_body(&mut self) -> Result<IndexShards, SendFail> {
         let BodyPlan::Whole { kind, limit } = self.d.body else {
-            return Ok(0);
+            return Ok(NO_SHARDS);
         };
         let len = buffered::read_whole(self.client, self.deadline, limit).await?;
         let sealer = &self.client.core.shared.sealer;
@@ -155,22 +169,21 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 .apply_body_facts(whole.facts, &t.prefix, &mut self.targets.target)?;
         }
         if self.d.reserve != Reservation::CreateIndex {
-            return Ok(0);
+            return Ok(NO_SHARDS);
         }
         let len = match self.client.head.framing {
             Framing::Length(n) => n as usize,
             _ => 0,
         };
-        let asked =
-            create_index_shards(buffered::body(self.client, len), ShardDefaults::ES7)?.total();
+        let asked = create_index_shards(buffered::body(self.client, len), ShardDefaults::ES7)?;
         let (cluster, plan) = (self.d.cluster, &self.d.cluster.plan);
-        match cluster.state.reserve_shards(asked, plan.shards) {
+        match cluster.state.reserve_index(asked, plan.shards) {
             Ok(()) => Ok(asked),
             Err(in_use) => Err(SendFail::Refuse(EdgeError::ShardCapacity {
                 plan: plan.name.clone(),
                 capacity: plan.shards,
                 in_use,
-                asked,
+                asked: asked.total(),
             })),
         }
     }
@@ -243,6 +256,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
 
     /// Sends the request (retrying once when allowed) and relays the response.
     async fn forward(&mut self, permit: Permit) -> Outcome {
+        faults::inject(self.client.hook, Point::Slot);
         if !self.client.send_continue().await {
             return Outcome::gone();
         }
@@ -307,6 +321,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
         if reusable {
             core.pool.put(up, Instant::now());
         }
+        faults::inject(self.client.hook, Point::Relay);
         Tried::Done(Outcome {
             bytes_in: body_bytes,
             ..o
@@ -392,6 +407,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
         let relayed = relaying.relay(rh, &mut filter).await;
         self.sealed.clear();
         self.sealed.extend_from_slice(filter.sealed());
+        self.shards_total = filter.shards_total();
         relayed
     }
 }

@@ -165,6 +165,15 @@ impl ResponseFilter {
         }
     }
 
+    /// The shards the upstream said it searched (`_shards.total` of a response whose ids
+    /// are sealed), once read.
+    pub fn shards_total(&self) -> Option<u64> {
+        match self {
+            ResponseFilter::Rewrite { un, .. } => un.shards_total(),
+            ResponseFilter::Pass => None,
+        }
+    }
+
     /// The filter for the response whose head `rh` was parsed from `buf`, to a request
     /// planned with `tenant`.
     /// `ids`: the node's sealer and the cluster id, for responses whose scroll or

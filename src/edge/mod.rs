@@ -1,7 +1,9 @@
 //! The edge: thread-per-core runtime, listeners, TLS, client connections, upstream pools.
 //!
 //! Process: `start` (start, signals, reload), `workers` (one pinned monoio runtime per
-//! core, accept loops), `core` (what each core holds), `control` (readiness and metering),
+//! core, accept loops), `crew` (the workers supervised: one that dies is started again on
+//! the same sockets), `faults` (a panic contained to its connection; the test-only fault
+//! injection), `core` (what each core holds), `control` (readiness and metering),
 //! `metrics_http` (the metrics listener), `engine_child` (the embedded engine as a
 //! supervised process), `certs`, `keyfile`.
 //!
@@ -25,10 +27,12 @@ mod client;
 mod contexts;
 mod control;
 mod core;
+mod crew;
 #[cfg(test)]
 mod duplex;
 mod engine_child;
 mod exchange;
+mod faults;
 mod filter;
 mod io;
 mod keyfile;

@@ -123,6 +123,7 @@ upstream = ["{up}"]
         access_log: None,
         draining: AtomicBool::new(false),
         sealer: Arc::new(crate::tenancy::IdSealer::new(&key)),
+        debug_hooks: true,
     };
     Rc::new(Core::new(Arc::new(shared)).unwrap())
 }
@@ -376,4 +377,75 @@ fn requests_are_recorded_unless_recording_is_off() {
             "recording {recording}"
         );
     }
+}
+
+// issue 25 (defence in depth), spec 7 (500): a panic while a request holds its allowance
+// slot is contained to its connection: the request is answered 500 in Elasticsearch's
+// shape, the connection closes, the slot is free again, the panic is counted, and the
+// worker (this runtime) serves the next connection.
+#[test]
+fn a_panic_holding_a_slot_answers_500_and_releases_the_slot() {
+    let up = upstream(vec![
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec()
+    ]);
+    let core = core(up.addr, "single-tenant");
+    let cluster = core.snapshot().by_id("acme").unwrap().clone();
+    let mut panicking = request("GET /books/_search HTTP/1.1", "");
+    let at = panicking.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    panicking.splice(
+        at..at,
+        b"\r\nX-Searchgate-Debug-Panic: slot".iter().copied(),
+    );
+    over_duplex(core.clone(), |mut peer| async move {
+        peer.send(&panicking);
+        let (head, body) = peer.response().await;
+        assert!(head.starts_with("HTTP/1.1 500"), "{head}");
+        assert!(head.contains("Connection: close"), "{head}");
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["status"], 500);
+        assert_eq!(v["error"]["type"], "exception", "{v}");
+        peer
+    });
+    assert_eq!(cluster.allowance.in_flight(), 0, "the slot was given back");
+    assert_eq!(
+        core.connections.get(),
+        0,
+        "the connection is no longer counted"
+    );
+    let faults = core.shared.metrics.faults.counts();
+    assert_eq!(faults.panics(crate::metrics::faults::PanicSite::Edge), 1);
+    // the same core serves the next connection, through to the upstream
+    over_duplex(core, |mut peer| async move {
+        peer.send(&request("GET /books/_search HTTP/1.1", ""));
+        let (head, body) = peer.response().await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, b"ok");
+        peer
+    });
+}
+
+// issue 25: once a byte of the response went out, a panic can only close the connection
+// (no second answer is written after it).
+#[test]
+fn a_panic_after_the_response_closes_the_connection() {
+    let up = upstream(vec![
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec()
+    ]);
+    let core = core(up.addr, "single-tenant");
+    let mut panicking = request("GET /books/_search HTTP/1.1", "");
+    let at = panicking.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    panicking.splice(
+        at..at,
+        b"\r\nX-Searchgate-Debug-Panic: relay".iter().copied(),
+    );
+    over_duplex(core.clone(), |mut peer| async move {
+        peer.send(&panicking);
+        let (head, body) = peer.response().await;
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, b"ok");
+        let rest = peer.read_until(|_| false).await;
+        assert!(rest.is_empty(), "nothing after the response: {rest:?}");
+        peer
+    });
+    assert_eq!(core.connections.get(), 0);
 }

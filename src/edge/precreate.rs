@@ -20,7 +20,7 @@ use super::outcome::SendFail;
 use super::tcp::write_tcp;
 use super::timer::Timer;
 use crate::errors::EdgeError;
-use crate::policy::shards::ShardDefaults;
+use crate::policy::shards::{IndexShards, ShardDefaults};
 use crate::proto::{BodyCursor, Method, ResponseHead, Step};
 use crate::registry::Cluster;
 use crate::request::path::encode_segment;
@@ -49,16 +49,20 @@ pub(super) async fn ensure_index(
     if core.index_known(&path, Instant::now()) {
         return Ok(());
     }
-    let asked = ShardDefaults::ES7.primaries * (1 + ShardDefaults::ES7.replicas);
+    let d = ShardDefaults::ES7;
+    let asked = IndexShards {
+        primaries: d.primaries,
+        replicas: d.replicas,
+    };
     let plan = &cluster.plan;
     cluster
         .state
-        .reserve_shards(asked, plan.shards)
+        .reserve_index(asked, plan.shards)
         .map_err(|in_use| EdgeError::ShardCapacity {
             plan: plan.name.clone(),
             capacity: plan.shards,
             in_use,
-            asked,
+            asked: asked.total(),
         })?;
     let mut req = Vec::with_capacity(128);
     req.extend_from_slice(b"PUT ");
@@ -67,7 +71,7 @@ pub(super) async fn ensure_index(
     let addr = cluster.upstreams[core.pick(cluster.upstreams.len())];
     let answer = fetch(core, addr, req, Method::Put, deadline).await;
     let created = matches!(answer, Ok((200..=299, _)));
-    cluster.state.finish_creation(&path[1..], asked, created);
+    cluster.state.finish_index(&path[1..], asked, created);
     let exists = match &answer {
         Ok((200..=299, _)) => true,
         Ok((_, body)) => memchr::memmem::find(body, b"resource_already_exists_exception").is_some(),

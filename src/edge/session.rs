@@ -3,6 +3,10 @@
 //! decision out (`exchange`) or answer the refusal, record one access-log line and one
 //! metrics sample, then read the next request (keep-alive, pipelining in order) or close.
 //!
+//! A panic while one request is carried out is contained here (`faults::contain`): what
+//! the request held is released, it is answered 500 when no byte of its response went out
+//! yet (else the connection is closed), logged and counted, and the connection ends.
+//!
 //! Must not touch: the wire format (`proto`), the decisions themselves (`policy`), how a
 //! request is carried out (`exchange` and its stages).
 
@@ -14,16 +18,18 @@ use super::accesslog::Entry;
 use super::client::Client;
 use super::core::Core;
 use super::exchange::{self, Scratch};
+use super::faults::{self, Point};
 use super::io::Transport;
 use super::outcome::{Next, Outcome};
 use crate::errors::EdgeError;
+use crate::metrics::faults::PanicSite;
 use crate::metrics::Sample;
 use crate::policy::decide::{decide, Listener, Targets};
 use crate::proto::{Method, Version};
 
 /// Serves one client connection to its end.
 pub async fn serve<T: Transport>(core: Rc<Core>, io: T, peer: SocketAddr) {
-    core.connections.set(core.connections.get() + 1);
+    let _counted = Counted::new(&core);
     let mut s = Session {
         client: Client::new(core.clone(), io, peer),
         scratch: Scratch::default(),
@@ -37,7 +43,29 @@ pub async fn serve<T: Transport>(core: Rc<Core>, io: T, peer: SocketAddr) {
     } else {
         core.give_buffer(buf);
     }
-    core.connections.set(core.connections.get() - 1);
+}
+
+/// The connection counted among the core's open ones while it lives, also when its task
+/// ends by a panic.
+struct Counted(Rc<Core>);
+
+impl Counted {
+    fn new(core: &Rc<Core>) -> Counted {
+        core.connections.set(core.connections.get() + 1);
+        Counted(core.clone())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.connections.set(self.0.connections.get() - 1);
+    }
+}
+
+/// Logs and counts a panic contained on this worker (`what`: the connection, its request).
+pub fn panicked(core: &Core, what: &str, message: &str) {
+    core.shared.metrics.faults.panicked(PanicSite::Edge);
+    eprintln!("searchgate: a panic ended {what}: {message} (the worker goes on)");
 }
 
 /// The request line as the access log shows it, copied out of the read buffer (which the
@@ -76,7 +104,10 @@ impl<T: Transport> Session<T> {
                 }
             };
             self.remember_request_line();
-            let outcome = self.one_request(arrival).await;
+            let outcome = match faults::contain(self.one_request(arrival)).await {
+                Ok(o) => o,
+                Err(message) => return self.after_panic(arrival, &message).await,
+            };
             let c = &mut self.client;
             if outcome.next != Next::KeepAlive || c.core.shutdown.is_fired() {
                 return if outcome.next == Next::KeepAlive {
@@ -91,10 +122,43 @@ impl<T: Transport> Session<T> {
         }
     }
 
+    /// A panic ended the request being carried out (what it held was released): answer
+    /// 500 if nothing of its response went out yet, log, count, and end the connection.
+    async fn after_panic(&mut self, arrival: Instant, message: &str) -> Next {
+        let target = String::from_utf8_lossy(&self.line.target).into_owned();
+        let method = String::from_utf8_lossy(&self.line.method).into_owned();
+        let what = format!("a request ({method} {target} from {})", self.client.peer);
+        panicked(&self.client.core, &what, message);
+        let c = &mut self.client;
+        c.keep_alive = false;
+        let o = if c.wrote {
+            Outcome {
+                status: 500,
+                ..Outcome::gone()
+            }
+        } else {
+            c.answer_error(&EdgeError::Internal).await
+        };
+        // Logged without its cluster (the decision went with the request's state); the
+        // panic is counted apart.
+        self.record(None, arrival, &o);
+        if o.next == Next::Linger {
+            Next::Linger
+        } else {
+            Next::Close
+        }
+    }
+
     /// Decides on the request whose head is in the buffer and carries the decision out.
     async fn one_request(&mut self, arrival: Instant) -> Outcome {
         let c = &mut self.client;
         c.pos = c.head.len;
+        c.wrote = false;
+        c.hook = faults::requested(c.core.shared.debug_hooks, &c.head, &c.buf);
+        faults::inject(c.hook, Point::Head);
+        if c.hook == Some(Point::Worker) {
+            c.core.crash_requested.set(true);
+        }
         let snap = c.core.snapshot();
         let listener = Listener {
             sni: c.io.sni(),

@@ -20,12 +20,13 @@ use signal_hook::iterator::Signals;
 use super::certs;
 use super::control::{self, ControlSettings};
 use super::core::{Limits, Shared};
+use super::crew::Crew;
 use super::engine_child::EngineChild;
 use super::keyfile;
 use super::sock::reuseport_listeners;
-use super::workers::{run_worker, Driver, WorkerListeners};
+use super::workers::{Driver, WorkerListeners};
 use super::ServeArgs;
-use crate::config::{embedded, AdminConfig, Config};
+use crate::config::{embedded, AdminConfig, Config, DEBUG_HOOKS_ENV};
 use crate::control::boot::{self, SharedPlane};
 use crate::metrics::{intervallog, MetricsHub};
 
@@ -50,10 +51,16 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             (c, p, true)
         }
     };
+    let allowed = std::env::var(DEBUG_HOOKS_ENV).ok();
+    let debug_hooks = config.debug.hooks_enabled(allowed.as_deref())?;
+    if debug_hooks {
+        eprintln!("searchgate: WARNING: [debug] panic_hooks is on: requests can inject panics (tests only)");
+    }
     std::fs::create_dir_all(&config.edge.data_dir)
         .map_err(|e| format!("data dir {}: {e}", config.edge.data_dir.display()))?;
+    let metrics = Arc::new(MetricsHub::default().recording(config.edge.record_metrics));
     let engine = match &config.engine {
-        Some(e) => Some(EngineChild::start(e.listen, &e.data_dir)?),
+        Some(e) => Some(EngineChild::start(e, debug_hooks, metrics.clone())?),
         None => None,
     };
     if let (Some(child), Some(e)) = (&engine, config.engine.as_mut()) {
@@ -83,10 +90,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         registry: registry.clone(),
         limits: Limits::from_config(&config.edge),
         tls,
-        metrics: Arc::new(MetricsHub::default().recording(config.edge.record_metrics)),
+        metrics,
         access_log: config.access_log_target(),
         draining: AtomicBool::new(false),
         sealer,
+        debug_hooks,
     });
     control::probe_unready(&registry, &plane);
     let stop_control = Arc::new(AtomicBool::new(false));
@@ -119,13 +127,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         println!("searchgate: metrics http://{bound}/metrics");
     }
     let latency_log = start_latency_log(&config, &shared)?;
-    let workers = spawn_workers(
-        driver,
-        threads,
-        config.edge.pin_workers,
-        &shared,
-        per_worker,
-    )?;
+    let mut workers = Crew::start(driver, config.edge.pin_workers, &shared, per_worker)?;
     let admin = match &config.admin {
         Some(a) => {
             let tls = admin_tls(a, &config, &plane, &shared)?;
@@ -137,6 +139,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 env,
                 tls,
                 shared.metrics.clone(),
+                debug_hooks,
             )?)
         }
         None => None,
@@ -160,13 +163,20 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             println!("  try: cargo run --release -- admin clusters list");
         }
     }
-    control_loop(signals, &config_path, &config, &plane, &shared, &workers)?;
+    let ended = control_loop(
+        signals,
+        &config_path,
+        &config,
+        &plane,
+        &shared,
+        &mut workers,
+    );
+    workers.close_listeners();
+    ended?;
     if let Some(a) = admin {
         a.stop();
     }
-    for w in workers {
-        let _ = w.join();
-    }
+    workers.join();
     if let Some(log) = latency_log {
         log.stop(); // after the workers' last hand-over: the open minute is written too
     }
@@ -276,31 +286,6 @@ fn bind(config: &Config, threads: usize) -> Result<Bound, String> {
     Ok((per_worker, bound[0], bound[1]))
 }
 
-fn spawn_workers(
-    driver: Driver,
-    threads: usize,
-    pin: bool,
-    shared: &Arc<Shared>,
-    listeners: Vec<WorkerListeners>,
-) -> Result<Vec<JoinHandle<()>>, String> {
-    let cores = if pin {
-        core_affinity::get_core_ids().unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let mut handles = Vec::with_capacity(threads);
-    for (i, l) in listeners.into_iter().enumerate() {
-        let core_id = (!cores.is_empty()).then(|| cores[i % cores.len()]);
-        let shared = shared.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("edge-{i}"))
-            .spawn(move || run_worker(i, core_id, driver, shared, l))
-            .map_err(|e| format!("cannot start worker {i}: {e}"))?;
-        handles.push(h);
-    }
-    Ok(handles)
-}
-
 fn print_banner(
     config: &Config,
     plane: &SharedPlane,
@@ -393,7 +378,7 @@ fn control_loop(
     first: &Config,
     plane: &SharedPlane,
     shared: &Shared,
-    workers: &[JoinHandle<()>],
+    workers: &mut Crew,
 ) -> Result<(), String> {
     let mut seen = modified(path);
     let mut current = first.clone();
@@ -418,7 +403,7 @@ fn control_loop(
             Ok(n) => println!("searchgate: {n} maintenance window(s) ended"),
             Err(e) => eprintln!("searchgate: ending maintenance windows: {e}"),
         }
-        if workers.iter().all(|w| w.is_finished()) {
+        if workers.supervise() == 0 && workers.all_stopped() {
             return Err("every worker stopped".into());
         }
         std::thread::sleep(Duration::from_millis(200));

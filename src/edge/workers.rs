@@ -5,7 +5,10 @@
 //!
 //! Must not touch: request handling (see `session`).
 
-use std::net::TcpListener as StdListener;
+use std::future::Future;
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,9 +16,11 @@ use std::time::{Duration, Instant};
 use monoio::net::TcpListener;
 
 use super::core::{Core, Shared};
+use super::faults;
 use super::io::ClientIo;
 use super::session;
 use super::tls::TlsStream;
+use crate::metrics::faults::panic_message;
 
 /// Which I/O driver the workers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,25 +68,54 @@ pub struct WorkerListeners {
     pub https: Option<StdListener>,
 }
 
-/// Runs one worker thread's runtime until shutdown completes.
+impl WorkerListeners {
+    /// The same sockets under new descriptors (`dup(2)`), for a worker to own.
+    pub fn duplicate(&self) -> std::io::Result<WorkerListeners> {
+        let dup = |l: &Option<StdListener>| l.as_ref().map(StdListener::try_clone).transpose();
+        Ok(WorkerListeners {
+            http: dup(&self.http)?,
+            https: dup(&self.https)?,
+        })
+    }
+}
+
+/// How long the connections of a worker that failed get to finish before it ends.
+const RETIRE_GRACE: Duration = Duration::from_secs(5);
+
+/// Where a worker reports that it failed (the panic's message), so that the crew starts
+/// its replacement at once while it retires.
+pub type Fault = Arc<std::sync::Mutex<Option<String>>>;
+
+/// Runs one worker thread's runtime until shutdown completes. A panic that escapes every
+/// connection's containment (the worker's own code) is reported to `fault`; the worker
+/// then stops accepting, gives its connections [`RETIRE_GRACE`] to finish, and ends with
+/// the panic. Driving the runtime to that end matters: its pending operations (an accept
+/// armed in the ring) are cancelled, so no connection is taken by a worker that is gone.
 pub fn run_worker(
     index: usize,
     core_id: Option<core_affinity::CoreId>,
     driver: Driver,
     shared: Arc<Shared>,
     listeners: WorkerListeners,
+    fault: Fault,
 ) {
     if let Some(id) = core_id {
         core_affinity::set_for_current(id);
     }
-    let result = match driver {
-        Driver::Uring => {
-            uring_runtime().map(|mut rt| rt.block_on(worker_main(shared.clone(), listeners)))
+    let core = match Core::new(shared) {
+        Ok(c) => Rc::new(c),
+        Err(e) => {
+            eprintln!("searchgate: cannot open the access log: {e}");
+            std::process::exit(1);
         }
+    };
+    let result = match driver {
+        Driver::Uring => uring_runtime()
+            .map(|mut rt| contained(index, core, listeners, &fault, |f| rt.block_on(f))),
         Driver::Epoll => monoio::RuntimeBuilder::<monoio::LegacyDriver>::new()
             .enable_timer()
             .build()
-            .map(|mut rt| rt.block_on(worker_main(shared.clone(), listeners))),
+            .map(|mut rt| contained(index, core, listeners, &fault, |f| rt.block_on(f))),
     };
     if let Err(e) = result {
         eprintln!(
@@ -115,14 +149,33 @@ fn uring_runtime(
         .or_else(|_| build(io_uring::IoUring::builder()))
 }
 
-async fn worker_main(shared: Arc<Shared>, listeners: WorkerListeners) {
-    let core = match Core::new(shared) {
-        Ok(c) => Rc::new(c),
-        Err(e) => {
-            eprintln!("searchgate: cannot open the access log: {e}");
-            std::process::exit(1);
-        }
+/// Runs the worker on `block_on` (its runtime); see [`run_worker`] for a panic.
+fn contained(
+    index: usize,
+    core: Rc<Core>,
+    listeners: WorkerListeners,
+    fault: &Fault,
+    mut block_on: impl FnMut(Pin<Box<dyn Future<Output = ()>>>),
+) {
+    let main = Box::pin(worker_main(core.clone(), listeners));
+    let Err(payload) = catch_unwind(AssertUnwindSafe(|| block_on(main))) else {
+        return;
     };
+    let message = panic_message(&*payload).to_string();
+    eprintln!("searchgate: worker {index} panicked: {message}; it stops accepting and retires");
+    *fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
+    let retire = Box::pin(async move {
+        core.shutdown.fire();
+        let end = Instant::now() + RETIRE_GRACE;
+        while core.connections.get() > 0 && Instant::now() < end {
+            monoio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    let _ = catch_unwind(AssertUnwindSafe(|| block_on(retire)));
+    resume_unwind(payload);
+}
+
+async fn worker_main(core: Rc<Core>, listeners: WorkerListeners) {
     for (std, tls) in [(listeners.http, false), (listeners.https, true)] {
         if let Some(std) = std {
             std.set_nonblocking(true)
@@ -162,23 +215,33 @@ async fn accept_loop(core: Rc<Core>, listener: TcpListener, tls: bool) {
         let _ = tcp.set_nodelay(true);
         let core = core.clone();
         monoio::spawn(async move {
-            let io = if tls {
-                let config = core
-                    .shared
-                    .tls
-                    .clone()
-                    .expect("TLS listener has a TLS config");
-                let handshake = core.shared.limits.head_timeout;
-                match monoio::time::timeout(handshake, TlsStream::accept(tcp, config)).await {
-                    Ok(Ok(s)) => ClientIo::Tls(Box::new(s)),
-                    _ => return,
-                }
-            } else {
-                ClientIo::Plain(tcp)
-            };
-            session::serve(core, io, peer).await;
+            // A panic anywhere in the connection's task (the TLS handshake, reading a
+            // head) ends this connection only; a request's own is answered in `session`.
+            let served = faults::contain(connection(core.clone(), tcp, peer, tls)).await;
+            if let Err(message) = served {
+                session::panicked(&core, &format!("the connection from {peer}"), &message);
+            }
         });
     }
+}
+
+/// One accepted connection: its TLS handshake when `tls`, then its session.
+async fn connection(core: Rc<Core>, tcp: monoio::net::TcpStream, peer: SocketAddr, tls: bool) {
+    let io = if tls {
+        let config = core
+            .shared
+            .tls
+            .clone()
+            .expect("TLS listener has a TLS config");
+        let handshake = core.shared.limits.head_timeout;
+        match monoio::time::timeout(handshake, TlsStream::accept(tcp, config)).await {
+            Ok(Ok(s)) => ClientIo::Tls(Box::new(s)),
+            _ => return,
+        }
+    } else {
+        ClientIo::Plain(tcp)
+    };
+    session::serve(core, io, peer).await;
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use super::buckets::Buckets;
+use super::faults::PanicSite;
 use super::hub::{ClusterTotals, HubSnapshot, MetricsHub};
 use super::process::ProcessFigures;
 use crate::registry::Snapshot;
@@ -47,6 +48,7 @@ pub fn prometheus(hub: &HubSnapshot, registry: &Snapshot, process: &ProcessFigur
     allowance_gauges(&mut out, registry);
     core_figures(&mut out, hub);
     process_figures(&mut out, hub, process);
+    fault_counts(&mut out, hub);
     out.0
 }
 
@@ -286,6 +288,36 @@ fn process_figures(out: &mut Out, hub: &HubSnapshot, p: &ProcessFigures) {
     ];
     for (name, kind, help, value) in window {
         out.family(name, kind, help);
+        out.sample(name, "", value);
+    }
+}
+
+/// The faults the process contained: panics caught by component, restarts.
+fn fault_counts(out: &mut Out, hub: &HubSnapshot) {
+    let f = &hub.faults;
+    out.family(
+        "searchgate_panics_total",
+        "counter",
+        "Panics caught in a connection's task; the connection ended, the process lived on.",
+    );
+    for site in PanicSite::ALL {
+        let labels = format!("component=\"{}\"", site.label());
+        out.sample("searchgate_panics_total", &labels, f.panics(site));
+    }
+    let restarts = [
+        (
+            "searchgate_worker_restarts_total",
+            "Edge worker threads started again after one died.",
+            f.worker_restarts,
+        ),
+        (
+            "searchgate_engine_restarts_total",
+            "Times the supervised engine child was started again after it exited.",
+            f.engine_restarts,
+        ),
+    ];
+    for (name, help, value) in restarts {
+        out.family(name, "counter", help);
         out.sample(name, "", value);
     }
 }

@@ -113,7 +113,7 @@ fn parse(text: &str) -> Parsed {
         for pair in labels.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap();
             assert!(
-                ["cluster", "code", "le", "core"].contains(&k),
+                ["cluster", "code", "le", "core", "component"].contains(&k),
                 "unbounded label {k}: {line}"
             );
             let v = v
@@ -144,6 +144,8 @@ impl Parsed {
 #[test]
 fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
     let hub = MetricsHub::default();
+    hub.faults.panicked(crate::metrics::faults::PanicSite::Edge);
+    hub.faults.worker_restarted();
     let mut core = CoreMetrics::default();
     for i in 0..100u64 {
         core.record(
@@ -273,6 +275,13 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
         Some(1.0)
     );
     assert_eq!(p.get("searchgate_connections", &[]), Some(7.0));
+    // issue 25: contained faults
+    let edge = [("component", "edge")];
+    assert_eq!(p.get("searchgate_panics_total", &edge), Some(1.0));
+    let admin = [("component", "admin")];
+    assert_eq!(p.get("searchgate_panics_total", &admin), Some(0.0));
+    assert_eq!(p.get("searchgate_worker_restarts_total", &[]), Some(1.0));
+    assert_eq!(p.get("searchgate_engine_restarts_total", &[]), Some(0.0));
     assert_eq!(p.get("process_open_fds", &[]), Some(12.0));
     assert_eq!(p.get("process_max_fds", &[]), Some(1024.0));
     // A label value with a quote is escaped and read back whole.

@@ -90,6 +90,8 @@ pub struct HubSnapshot {
     pub window_covered_secs: u64,
     /// Window intervals dropped to stay within the budget.
     pub window_evicted: u64,
+    /// Faults contained so far (panics caught, restarts).
+    pub faults: super::faults::FaultCounts,
 }
 
 /// A cluster's latency histograms over a window.
@@ -145,6 +147,8 @@ pub struct MetricsHub {
     pending: Mutex<Pending>,
     store: Mutex<Store>,
     next_slot: AtomicUsize,
+    /// Faults contained (panics caught, restarts); counted whether recording or not.
+    pub faults: super::faults::Faults,
     /// False: the edge records nothing (`[edge] record_metrics = false`).
     recording: bool,
 }
@@ -178,6 +182,7 @@ impl MetricsHub {
                 window: Window::new(budget),
             }),
             next_slot: AtomicUsize::new(0),
+            faults: super::faults::Faults::default(),
             recording: true,
         }
     }
@@ -264,6 +269,7 @@ impl MetricsHub {
             window_bytes: store.window.bytes() as u64,
             window_covered_secs: store.window.covered_ms(unix_ms(now)) / 1000,
             window_evicted: store.window.evicted,
+            faults: self.faults.counts(),
         }
     }
 

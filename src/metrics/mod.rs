@@ -7,13 +7,14 @@
 //! under a byte budget (`window`); and the pure renderers the admin API mounts: Prometheus
 //! text (`expose`), the latency report with HdrHistogram's percentile distribution
 //! (`latency`), the SVG plot (`plot`), interval logs (`intervallog`), and the process
-//! figures read from `/proc` (`process`).
+//! figures read from `/proc` (`process`); and the counts of contained faults (`faults`).
 //!
 //! Must not touch: sockets and request handling (the edge records, the admin API serves),
 //! the registry beyond reading allowance gauges for the exposition.
 
 pub mod buckets;
 pub mod expose;
+pub mod faults;
 pub mod hub;
 pub mod intervallog;
 pub mod latency;

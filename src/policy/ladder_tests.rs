@@ -10,6 +10,7 @@ fn used(bytes: u64, shards: u64) -> Usage {
     Usage {
         indices: 1,
         shards,
+        primaries: shards,
         docs: 1,
         bytes,
     }

@@ -225,6 +225,9 @@ pub fn exceeded(shards: u64, shards_allowed: u64, bytes: u64, disk: u64) -> Vec<
 pub struct Usage {
     pub indices: u64,
     pub shards: u64,
+    /// Primary shards among `shards` (a search of every index opens at most this many
+    /// shard contexts upstream).
+    pub primaries: u64,
     pub docs: u64,
     pub bytes: u64,
 }
@@ -251,6 +254,7 @@ pub fn usage_from_cat_indices(body: &[u8]) -> Result<Usage, serde_json::Error> {
             replicas: num(row, "rep"),
         };
         u.shards = u.shards.saturating_add(shards.total());
+        u.primaries = u.primaries.saturating_add(shards.primaries);
         u.docs = u.docs.saturating_add(num(row, "docs.count"));
         u.bytes = u.bytes.saturating_add(num(row, "store.size"));
     }
@@ -403,6 +407,7 @@ mod tests {
             Usage {
                 indices: 3,
                 shards: 4 + 1 + 2,
+                primaries: 4,
                 docs: 15,
                 bytes: 1300
             }

@@ -33,7 +33,7 @@ pub mod runtime;
 pub mod seed;
 pub mod state;
 pub use catalog::{Catalog, ClusterRecord, Command, Millis, PlanRecord, Refusal};
-pub use state::ClusterState;
+pub use state::{ClusterState, UpstreamContexts};
 
 /// A plan's limits (spec 1.6, 8).
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +94,8 @@ pub struct Cluster {
     pub previous: Option<OldCredentials>,
     /// The namespace of the multitenant class's index names on the shared upstream.
     pub prefix: Option<Prefix>,
+    /// The open search contexts of the shared upstream it is placed on (multitenant class).
+    pub contexts: Option<Arc<UpstreamContexts>>,
     /// The stored record this view was made from.
     pub record: Arc<ClusterRecord>,
 }
@@ -165,6 +167,9 @@ pub struct Snapshot {
     by_host: HashMap<String, usize>,
     by_id: HashMap<String, usize>,
     by_username: HashMap<String, usize>,
+    /// The open search contexts of each shared upstream (carried from one snapshot to the
+    /// next by address).
+    contexts: HashMap<SocketAddr, Arc<UpstreamContexts>>,
     /// Usernames of destroyed clusters that no live cluster uses: a request routed by one
     /// of them meets Cluster Not Found, as at the cluster's host name, not a 401.
     destroyed_usernames: std::collections::HashSet<String>,
@@ -186,6 +191,9 @@ pub struct Settings {
     pub route_by_username: bool,
     /// The embedded engine (clusters without an upstream use it).
     pub engine: Option<SocketAddr>,
+    /// The embedded engine's limit of open shard contexts (`[engine] max_open_contexts`);
+    /// another shared upstream is taken to have Elasticsearch's default.
+    pub engine_contexts: u64,
     pub key: TenancyKey,
 }
 
@@ -196,6 +204,10 @@ impl Settings {
             domain: config.edge.domain.to_ascii_lowercase(),
             route_by_username: config.edge.route_by_username,
             engine: config.engine.as_ref().map(|e| e.listen),
+            engine_contexts: config
+                .engine
+                .as_ref()
+                .map_or(UPSTREAM_OPEN_CONTEXTS, |e| e.max_open_contexts),
             key: key.clone(),
         }
     }
@@ -338,6 +350,7 @@ impl Snapshot {
             catalog: cat.clone(),
             ..Snapshot::default()
         };
+        snap.contexts = context_ledgers(checked, &plans, prev, settings);
         for c in &checked.clusters {
             let (Some(h), Some(plan)) =
                 (runtime.get(&c.record.id), plans.get(c.record.plan.as_str()))
@@ -350,10 +363,14 @@ impl Snapshot {
                     && Arc::ptr_eq(&o.allowance, &h.allowance)
                     && Arc::ptr_eq(&o.state, &h.state)
                     && o.upstreams == c.upstreams
+                    && same_ledger(&o.contexts, &snap.ledger_of(c))
             });
             let cluster = match reuse {
                 Some(o) => o.clone(),
-                None => Arc::new(view(c, plan.clone(), h, now, now_ms)),
+                None => {
+                    let contexts = snap.ledger_of(c);
+                    Arc::new(view(c, plan.clone(), h, contexts, now, now_ms))
+                }
             };
             snap.push(cluster);
         }
@@ -366,6 +383,12 @@ impl Snapshot {
             }
         }
         snap
+    }
+
+    /// The ledger of the shared upstream cluster `c` is placed on (multitenant class).
+    fn ledger_of(&self, c: &Compiled) -> Option<Arc<UpstreamContexts>> {
+        let addr = shared_upstream(c)?;
+        self.contexts.get(&addr).cloned()
     }
 
     fn push(&mut self, c: Arc<Cluster>) {
@@ -448,10 +471,67 @@ impl Snapshot {
     }
 }
 
+/// Elasticsearch's `search.max_open_scroll_context` (shard contexts): the limit assumed of
+/// a shared upstream other than the embedded engine.
+pub const UPSTREAM_OPEN_CONTEXTS: u64 = 500;
+
+/// The upstream whose search contexts a multitenant cluster `c` counts against (its first
+/// node); `None` for the single-tenant class.
+fn shared_upstream(c: &Compiled) -> Option<SocketAddr> {
+    match c.record.class {
+        ClusterClass::Multitenant => c.upstreams.first().copied(),
+        ClusterClass::SingleTenant => None,
+    }
+}
+
+fn same_ledger(a: &Option<Arc<UpstreamContexts>>, b: &Option<Arc<UpstreamContexts>>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// The context ledgers of the shared upstreams of `checked` (those of `prev` carried over),
+/// each told the clusters placed on it and their plans' budgets.
+fn context_ledgers(
+    checked: &Checked,
+    plans: &HashMap<&str, Arc<Plan>>,
+    prev: Option<&Snapshot>,
+    settings: &Settings,
+) -> HashMap<SocketAddr, Arc<UpstreamContexts>> {
+    let mut members: HashMap<SocketAddr, Vec<(&str, u64)>> = HashMap::new();
+    for c in &checked.clusters {
+        let (Some(addr), Some(plan)) = (shared_upstream(c), plans.get(c.record.plan.as_str()))
+        else {
+            continue;
+        };
+        let list = members.entry(addr).or_default();
+        list.push((c.record.id.as_str(), plan.max_open_contexts));
+    }
+    let mut ledgers = HashMap::new();
+    for (addr, list) in members {
+        let ledger = prev
+            .and_then(|p| p.contexts.get(&addr).cloned())
+            .unwrap_or_else(|| {
+                let limit = if settings.engine == Some(addr) {
+                    settings.engine_contexts
+                } else {
+                    UPSTREAM_OPEN_CONTEXTS
+                };
+                Arc::new(UpstreamContexts::new(limit))
+            });
+        ledger.with(|l| l.set_members(list));
+        ledgers.insert(addr, ledger);
+    }
+    ledgers
+}
+
 fn view(
     c: &Compiled,
     plan: Arc<Plan>,
     h: &runtime::Handles,
+    contexts: Option<Arc<UpstreamContexts>>,
     now: Instant,
     now_ms: Millis,
 ) -> Cluster {
@@ -480,6 +560,7 @@ fn view(
         state: h.state.clone(),
         previous,
         prefix: c.prefix,
+        contexts,
         record: r.clone(),
     }
 }

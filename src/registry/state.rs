@@ -1,13 +1,13 @@
 //! Runtime facts about a cluster that outlive registry snapshots (kept by cluster id across
-//! reloads): the last usage reading, the shards of indices created since, whether the
-//! cluster's upstream has answered yet, and (multitenant class) the search contexts it
-//! holds open (`tenancy::contexts`). (What usage does to the cluster's mode is the overage
+//! reloads): the last usage reading, the shards of indices created since (and how many of
+//! them are primaries), whether the cluster's upstream has answered yet. (The search
+//! contexts of the multitenant class are counted per shared upstream: see
+//! [`UpstreamContexts`].) (What usage does to the cluster's mode is the overage
 //! ladder's, recorded in the catalog: see `policy::ladder`.)
 //!
 //! Written by the control thread (metering, readiness probes) and by cores (indices they
 //! create); the request path reads readiness with single atomic loads. Shards are kept in
-//! a small ledger under a lock, taken only by index creations and metering readings; open
-//! contexts likewise, taken only by scroll and point-in-time requests.
+//! a small ledger under a lock, taken only by index creations and metering readings.
 //!
 //! Must not touch: I/O (the probes and metering live in `edge::control`), the clock.
 
@@ -15,8 +15,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::policy::shards::Usage;
-use crate::tenancy::OpenContexts;
+use crate::policy::shards::{IndexShards, Usage};
+use crate::tenancy::context_shares::SharedContexts;
 
 /// A cluster's runtime state.
 #[derive(Debug)]
@@ -28,8 +28,28 @@ pub struct ClusterState {
     indices: AtomicU64,
     /// Metering readings taken so far.
     readings: AtomicU64,
-    /// Open scrolls and points in time (the multitenant class's plan limit).
-    contexts: Mutex<OpenContexts>,
+}
+
+/// The open search contexts of one shared upstream, for every multitenant cluster on it
+/// (`tenancy::context_shares`), behind a lock taken only by scroll and point-in-time
+/// requests and by publishing a snapshot. Kept across snapshots by upstream address.
+#[derive(Debug)]
+pub struct UpstreamContexts {
+    ledger: Mutex<SharedContexts>,
+}
+
+impl UpstreamContexts {
+    /// The ledger of an upstream allowing `limit` shard contexts at once.
+    pub fn new(limit: u64) -> UpstreamContexts {
+        UpstreamContexts {
+            ledger: Mutex::new(SharedContexts::new(limit)),
+        }
+    }
+
+    /// Runs `f` on the ledger (under its lock: keep `f` short, it does no I/O).
+    pub fn with<R>(&self, f: impl FnOnce(&mut SharedContexts) -> R) -> R {
+        f(&mut self.ledger.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// A metering reading begun (see [`ClusterState::begin_reading`]).
@@ -45,12 +65,16 @@ pub struct Reading(u64);
 struct ShardLedger {
     /// Total of the last reading recorded.
     read: u64,
+    /// Primary shards among them.
+    read_primaries: u64,
     /// The indices that reading listed (real names, as the upstream spells them).
     read_names: HashSet<Vec<u8>>,
     /// Readings begun so far.
     begun: u64,
     /// Shards reserved by creations still in flight.
     pending: u64,
+    /// Primary shards among them.
+    pending_primaries: u64,
     /// Finished creations the last reading did not count.
     created: Vec<Created>,
 }
@@ -59,6 +83,7 @@ struct ShardLedger {
 struct Created {
     name: Vec<u8>,
     shards: u64,
+    primaries: u64,
     /// Readings begun when it finished: a reading begun later counts it.
     finished_at: u64,
 }
@@ -70,6 +95,13 @@ impl ShardLedger {
             .fold(self.read.saturating_add(self.pending), |n, c| {
                 n.saturating_add(c.shards)
             })
+    }
+
+    fn primaries_in_use(&self) -> u64 {
+        self.created.iter().fold(
+            self.read_primaries.saturating_add(self.pending_primaries),
+            |n, c| n.saturating_add(c.primaries),
+        )
     }
 }
 
@@ -83,14 +115,7 @@ impl ClusterState {
             docs: AtomicU64::new(0),
             indices: AtomicU64::new(0),
             readings: AtomicU64::new(0),
-            contexts: Mutex::new(OpenContexts::default()),
         }
-    }
-
-    /// Runs `f` on the cluster's ledger of open search contexts (under its lock: keep `f`
-    /// short, it does no I/O).
-    pub fn contexts<R>(&self, f: impl FnOnce(&mut OpenContexts) -> R) -> R {
-        f(&mut self.contexts.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn ledger(&self) -> MutexGuard<'_, ShardLedger> {
@@ -112,6 +137,7 @@ impl ClusterState {
         {
             let mut l = self.ledger();
             l.read = usage.shards;
+            l.read_primaries = usage.primaries;
             // Finished before this reading was sent: it counted them (or they are gone).
             l.created
                 .retain(|c| c.finished_at >= reading.0 && !listed.contains(&c.name));
@@ -125,9 +151,11 @@ impl ClusterState {
 
     /// The last usage reading, its shards with the creations it did not count.
     pub fn usage(&self) -> Usage {
+        let l = self.ledger();
         Usage {
             indices: self.indices.load(Relaxed),
-            shards: self.ledger().in_use(),
+            shards: l.in_use(),
+            primaries: l.primaries_in_use(),
             docs: self.docs.load(Relaxed),
             bytes: self.bytes.load(Relaxed),
         }
@@ -142,11 +170,18 @@ impl ClusterState {
     /// [`ClusterState::finish_creation`] once the upstream answered. `Err(in_use)` when they
     /// do not fit.
     pub fn reserve_shards(&self, asked: u64, capacity: u64) -> Result<(), u64> {
+        self.reserve_index(all_primaries(asked), capacity)
+    }
+
+    /// [`ClusterState::reserve_shards`] for an index whose primaries are known; end it
+    /// with [`ClusterState::finish_index`].
+    pub fn reserve_index(&self, asked: IndexShards, capacity: u64) -> Result<(), u64> {
         let mut l = self.ledger();
         let in_use = l.in_use();
-        match in_use.checked_add(asked) {
+        match in_use.checked_add(asked.total()) {
             Some(total) if total <= capacity => {
-                l.pending += asked;
+                l.pending += asked.total();
+                l.pending_primaries += asked.primaries;
                 Ok(())
             }
             _ => Err(in_use),
@@ -156,13 +191,20 @@ impl ClusterState {
     /// Ends a creation that reserved `asked` shards: `created` when the upstream created
     /// index `name` (its real name), false when it did not (refused, already there, failed).
     pub fn finish_creation(&self, name: &[u8], asked: u64, created: bool) {
+        self.finish_index(name, all_primaries(asked), created)
+    }
+
+    /// Ends a creation begun with [`ClusterState::reserve_index`].
+    pub fn finish_index(&self, name: &[u8], asked: IndexShards, created: bool) {
         let mut l = self.ledger();
-        l.pending = l.pending.saturating_sub(asked);
+        l.pending = l.pending.saturating_sub(asked.total());
+        l.pending_primaries = l.pending_primaries.saturating_sub(asked.primaries);
         if created && !l.read_names.contains(name) {
             let finished_at = l.begun;
             l.created.push(Created {
                 name: name.to_vec(),
-                shards: asked,
+                shards: asked.total(),
+                primaries: asked.primaries,
                 finished_at,
             });
         }
@@ -179,6 +221,14 @@ impl ClusterState {
     }
 }
 
+/// `shards` counted as primaries (an upper bound when only the total is known).
+fn all_primaries(shards: u64) -> IndexShards {
+    IndexShards {
+        primaries: shards,
+        replicas: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +237,7 @@ mod tests {
         Usage {
             indices: 1,
             shards: 2,
+            primaries: 1,
             docs: 3,
             bytes,
         }
@@ -244,6 +295,39 @@ mod tests {
             2,
             "a reading after a deletion frees its shards"
         );
+    }
+
+    // issue 25 #3: primaries are counted apart (a search opens one context per primary),
+    // through creations and readings alike
+    #[test]
+    fn primaries_are_counted_apart_from_replicas() {
+        let s = ClusterState::new(true);
+        let three = IndexShards {
+            primaries: 3,
+            replicas: 1,
+        };
+        s.reserve_index(three, 100).unwrap();
+        assert_eq!((s.usage().shards, s.usage().primaries), (6, 3));
+        s.finish_index(b"a", three, true);
+        assert_eq!((s.usage().shards, s.usage().primaries), (6, 3));
+        s.reserve_index(three, 100).unwrap();
+        s.finish_index(b"b", three, false);
+        assert_eq!(s.usage().primaries, 3, "not created: given back");
+        let r = s.begin_reading();
+        let reading = Usage {
+            shards: 6,
+            primaries: 3,
+            ..Usage::default()
+        };
+        s.record_usage(r, reading, &names(&["a"]));
+        assert_eq!(
+            (s.usage().shards, s.usage().primaries),
+            (6, 3),
+            "counted once"
+        );
+        // a total alone counts as primaries (an upper bound)
+        s.reserve_shards(2, 100).unwrap();
+        assert_eq!(s.usage().primaries, 5);
     }
 
     // spec 8: a reading sent while an index was being created does not list it; its shards

@@ -223,7 +223,14 @@ pub struct IdFilter {
     sealed: Vec<(IdKind, String)>,
     /// [`refused_body`] was written (once).
     written_refusal: bool,
+    /// The bytes of the top-level `_shards` value while it is read (bounded).
+    shards_value: Option<Vec<u8>>,
+    /// `_shards.total` of the response, once read: the shard contexts a scroll opened.
+    shards_total: Option<u64>,
 }
+
+/// Longest `_shards` value read for its `total` (`{"total":..,"successful":..,...}`).
+const MAX_SHARDS_VALUE: usize = 512;
 
 impl IdFilter {
     /// A filter that refuses the body outright (the upstream's media type is not JSON).
@@ -258,7 +265,14 @@ impl IdFilter {
             capture: Vec::new(),
             sealed: Vec::new(),
             written_refusal: false,
+            shards_value: None,
+            shards_total: None,
         }
+    }
+
+    /// `_shards.total` of the response (the shards the upstream searched), once read.
+    pub fn shards_total(&self) -> Option<u64> {
+        self.shards_total
     }
 
     /// The upstream ids sealed so far, with their kind.
@@ -351,6 +365,9 @@ impl IdFilter {
             }
             (St::InKey, b'"') => {
                 self.target = self.fields.kind_of(&self.key);
+                if self.key == b"_shards" && self.shards_total.is_none() {
+                    self.shards_value = Some(Vec::new());
+                }
                 self.st = St::Colon;
             }
             (St::InKey, _) => self.push_key(b),
@@ -382,6 +399,13 @@ impl IdFilter {
 
     /// One byte inside a top-level value that is not captured.
     fn nested_byte(&mut self, b: u8) {
+        if let Some(v) = self
+            .shards_value
+            .as_mut()
+            .filter(|v| v.len() < MAX_SHARDS_VALUE)
+        {
+            v.push(b);
+        }
         if self.strings.step(b) {
             return;
         }
@@ -395,6 +419,20 @@ impl IdFilter {
             b',' if self.depth == 0 => self.st = St::Member,
             _ => {}
         }
+        if self.st != St::Nested {
+            self.end_shards_value();
+        }
+    }
+
+    /// The top-level `_shards` value ended (with the byte that ended it): its `total`.
+    fn end_shards_value(&mut self) {
+        let Some(mut v) = self.shards_value.take() else {
+            return;
+        };
+        v.pop(); // the `,` or `}` after the value
+        self.shards_total = serde_json::from_slice::<serde_json::Value>(&v)
+            .ok()
+            .and_then(|s| s.get("total")?.as_u64());
     }
 
     /// Bytes of a captured id from `i`; returns where scanning resumes.

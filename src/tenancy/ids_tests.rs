@@ -168,3 +168,41 @@ fn non_json_bodies_are_refused_not_passed() {
     assert!(f.refused());
     assert_eq!(out, refusal);
 }
+
+// issue 25 #3: the shards a scroll's first page searched (`_shards.total`: the shard
+// contexts it opened upstream) are read at every split point, in any member order, and
+// never from a nested `_shards` (a hit's source) or a string.
+#[test]
+fn the_shards_a_search_opened_are_read_at_every_split() {
+    let p = Prefix::from_bytes(b"abcdefghijklmnopqrst-").unwrap();
+    let cases: &[(&str, Option<u64>)] = &[
+        (
+            r#"{"_scroll_id":"RAW","took":1,"_shards":{"total":5,"successful":5,"skipped":0,"failed":0},"hits":{}}"#,
+            Some(5),
+        ),
+        (
+            r#"{ "hits" : {"hits":[{"_source":{"_shards":{"total":99}}}]}, "_shards" : { "total" : 12 } }"#,
+            Some(12),
+        ),
+        (r#"{"_shards":{"total":3}}"#, Some(3)),
+        (r#"{"hits":{"_shards":{"total":7}},"x":"_shards"}"#, None),
+        (r#"{"_shards":"total"}"#, None),
+        (r#"{"_shards":{"total":-1}}"#, None),
+    ];
+    for (body, want) in cases {
+        let b = body.as_bytes();
+        for split in 0..=b.len() {
+            let mut f = IdFilter::new(
+                Stripper::new(p),
+                sealer(),
+                Arc::from("acme"),
+                IdFields::Search,
+            );
+            let mut out = Vec::new();
+            f.feed(&b[..split], &mut out);
+            f.feed(&b[split..], &mut out);
+            f.finish(&mut out);
+            assert_eq!(f.shards_total(), *want, "{body} split at {split}");
+        }
+    }
+}

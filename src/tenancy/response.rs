@@ -110,6 +110,14 @@ impl ResponseRewriter {
         }
     }
 
+    /// `_shards.total` of a response whose ids are sealed (a search), once read.
+    pub fn shards_total(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Ids(f) => f.shards_total(),
+            _ => None,
+        }
+    }
+
     /// Ends the body.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         self.redacted.clear();

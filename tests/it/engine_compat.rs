@@ -558,3 +558,49 @@ fn bulk_is_validated_as_elasticsearch() {
         }
     });
 }
+
+// issue 30, mapping parameters: `copy_to` indexes a field's values into a catch-all field
+// (searchable, absent from `_source`), creates a missing target as dynamic mapping would,
+// and is refused where the engine cannot honour it (a multi-field's `copy_to`)
+#[test]
+fn copy_to_fills_a_catch_all_field() {
+    let c = Classes::start();
+    each(&c, |on| {
+        let mapping = json!({"mappings": {"properties": {
+            "title": {"type": "text", "copy_to": "all_text"},
+            "tags": {"type": "keyword", "copy_to": ["all_text", "tag_copy"]},
+            "all_text": {"type": "text"}
+        }}});
+        on.ok("PUT", "/cp", Some(mapping));
+        on.ok(
+            "PUT",
+            "/cp/_doc/1?refresh=true",
+            Some(json!({"title": "Quick brown fox", "tags": ["Rust", "search"]})),
+        );
+        assert_eq!(on.count("cp", json!({"match": {"all_text": "fox"}})), 1);
+        assert_eq!(on.count("cp", json!({"match": {"all_text": "rust"}})), 1);
+        assert_eq!(
+            on.count("cp", json!({"term": {"tag_copy.keyword": "Rust"}})),
+            1
+        );
+        let d = on.ok("GET", "/cp/_doc/1", None);
+        assert_eq!(
+            d["_source"],
+            json!({"title": "Quick brown fox", "tags": ["Rust", "search"]}),
+            "[{}]",
+            on.class
+        );
+        let m = on.ok("GET", "/cp/_mapping?include_type_name=false", None);
+        let props = &m["cp"]["mappings"]["properties"];
+        assert_eq!(props["title"]["copy_to"], "all_text", "[{}] {m}", on.class);
+        assert_eq!(props["tag_copy"]["type"], "text", "[{}] {m}", on.class);
+        let (s, e) = on.fails(
+            "PUT",
+            "/cp2",
+            Some(json!({"mappings": {"properties": {
+            "t": {"type": "text", "fields": {"k": {"type": "keyword", "copy_to": "x"}}}}}})),
+        );
+        assert_eq!((s, root_type(&e)), (400, "mapper_parsing_exception"));
+        assert!(e.to_string().contains("[copy_to]"), "{e}");
+    });
+}

@@ -16,6 +16,8 @@ mod control_api;
 mod control_cli;
 mod control_durability;
 mod control_reload;
+mod defence_budgets;
+mod defence_faults;
 mod docs_guides;
 mod docs_readme;
 mod edge_allowance;

@@ -63,6 +63,7 @@ fn call(e: &Engine, method: Method, target: &str, ct: Option<&str>, body: &[u8])
         accept: None,
         has_body: !body.is_empty(),
         body: &mut reader,
+        gone: &|| false,
     };
     let resp = e.handle(&mut req);
     let out = match resp.body {

@@ -191,6 +191,9 @@ pub enum EdgeError {
     GatewayTimeout(u64),
     /// 505: an HTTP version other than 1.0 and 1.1.
     VersionNotSupported,
+    /// 500: the request failed inside the service itself (a fault it contained: the
+    /// connection ends, every other request goes on).
+    Internal,
     /// 400: an index name the upstream would refuse from a tenant alone (`reason` as
     /// Elasticsearch words it, e.g. "must not start with '_', '-', or '+'").
     InvalidIndexName {
@@ -376,6 +379,11 @@ impl EdgeError {
                 504,
                 "gateway_timeout_exception",
                 format!("Gateway Timeout: the request took longer than {secs} seconds, queue time included; simplify the request or reduce load"),
+            ),
+            Internal => ErrorBody::new(
+                500,
+                "exception",
+                "Internal Server Error: the request failed inside the service; retry",
             ),
             VersionNotSupported => ErrorBody::new(
                 505,

@@ -130,12 +130,20 @@ pub struct EngineArgs {
     /// Most connections served at once.
     #[arg(long, default_value_t = 4096)]
     pub max_connections: usize,
+    /// Open scroll contexts allowed at once, counted per shard searched (Elasticsearch's
+    /// `search.max_open_scroll_context`).
+    #[arg(long, default_value_t = search::MAX_OPEN_SCROLL_CONTEXT)]
+    pub max_open_scroll_context: usize,
     /// Node name shown by `GET /`.
     #[arg(long, default_value = "searchgate-engine")]
     pub node_name: String,
     /// Cluster name shown by `GET /` and health.
     #[arg(long, default_value = "searchgate")]
     pub cluster_name: String,
+    /// Tests only: a request with the header `x-searchgate-debug-panic: engine` panics in
+    /// its handler, `engine-exit` ends the process. Never set by a default configuration.
+    #[arg(long, hide = true)]
+    pub debug_panic_hooks: bool,
 }
 
 fn cluster_uuid(dir: &std::path::Path) -> std::io::Result<String> {
@@ -171,7 +179,7 @@ fn open(args: &EngineArgs) -> Result<(Arc<Engine>, TcpListener), String> {
             cluster_uuid: uuid,
         },
         max_body: args.max_body_mb << 20,
-        scrolls: Arc::new(search::Scrolls::default()),
+        scrolls: Arc::new(search::Scrolls::new(args.max_open_scroll_context)),
         pits: Arc::new(search::Pits::default()),
     };
     Ok((Arc::new(engine), listener))
@@ -239,6 +247,9 @@ pub fn run(args: EngineArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    http::serve(engine, listener, args.max_connections);
+    let opts = http::ConnOptions {
+        debug_hooks: args.debug_panic_hooks,
+    };
+    http::serve(engine, listener, args.max_connections, opts);
     ExitCode::SUCCESS
 }

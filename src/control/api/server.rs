@@ -5,10 +5,16 @@
 //! `proto::BodyCursor` with a limit of [`MAX_BODY`], responses written by
 //! `proto::write_response_head`. Keep-alive and pipelining work as on the edge.
 //!
+//! A panic while a request is handled is answered 500 and ends that connection only; it
+//! is logged and counted (`searchgate_panics_total{component="admin"}`), and the
+//! connection's place is given back whatever happened. With the test-only hooks on
+//! (`[debug] panic_hooks`), `x-searchgate-debug-panic: admin` makes a request panic.
+//!
 //! Must not touch: what a request means (see `api::handle`).
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -17,6 +23,7 @@ use std::time::Duration;
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
 use super::{handle, Api, ApiError, Request, Response};
+use crate::metrics::faults::{panic_message, PanicSite};
 use crate::proto::{
     write_response_head, BodyCursor, Framing, HeadLimits, ProtoError, RequestHead, Step, Version,
 };
@@ -32,12 +39,13 @@ pub const MAX_CONNECTIONS: usize = 64;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Starts the admin listener's accept loop on `listener`; it stops when `stop` is set (and
-/// a connection wakes it).
+/// a connection wakes it). `debug_hooks`: the test-only fault injection is on.
 pub fn spawn(
     listener: TcpListener,
     api: Arc<Api>,
     tls: Option<Arc<ServerConfig>>,
     stop: Arc<AtomicBool>,
+    debug_hooks: bool,
 ) -> io::Result<JoinHandle<()>> {
     let open = Arc::new(AtomicUsize::new(0));
     std::thread::Builder::new()
@@ -53,20 +61,62 @@ pub fn spawn(
                     busy(stream);
                     continue;
                 }
-                let (api, tls, open) = (api.clone(), tls.clone(), open.clone());
-                let spawned =
-                    std::thread::Builder::new()
-                        .name("admin-conn".into())
-                        .spawn(move || {
-                            serve(stream, &api, tls);
-                            open.fetch_sub(1, Ordering::AcqRel);
-                        });
-                if spawned.is_err() {
-                    // The closure (and its count) is gone with the failed spawn.
-                    continue;
-                }
+                let place = Place(open.clone());
+                let (api, tls) = (api.clone(), tls.clone());
+                // A failed spawn drops the closure, and the place with it.
+                let _ = std::thread::Builder::new()
+                    .name("admin-conn".into())
+                    .spawn(move || {
+                        let _place = place;
+                        let served = catch_unwind(AssertUnwindSafe(|| {
+                            serve(stream, &api, tls, debug_hooks)
+                        }));
+                        if let Err(payload) = served {
+                            panicked(&api, "an admin connection", panic_message(&*payload));
+                        }
+                    });
             }
         })
+}
+
+/// A connection's place among the open ones, given back when dropped (also when its thread
+/// unwinds).
+struct Place(Arc<AtomicUsize>);
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Logs and counts a panic caught while serving `what`.
+fn panicked(api: &Api, what: &str, message: &str) {
+    api.observe.hub.faults.panicked(PanicSite::Admin);
+    eprintln!("searchgate: a panic ended {what} of the admin API: {message} (the API goes on)");
+}
+
+/// Handles `req`; a panic is answered 500 (logged, counted). The flag: whether the
+/// handler ended normally (else the connection closes after the answer).
+fn handle_contained(api: &Api, req: &Request, inject: bool) -> (Response, bool) {
+    let handled = catch_unwind(AssertUnwindSafe(|| {
+        if inject {
+            panic!("injected panic in the admin API (test hook, [debug] panic_hooks)");
+        }
+        handle(api, req)
+    }));
+    match handled {
+        Ok(resp) => (resp, true),
+        Err(payload) => {
+            let method = format!("{:?}", req.method).to_uppercase();
+            let what = format!("a request ({method} {})", req.path);
+            panicked(api, &what, panic_message(&*payload));
+            let reason = "the request failed inside the admin API; retry";
+            (
+                ApiError::new(500, "internal", reason).into_response(),
+                false,
+            )
+        }
+    }
 }
 
 /// Wakes the accept loop (after `stop` was set).
@@ -79,23 +129,23 @@ fn busy(mut stream: TcpStream) {
     let _ = write(&mut stream, Version::Http11, &e.into_response(), false);
 }
 
-fn serve(stream: TcpStream, api: &Api, tls: Option<Arc<ServerConfig>>) {
+fn serve(stream: TcpStream, api: &Api, tls: Option<Arc<ServerConfig>>, debug_hooks: bool) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(TIMEOUT));
     let _ = stream.set_write_timeout(Some(TIMEOUT));
     match tls {
-        None => session(stream, api),
+        None => session(stream, api, debug_hooks),
         Some(cfg) => {
             let Ok(conn) = ServerConnection::new(cfg) else {
                 return;
             };
-            session(StreamOwned::new(conn, stream), api)
+            session(StreamOwned::new(conn, stream), api, debug_hooks)
         }
     }
 }
 
 /// Requests on one connection until it closes.
-fn session<S: Read + Write>(mut stream: S, api: &Api) {
+fn session<S: Read + Write>(mut stream: S, api: &Api, debug_hooks: bool) {
     let mut buf: Vec<u8> = Vec::with_capacity(8 << 10);
     let mut head = RequestHead::new();
     loop {
@@ -113,6 +163,8 @@ fn session<S: Read + Write>(mut stream: S, api: &Api) {
             }
         }
         let version = head.version;
+        let inject =
+            debug_hooks && head.header(&buf, b"x-searchgate-debug-panic") == Some(&b"admin"[..]);
         let (req, keep) = match read_request(&mut stream, &mut buf, &head) {
             Ok(r) => r,
             Err(e) => {
@@ -120,7 +172,8 @@ fn session<S: Read + Write>(mut stream: S, api: &Api) {
                 return;
             }
         };
-        let resp = handle(api, &req);
+        let (resp, ended_well) = handle_contained(api, &req, inject);
+        let keep = keep && ended_well;
         if write(&mut stream, version, &resp, keep).is_err() || !keep {
             return;
         }

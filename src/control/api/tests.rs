@@ -16,6 +16,7 @@ pub(super) fn api(dir: &std::path::Path) -> Api {
         domain: "example.test".into(),
         route_by_username: false,
         engine: Some("127.0.0.1:9201".parse().unwrap()),
+        engine_contexts: 500,
         key: TenancyKey::from_bytes([3; 32]),
     };
     let mut plane = Plane::open(Box::new(store), settings).unwrap();

@@ -257,7 +257,16 @@ fn index_detail(idx: &IndexHandle, level: u8) -> Value {
 }
 
 /// `GET /_cluster/health[/<indices>]`.
-pub fn health(engine: &Engine, index: Option<&str>, params: &Params) -> ApiResult {
+///
+/// While it waits, it looks every 50 ms whether the client is still there (`gone`): a
+/// client that went away (the edge gave up at its deadline) ends the wait at once, so no
+/// thread sleeps for a timeout no one waits for any more.
+pub fn health(
+    engine: &Engine,
+    index: Option<&str>,
+    params: &Params,
+    gone: &dyn Fn() -> bool,
+) -> ApiResult {
     let (wait, level) = parse_wait(params, index.is_some())?;
     let timeout = match params.get("timeout") {
         Some(t) => parse_time_ms("timeout", t)?.max(0) as u64,
@@ -267,6 +276,9 @@ pub fn health(engine: &Engine, index: Option<&str>, params: &Params) -> ApiResul
     let (mut indices, mut exist) = targets(engine, index, params)?;
     let mut state = measure(&indices, exist);
     while !wait.met(&state, 1) && start.elapsed() < Duration::from_millis(timeout) {
+        if gone() {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(50));
         (indices, exist) = targets(engine, index, params)?;
         state = measure(&indices, exist);

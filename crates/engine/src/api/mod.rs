@@ -72,6 +72,9 @@ pub struct Request<'a> {
     pub has_body: bool,
     /// The payload, framing already removed.
     pub body: &'a mut dyn BufRead,
+    /// Whether the client closed its connection (a handler that waits asks it now and
+    /// then, and stops waiting: no one is left to answer).
+    pub gone: &'a dyn Fn() -> bool,
 }
 
 impl std::fmt::Debug for Request<'_> {
@@ -266,7 +269,7 @@ impl Engine {
         let m = req.method;
         match r {
             Route::Root => cluster::root(self, m),
-            Route::ClusterHealth(i) => health::health(self, i.as_deref(), &req.params),
+            Route::ClusterHealth(i) => health::health(self, i.as_deref(), &req.params, req.gone),
             Route::CatIndices(p) => {
                 cluster::cat_indices(self, p.as_deref(), &cat_params(req, media))
             }

@@ -79,6 +79,7 @@ pub(super) fn call_full(
         accept: accept.map(String::from),
         has_body: !body.is_empty(),
         body: &mut reader,
+        gone: &|| false,
     };
     let resp = e.handle(&mut req);
     let body = match resp.body {

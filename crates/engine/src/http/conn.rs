@@ -1,9 +1,15 @@
 //! One client connection: read a head (`proto::RequestHead`), hand the request with a
 //! streaming body to the API, write the response (Content-Length, or chunked for streamed
 //! bodies; none for HEAD), and loop while the connection is kept alive.
+//!
+//! A panic in the API while it handles a request is caught here: the request is answered
+//! 500 (nothing of its response was written yet) and the connection closes; the caller
+//! (`http::serve`) catches any other panic of the connection's thread. The API can ask
+//! whether the client is still there ([`client_gone`]) to stop waiting for no one.
 
 use std::io::{self, Write};
 use std::net::TcpStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use super::body::BodyReader;
@@ -35,6 +41,17 @@ struct Head {
     content_encoding: Option<String>,
     framing: Framing,
     expect_continue: bool,
+    /// The test-only fault injection's header (`x-searchgate-debug-panic`), when on.
+    debug_panic: Option<String>,
+}
+
+/// How the connections are served.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConnOptions {
+    /// The test-only fault injection is on (`--debug-panic-hooks`): a request with
+    /// `x-searchgate-debug-panic: engine` panics in its handler, one with `engine-exit`
+    /// ends the process (for the supervisor to start it again).
+    pub debug_hooks: bool,
 }
 
 fn header_string(head: &RequestHead, buf: &[u8], name: &[u8]) -> Option<String> {
@@ -42,7 +59,7 @@ fn header_string(head: &RequestHead, buf: &[u8], name: &[u8]) -> Option<String> 
         .map(|v| String::from_utf8_lossy(v).into_owned())
 }
 
-fn copy_head(head: &RequestHead, buf: &[u8]) -> Head {
+fn copy_head(head: &RequestHead, buf: &[u8], opts: ConnOptions) -> Head {
     let pq = head.path_and_query.of(buf);
     let (path, query) = match pq.iter().position(|&b| b == b'?') {
         Some(i) => (&pq[..i], Some(pq[i + 1..].to_vec())),
@@ -65,6 +82,29 @@ fn copy_head(head: &RequestHead, buf: &[u8]) -> Head {
         content_encoding: header_string(head, buf, b"content-encoding"),
         framing: head.framing,
         expect_continue: head.expect_continue,
+        debug_panic: opts
+            .debug_hooks
+            .then(|| header_string(head, buf, b"x-searchgate-debug-panic"))
+            .flatten(),
+    }
+}
+
+/// Whether the peer of `s` closed its connection (an orderly close or a reset), asked
+/// without blocking and without consuming anything it sent.
+pub fn client_gone(s: &TcpStream) -> bool {
+    if s.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let mut byte = [0u8; 1];
+    let peeked = s.peek(&mut byte);
+    let _ = s.set_nonblocking(false);
+    match peeked {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+        ),
     }
 }
 
@@ -78,7 +118,7 @@ fn proto_error(e: ProtoError, max_body: u64) -> ErrorBody {
 }
 
 /// Serves one connection until it closes.
-pub fn serve(engine: &Engine, mut stream: TcpStream) {
+pub fn serve(engine: &Engine, mut stream: TcpStream, opts: ConnOptions) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
     let mut buf: Vec<u8> = Vec::with_capacity(16 << 10);
@@ -96,7 +136,7 @@ pub fn serve(engine: &Engine, mut stream: TcpStream) {
                 return;
             }
         }
-        let h = copy_head(&head, &buf);
+        let h = copy_head(&head, &buf, opts);
         buf.drain(..head.len);
         match exchange(engine, &mut stream, &mut buf, &h) {
             Ok(true) => {}
@@ -156,13 +196,48 @@ fn exchange(
     let mut read_half = stream.try_clone()?;
     let (resp, keep) = {
         let mut reader = BodyReader::new(&mut read_half, buf, cur);
-        let out = handle(engine, h, has_body, coding, &mut reader);
+        let watch = &*stream;
+        let gone = move || client_gone(watch);
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            handle(engine, h, has_body, coding, &mut reader, &gone)
+        }));
+        let out = match out {
+            Ok(out) => out,
+            Err(payload) => (panicked(h, &*payload), false),
+        };
         let used = reader.consumed();
         buf.drain(..used);
         out
     };
     write_response(stream, h, resp, keep)?;
     Ok(keep)
+}
+
+/// The answer to a request whose handler panicked (logged and counted): a 500 of the
+/// engine's own shape; the connection then closes.
+fn panicked(h: &Head, payload: &(dyn std::any::Any + Send)) -> Response {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(a panic without a message)".into());
+    let method = format!("{:?}", h.method).to_uppercase();
+    super::count_panic(&format!("{method} {}", h.path), &message);
+    Response::error(&EngineError::Internal(
+        "the request failed inside the engine; retry".into(),
+    ))
+}
+
+/// The test-only fault injection (`ConnOptions::debug_hooks`).
+fn inject(h: &Head) {
+    match h.debug_panic.as_deref() {
+        Some("engine") => panic!("injected panic in the engine (test hook)"),
+        Some("engine-exit") => {
+            eprintln!("searchgate engine: exiting as asked (test hook)");
+            std::process::exit(70);
+        }
+        _ => {}
+    }
 }
 
 /// Runs the API on one request; returns the response and whether the connection can be
@@ -173,7 +248,9 @@ fn handle(
     has_body: bool,
     coding: Coding,
     reader: &mut BodyReader<'_, TcpStream>,
+    gone: &dyn Fn() -> bool,
 ) -> (Response, bool) {
+    inject(h);
     let (mut resp, too_big) = with_decoded(coding, reader, engine.max_body, |body| {
         let target =
             segments(h.path.as_bytes()).and_then(|s| Ok((s, Params::parse(h.query.as_deref())?)));
@@ -190,6 +267,7 @@ fn handle(
             accept: h.accept.clone(),
             has_body,
             body,
+            gone,
         };
         engine.handle(&mut req)
     });

@@ -2,6 +2,10 @@
 //! pipelining), built on the sans-IO codec in `searchgate_core::proto`. Tantivy work runs on these
 //! threads, in the engine's own process, never on the edge's.
 //!
+//! A panic on a connection's thread ends that connection only (its request answered 500
+//! when nothing was written yet, see `conn`); it is logged, counted ([`panics`]), and the
+//! connection's place among the `max_conns` is given back whatever happened.
+//!
 //! Must not touch: request semantics (see `api`).
 
 mod body;
@@ -9,11 +13,37 @@ mod conn;
 mod encoding;
 
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use body::BodyReader;
+pub use conn::{client_gone, ConnOptions};
+
+/// Panics caught on connection threads since the engine started.
+static PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// Panics caught on connection threads since the engine started.
+pub fn panics() -> u64 {
+    PANICS.load(Ordering::Relaxed)
+}
+
+/// Logs and counts a panic caught while serving `what`.
+fn count_panic(what: &str, message: &str) {
+    let n = PANICS.fetch_add(1, Ordering::Relaxed) + 1;
+    eprintln!("searchgate engine: a panic ended {what}: {message} (panics so far: {n}; the engine goes on)");
+}
+
+/// A connection's place among the open ones, given back when dropped (also when its thread
+/// unwinds).
+struct Place(Arc<AtomicUsize>);
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 use super::api::Engine;
 use searchgate_core::errors::ErrorBody;
@@ -23,7 +53,7 @@ const STACK: usize = 2 << 20;
 
 /// Accepts connections until the listener fails for good; at most `max_conns` at once
 /// (beyond: 503 and close).
-pub fn serve(engine: Arc<Engine>, listener: TcpListener, max_conns: usize) {
+pub fn serve(engine: Arc<Engine>, listener: TcpListener, max_conns: usize, opts: ConnOptions) {
     let active = Arc::new(AtomicUsize::new(0));
     loop {
         let stream = match listener.accept() {
@@ -53,16 +83,26 @@ pub fn serve(engine: Arc<Engine>, listener: TcpListener, max_conns: usize) {
             continue;
         }
         active.fetch_add(1, Ordering::Relaxed);
-        let (engine, active2) = (engine.clone(), active.clone());
+        let place = Place(active.clone());
+        let engine = engine.clone();
         let spawned = std::thread::Builder::new()
             .name("engine-conn".into())
             .stack_size(STACK)
             .spawn(move || {
-                conn::serve(&engine, stream);
-                active2.fetch_sub(1, Ordering::Relaxed);
+                let _place = place;
+                let peer = stream.peer_addr().ok();
+                let served = catch_unwind(AssertUnwindSafe(|| conn::serve(&engine, stream, opts)));
+                if let Err(payload) = served {
+                    let message = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    count_panic(&format!("the connection from {peer:?}"), &message);
+                }
             });
         if let Err(e) = spawned {
-            active.fetch_sub(1, Ordering::Relaxed);
+            // The closure, and the place it held, went with the failed spawn.
             eprintln!("searchgate engine: cannot start a connection thread: {e}");
         }
     }

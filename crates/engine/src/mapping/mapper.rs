@@ -46,6 +46,7 @@ pub fn map_document(
         base: mapping,
         updated: None,
         id,
+        copying: false,
     };
     let mut out = IndexedDoc::default();
     mapper.object(&mut out, "", source)?;
@@ -58,6 +59,8 @@ struct Mapper<'a> {
     base: &'a Mapping,
     updated: Option<Mapping>,
     id: &'a str,
+    /// Inside a `copy_to`: the target's own `copy_to` is not followed (not transitive).
+    copying: bool,
 }
 
 enum Found {
@@ -103,11 +106,37 @@ impl Mapper<'_> {
                 let Some(Property::Leaf(l)) = m.property(path) else {
                     unreachable!("checked above")
                 };
-                index_leaf(out, m, l, path, val, self.id)
+                index_leaf(out, m, l, path, val, self.id)?;
+                if self.copying || l.opts.copy_to.is_empty() {
+                    return Ok(());
+                }
+                let targets = l.opts.copy_to.clone();
+                self.copy_to(out, &targets, val)
             }
             Found::Object { enabled } => self.descend(out, path, val, enabled),
             Found::Missing => self.dynamic(out, path, val),
         }
+    }
+
+    /// `copy_to`: the value as the document gave it is parsed again by each target (a mapped
+    /// leaf or multi-field, or a field added as dynamic mapping would add it); `_source` is
+    /// untouched, as in Elasticsearch's `DocumentParser.parseCopy`.
+    fn copy_to(
+        &mut self,
+        out: &mut IndexedDoc,
+        targets: &[String],
+        val: &Value,
+    ) -> EngineResult<()> {
+        self.copying = true;
+        let result = targets.iter().try_for_each(|t| {
+            let m = self.current();
+            match m.leaf_at(t) {
+                Some(l) => index_leaf(out, m, l, t, val, self.id),
+                None => self.value(out, t, val),
+            }
+        });
+        self.copying = false;
+        result
     }
 
     fn descend(
@@ -493,5 +522,78 @@ mod tests {
         let m = mapping(json!({"properties": {"t": {"type": "long"}}}));
         let e = map_document(&m, &src(json!({"t.x": 1})), "1").unwrap_err();
         assert_eq!(e.body().kind, "mapper_parsing_exception");
+    }
+
+    // issue 30: copy_to indexes the value into the targets as they parse it (a mapped
+    // field, a multi-field, a dynamic one), never transitively; `_source` is not touched
+    #[test]
+    fn copy_to_indexes_into_the_targets() {
+        let m = mapping(json!({"properties": {
+            "first": {"type": "text", "copy_to": ["all", "names.raw"]},
+            "n": {"type": "long", "copy_to": "all"},
+            "all": {"type": "text", "copy_to": "never"},
+            "names": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+            "k": {"type": "keyword", "copy_to": "dyn"}
+        }}));
+        let (doc, grown) = map_document(
+            &m,
+            &src(json!({"first": ["Ann", "Bo"], "n": 42, "k": "x"})),
+            "1",
+        )
+        .unwrap();
+        let all = m.field("all").unwrap().slot.unwrap();
+        let texts: Vec<&str> = doc
+            .slot_texts
+            .iter()
+            .filter(|(s, _)| *s == all)
+            .map(|(_, t)| t.as_str())
+            .collect();
+        assert_eq!(texts, vec!["Ann", "Bo", "42"]);
+        assert!(doc
+            .keywords
+            .contains(&("names.raw".into(), KwValue::Str("Bo".into()))));
+        assert!(doc.field_names.contains(&"all".to_string()));
+        let g = grown.unwrap();
+        assert!(g.field("never").is_none(), "copy_to is not transitive");
+        assert_eq!(g.field("dyn").unwrap().kind, LeafKind::Text);
+        assert_eq!(g.field("dyn.keyword").unwrap().kind, LeafKind::Keyword);
+    }
+
+    #[test]
+    fn copy_to_follows_the_target_rules() {
+        let m = mapping(json!({"dynamic": "strict", "properties": {
+            "s": {"type": "keyword", "copy_to": "n"},
+            "t": {"type": "keyword", "copy_to": "missing"},
+            "o": {"type": "keyword", "copy_to": "obj"},
+            "obj": {"properties": {"x": {"type": "long"}}},
+            "n": {"type": "long"}
+        }}));
+        let err = |v: Value| map_document(&m, &src(v), "1").unwrap_err().body();
+        let e = err(json!({"s": "abc"}));
+        assert_eq!(e.caused_by.unwrap().0, "number_format_exception");
+        assert_eq!(
+            err(json!({"t": "a"})).kind,
+            "strict_dynamic_mapping_exception"
+        );
+        assert!(err(json!({"o": "a"}))
+            .reason
+            .contains("tried to parse field [obj] as object"));
+        let (doc, _) = map_document(&m, &src(json!({"s": "7"})), "1").unwrap();
+        assert!(doc.keywords.contains(&("n".into(), KwValue::I64(7))));
+        let bad = |v: Value| {
+            super::super::parse::parse_root(&v, &Default::default())
+                .unwrap_err()
+                .body()
+        };
+        let e = bad(json!({"properties": {"t": {"type": "text",
+            "fields": {"k": {"type": "keyword", "copy_to": "x"}}}}}));
+        assert!(
+            e.reason.contains("[copy_to] in multi-field [t.k]"),
+            "{}",
+            e.reason
+        );
+        let e = bad(json!({"properties": {"g": {"type": "geo_point", "copy_to": "x"}}}));
+        assert!(e.reason.contains("[copy_to]"), "{}", e.reason);
+        assert_eq!(e.kind, "mapper_parsing_exception");
     }
 }

@@ -188,6 +188,8 @@ pub struct LeafOptions {
     pub store: bool,
     pub formats: Vec<DateFormat>,
     pub scaling_factor: Option<f64>,
+    /// `copy_to`: the paths this field's values are also indexed into (not transitive).
+    pub copy_to: Vec<String>,
 }
 
 /// A leaf field: its type, the parameters as given (echoed by `GET _mapping`), multi-fields.
@@ -288,6 +290,15 @@ impl Mapping {
         let mut v: Vec<_> = self.flat.iter().map(|(k, f)| (k.as_str(), f)).collect();
         v.sort_by(|a, b| a.0.cmp(b.0));
         v
+    }
+
+    /// The leaf at `path`, multi-fields included (`title.raw`), as `copy_to` targets name them.
+    pub fn leaf_at(&self, path: &str) -> Option<&LeafMapping> {
+        if let Some(Property::Leaf(l)) = self.property(path) {
+            return Some(l);
+        }
+        let (parent, sub) = path.rsplit_once('.')?;
+        self.leaf_at(parent)?.fields.get(sub)
     }
 
     /// Whether `path` names a mapped object.

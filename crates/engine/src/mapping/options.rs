@@ -190,7 +190,34 @@ pub(super) fn leaf_options(
         store: get_bool("store", false)?,
         formats,
         scaling_factor,
+        copy_to: copy_to(kind, p, path)?,
     })
+}
+
+/// `copy_to`: one path or a list of paths. Types whose values the engine keeps in `_source`
+/// only (geo_point, ...) cannot be copied: refused by name.
+fn copy_to(kind: LeafKind, p: &Map<String, Value>, path: &str) -> EngineResult<Vec<String>> {
+    let targets: Vec<String> = match p.get("copy_to") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
+            .collect(),
+        Some(other) => vec![other.to_string()],
+    };
+    if let Some(t) = targets
+        .iter()
+        .find(|t| t.is_empty() || t.split('.').any(str::is_empty))
+    {
+        return Err(EngineError::mapper(format!(
+            "[copy_to] on field [{path}]: invalid target field name [{t}]"
+        )));
+    }
+    if kind == LeafKind::Unindexed && !targets.is_empty() {
+        return Err(unsupported(path, "[copy_to] from a field of this type"));
+    }
+    Ok(targets)
 }
 
 /// A boolean parameter (`true`/`false` or their strings).

@@ -348,6 +348,11 @@ fn parse_multi_fields(
     for (name, def) in obj {
         let sub = join(path, name);
         match parse_property(def, &sub, an)? {
+            Property::Leaf(l) if !l.opts.copy_to.is_empty() => {
+                return Err(EngineError::mapper(format!(
+                    "[copy_to] in multi-field [{sub}] is not supported by this engine"
+                )))
+            }
             Property::Leaf(l) => {
                 out.insert(name.clone(), l);
             }
@@ -425,6 +430,12 @@ fn merge_leaf(t: &mut LeafMapping, i: &LeafMapping, path: &str) -> EngineResult<
             "Mapper for [{path}] conflicts with existing mapper:\n\tCannot update parameter [analyzer]"
         )));
     }
+    // `copy_to` is replaced by the update's, as Elasticsearch merges it
+    t.opts.copy_to = i.opts.copy_to.clone();
+    match i.params.get("copy_to") {
+        Some(v) => t.params.insert("copy_to".into(), v.clone()),
+        None => t.params.remove("copy_to"),
+    };
     for (name, sub) in &i.fields {
         match t.fields.get_mut(name) {
             None => {

@@ -37,7 +37,8 @@ impl Edge {
             plans: Vec::new(),
             ..Config::new()
         };
-        Edge::launch(dir, file, config, &[], &[])
+        let exe = env!("CARGO_BIN_EXE_searchgate").as_ref();
+        Edge::launch(exe, dir, file, config, &[], &[])
     }
 
     /// The edge's directory, where `searchgate admin` finds the API without flags.

@@ -117,22 +117,33 @@ impl Edge {
     /// Starts the edge in `dir` (a restart when an edge ran there before: same data dir,
     /// same store) with extra environment variables.
     pub fn start_in(dir: tempfile::TempDir, config: Config, env: &[(&str, &str)]) -> Edge {
+        Edge::start_exe(env!("CARGO_BIN_EXE_searchgate").as_ref(), dir, config, env)
+    }
+
+    /// [`Edge::start_in`] running the executable `exe` (e.g. a copy the test replaces).
+    pub fn start_exe(
+        exe: &std::path::Path,
+        dir: tempfile::TempDir,
+        config: Config,
+        env: &[(&str, &str)],
+    ) -> Edge {
         let path = dir.path().join("searchgate.toml");
         std::fs::write(&path, config.toml(dir.path())).unwrap();
         let args = [OsString::from("--config"), path.clone().into_os_string()];
-        Edge::launch(dir, path, config, &args, env)
+        Edge::launch(exe, dir, path, config, &args, env)
     }
 
     /// `searchgate serve ARGS --threads 2` in `dir`; returns once it listens (and, with
     /// `config.engine` and `config.admin`, once those are up).
     fn launch(
+        exe: &std::path::Path,
         dir: tempfile::TempDir,
         path: PathBuf,
         config: Config,
         args: &[OsString],
         env: &[(&str, &str)],
     ) -> Edge {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
+        let mut child = Command::new(exe)
             .envs(env.iter().copied())
             .arg("serve")
             .args(args)

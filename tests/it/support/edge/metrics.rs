@@ -54,3 +54,12 @@ pub fn wait_for(
         std::thread::yield_now();
     }
 }
+
+/// The value of the series `series` (a name with its labels as written, e.g.
+/// `searchgate_panics_total{component="edge"}`) in an exposition text.
+pub fn series(text: &str, series: &str) -> Option<u64> {
+    let prefix = format!("{series} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.trim().parse().ok())
+}
