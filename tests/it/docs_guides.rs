@@ -188,6 +188,18 @@ fn the_load_test_against_a_cluster_url_runs_as_documented() {
         "{report}"
     );
     assert!(report.contains(" requests to https://"), "{report}");
+    // The rate too: requests over the run's own duration, in both.
+    let rps = round1
+        .split("round 1: ")
+        .nth(1)
+        .unwrap()
+        .split(" req/s")
+        .next()
+        .unwrap();
+    assert!(
+        report.contains(&format!("\nmean {rps} req/s\n")),
+        "{rps} req/s: {report}"
+    );
     assert!(
         report.contains(":****@localhost:"),
         "the password is masked: {report}"
