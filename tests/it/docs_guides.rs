@@ -437,3 +437,71 @@ fn a_tenants_cat_tables_answer_for_it_or_say_what_to_use() {
         "no handler found for uri [/_cat/segments] and method [GET]"
     );
 }
+
+const README: &str = include_str!("../../README.md");
+const LOAD_SITE_MD: &str = include_str!("../../docs/load-site.md");
+
+// issue 32: the README's "Loading a Hugo site" and docs/load-site.md's walk-through, with
+// Debian's Hugo and the fixture site as `./my-site`: the dry run piped into `head` ends
+// quietly, the load prints what the guide shows, the search finds the pages
+#[test]
+fn the_hugo_site_guides_run_as_written() {
+    crate::support::hugo::ensure_hugo();
+    installs::ensure_debian_packages("command -v curl", &["curl"]);
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| t);
+    let url = demo_url(&edge);
+    let site = crate::support::hugo::fixture_site();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&site)
+        .arg(edge.cwd().join("my-site"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let mut shell = Shell::new(edge.cwd());
+
+    // docs/load-site.md step 3, against the demo (the loader reads $SEARCHGATE_URL).
+    shell.set("SEARCHGATE_URL", &url);
+    let guide = section(LOAD_SITE_MD, "## Walk-through");
+    let sh = blocks(guide, "sh");
+    let dry = &commands(sh[1])[0].text;
+    assert!(dry.ends_with("--dry-run | head -4"), "{dry}");
+    let o = shell.run(dry, 120);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert_eq!(stdout(&o).lines().count(), 4, "{}", shown(&o));
+    assert!(
+        !stderr(&o).contains("panicked") && !stderr(&o).contains("Broken pipe"),
+        "{}",
+        shown(&o)
+    );
+
+    // The README's section, as written (the banner's URL for the placeholder).
+    let s = section(README, "### Loading a Hugo site");
+    for cmd in commands(blocks(s, "sh")[0]) {
+        let text = cmd.text.replace("https://user:pass@localhost:9243", &url);
+        if let Some(rest) = text.strip_prefix("export ") {
+            let (k, v) = rest.split_once('=').unwrap();
+            shell.set(k, v.trim_matches('\''));
+            continue;
+        }
+        let o = shell.run(&text, 120);
+        let out = stdout(&o);
+        if text.contains("load-site ./my-site") {
+            // The guide's example output, digits masked (timings and sizes vary).
+            let want = blocks(guide, "text")[0]
+                .lines()
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join("\n");
+            // What the terminal shows: the progress (stderr), then the summary (stdout).
+            let shown_on_terminal = format!("{}{out}", stderr(&o));
+            crate::support::docs::check_output(&want, &shown_on_terminal)
+                .unwrap_or_else(|e| panic!("{e}\n{}", shown(&o)));
+        } else if text.starts_with("curl ") {
+            let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+            assert!(v["hits"]["total"]["value"].as_u64() > Some(0), "{v}");
+        } else {
+            panic!("README command without a check: {text}");
+        }
+    }
+}
