@@ -89,6 +89,10 @@ pub struct LatencyReport {
     /// masked); absent for a cluster's own report.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// A load test's own duration, in µs (the span below is in whole ms): its rate is
+    /// requests over this, as the load test computes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_us: Option<u64>,
     /// The window asked for.
     pub window_secs: u64,
     /// What the kept minutes cover (whole minutes: at least the window when that much was
@@ -130,6 +134,8 @@ struct Wire {
     cluster: String,
     #[serde(default)]
     target: Option<String>,
+    #[serde(default)]
+    duration_us: Option<u64>,
     window_secs: u64,
     from_unix_ms: Option<u64>,
     to_unix_ms: Option<u64>,
@@ -156,6 +162,7 @@ impl LatencyReport {
         LatencyReport {
             cluster: cluster.to_string(),
             target: None,
+            duration_us: None,
             window_secs: window.as_secs(),
             from_unix_ms: span.map(|s| s.0),
             to_unix_ms: span.map(|s| s.1),
@@ -193,6 +200,7 @@ impl LatencyReport {
         let window = Duration::from_secs(w.window_secs);
         let mut r = LatencyReport::from_histograms(&w.cluster, window, span, h);
         r.target = w.target;
+        r.duration_us = w.duration_us;
         Ok(r.with_requests(w.requests))
     }
 
@@ -204,6 +212,9 @@ impl LatencyReport {
 
     /// The time the report covers, in seconds (`None`: the source did not record it).
     pub fn span_secs(&self) -> Option<f64> {
+        if let Some(us) = self.duration_us {
+            return Some(us as f64 / 1e6);
+        }
         let (from, to) = self.from_unix_ms.zip(self.to_unix_ms)?;
         Some(to.saturating_sub(from) as f64 / 1000.0)
     }
@@ -251,7 +262,7 @@ impl LatencyReport {
         lines.push(span);
         let mut rate = format!(
             "mean {} req/s",
-            format_rate(self.total.count as f64 / secs.max(0.001))
+            format_rate(self.mean_rps().unwrap_or_default())
         );
         if let Some(peak) = self.peak_rps.filter(|_| self.requests.len() > 1) {
             rate += &format!(", busiest minute {} req/s", format_rate(peak));

@@ -188,6 +188,18 @@ fn the_load_test_against_a_cluster_url_runs_as_documented() {
         "{report}"
     );
     assert!(report.contains(" requests to https://"), "{report}");
+    // The rate too: requests over the run's own duration, in both.
+    let rps = round1
+        .split("round 1: ")
+        .nth(1)
+        .unwrap()
+        .split(" req/s")
+        .next()
+        .unwrap();
+    assert!(
+        report.contains(&format!("\nmean {rps} req/s\n")),
+        "{rps} req/s: {report}"
+    );
     assert!(
         report.contains(":****@localhost:"),
         "the password is masked: {report}"
@@ -423,5 +435,129 @@ fn a_tenants_cat_tables_answer_for_it_or_say_what_to_use() {
     assert_eq!(
         segments["error"]["reason"],
         "no handler found for uri [/_cat/segments] and method [GET]"
+    );
+}
+
+const README: &str = include_str!("../../README.md");
+const LOAD_SITE_MD: &str = include_str!("../../docs/load-site.md");
+
+// issue 32: the README's "Loading a Hugo site" and docs/load-site.md's walk-through, with
+// Debian's Hugo and the fixture site as `./my-site`: the dry run piped into `head` ends
+// quietly, the load prints what the guide shows, the search finds the pages
+#[test]
+fn the_hugo_site_guides_run_as_written() {
+    crate::support::hugo::ensure_hugo();
+    installs::ensure_debian_packages("command -v curl", &["curl"]);
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| t);
+    let url = demo_url(&edge);
+    let site = crate::support::hugo::fixture_site();
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&site)
+        .arg(edge.cwd().join("my-site"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let mut shell = Shell::new(edge.cwd());
+
+    // docs/load-site.md step 3, against the demo (the loader reads $SEARCHGATE_URL).
+    shell.set("SEARCHGATE_URL", &url);
+    let guide = section(LOAD_SITE_MD, "## Walk-through");
+    let sh = blocks(guide, "sh");
+    let dry = &commands(sh[1])[0].text;
+    assert!(dry.ends_with("--dry-run | head -4"), "{dry}");
+    let o = shell.run(dry, 120);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert_eq!(stdout(&o).lines().count(), 4, "{}", shown(&o));
+    assert!(
+        !stderr(&o).contains("panicked") && !stderr(&o).contains("Broken pipe"),
+        "{}",
+        shown(&o)
+    );
+
+    // The README's section, as written (the banner's URL for the placeholder).
+    let s = section(README, "### Loading a Hugo site");
+    for cmd in commands(blocks(s, "sh")[0]) {
+        let text = cmd.text.replace("https://user:pass@localhost:9243", &url);
+        if let Some(rest) = text.strip_prefix("export ") {
+            let (k, v) = rest.split_once('=').unwrap();
+            shell.set(k, v.trim_matches('\''));
+            continue;
+        }
+        let o = shell.run(&text, 120);
+        let out = stdout(&o);
+        if text.contains("load-site ./my-site") {
+            // The guide's example output, digits masked (timings and sizes vary).
+            let want = blocks(guide, "text")[0]
+                .lines()
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join("\n");
+            // What the terminal shows: the progress (stderr), then the summary (stdout).
+            let shown_on_terminal = format!("{}{out}", stderr(&o));
+            crate::support::docs::check_output(&want, &shown_on_terminal)
+                .unwrap_or_else(|e| panic!("{e}\n{}", shown(&o)));
+        } else if text.starts_with("curl ") {
+            let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+            assert!(v["hits"]["total"]["value"].as_u64() > Some(0), "{v}");
+        } else {
+            panic!("README command without a check: {text}");
+        }
+    }
+}
+
+const PLANNER_MD: &str = include_str!("../../docs/planner.md");
+
+// issue 32: docs/planner.md's two commands as written, the second measuring a sample on
+// the demo cluster; their figures are the guide's rules applied to the flags given
+#[test]
+fn the_planner_guide_runs_as_written() {
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| t);
+    let mut shell = Shell::new(edge.cwd());
+    shell.set("SEARCHGATE_URL", &demo_url(&edge));
+    let sample: String = (0..200)
+        .map(|i| {
+            format!(
+                "{{\"title\":\"page {i}\",\"body\":\"{}\"}}\n",
+                "word ".repeat(40)
+            )
+        })
+        .collect();
+    std::fs::write(edge.cwd().join("docs.ndjson"), sample).unwrap();
+    let cmds = commands(blocks(PLANNER_MD, "sh")[0]);
+    assert_eq!(cmds.len(), 2, "{cmds:?}");
+
+    let o = shell.run(&cmds[0].text, 60);
+    // Exit 1: none of the default plans holds 30 connections (the guide's exit statuses).
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    let out = stdout(&o);
+    for (name, value) in [
+        ("shards", "10"),                     // 5 * (1 + 1)
+        ("disk", "22.4 GiB (24000000000 B)"), // 1000 B x 10M x (1 + 1), + 20%
+        ("connections", "30"),                // 300 req/s x 100 ms / 1000
+        ("plan", "(none)"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in\n{out}"));
+        assert!(line[name.len()..].trim_start().starts_with(value), "{line}");
+    }
+
+    let o = shell.run(&cmds[1].text, 120);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", shown(&o));
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&o)));
+    assert_eq!(
+        v["shards"], 60,
+        "1 * (1 + 1) per index, one a day for 30 days: {v}"
+    );
+    assert_eq!(v["connections"], 20, "80 req/s x 250 ms / 1000: {v}");
+    let measured = v["inputs"]["bytes_per_doc"]
+        .as_f64()
+        .or(v["inputs"]["bytes_per_doc"].as_u64().map(|n| n as f64));
+    assert!(
+        measured.is_some_and(|b| b > 0.0),
+        "bytes per document measured on the sample: {v}"
     );
 }

@@ -11,8 +11,8 @@
 //! Substituted, as the README tells the reader to: the banner's URL for
 //! `https://user:pass@localhost:9243`, the created cluster's for `https://u8w...:Zt4...`,
 //! its id for `ID`, the listeners' real ports for 9243 and 9900. "An invoice, with the
-//! CLI" is run the same way by `billing_cli.rs`; the docs' commands by `docs_guides.rs`.
-//! Not run as written yet: "Loading a Hugo site" (it needs a site of the reader's).
+//! CLI" is run the same way by `billing_cli.rs`; "Loading a Hugo site" and the docs'
+//! commands by `docs_guides.rs`.
 
 use crate::support::docs::{blocks, check_output, commands, section, shown, DocCommand, Shell};
 use crate::support::e2e::Edge;

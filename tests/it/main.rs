@@ -49,6 +49,7 @@ mod loadsite_secrets;
 mod loadtest_figures;
 mod metrics_cli;
 mod metrics_e2e;
+mod params_differential;
 mod planner_cli;
 mod tenancy_attacks;
 mod tenancy_contexts;

@@ -443,6 +443,7 @@ fn check(method: Method, target: &str, ct: &str, body: &str) -> Fate {
             expand_open: true,
             expand_closed: true,
             expand_hidden: true,
+            ignore_aliases: false,
         };
         if let Ok(found) = w.engine.store.resolve(&decoded, opts) {
             for h in found {

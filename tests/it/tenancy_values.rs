@@ -296,3 +296,52 @@ fn waits_end_before_the_deadline() {
     }
     all_answered(&edge, &[&alpha, &bravo]);
 }
+
+// issue 25 #5: what a tenant sees never holds an upstream id, and `DELETE /<alias>` is
+// refused as Elasticsearch 7.10 refuses it (the indices behind the alias stay)
+#[test]
+fn no_raw_ids_and_no_deletion_through_an_alias() {
+    let (edge, alpha, bravo) = start();
+    let scroll = sealed(
+        &edge.send(&alpha.req("POST", "/books/_search?scroll=1m&size=1")),
+        "_scroll_id",
+    );
+    let r = edge.send(&alpha.json("DELETE", "/_search/scroll", &json!({"scroll_id": scroll})));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let pit = sealed(
+        &edge.send(&alpha.req("POST", "/books/_pit?keep_alive=1m")),
+        "id",
+    );
+    let r = edge.send(&alpha.json("DELETE", "/_pit", &json!({"id": pit})));
+    assert_eq!(r.status, 200, "{}", r.text());
+    for r in [
+        edge.send(&alpha.json(
+            "POST",
+            "/_search/scroll",
+            &json!({"scroll": "1m", "scroll_id": scroll}),
+        )),
+        edge.send(&alpha.json("POST", "/_search", &json!({"pit": {"id": pit}}))),
+    ] {
+        assert_eq!(r.status, 404, "{}", r.text());
+        let v = r.json();
+        assert_eq!(
+            v["error"]["root_cause"][0]["type"],
+            "search_context_missing_exception"
+        );
+        let reason = v["error"]["root_cause"][0]["reason"].as_str().unwrap();
+        assert_eq!(reason, "No search context found for id [_na_]", "{v}");
+    }
+    let r = edge.send(&alpha.json(
+        "POST",
+        "/_aliases",
+        &json!({"actions": [{"add": {"index": "books", "alias": "shelf"}}]}),
+    ));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let (kind, reason) = es_error(&edge.send(&alpha.req("DELETE", "/shelf")), 400);
+    assert_eq!(kind, "illegal_argument_exception");
+    assert_eq!(
+        reason,
+        "The provided expression [shelf] matches an alias, specify the corresponding concrete indices instead."
+    );
+    all_answered(&edge, &[&alpha, &bravo]);
+}

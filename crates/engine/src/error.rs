@@ -258,8 +258,11 @@ impl EngineError {
                 format!("Request Too Large: the body is over the engine's limit of {limit} bytes"),
             ),
             Timeout(reason) => ErrorBody::new(408, "timeout_exception", reason.clone()),
-            ScrollMissing(id) => {
-                let reason = format!("No search context found for id [{id}]");
+            ScrollMissing(_) => {
+                // Elasticsearch shows its internal context number here; this engine's ids
+                // are the scroll and point-in-time ids themselves, which a multitenant
+                // edge must never let a tenant see raw (issue 25): none is shown
+                let reason = "No search context found for id [_na_]".to_string();
                 search_phase(404, "search_context_missing_exception", reason)
             }
             TooManyScrolls(max) => {

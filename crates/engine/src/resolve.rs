@@ -41,6 +41,10 @@ pub struct Options {
     pub expand_closed: bool,
     /// Wildcards also match hidden indices.
     pub expand_hidden: bool,
+    /// Names only concrete indices (Elasticsearch's `ignoreAliases`, index deletion): a
+    /// name that is an alias is refused (skipped with `ignore_unavailable`), and
+    /// wildcards do not match aliases.
+    pub ignore_aliases: bool,
 }
 
 impl Default for Options {
@@ -53,6 +57,7 @@ impl Default for Options {
             expand_open: true,
             expand_closed: false,
             expand_hidden: false,
+            ignore_aliases: false,
         }
     }
 }
@@ -129,7 +134,7 @@ fn wildcard_part(universe: &[IndexEntry], pattern: &str, opts: Options) -> Part 
         if wildcard_match(pattern, &i.name) {
             out.push((i.name.clone(), None));
         }
-        for (alias, def) in &i.aliases {
+        for (alias, def) in i.aliases.iter().filter(|_| !opts.ignore_aliases) {
             if wildcard_match(pattern, alias) {
                 let filter = def.get("filter").filter(|f| !f.is_null()).cloned();
                 out.push((i.name.clone(), filter));
@@ -150,11 +155,16 @@ fn explicit_part(universe: &[IndexEntry], name: &str, opts: Options) -> EngineRe
         return Ok(vec![(name.to_string(), None)]);
     }
     let members = alias_members(universe, name);
-    if members.is_empty() {
+    if members.is_empty() || (opts.ignore_aliases && opts.ignore_unavailable) {
         if opts.ignore_unavailable {
             return Ok(vec![]);
         }
         return Err(EngineError::IndexNotFound(name.to_string()));
+    }
+    if opts.ignore_aliases {
+        return Err(EngineError::IllegalArgument(format!(
+            "The provided expression [{name}] matches an alias, specify the corresponding concrete indices instead."
+        )));
     }
     Ok(members
         .into_iter()
@@ -401,6 +411,33 @@ mod tests {
         );
         let r = resolve_expression("errors,logs-1", &u, Options::default()).unwrap();
         assert_eq!(r[0].filters, None);
+    }
+
+    // issue 25 #5: index deletion names concrete indices only, as Elasticsearch 7.10
+    #[test]
+    fn aliases_ignored_where_only_indices_count() {
+        let u = universe();
+        let o = Options {
+            ignore_aliases: true,
+            ..Options::default()
+        };
+        let e = resolve_expression("logs", &u, o).unwrap_err().body();
+        assert_eq!(
+            (e.status, e.kind.as_str()),
+            (400, "illegal_argument_exception")
+        );
+        assert_eq!(
+            e.reason,
+            "The provided expression [logs] matches an alias, specify the corresponding concrete indices instead."
+        );
+        let lenient = Options {
+            ignore_unavailable: true,
+            ..o
+        };
+        assert!(resolve_expression("logs", &u, lenient).unwrap().is_empty());
+        // a wildcard matches index names, never aliases
+        assert_eq!(names("error*", o), Ok(vec![]));
+        assert_eq!(names("books", o), Ok(vec!["books".to_string()]));
     }
 
     #[test]

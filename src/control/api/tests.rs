@@ -354,3 +354,44 @@ fn mode_rotate_delete_and_audit() {
         .unwrap()
         .starts_with("token:"));
 }
+
+// issue 32: a rotation's grace is shown while it lasts and not after; with
+// `route_by_username` the view and a create's secrets carry the `localhost` URL too
+#[test]
+fn the_grace_shows_while_it_lasts_and_the_localhost_address_when_routed_by_username() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = api(dir.path()).env;
+    let mut r = crate::registry::catalog::tests::record("acme", "small");
+    r.previous = Some(crate::registry::catalog::Previous {
+        username: "olduser".into(),
+        password: crate::policy::auth::PasswordHash::new(b"old"),
+        until: 60_000,
+    });
+    let during = views::cluster(&r, None, &env, None, 59_999);
+    assert_eq!(
+        during["previous_credentials_valid_until"],
+        "1970-01-01T00:01:00Z"
+    );
+    let after = views::cluster(&r, None, &env, None, 60_000);
+    assert!(
+        after["previous_credentials_valid_until"].is_null(),
+        "{after}"
+    );
+    assert_eq!(
+        after["localhost_address"],
+        "https://acmeuser@localhost:9243"
+    );
+    let secrets = views::secrets(&r, &env, "pw");
+    assert_eq!(
+        secrets["localhost_url"],
+        "https://acmeuser:pw@localhost:9243"
+    );
+    let no_route = ApiEnv {
+        route_by_username: false,
+        ..env
+    };
+    assert!(views::cluster(&r, None, &no_route, None, 0)["localhost_address"].is_null());
+    assert!(views::secrets(&r, &no_route, "pw")
+        .get("localhost_url")
+        .is_none());
+}

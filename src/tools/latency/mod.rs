@@ -324,10 +324,10 @@ fn from_wrk(path: &Path) -> Result<LatencyReport, String> {
     };
     let name = meta("label").unwrap_or_else(|| file_name(path));
     let histograms = [counts.histogram, new_histogram(), new_histogram()];
-    Ok(
-        LatencyReport::from_histograms(&name, Duration::ZERO, span, histograms)
-            .with_target(meta("target")),
-    )
+    let mut r = LatencyReport::from_histograms(&name, Duration::ZERO, span, histograms)
+        .with_target(meta("target"));
+    r.duration_us = num("duration_us");
+    Ok(r)
 }
 
 /// A load test's counts: the histogram and the header's `key=value` pairs.

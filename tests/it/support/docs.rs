@@ -200,12 +200,15 @@ impl Shell {
         self.env.push((key.into(), value.into()));
     }
 
-    /// The command as it runs: `cargo run --release --` replaced by the binary.
+    /// The command as it runs: `cargo run --release --`, and `searchgate` where a command
+    /// starts with it (the docs' spelling for an installed binary), replaced by the binary.
     pub fn resolve(cmd: &str) -> String {
-        cmd.replace(
-            "cargo run --release --",
-            &format!("'{}'", env!("CARGO_BIN_EXE_searchgate")),
-        )
+        let bin = format!("'{}'", env!("CARGO_BIN_EXE_searchgate"));
+        let cmd = match cmd.strip_prefix("searchgate ") {
+            Some(rest) => format!("{bin} {rest}"),
+            None => cmd.to_string(),
+        };
+        cmd.replace("cargo run --release --", &bin)
     }
 
     /// Runs `cmd` (at most `secs` seconds: `timeout` ends it).

@@ -58,7 +58,11 @@ pub fn index(engine: &Engine, req: &mut Request<'_>, name: &str) -> ApiResult {
             }
         }
         Method::Delete => {
-            let o = req.params.indices_options(opts(true, true, true))?;
+            // Elasticsearch 7.10 deletes concrete indices only: `DELETE /<alias>` is a 400
+            let o = Options {
+                ignore_aliases: true,
+                ..req.params.indices_options(opts(true, true, true))?
+            };
             for h in engine.store.resolve(name, o)? {
                 engine.store.delete(&h.name)?;
             }

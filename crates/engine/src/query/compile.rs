@@ -57,6 +57,7 @@ pub(super) fn term_q(t: Term) -> Q {
 /// Compiles `q` for the index described by `ctx`.
 pub fn compile(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
     Ok(match q {
+        Query::Named { query, .. } => compile(query, ctx)?,
         Query::MatchAll { boost } => boosted(Box::new(AllQuery), *boost),
         Query::MatchNone => empty(),
         Query::Match { .. } | Query::MatchPhrase { .. } | Query::MultiMatch { .. } => {

@@ -156,6 +156,12 @@ pub enum CiKind {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Query {
+    /// A query with `_name`: matches as `query`; hits it matches list `name` in
+    /// `matched_queries`.
+    Named {
+        name: String,
+        query: Box<Query>,
+    },
     MatchAll {
         boost: f32,
     },
@@ -281,6 +287,38 @@ impl Query {
             filter: vec![],
             msm: None,
             boost: 1.0,
+        }
+    }
+}
+
+impl Query {
+    /// The named queries in this tree (`_name`), outermost first, in document order.
+    pub fn named(&self) -> Vec<(&str, &Query)> {
+        let mut out = Vec::new();
+        self.collect_named(&mut out);
+        out
+    }
+
+    fn collect_named<'a>(&'a self, out: &mut Vec<(&'a str, &'a Query)>) {
+        match self {
+            Query::Named { name, query } => {
+                out.push((name.as_str(), query.as_ref()));
+                query.collect_named(out);
+            }
+            Query::Bool {
+                must,
+                should,
+                must_not,
+                filter,
+                ..
+            } => {
+                for q in must.iter().chain(should).chain(must_not).chain(filter) {
+                    q.collect_named(out);
+                }
+            }
+            Query::DisMax { queries, .. } => queries.iter().for_each(|q| q.collect_named(out)),
+            Query::ConstantScore { filter, .. } => filter.collect_named(out),
+            _ => {}
         }
     }
 }

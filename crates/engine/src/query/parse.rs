@@ -5,7 +5,6 @@ use serde_json::{Map, Value};
 use super::parse_more::{
     parse_bool_prefix, parse_combined, parse_regexp, parse_terms_set, text_query,
 };
-use super::query_string::{parse_query_string, QsOptions};
 use super::{BoostedField, CiKind, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
 use crate::error::{EngineError, EngineResult};
 
@@ -21,8 +20,40 @@ pub(super) fn as_obj<'a>(v: &'a Value, name: &str) -> EngineResult<&'a Map<Strin
     })
 }
 
-/// Parses a query object (`{"match": {...}}`); `{}` is `match_all`.
+/// Parses a query object (`{"match": {...}}`); `{}` is `match_all`. A query with `_name`
+/// comes wrapped in [`Query::Named`] (hits report it in `matched_queries`).
 pub fn parse_query(v: &Value) -> EngineResult<Query> {
+    let q = parse_unnamed(v)?;
+    let body = v.as_object().and_then(|o| o.values().next());
+    Ok(match body.and_then(query_name) {
+        Some(name) => Query::Named {
+            name,
+            query: Box::new(q),
+        },
+        None => q,
+    })
+}
+
+/// The `_name` of a query body: a sibling of its options (`{"bool": {..., "_name"}}`,
+/// `{"term": {"f": "x", "_name"}}`) or inside its one field's object
+/// (`{"match": {"f": {"query": "x", "_name"}}}`), where every parser reads it.
+fn query_name(body: &Value) -> Option<String> {
+    let obj = body.as_object()?;
+    if let Some(Value::String(n)) = obj.get("_name") {
+        return Some(n.clone());
+    }
+    let mut fields = obj.iter().filter(|(k, _)| *k != "boost" && *k != "_name");
+    let (_, inner) = fields.next()?;
+    if fields.next().is_some() {
+        return None;
+    }
+    match inner.get("_name") {
+        Some(Value::String(n)) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+fn parse_unnamed(v: &Value) -> EngineResult<Query> {
     let obj = v
         .as_object()
         .ok_or_else(|| err("[_na] query malformed, must start with start_object"))?;
@@ -55,7 +86,7 @@ pub fn parse_query(v: &Value) -> EngineResult<Query> {
         "combined_fields" => parse_combined(body),
         "terms_set" => parse_terms_set(body),
         "bool" => parse_bool(body),
-        "query_string" | "simple_query_string" => parse_qs(body, name),
+        "query_string" | "simple_query_string" => super::query_string::parse_qs(body, name),
         "constant_score" => parse_constant_score(body),
         "dis_max" => parse_dis_max(body),
         other => Err(err(format!("unknown query [{other}]"))),
@@ -526,45 +557,6 @@ fn parse_bool(body: &Value) -> EngineResult<Query> {
         msm,
         boost,
     })
-}
-
-fn parse_qs(body: &Value, name: &str) -> EngineResult<Query> {
-    let mut o = QsOptions::default();
-    let mut query = None;
-    for (k, v) in as_obj(body, name)? {
-        match k.as_str() {
-            "query" => query = Some(value_text(v)),
-            "default_field" => o.fields = vec![boosted_field(v.as_str().unwrap_or("*"))],
-            "fields" => o.fields = parse_fields(v, name)?,
-            "default_operator" => o.default_operator = parse_operator(v, name)?,
-            "analyze_wildcard"
-            | "lenient"
-            | "allow_leading_wildcard"
-            | "fuzziness"
-            | "analyzer"
-            | "auto_generate_synonyms_phrase_query"
-            | "flags"
-            | "quote_field_suffix"
-            | "max_determinized_states"
-            | "enable_position_increments"
-            | "fuzzy_max_expansions"
-            | "fuzzy_prefix_length"
-            | "fuzzy_transpositions"
-            | "phrase_slop"
-            | "rewrite"
-            | "escape"
-            | "time_zone"
-            | "quote_analyzer"
-            | "type"
-            | "_name" => {}
-            "tie_breaker" => o.tie_breaker = v.as_f64().unwrap_or(0.0) as f32,
-            "minimum_should_match" => o.msm = Some(parse_msm(v)?),
-            "boost" => o.boost = parse_boost(v, name)?,
-            other => return Err(err(format!("[{name}] query does not support [{other}]"))),
-        }
-    }
-    let query = query.ok_or_else(|| err(format!("[{name}] must be provided with a [query]")))?;
-    parse_query_string(&query, &o)
 }
 
 fn parse_constant_score(body: &Value) -> EngineResult<Query> {

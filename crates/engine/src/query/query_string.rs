@@ -6,8 +6,11 @@
 
 use serde_json::Value;
 
+mod options;
+pub(super) use options::parse_qs;
+
 use super::parse::boosted_field;
-use super::{BoostedField, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
+use super::{BoostedField, Fuzziness, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
 use crate::error::{EngineError, EngineResult};
 
 /// Options of a query string.
@@ -19,6 +22,21 @@ pub struct QsOptions {
     pub tie_breaker: f32,
     pub msm: Option<Msm>,
     pub boost: f32,
+    /// `analyzer`: the search analyzer of terms (and of phrases without `quote_analyzer`).
+    pub analyzer: Option<String>,
+    /// `quote_analyzer`: the search analyzer of `"phrases"`.
+    pub quote_analyzer: Option<String>,
+    /// `phrase_slop`: the slop of phrases without `~N`.
+    pub phrase_slop: u32,
+    /// `fuzziness`: the edit distance of `term~` without a number.
+    pub fuzziness: Fuzziness,
+    /// `lenient`: values that do not fit a field match nothing instead of failing (the
+    /// engine's default when unset: lenient, as for field patterns).
+    pub lenient: Option<bool>,
+    /// `allow_leading_wildcard` (default true).
+    pub allow_leading_wildcard: bool,
+    /// `time_zone` of date range bounds given without one.
+    pub time_zone: Option<String>,
 }
 
 impl Default for QsOptions {
@@ -29,6 +47,13 @@ impl Default for QsOptions {
             tie_breaker: 0.0,
             msm: None,
             boost: 1.0,
+            analyzer: None,
+            quote_analyzer: None,
+            phrase_slop: 0,
+            fuzziness: Fuzziness::Auto(3, 6),
+            lenient: None,
+            allow_leading_wildcard: true,
+            time_zone: None,
         }
     }
 }
@@ -44,7 +69,8 @@ enum Tok {
     And,
     Or,
     Caret(f32),
-    Tilde(u32),
+    /// `~N`, or `~` alone (None: the `fuzziness` / `phrase_slop` option).
+    Tilde(Option<u32>),
     Phrase(String),
     Range {
         lo: String,
@@ -184,7 +210,7 @@ fn lex(q: &str) -> EngineResult<Vec<Tok>> {
             }
             '~' => {
                 i += 1;
-                Tok::Tilde(read_number(&chars, &mut i).unwrap_or(2))
+                Tok::Tilde(read_number(&chars, &mut i))
             }
             '"' => {
                 let end = chars[i + 1..]
@@ -342,7 +368,10 @@ impl Parser<'_> {
             self.pos += 1;
         }
         if let Some(Tok::Tilde(n)) = self.peek() {
-            let d = (*n).min(2) as u8;
+            let d = match n {
+                Some(n) => Fuzziness::Fixed((*n).min(2) as u8),
+                None => self.opts.fuzziness,
+            };
             self.pos += 1;
             if let Query::MultiMatch {
                 opts,
@@ -350,7 +379,7 @@ impl Parser<'_> {
                 ..
             } = &mut q
             {
-                opts.fuzziness = Some(super::Fuzziness::Fixed(d));
+                opts.fuzziness = Some(d);
             }
         }
         Ok(q)
@@ -368,11 +397,11 @@ impl Parser<'_> {
             Tok::Phrase(text) => {
                 let slop = match self.peek() {
                     Some(Tok::Tilde(s)) => {
-                        let s = *s;
+                        let s = s.unwrap_or(self.opts.phrase_slop);
                         self.pos += 1;
                         s
                     }
-                    _ => 0,
+                    _ => self.opts.phrase_slop,
                 };
                 self.phrase(field, text, slop)
             }
@@ -399,12 +428,13 @@ impl Parser<'_> {
                 *slot = Some(Value::String(v));
                 self.range(field, b)
             }
-            Tok::Word(w, wild) => self.word(field, w, wild),
+            Tok::Word(w, wild) => self.word(field, w, wild)?,
             other => return Err(perr(self.q, &format!("unexpected token {other:?}"))),
         })
     }
 
-    fn range(&self, field: Option<&str>, b: RangeBounds) -> Query {
+    fn range(&self, field: Option<&str>, mut b: RangeBounds) -> Query {
+        b.time_zone = self.opts.time_zone.clone();
         self.per_field(field, &|f| Query::Range {
             field: f.into(),
             bounds: b.clone(),
@@ -436,49 +466,61 @@ impl Parser<'_> {
         }
     }
 
-    fn word(&self, field: Option<&str>, w: String, wild: bool) -> Query {
-        if field == Some("_exists_") {
-            return Query::Exists {
-                field: w,
-                boost: 1.0,
+    /// A term with `*`/`?`: `*` alone (exists / match all), a prefix, or a wildcard.
+    fn wild(&self, field: Option<&str>, w: String) -> Query {
+        if w == "*" {
+            return match field {
+                Some(f) => Query::Exists {
+                    field: f.into(),
+                    boost: 1.0,
+                },
+                None => Query::MatchAll { boost: 1.0 },
             };
         }
-        if wild {
-            if w == "*" {
-                return match field {
-                    Some(f) => Query::Exists {
-                        field: f.into(),
-                        boost: 1.0,
-                    },
-                    None => Query::MatchAll { boost: 1.0 },
-                };
+        let prefix = w.strip_suffix('*').filter(|p| !p.contains(['*', '?']));
+        match prefix {
+            Some(p) => {
+                let p = p.to_lowercase();
+                self.per_field(field, &|f| Query::Prefix {
+                    field: f.into(),
+                    value: p.clone(),
+                    boost: 1.0,
+                })
             }
-            let prefix = w.strip_suffix('*').filter(|p| !p.contains(['*', '?']));
-            return match prefix {
-                Some(p) => {
-                    let p = p.to_lowercase();
-                    self.per_field(field, &|f| Query::Prefix {
-                        field: f.into(),
-                        value: p.clone(),
-                        boost: 1.0,
-                    })
-                }
-                None => {
-                    let w = w.to_lowercase();
-                    self.per_field(field, &|f| Query::Wildcard {
-                        field: f.into(),
-                        value: w.clone(),
-                        boost: 1.0,
-                    })
-                }
-            };
+            None => {
+                let w = w.to_lowercase();
+                self.per_field(field, &|f| Query::Wildcard {
+                    field: f.into(),
+                    value: w.clone(),
+                    boost: 1.0,
+                })
+            }
+        }
+    }
+
+    fn word(&self, field: Option<&str>, w: String, wild: bool) -> EngineResult<Query> {
+        if field == Some("_exists_") {
+            return Ok(Query::Exists {
+                field: w,
+                boost: 1.0,
+            });
+        }
+        if wild && w != "*" && !self.opts.allow_leading_wildcard && w.starts_with(['*', '?']) {
+            return Err(perr(
+                self.q,
+                "'*' or '?' not allowed as first character in WildcardQuery",
+            ));
+        }
+        if wild {
+            return Ok(self.wild(field, w));
         }
         let opts = MatchOpts {
             operator: self.opts.default_operator,
-            lenient: true,
+            lenient: self.opts.lenient.unwrap_or(true),
+            analyzer: self.opts.analyzer.clone(),
             ..Default::default()
         };
-        Query::MultiMatch {
+        Ok(Query::MultiMatch {
             fields: self.fields(field),
             query: Value::String(w),
             kind: MultiKind::BestFields,
@@ -486,7 +528,7 @@ impl Parser<'_> {
             slop: 0,
             opts,
             boost: 1.0,
-        }
+        })
     }
 
     fn phrase(&self, field: Option<&str>, text: String, slop: u32) -> Query {
@@ -497,7 +539,12 @@ impl Parser<'_> {
             tie_breaker: self.opts.tie_breaker,
             slop,
             opts: MatchOpts {
-                lenient: true,
+                lenient: self.opts.lenient.unwrap_or(true),
+                analyzer: self
+                    .opts
+                    .quote_analyzer
+                    .clone()
+                    .or(self.opts.analyzer.clone()),
                 ..Default::default()
             },
             boost: 1.0,

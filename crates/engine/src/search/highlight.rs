@@ -256,6 +256,7 @@ fn wanted(q: &Query, m: &Mapping, out: &mut Vec<(String, Want)>) {
         }
         Query::ConstantScore { filter, .. } => wanted(filter, m, out),
         Query::DisMax { queries, .. } => queries.iter().for_each(|c| wanted(c, m, out)),
+        Query::Named { query, .. } => wanted(query, m, out),
         _ => {}
     }
 }

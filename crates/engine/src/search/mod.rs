@@ -75,6 +75,8 @@ struct Plan {
     hits_query: Box<dyn TQuery>,
     agg_query: Option<Box<dyn TQuery>>,
     keys: Vec<Key>,
+    /// The named queries (`_name`) of the query and the post filter, for `matched_queries`.
+    named: Vec<(String, Box<dyn TQuery>)>,
 }
 
 fn plan(handle: &Arc<IndexHandle>, req: &SearchRequest, now: i64) -> EngineResult<Plan> {
@@ -99,11 +101,19 @@ fn plan(handle: &Arc<IndexHandle>, req: &SearchRequest, now: i64) -> EngineResul
         compile(&with_filters(&req.query, filter), &ctx)?
     };
     let keys = sort::resolve(&req.sort, &mapping, &handle.name, fields.id)?;
+    let named = req
+        .query
+        .named()
+        .into_iter()
+        .chain(req.post_filter.iter().flat_map(|q| q.named()))
+        .map(|(name, q)| Ok((name.to_string(), compile(q, &ctx)?)))
+        .collect::<EngineResult<_>>()?;
     Ok(Plan {
         handle: handle.clone(),
         hits_query,
         agg_query: Some(base),
         keys,
+        named,
     })
 }
 

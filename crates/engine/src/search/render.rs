@@ -8,8 +8,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{json, Value};
+use tantivy::query::EnableScoring;
 use tantivy::schema::Value as _;
-use tantivy::TantivyDocument;
+use tantivy::{DocSet, TantivyDocument};
 
 use super::highlight::highlight_hit;
 use super::sort::{is_score_order, Key, KeyKind};
@@ -37,6 +38,8 @@ struct HitOut {
     highlight: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sort: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    matched_queries: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -190,5 +193,26 @@ fn render_hit(
         fields: fields_out,
         highlight,
         sort,
+        matched_queries: matched_queries(c, &plans[c.index])?,
     })
+}
+
+/// `matched_queries`: the names of the request's named queries that match the hit, each
+/// once, sorted (Elasticsearch lists the names of its named-query map).
+fn matched_queries(c: &Candidate, plan: &Plan) -> EngineResult<Vec<String>> {
+    let mut out = Vec::new();
+    let segment = c.searcher.segment_reader(c.addr.segment_ord);
+    for (name, q) in &plan.named {
+        if out.contains(name) {
+            continue;
+        }
+        let weight = q.weight(EnableScoring::disabled_from_searcher(&c.searcher))?;
+        let mut scorer = weight.scorer(segment, 1.0)?;
+        let doc = c.addr.doc_id;
+        if scorer.doc() == doc || (scorer.doc() < doc && scorer.seek(doc) == doc) {
+            out.push(name.clone());
+        }
+    }
+    out.sort();
+    Ok(out)
 }

@@ -371,3 +371,44 @@ fn bm25_prefers_shorter_fields() {
     let s1 = v["hits"]["hits"][1]["_score"].as_f64().unwrap();
     assert!(s0 > s1 && s1 > 0.0);
 }
+
+// issue 30: `_name` -> each hit lists the named queries (query and post filter, any depth)
+// it matches in `matched_queries`; hits matching none have no `matched_queries`
+#[test]
+fn named_queries_are_reported_per_hit() {
+    let (_d, _s, h) = setup(2);
+    let v = run(
+        &h,
+        json!({"query": {"bool": {"should": [
+            {"match": {"title": {"query": "fox", "_name": "fox"}}},
+            {"term": {"tag": {"value": "book", "_name": "book"}}},
+            {"constant_score": {"filter": {"range": {"n": {"gte": 5, "_name": "big"}}}}}
+        ], "_name": "any"}},
+        "post_filter": {"exists": {"field": "title", "_name": "titled"}},
+        "size": 10}),
+    );
+    let mut got: Vec<(String, Value)> = v["hits"]["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["_id"].as_str().unwrap().to_string(),
+                h["matched_queries"].clone(),
+            )
+        })
+        .collect();
+    got.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        got,
+        vec![
+            ("1".into(), json!(["any", "big", "fox", "titled"])),
+            ("2".into(), json!(["any", "big", "titled"])),
+            ("3".into(), json!(["any", "book", "titled"])),
+            ("4".into(), json!(["any", "big", "book", "titled"])),
+            ("5".into(), json!(["any", "fox", "titled"])),
+        ]
+    );
+    let v = run(&h, json!({"query": {"match": {"title": "fox"}}}));
+    assert!(v["hits"]["hits"][0].get("matched_queries").is_none(), "{v}");
+}

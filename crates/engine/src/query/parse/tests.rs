@@ -94,3 +94,36 @@ fn multi_match_fields_with_boosts() {
     );
     assert_eq!(kind, MultiKind::MostFields);
 }
+
+// issue 30: `_name`, wherever the query takes it, wraps the query in `Query::Named`
+#[test]
+fn named_queries_keep_their_name() {
+    for q in [
+        json!({"query_string": {"query": "a", "_name": "n"}}),
+        json!({"match": {"f": {"query": "a", "_name": "n"}}}),
+        json!({"term": {"f": {"value": "a", "_name": "n"}}}),
+        json!({"term": {"f": "a", "_name": "n"}}),
+        json!({"bool": {"must": [], "_name": "n"}}),
+        json!({"match_all": {"_name": "n"}}),
+        json!({"range": {"f": {"gte": 1, "_name": "n"}}}),
+        json!({"exists": {"field": "f", "_name": "n"}}),
+        json!({"match_phrase": {"f": {"query": "a", "_name": "n"}}}),
+        json!({"ids": {"values": ["1"], "_name": "n"}}),
+    ] {
+        let parsed = p(q.clone()).unwrap();
+        assert_eq!(parsed.named().len(), 1, "{q}");
+        assert_eq!(parsed.named()[0].0, "n", "{q}");
+    }
+    let q = p(
+        json!({"bool": {"filter": [{"ids": {"values": ["1"], "_name": "a"}}],
+        "should": [{"dis_max": {"queries": [{"match_all": {"_name": "b"}}]}}]}}),
+    )
+    .unwrap();
+    let names: Vec<&str> = q.named().iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, vec!["b", "a"]);
+    // a field called `_name` is a field, not a name
+    assert!(p(json!({"term": {"_name": {"value": "x"}}}))
+        .unwrap()
+        .named()
+        .is_empty());
+}
