@@ -561,3 +561,113 @@ fn the_planner_guide_runs_as_written() {
         "bytes per document measured on the sample: {v}"
     );
 }
+
+/// Counts as `loadtest/common.lua` writes them: `requests` at 1-3 ms, a 40 ms tail.
+fn counts_file(path: &Path, label: &str, requests: u64) {
+    let mut text = format!(
+        "# wrk latency counts rebuilt from its percentiles: value_us count\n\
+         # requests={requests} duration_us=2000000 end_unix_s=1800000000\n# label={label}\n\
+         # target=https://u:****@localhost:9243\n"
+    );
+    text.push_str(&format!(
+        "1000 {}\n3000 {}\n40000 1\n",
+        requests / 2,
+        requests - requests / 2 - 1
+    ));
+    std::fs::write(path, text).unwrap();
+}
+
+// issue 32: docs/metrics.md's `latency` commands as written (`acme` is the demo, `bravo`
+// a cluster created for it), from the admin API, from the interval log the edge wrote at
+// SIGTERM, and from load-test counts: each says what it covers and draws its chart
+#[test]
+fn the_latency_commands_of_the_metrics_guide_run_as_written() {
+    installs::ensure_debian_packages("command -v curl", &["curl"]);
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| {
+        t.replacen("[edge]\n", "[edge]\nlatency_log = true\n", 1)
+    });
+    let demo = demo_url(&edge);
+    let bravo = edge
+        .admin()
+        .create(serde_json::json!({"plan": "sandbox", "name": "bravo"}));
+    let bravo_id = bravo["id"].as_str().unwrap().to_string();
+    let bravo_url = bravo["localhost_url"]
+        .as_str()
+        .expect("localhost_url")
+        .to_string();
+    let shell = Shell::new(edge.cwd());
+    for url in [&demo, &demo, &bravo_url] {
+        curl(&shell, &format!("{url}/"), "");
+    }
+    for (name, n) in [("run", 1000), ("r1", 1000), ("r2", 2000), ("r3", 3000)] {
+        counts_file(&edge.cwd().join(format!("{name}.counts")), name, n);
+    }
+    let block = section(METRICS_MD, "## The `latency` command");
+    let cmds = commands(blocks(block, "sh")[0]);
+    assert_eq!(cmds.len(), 6, "{cmds:?}");
+    let as_written = |t: &str| t.replace("acme", "demo").replace("bravo", &bravo_id);
+    let svg = |name: &str| svg_in(edge.cwd(), name);
+    // From the running edge's API first.
+    let o = shell.run(&as_written(&cmds[0].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(
+        stdout(&o).starts_with("demo: 2 requests\n"),
+        "{}",
+        shown(&o)
+    );
+    assert_eq!(svg("demo.svg"), ["total", "upstream", "queue"]);
+    let o = shell.run(&as_written(&cmds[1].text), 60);
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&o)));
+    assert_eq!(
+        (v["cluster"].as_str(), v["total"]["count"].as_u64()),
+        (Some("demo"), Some(2))
+    );
+    let o = shell.run(&as_written(&cmds[2].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(
+        stdout(&o).contains(&format!("\n{bravo_id}: 1 requests\n")),
+        "{}",
+        shown(&o)
+    );
+    assert_eq!(
+        svg("both.svg")[..4],
+        [
+            "demo total",
+            "demo upstream",
+            "demo queue",
+            &format!("{bravo_id} total")
+        ]
+    );
+    // The interval log, written when the edge stops.
+    let dir = edge.stop();
+    let shell = Shell::new(dir.path());
+    let o = shell.run(&as_written(&cmds[3].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(
+        stdout(&o).starts_with("demo: 2 requests\n"),
+        "{}",
+        shown(&o)
+    );
+    let o = shell.run(&as_written(&cmds[4].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    let hgrm = std::fs::read_to_string(dir.path().join("run.hgrm")).unwrap();
+    assert!(hgrm.lines().any(|l| l.starts_with("#[p50 = ")), "{hgrm}");
+    assert_eq!(svg_in(dir.path(), "run.svg"), ["total"]);
+    let o = shell.run(&as_written(&cmds[5].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert_eq!(
+        svg_in(dir.path(), "runs.svg"),
+        ["r1 total", "r2 total", "r3 total"]
+    );
+}
+
+/// The `data-series` of the polylines of the SVG `dir/name`.
+fn svg_in(dir: &Path, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("data-series").map(str::to_string))
+        .collect()
+}
