@@ -10,7 +10,7 @@
 //! against a cluster URL builds only `searchgate`.
 
 use crate::support::docs::{blocks, commands, section, shown, Shell};
-use crate::support::e2e::Edge;
+use crate::support::e2e::{eventually, Edge};
 use crate::support::{installs, repo_root};
 
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -598,6 +598,20 @@ fn the_latency_commands_of_the_metrics_guide_run_as_written() {
     let shell = Shell::new(edge.cwd());
     for url in [&demo, &demo, &bravo_url] {
         curl(&shell, &format!("{url}/"), "");
+    }
+    // A request counts once its core hands its sample over (about 100 ms after the
+    // answer): wait for the hub to count all three before reading the reports.
+    for (id, n) in [("demo", 2), (bravo_id.as_str(), 1)] {
+        eventually(
+            &format!("{n} request(s) of {id} counted"),
+            std::time::Duration::from_secs(10),
+            || {
+                let a = edge
+                    .admin()
+                    .call("GET", &format!("/v1/clusters/{id}/latency"), None);
+                (a.body["total"]["count"].as_u64() == Some(n)).then_some(())
+            },
+        );
     }
     for (name, n) in [("run", 1000), ("r1", 1000), ("r2", 2000), ("r3", 3000)] {
         counts_file(&edge.cwd().join(format!("{name}.counts")), name, n);
