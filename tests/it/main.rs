@@ -18,6 +18,7 @@ mod control_durability;
 mod control_reload;
 mod defence_budgets;
 mod defence_faults;
+mod defence_noisy;
 mod docs_guides;
 mod docs_readme;
 mod edge_allowance;
