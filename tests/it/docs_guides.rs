@@ -504,6 +504,62 @@ fn the_hugo_site_guides_run_as_written() {
             panic!("README command without a check: {text}");
         }
     }
+    load_site_guide_rest(&shell);
+}
+
+/// docs/load-site.md's step 6 (the search) and "Sites built elsewhere" as written, against
+/// the embedded default: with `--cacert data/ca.pem`, as step 4 tells its reader, and the
+/// config lines the template prints added to the site's config, as its comment says.
+fn load_site_guide_rest(shell: &Shell) {
+    let ca = "--cacert data/ca.pem";
+    let guide = section(LOAD_SITE_MD, "## Walk-through");
+    let search = &commands(blocks(guide, "sh")[3])[0].text;
+    assert!(search.starts_with("curl -s "), "{search}");
+    let o = shell.run(
+        &search.replacen("curl -s ", &format!("curl -s {ca} "), 1),
+        60,
+    );
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&o)));
+    assert!(v["hits"]["total"]["value"].as_u64() > Some(0), "{v}");
+
+    let cmds = commands(blocks(section(LOAD_SITE_MD, "## Sites built elsewhere"), "sh")[0]);
+    assert_eq!(cmds.len(), 3, "{cmds:?}");
+    assert!(cmds[0]
+        .text
+        .ends_with("> my-site/layouts/index.searchgatepages.json"));
+    let o = shell.run(&cmds[0].text, 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    // The reader's step: the lines the template's comment gives, into the site config.
+    let template =
+        std::fs::read_to_string(shell.dir.join("my-site/layouts/index.searchgatepages.json"))
+            .unwrap();
+    let lines = template
+        .split("add to your site config:\n\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .expect("the config lines in the template's comment");
+    let config = shell.dir.join("my-site/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push('\n');
+    text.push_str(lines);
+    text.push('\n');
+    std::fs::write(&config, text).unwrap();
+    let o = shell.run(&cmds[1].text, 120);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(shell
+        .dir
+        .join("my-site/public/searchgate-pages.json")
+        .exists());
+    let o = shell.run(&format!("{} {ca}", cmds[2].text), 120);
+    assert!(o.status.success(), "{}", shown(&o));
+    let out = stdout(&o);
+    // The same pages as the load from the site (every page keeps its id: nothing new).
+    assert!(
+        out.lines().any(|l| l.starts_with("indexed 20, failed 0")),
+        "{}",
+        shown(&o)
+    );
 }
 
 const PLANNER_MD: &str = include_str!("../../docs/planner.md");
@@ -665,6 +721,14 @@ fn the_latency_commands_of_the_metrics_guide_run_as_written() {
     );
     let o = shell.run(&as_written(&cmds[4].text), 60);
     assert!(o.status.success(), "{}", shown(&o));
+    // A load test times whole requests: no queue or upstream row (no false zeros).
+    let out = stdout(&o);
+    assert!(out.contains("\ntotal "), "{out}");
+    assert!(
+        !out.contains("\nqueue ") && !out.contains("\nupstream "),
+        "{out}"
+    );
+    assert!(out.contains("whole requests only"), "{out}");
     let hgrm = std::fs::read_to_string(dir.path().join("run.hgrm")).unwrap();
     assert!(hgrm.lines().any(|l| l.starts_with("#[p50 = ")), "{hgrm}");
     assert_eq!(svg_in(dir.path(), "run.svg"), ["total"]);
