@@ -705,7 +705,12 @@ fn query_options_are_honoured_or_refused() {
             on.count("fz", json!({"match": {"w": o}}))
         };
         assert_eq!(m(json!({})), 4, "[{}]", on.class);
-        assert_eq!(m(json!({"fuzzy_transpositions": false})), 3, "[{}]", on.class);
+        assert_eq!(
+            m(json!({"fuzzy_transpositions": false})),
+            3,
+            "[{}]",
+            on.class
+        );
         assert_eq!(m(json!({"prefix_length": 1})), 3, "[{}]", on.class);
         assert_eq!(m(json!({"max_expansions": 1})), 1, "[{}]", on.class);
         let (s, e) = on.fails(

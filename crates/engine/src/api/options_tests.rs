@@ -65,7 +65,10 @@ fn fuzzy_options_of_match_are_honoured() {
     assert_eq!(m(json!({"prefix_length": 1})), 3);
     // "qui": quick, and quikc by a transposition
     assert_eq!(m(json!({"prefix_length": "3"})), 2);
-    assert_eq!(m(json!({"prefix_length": 3, "fuzzy_transpositions": false})), 1);
+    assert_eq!(
+        m(json!({"prefix_length": 3, "fuzzy_transpositions": false})),
+        1
+    );
     // the most similar term first: the exact one
     assert_eq!(m(json!({"max_expansions": 1})), 1);
     // above the cap it is the cap (Lucene: min(maxClauseCount, maxExpansions))
@@ -96,7 +99,10 @@ fn options_without_effect_are_refused_by_name() {
         &e,
         json!({"match": {"w": {"query": "quick", "cutoff_frequency": 0.01}}}),
     );
-    assert!(r.contains("[cutoff_frequency]") && r.contains("not supported"), "{r}");
+    assert!(
+        r.contains("[cutoff_frequency]") && r.contains("not supported"),
+        "{r}"
+    );
     let r = refused(
         &e,
         json!({"match": {"w": {"query": "quick", "fuzzy_rewrite": "top_terms_10"}}}),
@@ -117,11 +123,11 @@ fn options_without_effect_are_refused_by_name() {
         json!({"match": {"w": {"query": "quick", "zero_terms_query": "some"}}}),
     );
     assert_eq!(r, "Unsupported zero_terms_query value [some]");
-    let r = refused(
-        &e,
-        json!({"match": {"n": {"query": "3", "fuzziness": 1}}}),
+    let r = refused(&e, json!({"match": {"n": {"query": "3", "fuzziness": 1}}}));
+    assert!(
+        r.contains("Can only use fuzzy queries on keyword and text fields"),
+        "{r}"
     );
-    assert!(r.contains("Can only use fuzzy queries on keyword and text fields"), "{r}");
     // max_expansions is an option of match_phrase_prefix, not of match_phrase
     let r = refused(
         &e,
@@ -184,7 +190,10 @@ fn range_relation() {
         &e,
         json!({"range": {"n": {"gte": 1, "relation": "disjoint"}}}),
     );
-    assert_eq!(r, "Field [n] of type [long] does not support DISJOINT ranges");
+    assert_eq!(
+        r,
+        "Field [n] of type [long] does not support DISJOINT ranges"
+    );
     let r = refused(&e, json!({"range": {"n": {"gte": 1, "relation": "near"}}}));
     assert_eq!(r, "near is not a valid relation");
 }

@@ -228,7 +228,9 @@ fn check_root_param(k: &str, v: &Value) -> EngineResult<()> {
         "_all" if flag(v, "enabled")? == Some(true) => {
             return Err(root_unsupported("[_all] [enabled] true"))
         }
-        "enabled" if !as_bool(v, k)? => return Err(root_unsupported("[enabled] false on the root")),
+        "enabled" if !as_bool(v, k)? => {
+            return Err(root_unsupported("[enabled] false on the root"))
+        }
         "dynamic_templates" | "runtime" if !empty(v) => {
             return Err(root_unsupported(&format!("[{k}]")))
         }

@@ -476,9 +476,7 @@ fn multi_match(
             MultiKind::Phrase | MultiKind::PhrasePrefix => {
                 phrase_field(ctx, &f, &as_text(query), ph, opts.analyzer.as_deref())
             }
-            MultiKind::BoolPrefix => {
-                super::more::bool_prefix_field(ctx, &f, &as_text(query), opts)
-            }
+            MultiKind::BoolPrefix => super::more::bool_prefix_field(ctx, &f, &as_text(query), opts),
             _ => match_field(ctx, &f, query, opts),
         };
         match q {

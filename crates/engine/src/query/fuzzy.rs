@@ -198,7 +198,10 @@ impl PartialOrd for Ranked {
 
 impl Ord for Ranked {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.0.total_cmp(&self.0).then_with(|| self.1.cmp(&other.1))
+        other
+            .0
+            .total_cmp(&self.0)
+            .then_with(|| self.1.cmp(&other.1))
     }
 }
 
@@ -274,7 +277,8 @@ impl Weight for PerSegment {
             let Some(info) = ii.terms().get(&key)? else {
                 continue;
             };
-            let mut block = ii.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
+            let mut block =
+                ii.read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)?;
             loop {
                 let ds = block.docs();
                 if ds.is_empty() {
@@ -336,7 +340,10 @@ mod tests {
         let (index, f) = index(words);
         let s = index.reader().unwrap().searcher();
         let q = FuzzyQuery::new(Term::from_field_text(f, ""), text, params);
-        let hits = s.search(&q, &TopDocs::with_limit(100).order_by_score()).unwrap().len();
+        let hits = s
+            .search(&q, &TopDocs::with_limit(100).order_by_score())
+            .unwrap()
+            .len();
         // scored and unscored paths agree when the expansion is not cut
         assert_eq!(hits, s.search(&q, &Count).unwrap());
         hits

@@ -227,7 +227,9 @@ pub(super) fn parse_flag(v: &Value, name: &str, key: &str) -> EngineResult<bool>
 pub(super) fn parse_prefix_length(v: &Value, name: &str) -> EngineResult<usize> {
     let n = parse_int(v, name, "prefix_length")?;
     usize::try_from(n).map_err(|_| {
-        EngineError::IllegalArgument(format!("[{name}] requires prefix length to be non-negative."))
+        EngineError::IllegalArgument(format!(
+            "[{name}] requires prefix length to be non-negative."
+        ))
     })
 }
 
@@ -335,7 +337,11 @@ pub(super) fn parse_tie_breaker(v: &Value, name: &str) -> EngineResult<f32> {
         _ => None,
     }
     .map(|f| f as f32)
-    .ok_or_else(|| err(format!("[{name}] failed to parse [tie_breaker] value [{v}]")))
+    .ok_or_else(|| {
+        err(format!(
+            "[{name}] failed to parse [tie_breaker] value [{v}]"
+        ))
+    })
 }
 
 /// Parses `title^2` into a boosted field.

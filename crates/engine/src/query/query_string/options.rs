@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::{parse_query_string, QsOptions};
 use crate::error::EngineResult;
 use crate::query::parse::{
-    boosted_field, err, parse_boost, parse_fields, parse_max_expansions, parse_msm,
-    parse_operator, parse_prefix_length, parse_tie_breaker, value_text,
+    boosted_field, err, parse_boost, parse_fields, parse_max_expansions, parse_msm, parse_operator,
+    parse_prefix_length, parse_tie_breaker, value_text,
 };
 use crate::query::{Fuzziness, Query};
 
@@ -200,8 +200,10 @@ mod tests {
             (opts.prefix_length, opts.max_expansions, opts.transpositions),
             (2, crate::query::fuzzy::MAX_EXPANSIONS_CAP, false)
         );
-        assert!(reason(qs(json!({"query": "a~", "fuzzy_max_expansions": 0})))
-            .contains("requires max expansions to be positive"));
+        assert!(
+            reason(qs(json!({"query": "a~", "fuzzy_max_expansions": 0})))
+                .contains("requires max expansions to be positive")
+        );
         let Query::Range { bounds, .. } =
             qs(json!({"query": "d:[2020-01-01 TO *]", "time_zone": "+01:00"})).unwrap()
         else {
