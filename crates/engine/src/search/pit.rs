@@ -97,7 +97,7 @@ impl Pits {
         let deadline = self.now().saturating_add(keep_ms);
         let created_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| super::scroll::millis(d));
+            .map_or(0, super::scroll::millis);
         let pit = Arc::new(Pit {
             indices,
             views,
