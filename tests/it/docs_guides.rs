@@ -505,3 +505,59 @@ fn the_hugo_site_guides_run_as_written() {
         }
     }
 }
+
+const PLANNER_MD: &str = include_str!("../../docs/planner.md");
+
+// issue 32: docs/planner.md's two commands as written, the second measuring a sample on
+// the demo cluster; their figures are the guide's rules applied to the flags given
+#[test]
+fn the_planner_guide_runs_as_written() {
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| t);
+    let mut shell = Shell::new(edge.cwd());
+    shell.set("SEARCHGATE_URL", &demo_url(&edge));
+    let sample: String = (0..200)
+        .map(|i| {
+            format!(
+                "{{\"title\":\"page {i}\",\"body\":\"{}\"}}\n",
+                "word ".repeat(40)
+            )
+        })
+        .collect();
+    std::fs::write(edge.cwd().join("docs.ndjson"), sample).unwrap();
+    let cmds = commands(blocks(PLANNER_MD, "sh")[0]);
+    assert_eq!(cmds.len(), 2, "{cmds:?}");
+
+    let o = shell.run(&cmds[0].text, 60);
+    // Exit 1: none of the default plans holds 30 connections (the guide's exit statuses).
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    let out = stdout(&o);
+    for (name, value) in [
+        ("shards", "10"),                     // 5 * (1 + 1)
+        ("disk", "22.4 GiB (24000000000 B)"), // 1000 B x 10M x (1 + 1), + 20%
+        ("connections", "30"),                // 300 req/s x 100 ms / 1000
+        ("plan", "(none)"),
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in\n{out}"));
+        assert!(line[name.len()..].trim_start().starts_with(value), "{line}");
+    }
+
+    let o = shell.run(&cmds[1].text, 120);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", shown(&o));
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&o)));
+    assert_eq!(
+        v["shards"], 60,
+        "1 * (1 + 1) per index, one a day for 30 days: {v}"
+    );
+    assert_eq!(v["connections"], 20, "80 req/s x 250 ms / 1000: {v}");
+    let measured = v["inputs"]["bytes_per_doc"]
+        .as_f64()
+        .or(v["inputs"]["bytes_per_doc"].as_u64().map(|n| n as f64));
+    assert!(
+        measured.is_some_and(|b| b > 0.0),
+        "bytes per document measured on the sample: {v}"
+    );
+}

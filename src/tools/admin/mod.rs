@@ -277,3 +277,28 @@ fn call_text(args: &AdminArgs) -> Result<String, String> {
     let api = AdminClient::find(args.url.as_deref(), args.token_file.as_deref())?;
     Ok(api.call_text(method, &path)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // issue 32: `admin audit` passes the API's filters
+    #[test]
+    fn audit_takes_the_apis_filters() {
+        let all = AdminCommand::Audit {
+            cluster: None,
+            limit: None,
+            before: None,
+        };
+        assert_eq!(request(&all).1, "/v1/audit");
+        let some = AdminCommand::Audit {
+            cluster: Some("c1 x".into()),
+            limit: Some(5),
+            before: Some(42),
+        };
+        assert_eq!(
+            request(&some).1,
+            "/v1/audit?cluster=c1%20x&limit=5&before=42"
+        );
+    }
+}
