@@ -14,6 +14,7 @@
 
 mod billing;
 pub mod embedded;
+mod fleet;
 mod units;
 
 use std::collections::HashSet;
@@ -25,6 +26,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub use billing::BillingConfig;
+pub use fleet::{FleetConfig, StoreConfig};
 pub use units::{parse_duration, parse_size, ByteSize, Dur};
 
 /// A secret string (a cluster password): never shown by `Debug` or `Display`.
@@ -140,6 +142,12 @@ pub struct Config {
     /// Fault injection for tests (absent: none; see [`DebugConfig`]).
     #[serde(default)]
     pub debug: DebugConfig,
+    /// The control plane's store (absent: SQLite in `data_dir`).
+    #[serde(default)]
+    pub store: StoreConfig,
+    /// This node in a fleet sharing a PostgreSQL store.
+    #[serde(default)]
+    pub fleet: FleetConfig,
 }
 
 /// The environment variable that must be `1` for a `[debug]` table that turns a hook on
@@ -523,6 +531,8 @@ impl Config {
             }
         }
         self.billing.validate()?;
+        self.store.validate()?;
+        self.fleet.validate()?;
         self.validate_plans()?;
         self.validate_clusters()
     }
