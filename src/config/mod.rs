@@ -272,6 +272,10 @@ pub struct EngineConfig {
     /// clusters on the engine share them out (see `tenancy::context_shares`).
     #[serde(default = "default_engine_open_contexts")]
     pub max_open_contexts: u64,
+    /// Connections the engine serves at once (one thread each); at the limit a new one
+    /// takes the place of the one idle the longest, so only connections doing work count.
+    #[serde(default = "default_engine_connections")]
+    pub max_connections: u64,
 }
 
 /// `[admin]`: the control plane's admin API listener and where new clusters go.
@@ -439,6 +443,9 @@ fn default_max_open_contexts() -> u64 {
 }
 fn default_engine_open_contexts() -> u64 {
     500
+}
+fn default_engine_connections() -> u64 {
+    4096
 }
 fn default_mode() -> Mode {
     Mode::Normal

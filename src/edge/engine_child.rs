@@ -41,6 +41,8 @@ struct Launch {
     data_dir: PathBuf,
     /// Its limit of open shard contexts (`[engine] max_open_contexts`).
     max_open_contexts: u64,
+    /// Its limit of connections (`[engine] max_connections`).
+    max_connections: u64,
     /// Pass the test-only fault injection on (`[debug] panic_hooks`).
     debug_hooks: bool,
 }
@@ -63,7 +65,9 @@ fn spawn(l: &Launch) -> std::io::Result<Child> {
         .arg("--data-dir")
         .arg(&l.data_dir)
         .arg("--max-open-scroll-context")
-        .arg(l.max_open_contexts.to_string());
+        .arg(l.max_open_contexts.to_string())
+        .arg("--max-connections")
+        .arg(l.max_connections.to_string());
     if l.debug_hooks {
         cmd.arg("--debug-panic-hooks");
     }
@@ -130,6 +134,7 @@ impl EngineChild {
             addr,
             data_dir: data_dir.clone(),
             max_open_contexts: config.max_open_contexts,
+            max_connections: config.max_connections,
             debug_hooks,
         };
         let child = spawn(&launch).map_err(|e| format!("cannot start the embedded engine: {e}"))?;

@@ -204,3 +204,53 @@ fn a_wait_ends_when_its_client_is_gone() {
     assert_eq!(r.status, 200, "{}", r.text());
     all_answered(&edge, &[&alpha, &bravo]);
 }
+
+/// A connection straight to the engine that sent one request and read its answer (now
+/// idle, kept alive).
+fn idle_engine_connection(engine: SocketAddr) -> e2e::Conn {
+    let mut c = e2e::Conn::plain(engine);
+    let r = e2e::exchange(&mut c, &e2e::client::Req::new("GET", "/").host("engine"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    c
+}
+
+// issue 25 #4 (spec 7: 503 only for a node restart): the engine's connection limit counts
+// the connections doing work. At the limit, a new connection takes the place of the one
+// idle the longest, so idle keep-alive connections (the edge's pools, anyone's) never lock
+// the tenants out; only when every connection is busy is the next one refused (N+1).
+#[test]
+fn the_engines_connection_limit_counts_busy_connections_only() {
+    let config = Config::new()
+        .engine_key("max_connections", "4")
+        .cluster(ClusterSpec::multitenant("alpha", "p"))
+        .cluster(ClusterSpec::multitenant("bravo", "p"));
+    let edge = Edge::start(config);
+    let (alpha, bravo) = (edge.tenant("alpha"), edge.tenant("bravo"));
+    let engine = edge.engine();
+    // four idle connections fill the limit; the tenants are still served, again and again
+    let idle: Vec<e2e::Conn> = (0..4).map(|_| idle_engine_connection(engine)).collect();
+    index(&edge, &alpha, "big", 1);
+    index(&edge, &bravo, "big", 1);
+    all_answered(&edge, &[&alpha, &bravo]);
+    drop(idle);
+
+    // four busy connections (waits) fill it for real: the fifth is refused 503
+    let waits: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = TcpStream::connect(engine).unwrap();
+            let req = "GET /_cluster/health/missing?wait_for_status=green&timeout=30s HTTP/1.1\r\nHost: e\r\n\r\n";
+            s.write_all(req.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    eventually("four busy connections", Duration::from_secs(10), || {
+        let r = e2e::direct(engine, "GET", "/", None);
+        (r.status == 503).then_some(())
+    });
+    // the waits' clients go away: the engine ends them, and serves again
+    drop(waits);
+    eventually("room again", Duration::from_secs(10), || {
+        (e2e::direct(engine, "GET", "/", None).status == 200).then_some(())
+    });
+    all_answered(&edge, &[&alpha, &bravo]);
+}

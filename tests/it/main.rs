@@ -19,6 +19,7 @@ mod control_reload;
 mod control_store;
 mod defence_budgets;
 mod defence_faults;
+mod defence_noisy;
 mod docs_guides;
 mod docs_readme;
 mod edge_allowance;

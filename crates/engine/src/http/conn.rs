@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use super::body::BodyReader;
 use super::encoding::{with_decoded, Coding};
+use super::idle::IdleSet;
 use crate::api::params::{segments, Params};
 use crate::api::{Body, Engine, Request, Response};
 use crate::error::EngineError;
@@ -117,13 +118,28 @@ fn proto_error(e: ProtoError, max_body: u64) -> ErrorBody {
     EdgeError::from_proto(e, limits).body()
 }
 
+/// Waits, as one of the `idle` connections, until the next request's first byte comes.
+/// False when the connection ended meanwhile (the client closed it, or it was closed to
+/// make room for a new one).
+fn await_request(stream: &TcpStream, idle: &IdleSet) -> bool {
+    let Ok(handle) = stream.try_clone() else {
+        return true; // not closable for room: read as before
+    };
+    let ticket = idle.idle(handle);
+    let came = matches!(stream.peek(&mut [0u8; 1]), Ok(n) if n > 0);
+    idle.busy(ticket) && came
+}
+
 /// Serves one connection until it closes.
-pub fn serve(engine: &Engine, mut stream: TcpStream, opts: ConnOptions) {
+pub fn serve(engine: &Engine, mut stream: TcpStream, opts: ConnOptions, idle: &IdleSet) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
     let mut buf: Vec<u8> = Vec::with_capacity(16 << 10);
     let mut head = RequestHead::new();
     loop {
+        if buf.is_empty() && !await_request(&stream, idle) {
+            return;
+        }
         match read_request_head(&mut stream, &mut buf, &mut head, &HeadLimits::default()) {
             Ok(true) => {}
             Ok(false) => return,

@@ -2,6 +2,9 @@
 //! pipelining), built on the sans-IO codec in `searchgate_core::proto`. Tantivy work runs on these
 //! threads, in the engine's own process, never on the edge's.
 //!
+//! At `max_conns`, a new connection takes the place of the one idle the longest (see
+//! `idle`); only when every connection is busy is it refused 503.
+//!
 //! A panic on a connection's thread ends that connection only (its request answered 500
 //! when nothing was written yet, see `conn`); it is logged, counted ([`panics`]), and the
 //! connection's place among the `max_conns` is given back whatever happened.
@@ -11,6 +14,7 @@
 mod body;
 mod conn;
 mod encoding;
+mod idle;
 
 use std::net::TcpListener;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -55,6 +59,7 @@ const STACK: usize = 2 << 20;
 /// (beyond: 503 and close).
 pub fn serve(engine: Arc<Engine>, listener: TcpListener, max_conns: usize, opts: ConnOptions) {
     let active = Arc::new(AtomicUsize::new(0));
+    let idle = Arc::new(idle::IdleSet::default());
     loop {
         let stream = match listener.accept() {
             Ok((s, _)) => s,
@@ -64,7 +69,7 @@ pub fn serve(engine: Arc<Engine>, listener: TcpListener, max_conns: usize, opts:
                 continue;
             }
         };
-        if active.load(Ordering::Relaxed) >= max_conns {
+        if active.load(Ordering::Relaxed) >= max_conns && !idle.close_oldest() {
             let mut s = stream;
             let e = ErrorBody::new(
                 503,
@@ -84,14 +89,16 @@ pub fn serve(engine: Arc<Engine>, listener: TcpListener, max_conns: usize, opts:
         }
         active.fetch_add(1, Ordering::Relaxed);
         let place = Place(active.clone());
-        let engine = engine.clone();
+        let (engine, idle) = (engine.clone(), idle.clone());
         let spawned = std::thread::Builder::new()
             .name("engine-conn".into())
             .stack_size(STACK)
             .spawn(move || {
                 let _place = place;
                 let peer = stream.peer_addr().ok();
-                let served = catch_unwind(AssertUnwindSafe(|| conn::serve(&engine, stream, opts)));
+                let served = catch_unwind(AssertUnwindSafe(|| {
+                    conn::serve(&engine, stream, opts, &idle)
+                }));
                 if let Err(payload) = served {
                     let message = payload
                         .downcast_ref::<&str>()

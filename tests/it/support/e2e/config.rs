@@ -171,6 +171,8 @@ pub struct Config {
     pub edge: Vec<(String, String)>,
     /// Run the embedded engine (`[engine]` on 127.0.0.1:0, a temp data dir).
     pub engine: bool,
+    /// More `[engine]` keys with TOML values (e.g. `max_connections`).
+    pub engine_extra: Vec<(String, String)>,
     /// Serve the admin API (`[admin]` on 127.0.0.1:0, the token generated in the data dir).
     pub admin: bool,
     /// More `[admin]` keys with TOML values (e.g. `test_clock`).
@@ -187,6 +189,7 @@ impl Config {
         Config {
             edge: Vec::new(),
             engine: true,
+            engine_extra: Vec::new(),
             admin: false,
             admin_extra: Vec::new(),
             sections: String::new(),
@@ -199,6 +202,13 @@ impl Config {
     pub fn edge(mut self, key: &str, toml_value: &str) -> Config {
         self.edge.retain(|(k, _)| k != key);
         self.edge.push((key.into(), toml_value.into()));
+        self
+    }
+
+    /// Sets an `[engine]` key (strings quoted by the caller).
+    pub fn engine_key(mut self, key: &str, toml_value: &str) -> Config {
+        self.engine_extra.retain(|(k, _)| k != key);
+        self.engine_extra.push((key.into(), toml_value.into()));
         self
     }
 
@@ -290,6 +300,9 @@ impl Config {
                 "\n[engine]\nlisten = \"127.0.0.1:0\"\ndata_dir = {:?}\n",
                 dir.join("engine")
             ));
+            for (k, v) in &self.engine_extra {
+                out.push_str(&format!("{k} = {v}\n"));
+            }
         }
         if self.admin {
             out.push_str("\n[admin]\nlisten = \"127.0.0.1:0\"\n");
