@@ -665,9 +665,11 @@ def check_target(base, shown, user, password, index, scenario):
     if status == 404:
         what = "bulk writes into it" if scenario == "bulk" else "the searches read it"
         flag = "" if scenario == "bulk" else " (or name another with --index)"
+        ca = ("; a certificate of a private CA, such as a local searchgate's, needs curl's "
+              "--cacert (data/ca.pem)") if base.startswith("https:") else ""
         refuse(f"--target-url: the cluster has no index `{index}`, and {what}; create it "
                  f"first{flag}: curl -X PUT '{shown.replace(':****@', ':PASSWORD@')}/{index}' "
-                 "(automatic index creation is off)")
+                 f"(automatic index creation is off{ca})")
     if status >= 300:
         refuse(f"--target-url: GET /{index} answered {status} ({reason(body)})")
 

@@ -101,10 +101,13 @@ pub struct LatencyReport {
     pub to_unix_ms: Option<u64>,
     /// Whole requests.
     pub total: Percentiles,
-    /// Of the requests that waited for a concurrency slot.
-    pub queue: Percentiles,
-    /// Of the requests that reached the upstream.
-    pub upstream: Percentiles,
+    /// Of the requests that waited for a concurrency slot; absent when the source times
+    /// whole requests only (a load test's counts: no figure rather than a false zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<Percentiles>,
+    /// Of the requests that reached the upstream; absent as `queue` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Percentiles>,
     /// Requests per interval (a minute; the one still open ends at the moment of the
     /// report), oldest first; empty when the source has no intervals (a load test's counts).
     pub requests: Vec<IntervalCount>,
@@ -142,6 +145,9 @@ struct Wire {
     #[serde(default)]
     requests: Vec<IntervalCount>,
     histograms: WireHistograms,
+    /// Absent in a report of whole requests only (with `upstream`).
+    #[serde(default)]
+    queue: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -167,13 +173,21 @@ impl LatencyReport {
             from_unix_ms: span.map(|s| s.0),
             to_unix_ms: span.map(|s| s.1),
             total: Percentiles::of(&histograms[0]),
-            queue: Percentiles::of(&histograms[1]),
-            upstream: Percentiles::of(&histograms[2]),
+            queue: Some(Percentiles::of(&histograms[1])),
+            upstream: Some(Percentiles::of(&histograms[2])),
             requests: Vec::new(),
             peak_rps: None,
             distribution: percentile_distribution(&histograms[0], MS),
             histograms,
         }
+    }
+
+    /// The report of a source that times whole requests only (a load test: the client
+    /// sees neither the queue nor the upstream): no queue or upstream figures.
+    pub fn whole_requests_only(mut self) -> LatencyReport {
+        self.queue = None;
+        self.upstream = None;
+        self
     }
 
     /// The report with its requests per interval (and so its peak rate).
@@ -199,6 +213,9 @@ impl LatencyReport {
         let span = w.from_unix_ms.zip(w.to_unix_ms);
         let window = Duration::from_secs(w.window_secs);
         let mut r = LatencyReport::from_histograms(&w.cluster, window, span, h);
+        if w.queue.is_none() {
+            r = r.whole_requests_only();
+        }
         r.target = w.target;
         r.duration_us = w.duration_us;
         Ok(r.with_requests(w.requests))
@@ -281,22 +298,26 @@ impl LatencyReport {
         &self.distribution
     }
 
-    /// A short human summary: one line per metric.
+    /// A short human summary: one line per metric the source measured.
     pub fn summary_table(&self) -> String {
         let mut s = format!(
             "{:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
             "ms", "count", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max"
         );
         for (name, p) in [
-            ("total", &self.total),
-            ("queue", &self.queue),
-            ("upstream", &self.upstream),
+            ("total", Some(&self.total)),
+            ("queue", self.queue.as_ref()),
+            ("upstream", self.upstream.as_ref()),
         ] {
+            let Some(p) = p else { continue };
             let _ = writeln!(
                 s,
                 "{name:<10} {:>9} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
                 p.count, p.p50, p.p90, p.p99, p.p99_9, p.p99_99, p.p99_999, p.max_ms
             );
+        }
+        if self.queue.is_none() {
+            s.push_str("(whole requests only: a load test sees no queue wait or upstream time)\n");
         }
         s
     }
@@ -350,7 +371,7 @@ fn format_utc(ms: u64) -> String {
     crate::calendar::rfc3339_of_millis(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
-/// `4.00 s`, `5m30s`, `1h0m0s`.
+/// `4.00 s`, `5m30s`, `1h`, `1h0m30s`.
 pub fn format_secs(secs: f64) -> String {
     if secs < 60.0 {
         return format!("{secs:.2} s");
@@ -359,6 +380,8 @@ pub fn format_secs(secs: f64) -> String {
     match (s / 3600, s % 3600 / 60, s % 60) {
         (0, m, 0) => format!("{m}m"),
         (0, m, r) => format!("{m}m{r}s"),
+        (h, 0, 0) => format!("{h}h"),
+        (h, m, 0) => format!("{h}h{m}m"),
         (h, m, r) => format!("{h}h{m}m{r}s"),
     }
 }
@@ -478,7 +501,7 @@ pub fn parse_distribution(text: &str) -> Result<Vec<DistributionRow>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::window::new_histogram;
+    use crate::metrics::window::{new_histogram, record_n};
     use crate::metrics::{CoreMetrics, Sample};
     use std::time::UNIX_EPOCH;
 
@@ -602,8 +625,8 @@ mod tests {
             );
         }
         assert_eq!(r.total.count, 20_000);
-        assert_eq!(r.upstream.count, 20_000);
-        assert_eq!(r.queue.count, 0);
+        assert_eq!(r.upstream.as_ref().unwrap().count, 20_000);
+        assert_eq!(r.queue.as_ref().unwrap().count, 0);
         assert!(
             (r.total.max_ms - *exact.last().unwrap() as f64 / MS).abs() <= r.total.max_ms * 0.01
         );
@@ -661,6 +684,44 @@ mod tests {
         ];
         assert_eq!(peak_rps(&minutes), Some(50.0));
         assert_eq!(peak_rps(&minutes[..2]), Some(20.0));
+    }
+
+    #[test]
+    fn a_report_of_whole_requests_only_has_no_queue_or_upstream_figures() {
+        let mut h = new_histogram();
+        record_n(&mut h, 1_000, 10);
+        let r = LatencyReport::from_histograms(
+            "run",
+            Duration::ZERO,
+            None,
+            [h, new_histogram(), new_histogram()],
+        )
+        .whole_requests_only();
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["total"]["count"], 10);
+        assert!(json.get("queue").is_none() && json.get("upstream").is_none());
+        let table = r.summary_table();
+        assert!(table.lines().nth(1).unwrap().starts_with("total "));
+        assert!(!table.contains("\nqueue ") && !table.contains("\nupstream "));
+        assert!(table.contains("whole requests only"), "{table}");
+        // Read back, it stays so; a cluster's report keeps its three metrics.
+        let back = LatencyReport::from_json(&json.to_string()).unwrap();
+        assert_eq!((back.queue, back.upstream), (None, None));
+        assert_eq!(back.total, r.total);
+    }
+
+    #[test]
+    fn spans_are_written_as_a_person_reads_them() {
+        for (secs, text) in [
+            (4.0, "4.00 s"),
+            (300.0, "5m"),
+            (330.0, "5m30s"),
+            (3600.0, "1h"),
+            (3660.0, "1h1m"),
+            (3630.0, "1h0m30s"),
+        ] {
+            assert_eq!(format_secs(secs), text);
+        }
     }
 
     #[test]

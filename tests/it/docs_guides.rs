@@ -10,7 +10,7 @@
 //! against a cluster URL builds only `searchgate`.
 
 use crate::support::docs::{blocks, commands, section, shown, Shell};
-use crate::support::e2e::Edge;
+use crate::support::e2e::{eventually, Edge};
 use crate::support::{installs, repo_root};
 
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -504,6 +504,62 @@ fn the_hugo_site_guides_run_as_written() {
             panic!("README command without a check: {text}");
         }
     }
+    load_site_guide_rest(&shell);
+}
+
+/// docs/load-site.md's step 6 (the search) and "Sites built elsewhere" as written, against
+/// the embedded default: with `--cacert data/ca.pem`, as step 4 tells its reader, and the
+/// config lines the template prints added to the site's config, as its comment says.
+fn load_site_guide_rest(shell: &Shell) {
+    let ca = "--cacert data/ca.pem";
+    let guide = section(LOAD_SITE_MD, "## Walk-through");
+    let search = &commands(blocks(guide, "sh")[3])[0].text;
+    assert!(search.starts_with("curl -s "), "{search}");
+    let o = shell.run(
+        &search.replacen("curl -s ", &format!("curl -s {ca} "), 1),
+        60,
+    );
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&o)));
+    assert!(v["hits"]["total"]["value"].as_u64() > Some(0), "{v}");
+
+    let cmds = commands(blocks(section(LOAD_SITE_MD, "## Sites built elsewhere"), "sh")[0]);
+    assert_eq!(cmds.len(), 3, "{cmds:?}");
+    assert!(cmds[0]
+        .text
+        .ends_with("> my-site/layouts/index.searchgatepages.json"));
+    let o = shell.run(&cmds[0].text, 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    // The reader's step: the lines the template's comment gives, into the site config.
+    let template =
+        std::fs::read_to_string(shell.dir.join("my-site/layouts/index.searchgatepages.json"))
+            .unwrap();
+    let lines = template
+        .split("add to your site config:\n\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .expect("the config lines in the template's comment");
+    let config = shell.dir.join("my-site/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push('\n');
+    text.push_str(lines);
+    text.push('\n');
+    std::fs::write(&config, text).unwrap();
+    let o = shell.run(&cmds[1].text, 120);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(shell
+        .dir
+        .join("my-site/public/searchgate-pages.json")
+        .exists());
+    let o = shell.run(&format!("{} {ca}", cmds[2].text), 120);
+    assert!(o.status.success(), "{}", shown(&o));
+    let out = stdout(&o);
+    // The same pages as the load from the site (every page keeps its id: nothing new).
+    assert!(
+        out.lines().any(|l| l.starts_with("indexed 20, failed 0")),
+        "{}",
+        shown(&o)
+    );
 }
 
 const PLANNER_MD: &str = include_str!("../../docs/planner.md");
@@ -560,4 +616,136 @@ fn the_planner_guide_runs_as_written() {
         measured.is_some_and(|b| b > 0.0),
         "bytes per document measured on the sample: {v}"
     );
+}
+
+/// Counts as `loadtest/common.lua` writes them: `requests` at 1-3 ms, a 40 ms tail.
+fn counts_file(path: &Path, label: &str, requests: u64) {
+    let mut text = format!(
+        "# wrk latency counts rebuilt from its percentiles: value_us count\n\
+         # requests={requests} duration_us=2000000 end_unix_s=1800000000\n# label={label}\n\
+         # target=https://u:****@localhost:9243\n"
+    );
+    text.push_str(&format!(
+        "1000 {}\n3000 {}\n40000 1\n",
+        requests / 2,
+        requests - requests / 2 - 1
+    ));
+    std::fs::write(path, text).unwrap();
+}
+
+// issue 32: docs/metrics.md's `latency` commands as written (`acme` is the demo, `bravo`
+// a cluster created for it), from the admin API, from the interval log the edge wrote at
+// SIGTERM, and from load-test counts: each says what it covers and draws its chart
+#[test]
+fn the_latency_commands_of_the_metrics_guide_run_as_written() {
+    installs::ensure_debian_packages("command -v curl", &["curl"]);
+    let edge = Edge::first_run(tempfile::tempdir().unwrap(), |t| {
+        t.replacen("[edge]\n", "[edge]\nlatency_log = true\n", 1)
+    });
+    let demo = demo_url(&edge);
+    let bravo = edge
+        .admin()
+        .create(serde_json::json!({"plan": "sandbox", "name": "bravo"}));
+    let bravo_id = bravo["id"].as_str().unwrap().to_string();
+    let bravo_url = bravo["localhost_url"]
+        .as_str()
+        .expect("localhost_url")
+        .to_string();
+    let shell = Shell::new(edge.cwd());
+    for url in [&demo, &demo, &bravo_url] {
+        curl(&shell, &format!("{url}/"), "");
+    }
+    // A request counts once its core hands its sample over (about 100 ms after the
+    // answer): wait for the hub to count all three before reading the reports.
+    for (id, n) in [("demo", 2), (bravo_id.as_str(), 1)] {
+        eventually(
+            &format!("{n} request(s) of {id} counted"),
+            std::time::Duration::from_secs(10),
+            || {
+                let a = edge
+                    .admin()
+                    .call("GET", &format!("/v1/clusters/{id}/latency"), None);
+                (a.body["total"]["count"].as_u64() == Some(n)).then_some(())
+            },
+        );
+    }
+    for (name, n) in [("run", 1000), ("r1", 1000), ("r2", 2000), ("r3", 3000)] {
+        counts_file(&edge.cwd().join(format!("{name}.counts")), name, n);
+    }
+    let block = section(METRICS_MD, "## The `latency` command");
+    let cmds = commands(blocks(block, "sh")[0]);
+    assert_eq!(cmds.len(), 6, "{cmds:?}");
+    let as_written = |t: &str| t.replace("acme", "demo").replace("bravo", &bravo_id);
+    let svg = |name: &str| svg_in(edge.cwd(), name);
+    // From the running edge's API first.
+    let o = shell.run(&as_written(&cmds[0].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(
+        stdout(&o).starts_with("demo: 2 requests\n"),
+        "{}",
+        shown(&o)
+    );
+    assert_eq!(svg("demo.svg"), ["total", "upstream", "queue"]);
+    let o = shell.run(&as_written(&cmds[1].text), 60);
+    let v: Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", shown(&o)));
+    assert_eq!(
+        (v["cluster"].as_str(), v["total"]["count"].as_u64()),
+        (Some("demo"), Some(2))
+    );
+    let o = shell.run(&as_written(&cmds[2].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(
+        stdout(&o).contains(&format!("\n{bravo_id}: 1 requests\n")),
+        "{}",
+        shown(&o)
+    );
+    assert_eq!(
+        svg("both.svg")[..4],
+        [
+            "demo total",
+            "demo upstream",
+            "demo queue",
+            &format!("{bravo_id} total")
+        ]
+    );
+    // The interval log, written when the edge stops.
+    let dir = edge.stop();
+    let shell = Shell::new(dir.path());
+    let o = shell.run(&as_written(&cmds[3].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert!(
+        stdout(&o).starts_with("demo: 2 requests\n"),
+        "{}",
+        shown(&o)
+    );
+    let o = shell.run(&as_written(&cmds[4].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    // A load test times whole requests: no queue or upstream row (no false zeros).
+    let out = stdout(&o);
+    assert!(out.contains("\ntotal "), "{out}");
+    assert!(
+        !out.contains("\nqueue ") && !out.contains("\nupstream "),
+        "{out}"
+    );
+    assert!(out.contains("whole requests only"), "{out}");
+    let hgrm = std::fs::read_to_string(dir.path().join("run.hgrm")).unwrap();
+    assert!(hgrm.lines().any(|l| l.starts_with("#[p50 = ")), "{hgrm}");
+    assert_eq!(svg_in(dir.path(), "run.svg"), ["total"]);
+    let o = shell.run(&as_written(&cmds[5].text), 60);
+    assert!(o.status.success(), "{}", shown(&o));
+    assert_eq!(
+        svg_in(dir.path(), "runs.svg"),
+        ["r1 total", "r2 total", "r3 total"]
+    );
+}
+
+/// The `data-series` of the polylines of the SVG `dir/name`.
+fn svg_in(dir: &Path, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("data-series").map(str::to_string))
+        .collect()
 }

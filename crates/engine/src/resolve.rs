@@ -182,10 +182,13 @@ pub fn resolve_expression(
     universe: &[IndexEntry],
     opts: Options,
 ) -> EngineResult<Vec<Resolved>> {
-    let parts: Vec<&str> = if expr.trim().is_empty() || expr == "_all" {
+    // split as Elasticsearch splits a list (`params::split_commas`: parts not trimmed,
+    // trailing empty parts dropped); no part at all, or `_all` alone, is every index
+    let listed = searchgate_core::params::split_commas(expr);
+    let parts: Vec<&str> = if listed.is_empty() || listed == ["_all"] {
         vec!["*"]
     } else {
-        expr.split(',').map(str::trim).collect()
+        listed
     };
     let mut acc: BTreeMap<String, Option<Vec<Value>>> = BTreeMap::new();
     let mut wildcard_seen = false;
@@ -411,6 +414,16 @@ mod tests {
         );
         let r = resolve_expression("errors,logs-1", &u, Options::default()).unwrap();
         assert_eq!(r[0].filters, None);
+    }
+
+    // issue 25: a list is split as Elasticsearch splits it (the edge's reading of lists)
+    #[test]
+    fn lists_split_as_elasticsearch() {
+        let o = Options::default();
+        assert_eq!(names("books,", o), Ok(vec!["books".to_string()]));
+        assert_eq!(names(",", o).unwrap().len(), 3, "no part: every open index");
+        assert!(names(" books", o).is_err(), "parts are not trimmed");
+        assert!(names("books,,logs-1", o).is_err(), "an empty part in the middle");
     }
 
     // issue 25 #5: index deletion names concrete indices only, as Elasticsearch 7.10

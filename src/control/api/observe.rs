@@ -74,9 +74,7 @@ fn latency(o: &Observe, req: &Request, id: &str) -> Result<Response, ApiError> {
     only_params(req, &["window"])?;
     let window = match req.param("window") {
         None => DEFAULT_WINDOW,
-        Some(w) => parse_window(&w).map_err(|e| {
-            ApiError::bad_request(format!("`window`: {e} (e.g. window=5m, 90s or 1h)"))
-        })?,
+        Some(w) => parse_window(&w).map_err(|e| ApiError::bad_request(format!("`window`: {e}")))?,
     };
     // Clusters the catalog knows (destroyed ones too: their figures stay until restart).
     if !o.registry.load().catalog.clusters.contains_key(id) {

@@ -144,10 +144,13 @@ fn latency_refusals_are_clear() {
     assert_eq!(r.status, 404);
     assert_eq!(r.body["error"]["type"], "not_found");
     assert!(reason(&r).contains("nosuch"));
-    for bad in ["five", "0s", "2h", ""] {
+    for bad in ["five", "0s", "2h", "", "90s", "30s", "61m"] {
         let r = get(&a, &format!("/v1/clusters/{id}/latency?window={bad}"));
         assert_eq!(r.status, 400, "window={bad}: {}", r.body);
         assert!(reason(&r).starts_with("`window`: "), "{}", r.body);
+        // What it suggests is accepted (it once offered `90s`, which it refuses).
+        assert!(reason(&r).contains("whole minutes from 1m to 60m (1h), e.g. 5m"));
+        assert!(!reason(&r).contains("90s or 1h"), "{}", r.body);
     }
     let r = get(
         &a,

@@ -178,9 +178,12 @@ fn plot(reports: &[(LatencyReport, Source)]) -> String {
 /// The legend's figures of one metric of a report.
 fn legend_figures(r: &LatencyReport, m: Metric) -> String {
     let p = match m {
-        Metric::Total => &r.total,
-        Metric::Queue => &r.queue,
-        Metric::Upstream => &r.upstream,
+        Metric::Total => Some(&r.total),
+        Metric::Queue => r.queue.as_ref(),
+        Metric::Upstream => r.upstream.as_ref(),
+    };
+    let Some(p) = p else {
+        return "not measured by this source".into();
     };
     if p.count == 0 {
         return match m {
@@ -325,6 +328,7 @@ fn from_wrk(path: &Path) -> Result<LatencyReport, String> {
     let name = meta("label").unwrap_or_else(|| file_name(path));
     let histograms = [counts.histogram, new_histogram(), new_histogram()];
     let mut r = LatencyReport::from_histograms(&name, Duration::ZERO, span, histograms)
+        .whole_requests_only()
         .with_target(meta("target"));
     r.duration_us = num("duration_us");
     Ok(r)

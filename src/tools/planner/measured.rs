@@ -55,7 +55,8 @@ pub fn from_cluster(api: &AdminClient, id: &str, window: &str) -> Result<Measure
 
 /// The figures of a report; an error when it has nothing to size from.
 pub fn measured(r: &LatencyReport) -> Result<Measured, String> {
-    let (Some(peak_rps), true) = (r.peak_rps, r.upstream.count > 0) else {
+    let upstream = r.upstream.as_ref().filter(|u| u.count > 0);
+    let (Some(peak_rps), Some(upstream)) = (r.peak_rps, upstream) else {
         return Err(format!(
             "--from-cluster {}: no request reached its upstream in the last {} s; measure under load, or pass --peak-rps and --p99-ms",
             r.cluster, r.window_secs
@@ -68,7 +69,7 @@ pub fn measured(r: &LatencyReport) -> Result<Measured, String> {
         to_unix_ms: r.to_unix_ms,
         requests: r.total.count,
         peak_rps,
-        p99_ms: r.upstream.p99,
+        p99_ms: upstream.p99,
         p99_of: "upstream",
     })
 }

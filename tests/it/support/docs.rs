@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The text of `doc` from the heading line `heading` (exact, e.g. "### Metrics and
-/// latency") to the next heading of the same or a higher level.
+/// latency") to the next heading of the same or a higher level (a `# comment` inside a
+/// fenced block is not a heading).
 pub fn section<'a>(doc: &'a str, heading: &str) -> &'a str {
     let level = heading.chars().take_while(|c| *c == '#').count();
     let start = doc
@@ -21,16 +22,19 @@ pub fn section<'a>(doc: &'a str, heading: &str) -> &'a str {
     let body = &doc[start + heading.len() + 2..];
     let end = body
         .lines()
-        .scan(0usize, |pos, l| {
+        .scan((0usize, false), |(pos, fenced), l| {
             let at = *pos;
             *pos += l.len() + 1;
-            Some((at, l))
+            if l.trim_start().starts_with("```") {
+                *fenced = !*fenced;
+            }
+            Some((at, l, *fenced))
         })
-        .find(|(_, l)| {
+        .find(|(_, l, fenced)| {
             let n = l.chars().take_while(|c| *c == '#').count();
-            n > 0 && n <= level && l[n..].starts_with(' ')
+            !fenced && n > 0 && n <= level && l[n..].starts_with(' ')
         })
-        .map_or(body.len(), |(at, _)| at);
+        .map_or(body.len(), |(at, _, _)| at);
     &body[..end]
 }
 
@@ -234,6 +238,15 @@ pub fn shown(o: &Output) -> String {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+#[test]
+fn a_comment_in_a_block_does_not_end_a_section() {
+    let doc = "# Doc\n## One\n```sh\na\n# a comment\nb\n```\nafter\n## Two\nx\n";
+    let one = section(doc, "## One");
+    assert!(one.contains("# a comment\nb\n```\nafter"), "{one}");
+    assert!(!one.contains("Two"), "{one}");
+    assert_eq!(commands(blocks(one, "sh")[0]).len(), 2);
 }
 
 #[test]
