@@ -114,6 +114,7 @@ fn record(id: &str) -> ClusterRecord {
         purged: false,
         version: 1,
         overage: None,
+        keys: Vec::new(),
     }
 }
 

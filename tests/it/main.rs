@@ -38,6 +38,7 @@ mod engine_http;
 mod engine_indices;
 mod engine_search;
 mod fleet_e2e;
+mod keys_e2e;
 mod layout;
 mod lifecycle_metering;
 mod lifecycle_modes;
