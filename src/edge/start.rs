@@ -89,13 +89,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .max(1);
     let (per_worker, http, https) = bind(&config, threads)?;
     let nodes = Arc::new(NodeBook::new(config.upstream_health.settings()?));
-    let engine_node = engine.as_ref().map(|e| e.addr);
-    let checker = checker::spawn(
-        nodes.clone(),
-        registry.clone(),
-        engine_node.into_iter().collect(),
-    )
-    .map_err(|e| format!("health-check thread: {e}"))?;
+    let checker = checker::spawn(nodes.clone(), registry.clone())
+        .map_err(|e| format!("health-check thread: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
         limits: Limits::from_config(&config.edge),

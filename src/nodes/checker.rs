@@ -1,7 +1,8 @@
 //! The active health checks: one thread per process checks every node in the book once per
 //! interval (a node shared by many clusters and every core is checked once), each check of
 //! a round on its own short-lived thread so a black-holed node delays none of the others.
-//! Each round first hands the book the addresses the current registry snapshot uses.
+//! Each round first hands the book the addresses the current registry snapshot uses in
+//! clusters of more than one node (a single node is always tried, whatever its health).
 //!
 //! Must not touch: requests (the edge reports what they see to the book itself).
 
@@ -23,23 +24,17 @@ pub struct Checker {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Starts checking the nodes of `registry`'s clusters (and `extra`, e.g. the embedded
-/// engine) into `book`.
-pub fn spawn(
-    book: Arc<NodeBook>,
-    registry: Arc<Registry>,
-    extra: Vec<SocketAddr>,
-) -> std::io::Result<Checker> {
+/// Starts checking the nodes of `registry`'s clusters of several nodes into `book`.
+pub fn spawn(book: Arc<NodeBook>, registry: Arc<Registry>) -> std::io::Result<Checker> {
     let (stop, stopped) = mpsc::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("health-checks".into())
         .spawn(move || loop {
             let snap = registry.load();
-            let used = snap
-                .clusters()
-                .iter()
-                .flat_map(|c| c.upstreams.iter().copied());
-            book.sync(used.chain(extra.iter().copied()));
+            // A cluster of one node sends every request there whatever its health: only
+            // the nodes of clusters with a choice are worth checking.
+            let choosing = snap.clusters().iter().filter(|c| c.upstreams.len() > 1);
+            book.sync(choosing.flat_map(|c| c.upstreams.iter().copied()));
             drop(snap);
             round(&book);
             match stopped.recv_timeout(book.settings().interval) {
