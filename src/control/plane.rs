@@ -362,6 +362,16 @@ pub fn redacted(c: &ClusterRecord) -> Value {
         if let Some(p) = o.get_mut("previous").and_then(Value::as_object_mut) {
             p.remove("password");
         }
+        for k in o
+            .get_mut("keys")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(k) = k.as_object_mut() {
+                k.remove("password");
+            }
+        }
     }
     v
 }

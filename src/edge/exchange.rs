@@ -37,6 +37,7 @@ use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
+use crate::policy::keys::{check_body, BodyRefusal};
 use crate::policy::shards::{create_index_shards, IndexShards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
@@ -139,6 +140,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
     /// anything reaches the upstream), and so is the place of a search context it opens
     /// (429). Returns the shards reserved.
     async fn prepare(&mut self) -> Result<IndexShards, SendFail> {
+        self.check_key_body().await?;
         let shards = self.read_whole_body().await?;
         let body = match self.client.head.framing {
             Framing::Length(n) if self.client.body_buffered() => {
@@ -148,6 +150,35 @@ impl<T: Transport> Exchange<'_, '_, T> {
         };
         self.contexts = Counted::reserve(self.d, &self.targets.target, body)?;
         Ok(shards)
+    }
+
+    /// A key limited to indices sent a body that may name indices (`Decision::key_body`):
+    /// read whole (as the client sent it, before any rewriting) and checked; 403 when it
+    /// names an index outside the key's patterns. Nothing is sent before.
+    async fn check_key_body(&mut self) -> Result<(), SendFail> {
+        let (Some(kb), Some(key)) = (self.d.key_body.as_ref(), self.d.key) else {
+            return Ok(());
+        };
+        let limit = match self.d.body {
+            BodyPlan::Whole { limit, .. } => limit,
+            _ => self.client.core.shared.limits.max_body,
+        };
+        let len = buffered::read_whole(self.client, self.deadline, limit).await?;
+        let body = buffered::body(self.client, len);
+        let refused = match check_body(&key.indices, kb.kind, body, &kb.action) {
+            Ok(()) => return Ok(()),
+            Err(BodyRefusal::Denied(d)) => EdgeError::Forbidden {
+                key: key.name.clone(),
+                action: d.action,
+                why: d.why.into_owned(),
+            },
+            Err(BodyRefusal::Malformed) => EdgeError::Refused {
+                status: 400,
+                kind: "x_content_parse_exception",
+                reason: "the request body is not valid JSON".into(),
+            },
+        };
+        Err(SendFail::Refuse(refused))
     }
 
     /// A `BodyPlan::Whole` body: read, transformed, and for an index creation its shards

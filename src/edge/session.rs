@@ -141,7 +141,7 @@ impl<T: Transport> Session<T> {
         };
         // Logged without its cluster (the decision went with the request's state); the
         // panic is counted apart.
-        self.record(None, arrival, &o);
+        self.record(None, None, arrival, &o);
         if o.next == Next::Linger {
             Next::Linger
         } else {
@@ -177,7 +177,8 @@ impl<T: Transport> Session<T> {
             Ok(mut d) => {
                 let targets = &mut self.targets;
                 let o = exchange::run(c, &mut self.scratch, &mut d, targets, arrival).await;
-                self.record(Some(d.cluster.id.as_str()), arrival, &o);
+                let key = d.key.map(|k| k.name.as_str());
+                self.record(Some(d.cluster.id.as_str()), key, arrival, &o);
                 o
             }
             Err(refused) => {
@@ -187,7 +188,8 @@ impl<T: Transport> Session<T> {
                 let o = c.answer_error(&refused.error).await;
                 // Counted for the cluster when its credentials opened one (413 on the
                 // Content-Length, a blocked endpoint, a mode refusal).
-                self.record(refused.cluster.map(|c| c.id.as_str()), arrival, &o);
+                let key = refused.key.map(|k| k.name.as_str());
+                self.record(refused.cluster.map(|c| c.id.as_str()), key, arrival, &o);
                 o
             }
         }
@@ -205,7 +207,7 @@ impl<T: Transport> Session<T> {
         c.version = Version::Http11;
         let mut o = c.answer_error(e).await;
         o.bytes_in = c.buf.len() as u64;
-        self.record(None, arrival, &o);
+        self.record(None, None, arrival, &o);
     }
 
     /// Reads until a complete head is in `buf[pos..]`; returns when its first byte came.
@@ -275,7 +277,7 @@ impl<T: Transport> Session<T> {
         self.line.method.extend_from_slice(h.method_span.of(&c.buf));
     }
 
-    fn record(&self, cluster: Option<&str>, arrival: Instant, o: &Outcome) {
+    fn record(&self, cluster: Option<&str>, key: Option<&str>, arrival: Instant, o: &Outcome) {
         let c = &self.client;
         let total_us = arrival.elapsed().as_micros() as u64;
         let bytes_in = o.bytes_in + c.head.len as u64;
@@ -297,6 +299,7 @@ impl<T: Transport> Session<T> {
         }
         let entry = Entry {
             cluster,
+            key,
             client: c.peer,
             method: &self.line.method,
             target: &self.line.target,

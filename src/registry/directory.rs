@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::{Cluster, Snapshot};
 use crate::config::{ClusterClass, Mode as ConfigMode};
+use crate::policy::keys::Principal;
 use crate::policy::mode::ModeView;
 use crate::policy::view::{ClusterView, Directory};
 use crate::tenancy::Prefix;
@@ -46,8 +47,8 @@ impl ClusterView for Arc<Cluster> {
             && self.state.is_ready()
     }
 
-    fn accepts(&self, user: &[u8], pass: &[u8], now: Instant) -> bool {
-        Cluster::accepts(self, user, pass, now)
+    fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>> {
+        Cluster::authenticate(self, user, pass, now)
     }
 
     fn class(&self) -> ClusterClass {

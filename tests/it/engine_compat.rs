@@ -681,3 +681,57 @@ fn named_queries_and_query_string_options() {
         assert!(e.to_string().contains("[analyze_wildcard]"), "{e}");
     });
 }
+
+// issue 30, "never ignore silently": the fuzzy options of `match` are honoured
+// (`prefix_length`, `fuzzy_transpositions`, `max_expansions` as Lucene's FuzzyQuery) and
+// options without effect are 400 naming them (spec 7's error shape), on both classes
+#[test]
+fn query_options_are_honoured_or_refused() {
+    let c = Classes::start();
+    each(&c, |on| {
+        let mapping = json!({"mappings": {"properties": {"w": {"type": "text"}}}});
+        on.ok("PUT", "/fz", Some(mapping));
+        let mut lines = Vec::new();
+        for (i, w) in ["quick", "quack", "quikc", "wuick"].iter().enumerate() {
+            lines.push(json!({"index": {"_id": i.to_string()}}));
+            lines.push(json!({ "w": w }));
+        }
+        on.bulk("/fz/_bulk?refresh=true", &lines);
+        let m = |extra: Value| {
+            let mut o = json!({"query": "quick", "fuzziness": 1});
+            o.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            on.count("fz", json!({"match": {"w": o}}))
+        };
+        assert_eq!(m(json!({})), 4, "[{}]", on.class);
+        assert_eq!(
+            m(json!({"fuzzy_transpositions": false})),
+            3,
+            "[{}]",
+            on.class
+        );
+        assert_eq!(m(json!({"prefix_length": 1})), 3, "[{}]", on.class);
+        assert_eq!(m(json!({"max_expansions": 1})), 1, "[{}]", on.class);
+        let (s, e) = on.fails(
+            "POST",
+            "/fz/_search",
+            Some(json!({"query": {"match": {"w": {"query": "quick", "cutoff_frequency": 0.1}}}})),
+        );
+        assert_eq!(s, 400, "[{}] {e}", on.class);
+        assert!(e.to_string().contains("[cutoff_frequency]"), "{e}");
+        let (s, e) = on.fails(
+            "POST",
+            "/fz/_search",
+            Some(json!({"query": {"range": {"w": {"gte": "a", "relation": "disjoint"}}}})),
+        );
+        assert_eq!(s, 400, "[{}] {e}", on.class);
+        assert!(e.to_string().contains("DISJOINT"), "{e}");
+        let (s, e) = on.fails(
+            "PUT",
+            "/fz2",
+            Some(json!({"mappings": {"_source": {"enabled": false}}})),
+        );
+        assert_eq!((s, root_type(&e)), (400, "mapper_parsing_exception"));
+    });
+}

@@ -37,6 +37,7 @@ mod engine_durability;
 mod engine_http;
 mod engine_indices;
 mod engine_search;
+mod keys_e2e;
 mod layout;
 mod lifecycle_metering;
 mod lifecycle_modes;

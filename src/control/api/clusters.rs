@@ -322,6 +322,7 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
             purged: false,
             version: 1,
             overage: None,
+            keys: Vec::new(),
         };
         Ok(vec![Command::CreateCluster(Box::new(record))])
     };
@@ -341,13 +342,18 @@ pub(super) fn plan(api: &Api, req: &Request, id: &str) -> Result<Response, ApiEr
 
 /// `until`: RFC 3339, or a duration from now (`"30m"`).
 fn until_of(text: &str, now: Millis) -> Result<Millis, ApiError> {
+    time_of(text, now, "until")
+}
+
+/// A time field (`field` names it in errors): RFC 3339, or a duration from now (`"30m"`).
+pub(super) fn time_of(text: &str, now: Millis, field: &str) -> Result<Millis, ApiError> {
     if let Ok(d) = parse_duration(text) {
         return Ok(now + d.as_millis() as Millis);
     }
     calendar::parse_rfc3339_millis(text).map_err(|e| match e {
-        InstantError::BeforeEpoch => ApiError::bad_request("`until` is before 1970"),
+        InstantError::BeforeEpoch => ApiError::bad_request(format!("`{field}` is before 1970")),
         InstantError::NotATime => ApiError::bad_request(format!(
-            "`until` `{text}`: a time (RFC 3339, e.g. 2030-01-01T12:00:00Z) or a duration (e.g. 30m)"
+            "`{field}` `{text}`: a time (RFC 3339, e.g. 2030-01-01T12:00:00Z) or a duration (e.g. 30m)"
         )),
     })
 }

@@ -352,6 +352,8 @@ mod indices_tests;
 #[cfg(test)]
 mod more_tests;
 #[cfg(test)]
+mod options_tests;
+#[cfg(test)]
 mod scroll_tests;
 #[cfg(test)]
 mod search_audit_tests;

@@ -220,6 +220,9 @@ pub struct ObjectMapping {
     pub dynamic: Option<Dynamic>,
     pub enabled: bool,
     pub nested: bool,
+    /// `include_in_parent`, `include_in_root` of a nested object (kept and returned).
+    pub include_in_parent: bool,
+    pub include_in_root: bool,
     pub properties: BTreeMap<String, Property>,
 }
 
@@ -504,6 +507,14 @@ fn property_json(prop: &Property) -> Value {
             let mut m = Map::new();
             if o.nested {
                 m.insert("type".into(), json!("nested"));
+                for (k, on) in [
+                    ("include_in_parent", o.include_in_parent),
+                    ("include_in_root", o.include_in_root),
+                ] {
+                    if on {
+                        m.insert(k.into(), json!(true));
+                    }
+                }
             }
             if let Some(d) = o.dynamic {
                 m.insert("dynamic".into(), d.to_value());

@@ -148,6 +148,9 @@ pub(super) fn parse_root(v: &Value, an: &Arc<Analysis>) -> EngineResult<Mapping>
         )));
     }
     for (k, val) in obj {
+        check_root_param(k, val)?;
+    }
+    for (k, val) in obj {
         match k.as_str() {
             "properties" => m.root.properties = parse_properties(val, "", an)?,
             "dynamic" => m.root.dynamic = Some(parse_dynamic(val)?),
@@ -158,8 +161,92 @@ pub(super) fn parse_root(v: &Value, an: &Arc<Analysis>) -> EngineResult<Mapping>
             }
         }
     }
+    check_nested(&m.root, "", false)?;
     m.reindex();
     Ok(m)
+}
+
+/// Without a copy of its fields in the root document, Elasticsearch answers queries on a
+/// nested object's fields only through `nested` queries, which this engine does not have:
+/// answering them as object fields would differ silently, so such a mapping is refused. A
+/// nested object is flat enough with `include_in_root`, or with `include_in_parent` when no
+/// other nested object encloses it.
+fn check_nested(o: &ObjectMapping, path: &str, in_nested: bool) -> EngineResult<()> {
+    let mut inside = in_nested;
+    if o.nested {
+        if !(o.include_in_root || (o.include_in_parent && !in_nested)) {
+            return Err(EngineError::mapper(format!(
+                "[nested] field [{path}] without [include_in_root] (or [include_in_parent] at the first nested level) true is not supported by this engine: it has no nested queries"
+            )));
+        }
+        inside = true;
+    }
+    for (name, p) in &o.properties {
+        if let Property::Object(child) = p {
+            check_nested(child, &join(path, name), inside)?;
+        }
+    }
+    Ok(())
+}
+
+/// Elasticsearch 7.10's `dynamic_date_formats` default (the only value the engine's date
+/// detection implements).
+const DEFAULT_DYNAMIC_DATE_FORMATS: [&str; 2] = [
+    "strict_date_optional_time",
+    "yyyy/MM/dd HH:mm:ss Z||yyyy/MM/dd Z",
+];
+
+fn root_unsupported(what: &str) -> EngineError {
+    EngineError::mapper(format!("{what} is not supported by this engine"))
+}
+
+/// Root parameters are kept (and returned) only in the forms whose effect the engine has:
+/// `_source` enabled without filters, `_routing` not required, the root enabled, no
+/// dynamic templates, runtime fields or `_all`, the default dynamic date formats.
+fn check_root_param(k: &str, v: &Value) -> EngineResult<()> {
+    let empty = |v: &Value| match v {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        _ => false,
+    };
+    let flag = |v: &Value, key: &str| v.get(key).map(|f| as_bool(f, key)).transpose();
+    match k {
+        "_source" => {
+            if flag(v, "enabled")? == Some(false) {
+                return Err(root_unsupported("[_source] [enabled] false"));
+            }
+            for key in ["includes", "excludes"] {
+                if v.get(key).is_some_and(|f| !empty(f)) {
+                    return Err(root_unsupported(&format!("[_source] [{key}]")));
+                }
+            }
+        }
+        "_routing" if flag(v, "required")? == Some(true) => {
+            return Err(root_unsupported("[_routing] [required] true"))
+        }
+        "_all" if flag(v, "enabled")? == Some(true) => {
+            return Err(root_unsupported("[_all] [enabled] true"))
+        }
+        "enabled" if !as_bool(v, k)? => {
+            return Err(root_unsupported("[enabled] false on the root"))
+        }
+        "dynamic_templates" | "runtime" if !empty(v) => {
+            return Err(root_unsupported(&format!("[{k}]")))
+        }
+        "dynamic_date_formats" => {
+            let given: Vec<&str> = match v {
+                Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                Value::String(s) => vec![s.as_str()],
+                _ => vec![],
+            };
+            if given != DEFAULT_DYNAMIC_DATE_FORMATS {
+                return Err(root_unsupported(&format!("[dynamic_date_formats] {v}")));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn parse_dynamic(v: &Value) -> EngineResult<Dynamic> {
@@ -282,7 +369,8 @@ fn parse_object(
             "properties" => o.properties = parse_properties(v, path, an)?,
             "dynamic" => o.dynamic = Some(parse_dynamic(v)?),
             "enabled" => o.enabled = as_bool(v, "enabled")?,
-            "include_in_parent" | "include_in_root" => {}
+            "include_in_parent" if nested => o.include_in_parent = as_bool(v, k)?,
+            "include_in_root" if nested => o.include_in_root = as_bool(v, k)?,
             other => {
                 return Err(EngineError::mapper(format!(
                     "Mapping definition for [{path}] has unsupported parameters:  [{other} : {v}]"

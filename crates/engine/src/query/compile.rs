@@ -13,8 +13,9 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
 use super::datemath;
+use super::fuzzy::FuzzyQuery;
 use super::numeric;
-use super::patterns::{exists, regex_field, regex_on};
+use super::patterns::{exists, regex_field};
 use super::target::{self, as_bool, as_number, as_text, expand, Target};
 use super::{CiKind, MatchOpts, MultiKind, Operator, Query, RangeBounds};
 use crate::error::{EngineError, EngineResult};
@@ -114,10 +115,18 @@ fn full_text(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             slop,
             prefix,
             analyzer,
+            max_expansions,
+            zero_terms_all,
             boost,
         } => {
+            let ph = Phrase {
+                slop: *slop,
+                prefix: *prefix,
+                max_expansions: *max_expansions,
+                zero_terms_all: *zero_terms_all,
+            };
             let an = analyzer.as_deref();
-            let per = |f: &str| phrase_field(ctx, f, query, (*slop, *prefix), an);
+            let per = |f: &str| phrase_field(ctx, f, query, ph, an);
             boosted(over_fields(ctx, field, false, &per)?, *boost)
         }
         Query::MultiMatch {
@@ -156,10 +165,16 @@ fn term_level(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
             field,
             bounds,
             boost,
-        } => boosted(
-            over_fields(ctx, field, true, &|f| range(ctx, f, bounds))?,
-            *boost,
-        ),
+        } => {
+            let per = |f: &str| match ctx.mapping.field(f) {
+                Some(info) if bounds.disjoint => Err(EngineError::IllegalArgument(format!(
+                    "Field [{f}] of type [{}] does not support DISJOINT ranges",
+                    info.kind.name()
+                ))),
+                _ => range(ctx, f, bounds),
+            };
+            boosted(over_fields(ctx, field, true, &per)?, *boost)
+        }
         Query::Exists { field, boost } => boosted(exists(ctx, field), *boost),
         Query::Prefix {
             field,
@@ -294,17 +309,21 @@ pub(super) fn match_field(
             let toks = target::tokens(&an, &as_text(query));
             let terms: Vec<Q> = toks
                 .iter()
-                .map(|(_, t)| {
-                    let term = target::text_term(field, path.as_deref(), t);
-                    match opts.fuzziness.map(|f| f.distance(t)) {
-                        Some(d) if d > 0 => {
-                            Box::new(tantivy::query::FuzzyTermQuery::new(term, d, true)) as Q
-                        }
-                        _ => term_q(term),
+                .map(|(_, t)| match opts.fuzzy(t) {
+                    Some(p) => {
+                        let base = target::text_term(field, path.as_deref(), "");
+                        Box::new(FuzzyQuery::new(base, t, p)) as Q
                     }
+                    None => term_q(target::text_term(field, path.as_deref(), t)),
                 })
                 .collect();
             Ok(combine_terms(terms, opts))
+        }
+        Target::Kw { path, kind } if opts.fuzziness.is_some() => {
+            match fuzzy_kw(ctx, f, &path, kind, &as_text(query), opts) {
+                Err(_) if opts.lenient => Ok(empty()),
+                other => other,
+            }
         }
         Target::Kw { path, kind } => match exact_kw(ctx, &path, kind, query) {
             Err(_) if opts.lenient => Ok(empty()),
@@ -317,6 +336,36 @@ pub(super) fn match_field(
         Target::Index => Ok(index_matches(ctx, &as_text(query))),
         Target::Unmapped => Ok(empty()),
     }
+}
+
+/// A fuzzy `match` on a keyword field (the whole value is the term); numbers, dates and
+/// booleans refuse it as Elasticsearch 7.10 does.
+fn fuzzy_kw(
+    ctx: &Ctx<'_>,
+    f: &str,
+    path: &str,
+    kind: LeafKind,
+    text: &str,
+    opts: &MatchOpts,
+) -> EngineResult<Q> {
+    if kind != LeafKind::Keyword {
+        return Err(EngineError::QueryShard {
+            reason: format!(
+                "Can only use fuzzy queries on keyword and text fields - not on [{f}] which is of type [{}]",
+                kind.name()
+            ),
+            index: ctx.index_name.to_string(),
+        });
+    }
+    let value = target::normalized(ctx, path, text);
+    Ok(match opts.fuzzy(&value) {
+        Some(p) => Box::new(FuzzyQuery::new(
+            target::kw_str_term(ctx, path, ""),
+            &value,
+            p,
+        )),
+        None => term_q(target::kw_str_term(ctx, path, &value)),
+    })
 }
 
 pub(super) fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
@@ -335,13 +384,23 @@ pub(super) fn combine_terms(mut terms: Vec<Q>, opts: &MatchOpts) -> Q {
     }
 }
 
+/// The options of a phrase query.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Phrase {
+    pub slop: u32,
+    pub prefix: bool,
+    pub max_expansions: usize,
+    pub zero_terms_all: bool,
+}
+
 fn phrase_field(
     ctx: &Ctx<'_>,
     f: &str,
     query: &str,
-    (slop, prefix): (u32, bool),
+    ph: Phrase,
     named: Option<&str>,
 ) -> EngineResult<Q> {
+    let Phrase { slop, prefix, .. } = ph;
     match target::target(ctx, f)? {
         Target::Text {
             field,
@@ -360,13 +419,15 @@ fn phrase_field(
                 .map(|(p, t)| (*p, target::text_term(field, path.as_deref(), t)))
                 .collect();
             Ok(match (terms.len(), prefix) {
+                (0, _) if ph.zero_terms_all => Box::new(AllQuery),
                 (0, _) => empty(),
                 (1, false) => term_q(terms.into_iter().next().expect("one").1),
-                (1, true) => {
-                    let re = format!("{}.*", target::regex_escape(&toks[0].1));
-                    regex_on(field, path.as_deref(), &re, &toks[0].1)?
+                (_, true) => {
+                    // the prefix expands to at most `max_expansions` terms (per segment)
+                    let mut q = PhrasePrefixQuery::new_with_offset(terms);
+                    q.set_max_expansions(ph.max_expansions as u32);
+                    Box::new(q)
                 }
-                (_, true) => Box::new(PhrasePrefixQuery::new_with_offset(terms)),
                 (_, false) => Box::new(PhraseQuery::new_with_offset_and_slop(terms, slop)),
             })
         }
@@ -400,16 +461,22 @@ fn multi_match(
         }
     }
     let lenient = opts.lenient || fields.iter().any(|f| f.name.contains('*'));
+    if kind == MultiKind::CrossFields {
+        return super::more::cross_fields(ctx, &names, &as_text(query), tie, opts);
+    }
+    let ph = Phrase {
+        slop,
+        prefix: kind == MultiKind::PhrasePrefix,
+        max_expansions: opts.max_expansions,
+        zero_terms_all: opts.zero_terms_all,
+    };
     let mut qs = Vec::new();
     for (f, b) in names {
         let q = match kind {
-            MultiKind::Phrase | MultiKind::PhrasePrefix => phrase_field(
-                ctx,
-                &f,
-                &as_text(query),
-                (slop, kind == MultiKind::PhrasePrefix),
-                opts.analyzer.as_deref(),
-            ),
+            MultiKind::Phrase | MultiKind::PhrasePrefix => {
+                phrase_field(ctx, &f, &as_text(query), ph, opts.analyzer.as_deref())
+            }
+            MultiKind::BoolPrefix => super::more::bool_prefix_field(ctx, &f, &as_text(query), opts),
             _ => match_field(ctx, &f, query, opts),
         };
         match q {

@@ -8,6 +8,7 @@
 pub mod automaton;
 pub mod compile;
 pub mod datemath;
+pub mod fuzzy;
 mod more;
 mod numeric;
 pub mod parse;
@@ -59,6 +60,8 @@ pub enum MultiKind {
     CrossFields,
     Phrase,
     PhrasePrefix,
+    /// `bool_prefix`: `match_bool_prefix` on each field.
+    BoolPrefix,
 }
 
 /// A field name with a boost (`title^2`).
@@ -69,7 +72,7 @@ pub struct BoostedField {
 }
 
 /// Options of a full-text match.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MatchOpts {
     pub operator: Operator,
     pub msm: Option<Msm>,
@@ -80,6 +83,42 @@ pub struct MatchOpts {
     pub fuzziness: Option<Fuzziness>,
     /// `analyzer`: the search analyzer named in the query, over the field's.
     pub analyzer: Option<String>,
+    /// `prefix_length` of fuzzy terms (characters that must match exactly; 0).
+    pub prefix_length: usize,
+    /// `max_expansions`: terms a fuzzy term (or the prefix of a phrase prefix) expands to
+    /// (50; at most [`fuzzy::MAX_EXPANSIONS_CAP`]).
+    pub max_expansions: usize,
+    /// `fuzzy_transpositions` (true: a swap of two adjacent characters is one edit).
+    pub transpositions: bool,
+}
+
+impl Default for MatchOpts {
+    fn default() -> Self {
+        MatchOpts {
+            operator: Operator::Or,
+            msm: None,
+            zero_terms_all: false,
+            lenient: false,
+            fuzziness: None,
+            analyzer: None,
+            prefix_length: 0,
+            max_expansions: 50,
+            transpositions: true,
+        }
+    }
+}
+
+impl MatchOpts {
+    /// The fuzzy options of `term`, when `fuzziness` gives it a distance above 0.
+    pub fn fuzzy(&self, term: &str) -> Option<fuzzy::FuzzyParams> {
+        let distance = self.fuzziness?.distance(term);
+        (distance > 0).then_some(fuzzy::FuzzyParams {
+            distance,
+            prefix_length: self.prefix_length,
+            max_expansions: self.max_expansions,
+            transpositions: self.transpositions,
+        })
+    }
 }
 
 /// `fuzziness`: a fixed edit distance (0-2) or `AUTO[:low,high]` (0 below `low`
@@ -142,6 +181,9 @@ pub struct RangeBounds {
     pub format: Option<String>,
     /// `time_zone` of date strings given without one.
     pub time_zone: Option<String>,
+    /// `relation: disjoint` (refused on every field type this engine has; `intersects`,
+    /// `contains` and `within` mean the same on single values, as in Elasticsearch).
+    pub disjoint: bool,
 }
 
 /// Which term-level query a case-insensitive one is.
@@ -179,6 +221,10 @@ pub enum Query {
         prefix: bool,
         /// `analyzer` named in the query (over the field's search analyzer).
         analyzer: Option<String>,
+        /// `max_expansions` of the last term (prefix form; 50).
+        max_expansions: usize,
+        /// `zero_terms_query: all`.
+        zero_terms_all: bool,
         boost: f32,
     },
     MultiMatch {

@@ -12,6 +12,7 @@ use super::compile::{
     boosted, combine_terms, empty, konst, match_field, over_fields, range, term_field, term_q, Ctx,
     Q,
 };
+use super::fuzzy::FuzzyQuery;
 use super::patterns::regex_on;
 use super::target::{self, expand, Target};
 use super::{MatchOpts, Query, RangeBounds};
@@ -48,7 +49,14 @@ pub(super) fn compile_more(q: &Query, ctx: &Ctx<'_>) -> EngineResult<Q> {
     }
 }
 
-fn bool_prefix_field(ctx: &Ctx<'_>, f: &str, query: &str, opts: &MatchOpts) -> EngineResult<Q> {
+/// `match_bool_prefix` on one field: every term but the last as `match` has it (fuzzy with
+/// `fuzziness`), the last as a prefix.
+pub(super) fn bool_prefix_field(
+    ctx: &Ctx<'_>,
+    f: &str,
+    query: &str,
+    opts: &MatchOpts,
+) -> EngineResult<Q> {
     let Target::Text {
         field,
         path,
@@ -69,6 +77,9 @@ fn bool_prefix_field(ctx: &Ctx<'_>, f: &str, query: &str, opts: &MatchOpts) -> E
         if i + 1 == toks.len() {
             let re = format!("{}.*", target::regex_escape(t));
             clauses.push(regex_on(field, path.as_deref(), &re, t)?);
+        } else if let Some(p) = opts.fuzzy(t) {
+            let base = target::text_term(field, path.as_deref(), "");
+            clauses.push(Box::new(FuzzyQuery::new(base, t, p)));
         } else {
             clauses.push(term_q(target::text_term(field, path.as_deref(), t)));
         }
@@ -113,6 +124,50 @@ fn combined(
         })
         .collect();
     Ok(combine_terms(per_term, opts))
+}
+
+/// `multi_match` of type `cross_fields`: text fields grouped by search analyzer, each group
+/// matched as one field (terms looked up in every field of the group, as `combined_fields`),
+/// other fields one by one; the best group scores (with `tie_breaker`), as Elasticsearch
+/// groups them. Scores approximate Elasticsearch's blended term statistics.
+pub(super) fn cross_fields(
+    ctx: &Ctx<'_>,
+    names: &[(String, f32)],
+    query: &str,
+    tie: f32,
+    opts: &MatchOpts,
+) -> EngineResult<Q> {
+    let mut groups: Vec<(crate::mapping::Analyzer, Vec<super::BoostedField>)> = Vec::new();
+    let mut alts: Vec<Q> = Vec::new();
+    for (f, b) in names {
+        let bf = super::BoostedField {
+            name: f.clone(),
+            boost: *b,
+        };
+        match target::target(ctx, f) {
+            Ok(Target::Text { analyzer, .. }) => {
+                match groups.iter_mut().find(|(a, _)| *a == analyzer) {
+                    Some((_, g)) => g.push(bf),
+                    None => groups.push((analyzer, vec![bf])),
+                }
+            }
+            Ok(_) => match match_field(ctx, f, &serde_json::Value::String(query.into()), opts) {
+                Ok(q) => alts.push(boosted(q, *b)),
+                Err(_) if opts.lenient => {}
+                Err(e) => return Err(e),
+            },
+            Err(_) if opts.lenient => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for (_, g) in groups {
+        alts.push(combined(ctx, &g, query, opts)?);
+    }
+    Ok(match alts.len() {
+        0 => empty(),
+        1 => alts.pop().expect("one"),
+        _ => Box::new(DisjunctionMaxQuery::with_tie_breaker(alts, tie)),
+    })
 }
 
 fn terms_set(

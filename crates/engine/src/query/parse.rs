@@ -177,8 +177,8 @@ pub(super) fn match_opt(
     match k {
         "operator" => opts.operator = parse_operator(v, name)?,
         "minimum_should_match" => opts.msm = Some(parse_msm(v)?),
-        "zero_terms_query" => opts.zero_terms_all = v.as_str() == Some("all"),
-        "lenient" => opts.lenient = v.as_bool().unwrap_or(false),
+        "zero_terms_query" => opts.zero_terms_all = parse_zero_terms(v)?,
+        "lenient" => opts.lenient = parse_flag(v, name, k)?,
         "fuzziness" => {
             opts.fuzziness =
                 Some(super::Fuzziness::parse(v).ok_or_else(|| {
@@ -186,15 +186,74 @@ pub(super) fn match_opt(
                 })?)
         }
         "analyzer" => opts.analyzer = Some(analyzer_named(v, name)?),
-        "prefix_length"
-        | "max_expansions"
-        | "fuzzy_transpositions"
-        | "auto_generate_synonyms_phrase_query"
-        | "cutoff_frequency"
-        | "_name" => {}
+        "prefix_length" => opts.prefix_length = parse_prefix_length(v, name)?,
+        "max_expansions" => opts.max_expansions = parse_max_expansions(v, name)?,
+        "fuzzy_transpositions" => opts.transpositions = parse_flag(v, name, k)?,
+        // without synonym filters (none exist in this engine) the option has no effect
+        "auto_generate_synonyms_phrase_query" => {
+            parse_flag(v, name, k)?;
+        }
+        "cutoff_frequency" | "fuzzy_rewrite" if !v.is_null() => {
+            return Err(EngineError::IllegalArgument(format!(
+                "[{name}] [{k}] is not supported by this engine"
+            )))
+        }
+        "cutoff_frequency" | "fuzzy_rewrite" | "_name" => {}
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// A whole number option (a JSON number or its string).
+pub(super) fn parse_int(v: &Value, name: &str, key: &str) -> EngineResult<i64> {
+    match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| err(format!("[{name}] failed to parse [{key}] value [{v}]")))
+}
+
+/// A boolean option (`true`/`false` or their strings).
+pub(super) fn parse_flag(v: &Value, name: &str, key: &str) -> EngineResult<bool> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "true" || s == "false" => Ok(s == "true"),
+        _ => Err(err(format!("[{name}] failed to parse [{key}] value [{v}]"))),
+    }
+}
+
+/// `prefix_length`: at least 0 (Elasticsearch's message otherwise).
+pub(super) fn parse_prefix_length(v: &Value, name: &str) -> EngineResult<usize> {
+    let n = parse_int(v, name, "prefix_length")?;
+    usize::try_from(n).map_err(|_| {
+        EngineError::IllegalArgument(format!(
+            "[{name}] requires prefix length to be non-negative."
+        ))
+    })
+}
+
+/// `max_expansions`: positive; above [`super::fuzzy::MAX_EXPANSIONS_CAP`] it is the cap, as
+/// Lucene bounds it by the clause limit.
+pub(super) fn parse_max_expansions(v: &Value, name: &str) -> EngineResult<usize> {
+    match parse_int(v, name, "max_expansions")? {
+        n if n > 0 => Ok((n as u64).min(super::fuzzy::MAX_EXPANSIONS_CAP as u64) as usize),
+        _ => Err(EngineError::IllegalArgument(format!(
+            "[{name}] requires max expansions to be positive."
+        ))),
+    }
+}
+
+/// `zero_terms_query`: `none` or `all` (true for `all`).
+pub(super) fn parse_zero_terms(v: &Value) -> EngineResult<bool> {
+    match v.as_str().map(str::to_ascii_lowercase).as_deref() {
+        Some("none") => Ok(false),
+        Some("all") => Ok(true),
+        _ => Err(err(format!(
+            "Unsupported zero_terms_query value [{}]",
+            value_text(v)
+        ))),
+    }
 }
 
 /// A query's `analyzer`: a name, resolved against the index's analysis when compiled.
@@ -241,21 +300,16 @@ pub(super) fn value_text(v: &Value) -> String {
 }
 
 fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
-    let mut slop = 0;
-    let mut analyzer = None;
+    let (mut slop, mut analyzer, mut max_expansions, mut zero_terms_all) = (0, None, 50, false);
     let (field, query, boost) = text_query(body, name, "query", &mut |k, v| {
-        Ok(match k {
-            "slop" => {
-                slop = v.as_u64().unwrap_or(0) as u32;
-                true
-            }
-            "analyzer" => {
-                analyzer = Some(analyzer_named(v, name)?);
-                true
-            }
-            "max_expansions" | "zero_terms_query" => true,
-            _ => false,
-        })
+        match k {
+            "slop" => slop = parse_slop(v, name)?,
+            "analyzer" => analyzer = Some(analyzer_named(v, name)?),
+            "max_expansions" if prefix => max_expansions = parse_max_expansions(v, name)?,
+            "zero_terms_query" => zero_terms_all = parse_zero_terms(v)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
     })?;
     Ok(Query::MatchPhrase {
         field,
@@ -263,7 +317,30 @@ fn parse_phrase(body: &Value, name: &str, prefix: bool) -> EngineResult<Query> {
         slop,
         prefix,
         analyzer,
+        max_expansions,
+        zero_terms_all,
         boost,
+    })
+}
+
+/// `slop`: a whole number of at least 0.
+pub(super) fn parse_slop(v: &Value, name: &str) -> EngineResult<u32> {
+    u32::try_from(parse_int(v, name, "slop")?)
+        .map_err(|_| EngineError::IllegalArgument("No negative slop allowed.".into()))
+}
+
+/// `tie_breaker`: a number (or its string).
+pub(super) fn parse_tie_breaker(v: &Value, name: &str) -> EngineResult<f32> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .map(|f| f as f32)
+    .ok_or_else(|| {
+        err(format!(
+            "[{name}] failed to parse [tie_breaker] value [{v}]"
+        ))
     })
 }
 
@@ -310,7 +387,8 @@ fn parse_multi_match(body: &Value) -> EngineResult<Query> {
             "fields" => fields = parse_fields(v, name)?,
             "type" => {
                 kind = match v.as_str().unwrap_or("") {
-                    "best_fields" | "bool_prefix" => MultiKind::BestFields,
+                    "best_fields" => MultiKind::BestFields,
+                    "bool_prefix" => MultiKind::BoolPrefix,
                     "most_fields" => MultiKind::MostFields,
                     "cross_fields" => MultiKind::CrossFields,
                     "phrase" => MultiKind::Phrase,
@@ -322,8 +400,8 @@ fn parse_multi_match(body: &Value) -> EngineResult<Query> {
                     }
                 }
             }
-            "tie_breaker" => tie = v.as_f64().unwrap_or(0.0) as f32,
-            "slop" => slop = v.as_u64().unwrap_or(0) as u32,
+            "tie_breaker" => tie = parse_tie_breaker(v, name)?,
+            "slop" => slop = parse_slop(v, name)?,
             "boost" => boost = parse_boost(v, name)?,
             _ if match_opt(&mut opts, k, v, name)? => {}
             other => {
@@ -421,7 +499,8 @@ fn parse_range(body: &Value) -> EngineResult<Query> {
             "format" => b.format = val.and_then(|v| v.as_str().map(String::from)),
             "boost" => boost = val.map_or(Ok(1.0), |v| parse_boost(&v, "range"))?,
             "time_zone" => b.time_zone = val.and_then(|v| v.as_str().map(String::from)),
-            "relation" | "_name" => {}
+            "relation" => b.disjoint = parse_relation(val.as_ref())?,
+            "_name" => {}
             other => return Err(err(format!("[range] query does not support [{other}]"))),
         }
     }
@@ -444,6 +523,19 @@ fn parse_range(body: &Value) -> EngineResult<Query> {
         bounds: b,
         boost,
     })
+}
+
+/// `relation` of `range`: true for `disjoint`.
+fn parse_relation(v: Option<&Value>) -> EngineResult<bool> {
+    let Some(v) = v else { return Ok(false) };
+    match v.as_str().map(str::to_ascii_lowercase).as_deref() {
+        Some("intersects" | "contains" | "within") => Ok(false),
+        Some("disjoint") => Ok(true),
+        _ => Err(EngineError::IllegalArgument(format!(
+            "{} is not a valid relation",
+            value_text(v)
+        ))),
+    }
 }
 
 fn parse_exists(body: &Value) -> EngineResult<Query> {
@@ -586,7 +678,7 @@ fn parse_dis_max(body: &Value) -> EngineResult<Query> {
     for (k, v) in as_obj(body, "dis_max")? {
         match k.as_str() {
             "queries" => queries = clauses(v)?,
-            "tie_breaker" => tie = v.as_f64().unwrap_or(0.0) as f32,
+            "tie_breaker" => tie = parse_tie_breaker(v, "dis_max")?,
             "boost" => boost = parse_boost(v, "dis_max")?,
             "_name" => {}
             other => return Err(err(format!("[dis_max] query does not support [{other}]"))),

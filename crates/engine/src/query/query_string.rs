@@ -37,6 +37,10 @@ pub struct QsOptions {
     pub allow_leading_wildcard: bool,
     /// `time_zone` of date range bounds given without one.
     pub time_zone: Option<String>,
+    /// `fuzzy_prefix_length`, `fuzzy_max_expansions`, `fuzzy_transpositions` of `term~`.
+    pub fuzzy_prefix_length: usize,
+    pub fuzzy_max_expansions: usize,
+    pub fuzzy_transpositions: bool,
 }
 
 impl Default for QsOptions {
@@ -54,6 +58,9 @@ impl Default for QsOptions {
             lenient: None,
             allow_leading_wildcard: true,
             time_zone: None,
+            fuzzy_prefix_length: 0,
+            fuzzy_max_expansions: 50,
+            fuzzy_transpositions: true,
         }
     }
 }
@@ -380,6 +387,9 @@ impl Parser<'_> {
             } = &mut q
             {
                 opts.fuzziness = Some(d);
+                opts.prefix_length = self.opts.fuzzy_prefix_length;
+                opts.max_expansions = self.opts.fuzzy_max_expansions;
+                opts.transpositions = self.opts.fuzzy_transpositions;
             }
         }
         Ok(q)

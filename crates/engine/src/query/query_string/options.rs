@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::{parse_query_string, QsOptions};
 use crate::error::EngineResult;
 use crate::query::parse::{
-    boosted_field, err, parse_boost, parse_fields, parse_msm, parse_operator, value_text,
+    boosted_field, err, parse_boost, parse_fields, parse_max_expansions, parse_msm, parse_operator,
+    parse_prefix_length, parse_tie_breaker, value_text,
 };
 use crate::query::{Fuzziness, Query};
 
@@ -78,9 +79,9 @@ fn common(o: &mut QsOptions, k: &str, v: &Value, name: &str) -> EngineResult<boo
             boolean(v, name, k)?;
         }
         "analyze_wildcard" => only_default(v, &Value::Bool(false), name, k)?,
-        "fuzzy_prefix_length" => only_default(v, &Value::from(0), name, k)?,
-        "fuzzy_max_expansions" => only_default(v, &Value::from(50), name, k)?,
-        "fuzzy_transpositions" => only_default(v, &Value::Bool(true), name, k)?,
+        "fuzzy_prefix_length" => o.fuzzy_prefix_length = parse_prefix_length(v, name)?,
+        "fuzzy_max_expansions" => o.fuzzy_max_expansions = parse_max_expansions(v, name)?,
+        "fuzzy_transpositions" => o.fuzzy_transpositions = boolean(v, name, k)?,
         "quote_field_suffix" => return Err(refuse(name, k, v)),
         _ => return Ok(false),
     }
@@ -90,7 +91,7 @@ fn common(o: &mut QsOptions, k: &str, v: &Value, name: &str) -> EngineResult<boo
 /// Options of `query_string` only.
 fn classic_only(o: &mut QsOptions, k: &str, v: &Value, name: &str) -> EngineResult<bool> {
     match k {
-        "tie_breaker" => o.tie_breaker = v.as_f64().unwrap_or(0.0) as f32,
+        "tie_breaker" => o.tie_breaker = parse_tie_breaker(v, name)?,
         "quote_analyzer" => o.quote_analyzer = Some(analyzer(v, name)?),
         "allow_leading_wildcard" => o.allow_leading_wildcard = boolean(v, name, k)?,
         "phrase_slop" => {
@@ -185,6 +186,24 @@ mod tests {
             panic!()
         };
         assert_eq!(opts.fuzziness, Some(Fuzziness::Auto(3, 6)));
+        assert_eq!(
+            (opts.prefix_length, opts.max_expansions, opts.transpositions),
+            (0, 50, true)
+        );
+        // the fuzzy options reach `term~` (issue 30: honoured, not dropped)
+        let Query::MultiMatch { opts, .. } = qs(json!({"query": "fox~1", "fuzzy_prefix_length": 2,
+            "fuzzy_max_expansions": 5000, "fuzzy_transpositions": false}))
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (opts.prefix_length, opts.max_expansions, opts.transpositions),
+            (2, crate::query::fuzzy::MAX_EXPANSIONS_CAP, false)
+        );
+        assert!(
+            reason(qs(json!({"query": "a~", "fuzzy_max_expansions": 0})))
+                .contains("requires max expansions to be positive")
+        );
         let Query::Range { bounds, .. } =
             qs(json!({"query": "d:[2020-01-01 TO *]", "time_zone": "+01:00"})).unwrap()
         else {
@@ -210,9 +229,6 @@ mod tests {
     fn options_without_effect_are_refused_by_name() {
         for (k, v) in [
             ("analyze_wildcard", json!(true)),
-            ("fuzzy_prefix_length", json!(2)),
-            ("fuzzy_max_expansions", json!(10)),
-            ("fuzzy_transpositions", json!(false)),
             ("quote_field_suffix", json!(".exact")),
             ("enable_position_increments", json!(false)),
             ("escape", json!(true)),
