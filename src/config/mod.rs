@@ -15,6 +15,7 @@
 mod billing;
 pub mod embedded;
 mod fleet;
+mod health;
 mod units;
 
 use std::collections::HashSet;
@@ -27,6 +28,7 @@ use serde::Deserialize;
 
 pub use billing::BillingConfig;
 pub use fleet::{FleetConfig, StoreConfig};
+pub use health::{HealthConfig, HealthSettings};
 pub use units::{parse_duration, parse_size, ByteSize, Dur};
 
 /// A secret string (a cluster password): never shown by `Debug` or `Display`.
@@ -148,6 +150,9 @@ pub struct Config {
     /// This node in a fleet sharing a PostgreSQL store.
     #[serde(default)]
     pub fleet: FleetConfig,
+    /// Active checks and ejection of upstream nodes (absent: the defaults).
+    #[serde(default)]
+    pub upstream_health: HealthConfig,
 }
 
 /// The environment variable that must be `1` for a `[debug]` table that turns a hook on
@@ -487,6 +492,7 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), String> {
+        self.upstream_health.settings()?;
         let e = &self.edge;
         if e.domain.is_empty() || e.domain.starts_with('.') || e.domain.ends_with('.') {
             return Err(format!("edge.domain: `{}` is not a domain name", e.domain));

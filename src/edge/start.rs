@@ -27,9 +27,11 @@ use super::sock::reuseport_listeners;
 use super::workers::{Driver, WorkerListeners};
 use super::ServeArgs;
 use crate::config::{embedded, AdminConfig, Config, DEBUG_HOOKS_ENV};
+use crate::control::api::observe::Observe;
 use crate::control::boot::{self, SharedPlane};
 use crate::control::follow;
 use crate::metrics::{intervallog, MetricsHub};
+use crate::nodes::{checker, NodeBook};
 
 /// Where `[edge] latency_log` writes, under the data directory.
 pub const LATENCY_LOG_DIR: &str = "latency";
@@ -102,6 +104,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         })
         .max(1);
     let (per_worker, http, https) = bind(&config, threads)?;
+    let nodes = Arc::new(NodeBook::new(config.upstream_health.settings()?));
+    let checker = checker::spawn(nodes.clone(), registry.clone())
+        .map_err(|e| format!("health-check thread: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
         limits: Limits::from_config(&config.edge),
@@ -111,6 +116,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         draining: AtomicBool::new(false),
         sealer,
         debug_hooks,
+        nodes: nodes.clone(),
     });
     control::probe_unready(&registry, &plane);
     let stop_control = Arc::new(AtomicBool::new(false));
@@ -123,6 +129,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         plane.clone(),
         settings,
         shared.metrics.clone(),
+        nodes.clone(),
         stop_control.clone(),
     )
     .map_err(|e| format!("control thread: {e}"))?;
@@ -154,7 +161,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 plane.clone(),
                 env,
                 tls,
-                shared.metrics.clone(),
+                Observe {
+                    hub: shared.metrics.clone(),
+                    registry: registry.clone(),
+                    nodes: nodes.clone(),
+                },
                 debug_hooks,
             )?)
         }
@@ -196,6 +207,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(log) = latency_log {
         log.stop(); // after the workers' last hand-over: the open minute is written too
     }
+    checker.stop();
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
     if let Some(w) = webhook {
