@@ -16,6 +16,7 @@ mod control_api;
 mod control_cli;
 mod control_durability;
 mod control_reload;
+mod cors_e2e;
 mod defence_budgets;
 mod defence_faults;
 mod defence_noisy;
