@@ -20,7 +20,6 @@ use super::seed;
 use super::sqlite::{SqliteStore, DB_FILE};
 use super::token::{AdminToken, TOKEN_FILE};
 use crate::config::{AdminConfig, Config};
-use crate::metrics::MetricsHub;
 use crate::registry::Settings;
 use crate::tenancy::TenancyKey;
 
@@ -115,7 +114,7 @@ pub fn start_admin(
     plane: SharedPlane,
     env: ApiEnv,
     tls: Option<Arc<ServerConfig>>,
-    metrics: Arc<MetricsHub>,
+    observe: Observe,
     debug_hooks: bool,
 ) -> Result<Admin, String> {
     let token = AdminToken::load_or_create(admin.token.as_ref().map(|t| t.expose()), data_dir)?;
@@ -126,10 +125,6 @@ pub fn start_admin(
     let url = format!("{scheme}://{addr}");
     std::fs::write(data_dir.join(URL_FILE), format!("{url}\n"))
         .map_err(|e| format!("{}: {e}", data_dir.join(URL_FILE).display()))?;
-    let observe = Observe {
-        hub: metrics,
-        registry: lock(&plane).registry().clone(),
-    };
     let api = Arc::new(Api {
         plane,
         token,

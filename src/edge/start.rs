@@ -27,8 +27,10 @@ use super::sock::reuseport_listeners;
 use super::workers::{Driver, WorkerListeners};
 use super::ServeArgs;
 use crate::config::{embedded, AdminConfig, Config, DEBUG_HOOKS_ENV};
+use crate::control::api::observe::Observe;
 use crate::control::boot::{self, SharedPlane};
 use crate::metrics::{intervallog, MetricsHub};
+use crate::nodes::{checker, NodeBook};
 
 /// Where `[edge] latency_log` writes, under the data directory.
 pub const LATENCY_LOG_DIR: &str = "latency";
@@ -86,6 +88,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         })
         .max(1);
     let (per_worker, http, https) = bind(&config, threads)?;
+    let nodes = Arc::new(NodeBook::new(config.upstream_health.settings()?));
+    let checker = checker::spawn(nodes.clone(), registry.clone())
+        .map_err(|e| format!("health-check thread: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
         limits: Limits::from_config(&config.edge),
@@ -95,6 +100,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         draining: AtomicBool::new(false),
         sealer,
         debug_hooks,
+        nodes: nodes.clone(),
     });
     control::probe_unready(&registry, &plane);
     let stop_control = Arc::new(AtomicBool::new(false));
@@ -107,6 +113,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         plane.clone(),
         settings,
         shared.metrics.clone(),
+        nodes.clone(),
         stop_control.clone(),
     )
     .map_err(|e| format!("control thread: {e}"))?;
@@ -138,7 +145,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 plane.clone(),
                 env,
                 tls,
-                shared.metrics.clone(),
+                Observe {
+                    hub: shared.metrics.clone(),
+                    registry: registry.clone(),
+                    nodes: nodes.clone(),
+                },
                 debug_hooks,
             )?)
         }
@@ -180,6 +191,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(log) = latency_log {
         log.stop(); // after the workers' last hand-over: the open minute is written too
     }
+    checker.stop();
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
     if let Some(w) = webhook {

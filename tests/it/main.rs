@@ -25,6 +25,7 @@ mod docs_loadtest;
 mod docs_readme;
 mod edge_allowance;
 mod edge_codec;
+mod edge_failover;
 mod edge_limits;
 mod edge_ops;
 mod edge_routing_auth;
