@@ -21,6 +21,7 @@ mod defence_budgets;
 mod defence_faults;
 mod defence_noisy;
 mod docs_guides;
+mod docs_keys;
 mod docs_loadtest;
 mod docs_readme;
 mod edge_allowance;
