@@ -19,6 +19,7 @@ fn access_log(c: &mut Criterion) {
     ] {
         let entry = Entry {
             cluster: "acme",
+            key: None,
             client: "10.1.2.3:52344".parse().expect("address"),
             method: b"POST",
             target,

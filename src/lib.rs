@@ -51,6 +51,7 @@ pub mod config;
 pub mod control;
 pub mod edge;
 pub mod metrics;
+pub mod nodes;
 pub mod outbound;
 pub mod policy;
 pub mod registry;

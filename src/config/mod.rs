@@ -14,6 +14,8 @@
 
 mod billing;
 pub mod embedded;
+mod fleet;
+mod health;
 mod units;
 
 use std::collections::HashSet;
@@ -25,6 +27,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub use billing::BillingConfig;
+pub use fleet::{FleetConfig, StoreConfig};
+pub use health::{HealthConfig, HealthSettings};
 pub use units::{parse_duration, parse_size, ByteSize, Dur};
 
 /// A secret string (a cluster password): never shown by `Debug` or `Display`.
@@ -140,6 +144,15 @@ pub struct Config {
     /// Fault injection for tests (absent: none; see [`DebugConfig`]).
     #[serde(default)]
     pub debug: DebugConfig,
+    /// The control plane's store (absent: SQLite in `data_dir`).
+    #[serde(default)]
+    pub store: StoreConfig,
+    /// This node in a fleet sharing a PostgreSQL store.
+    #[serde(default)]
+    pub fleet: FleetConfig,
+    /// Active checks and ejection of upstream nodes (absent: the defaults).
+    #[serde(default)]
+    pub upstream_health: HealthConfig,
 }
 
 /// The environment variable that must be `1` for a `[debug]` table that turns a hook on
@@ -479,6 +492,7 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), String> {
+        self.upstream_health.settings()?;
         let e = &self.edge;
         if e.domain.is_empty() || e.domain.starts_with('.') || e.domain.ends_with('.') {
             return Err(format!("edge.domain: `{}` is not a domain name", e.domain));
@@ -530,6 +544,8 @@ impl Config {
             }
         }
         self.billing.validate()?;
+        self.store.validate()?;
+        self.fleet.validate()?;
         self.validate_plans()?;
         self.validate_clusters()
     }

@@ -2,7 +2,8 @@
 //! (or stderr) in batches, so the hot path never makes a system call for it.
 //!
 //! A line: `<UTC time> <cluster> <client> "<METHOD> <path>[?<names>]" <status> in=<bytes>
-//! out=<bytes> queue_ms=<ms> total_ms=<ms>`. Query values are never written (they may hold
+//! out=<bytes> queue_ms=<ms> total_ms=<ms>[ key=<name>]` (`key=`: the request came with one
+//! of the cluster's keys, named). Query values are never written (they may hold
 //! secrets), only their names; credentials are never written.
 //!
 //! Must not touch: anything but its buffer and its file.
@@ -34,6 +35,8 @@ pub struct AccessLog {
 #[derive(Debug)]
 pub struct Entry<'a> {
     pub cluster: &'a str,
+    /// The name of the cluster key the request came with (`None`: the master pair).
+    pub key: Option<&'a str>,
     pub client: SocketAddr,
     pub method: &'a [u8],
     pub target: &'a [u8],
@@ -77,7 +80,7 @@ impl AccessLog {
             self.buf.push(' ');
             push_target(&mut self.buf, e.target);
         }
-        let _ = writeln!(
+        let _ = write!(
             self.buf,
             "\" {} in={} out={} queue_ms={:.3} total_ms={:.3}",
             e.status,
@@ -86,6 +89,11 @@ impl AccessLog {
             e.queue_us as f64 / 1000.0,
             e.total_us as f64 / 1000.0
         );
+        if let Some(k) = e.key {
+            self.buf.push_str(" key=");
+            push_lossy(&mut self.buf, k.as_bytes());
+        }
+        self.buf.push('\n');
         if self.buf.len() >= FLUSH_AT {
             self.flush();
         }
@@ -156,6 +164,7 @@ mod tests {
         let mut log = AccessLog::open(Some(path.to_str().unwrap())).unwrap();
         let e = Entry {
             cluster: "-",
+            key: None,
             client: "10.0.0.7:5555".parse().unwrap(),
             method: b"",
             target: b"",
@@ -181,6 +190,7 @@ mod tests {
         let mut log = AccessLog::open(Some(path.to_str().unwrap())).unwrap();
         let e = Entry {
             cluster: "acme",
+            key: None,
             client: "10.0.0.7:5555".parse().unwrap(),
             method: b"GET",
             target: b"/books/_search?q=secret-thing&pretty",

@@ -29,6 +29,7 @@ use crate::control::overage::step_of;
 use crate::control::plane::{Change, Purge};
 use crate::control::usage::{Counters, Sampler};
 use crate::metrics::MetricsHub;
+use crate::nodes::NodeBook;
 use crate::outbound::{self, Trust};
 use crate::policy::shards::{index_names_from_cat_indices, usage_from_cat_indices};
 use crate::registry::{Cluster, Command, Registry, Snapshot};
@@ -145,14 +146,15 @@ fn purge_pending(agent: &ureq::Agent, plane: &SharedPlane) {
 }
 
 /// Reads one cluster's usage and feeds it to the overage ladder.
-fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane, clock: &Clock) {
+fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane, at: Metering) {
     if c.class == ClusterClass::Multitenant && c.prefix.is_none() {
         return; // never read a shared engine's totals for one tenant
     }
-    let Some(addr) = c.upstreams.first() else {
+    let Some(addr) = at.nodes.first_usable(&c.upstreams, Instant::now()) else {
         return;
     };
-    let url = usage_url(*addr, c.prefix.as_ref());
+    let clock = at.clock;
+    let url = usage_url(addr, c.prefix.as_ref());
     // Creations that finish after this point may be missing from the answer.
     let reading = c.state.begin_reading();
     let Ok(mut resp) = agent.get(&url).call() else {
@@ -222,11 +224,20 @@ fn sample_usage(snap: &Snapshot, hub: &MetricsHub, sampler: &mut Sampler, plane:
     }
 }
 
+/// What metering reads a cluster's usage with: the plane's clock, and the node book (a
+/// usable node of the cluster is asked, not always the first).
+#[derive(Clone, Copy)]
+struct Metering<'a> {
+    clock: &'a Clock,
+    nodes: &'a NodeBook,
+}
+
 /// Starts the control thread; it stops when `stop` is set.
 pub fn spawn(
     plane: SharedPlane,
     settings: ControlSettings,
     hub: Arc<MetricsHub>,
+    nodes: Arc<NodeBook>,
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<JoinHandle<()>> {
     let registry: Arc<Registry> = lock(&plane).registry().clone();
@@ -245,7 +256,11 @@ pub fn spawn(
                     let snap = registry.load();
                     for c in snap.clusters() {
                         if metered(c) && !stop.load(Ordering::Acquire) {
-                            meter(&agent, &snap, c, &plane, &clock);
+                            let at = Metering {
+                                clock: &clock,
+                                nodes: &nodes,
+                            };
+                            meter(&agent, &snap, c, &plane, at);
                         }
                     }
                     if sampler.due(clock.now_ms()) {

@@ -8,6 +8,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +22,7 @@ use super::accesslog::AccessLog;
 use super::upstream::{Pool, UPSTREAM_BUF};
 use crate::config::EdgeConfig;
 use crate::metrics::{CoreMetrics, MetricsHub};
+use crate::nodes::{choose, Candidate, NodeBook, RetryBudget};
 use crate::proto::HeadLimits;
 use crate::registry::{Registry, Snapshot};
 
@@ -33,6 +35,19 @@ const LARGE_POOLED: usize = 32;
 /// How long a core trusts that an index it created (or found) still exists (see
 /// `precreate`).
 pub const KNOWN_INDEX_TTL: Duration = Duration::from_secs(2);
+
+/// Retries as a share of each core's requests, and how many may be saved up.
+const RETRY_PERCENT: u32 = 20;
+const RETRY_BURST: u32 = 10;
+
+/// A non-zero seed for a core's random numbers.
+fn seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let here = &t as *const u64 as u64; // differs per thread's stack
+    (t ^ here.rotate_left(32)) | 1
+}
 
 /// Limits and timeouts of the edge (from `[edge]`; fixed for the process's life).
 #[derive(Debug, Clone)]
@@ -91,6 +106,9 @@ pub struct Shared {
     pub sealer: Arc<crate::tenancy::IdSealer>,
     /// The test-only fault injection is on (`[debug] panic_hooks`, see `faults`).
     pub debug_hooks: bool,
+    /// Every upstream node's health (checked by the `nodes` checker, reported to by
+    /// requests).
+    pub nodes: Arc<NodeBook>,
 }
 
 impl Shared {
@@ -114,7 +132,10 @@ pub struct Core {
     /// Client connections open on this core.
     pub connections: Cell<usize>,
     buffers: BufferPool,
-    round_robin: Cell<usize>,
+    /// State of the core's random numbers (xorshift: the choice of nodes needs no more).
+    rng: Cell<u64>,
+    /// Retries this core may still make (a share of its requests).
+    retries: RefCell<RetryBudget>,
     pub shutdown: Signal,
     /// Whitelisted indices this core created or found existing, and when (see `precreate`).
     known_indices: RefCell<HashMap<Vec<u8>, Instant>>,
@@ -141,7 +162,8 @@ impl Core {
             log: RefCell::new(log),
             connections: Cell::new(0),
             buffers: BufferPool::default(),
-            round_robin: Cell::new(0),
+            rng: Cell::new(seed()),
+            retries: RefCell::new(RetryBudget::new(RETRY_PERCENT, RETRY_BURST)),
             shutdown: Signal::default(),
             known_indices: RefCell::new(HashMap::new()),
             crash_requested: Cell::new(false),
@@ -177,15 +199,48 @@ impl Core {
         self.buffers.give(b)
     }
 
-    /// Picks one of `n` upstreams, round robin per core.
-    pub fn pick(&self, n: usize) -> usize {
-        let i = self.round_robin.get();
-        self.round_robin.set(i.wrapping_add(1));
-        if n == 0 {
-            0
-        } else {
-            i % n
+    /// The node of `nodes` a request goes to: of two usable ones drawn at random, the one
+    /// with fewer requests in flight; any node when none is usable; never `exclude` (the
+    /// node a retry comes from). `None` only when `nodes` has no other node.
+    pub fn choose_node(
+        &self,
+        nodes: &[SocketAddr],
+        exclude: Option<SocketAddr>,
+    ) -> Option<SocketAddr> {
+        if let ([one], None) = (nodes, exclude) {
+            return Some(*one); // the common single-node cluster: nothing to choose
         }
+        let now = Instant::now();
+        let book = &self.shared.nodes;
+        let cands: Vec<Candidate> = nodes
+            .iter()
+            .map(|&a| {
+                let (usable, in_flight) = book.usable(a, now);
+                Candidate { usable, in_flight }
+            })
+            .collect();
+        let excluded = exclude.and_then(|x| nodes.iter().position(|&a| a == x));
+        let (r1, r2) = (self.random(), self.random());
+        choose(&cands, excluded, r1, r2).map(|i| nodes[i])
+    }
+
+    /// Counts a request sent upstream towards the retry budget.
+    pub fn on_upstream_request(&self) {
+        self.retries.borrow_mut().on_request();
+    }
+
+    /// Takes one retry from the core's budget (about one per five requests).
+    pub fn take_retry(&self) -> bool {
+        self.retries.borrow_mut().take()
+    }
+
+    fn random(&self) -> u64 {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        x
     }
 
     /// Whether index `path` was seen to exist within the trust period.

@@ -6,11 +6,14 @@
 //!    (400 when they do not fit); then an allowance slot is awaited (FIFO across cores,
 //!    queue timeout, deadline, client gone);
 //! 2. **upstream**: `100 Continue` is answered, whitelisted indices the write needs are
-//!    created (`precreate`, an extra request before the main one), a pooled connection is
-//!    taken, the request is sent (`send`, the body through the request filter), the
-//!    response head read (one retry on a fresh connection when a reused one failed before
-//!    any byte of the response, the request can be replayed, and it either never reached
-//!    the upstream or is a read: `outcome::retry_allowed`, never a write twice);
+//!    created (`precreate`, an extra request before the main one), a node is chosen
+//!    (`Core::choose_node`: usable ones by health, the less busy of two), a pooled
+//!    connection is taken, the request is sent (`send`, the body through the request
+//!    filter), the response head read, and what the node did is reported to the node book.
+//!    At most one retry, only when the request never reached the node or is a read
+//!    (`outcome::retry_allowed`, never a write twice): on a fresh connection to the same
+//!    node when a pooled one had gone stale, else on another node within the core's retry
+//!    budget;
 //! 3. **relay**: the response goes back through the response filter (`relay`).
 //!
 //! The permit is held until the upstream's response has been read to its end. Every
@@ -29,14 +32,18 @@ use super::contexts::{Answered, Counted};
 use super::faults::{self, Point};
 use super::filter::{whole_body, RequestFilter, ResponseFilter};
 use super::io::Transport;
-use super::outcome::{retry_allowed, HeadFail, Outcome, RetryFacts, SendFail, Tried, Unanswered};
+use super::outcome::{
+    retry_allowed, HeadFail, Outcome, Retry, RetryFacts, SendFail, Tried, Unanswered, Where,
+};
 use super::precreate;
 use super::relay::Relaying;
 use super::send::Sending;
 use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
+use crate::nodes::Passive;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
+use crate::policy::keys::{check_body, BodyRefusal};
 use crate::policy::shards::{create_index_shards, IndexShards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
@@ -139,6 +146,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
     /// anything reaches the upstream), and so is the place of a search context it opens
     /// (429). Returns the shards reserved.
     async fn prepare(&mut self) -> Result<IndexShards, SendFail> {
+        self.check_key_body().await?;
         let shards = self.read_whole_body().await?;
         let body = match self.client.head.framing {
             Framing::Length(n) if self.client.body_buffered() => {
@@ -148,6 +156,35 @@ impl<T: Transport> Exchange<'_, '_, T> {
         };
         self.contexts = Counted::reserve(self.d, &self.targets.target, body)?;
         Ok(shards)
+    }
+
+    /// A key limited to indices sent a body that may name indices (`Decision::key_body`):
+    /// read whole (as the client sent it, before any rewriting) and checked; 403 when it
+    /// names an index outside the key's patterns. Nothing is sent before.
+    async fn check_key_body(&mut self) -> Result<(), SendFail> {
+        let (Some(kb), Some(key)) = (self.d.key_body.as_ref(), self.d.key) else {
+            return Ok(());
+        };
+        let limit = match self.d.body {
+            BodyPlan::Whole { limit, .. } => limit,
+            _ => self.client.core.shared.limits.max_body,
+        };
+        let len = buffered::read_whole(self.client, self.deadline, limit).await?;
+        let body = buffered::body(self.client, len);
+        let refused = match check_body(&key.indices, kb.kind, body, &kb.action) {
+            Ok(()) => return Ok(()),
+            Err(BodyRefusal::Denied(d)) => EdgeError::Forbidden {
+                key: key.name.clone(),
+                action: d.action,
+                why: d.why.into_owned(),
+            },
+            Err(BodyRefusal::Malformed) => EdgeError::Refused {
+                status: 400,
+                kind: "x_content_parse_exception",
+                reason: "the request body is not valid JSON".into(),
+            },
+        };
+        Err(SendFail::Refuse(refused))
     }
 
     /// A `BodyPlan::Whole` body: read, transformed, and for an index creation its shards
@@ -271,34 +308,78 @@ impl<T: Transport> Exchange<'_, '_, T> {
             }
         }
         let replayable = self.client.body_buffered();
-        let cluster = self.d.cluster;
-        let addr = cluster.upstreams[self.client.core.pick(cluster.upstreams.len())];
-        let outcome = match self.attempt(addr, true, replayable).await {
-            Tried::Retry => self.attempt(addr, false, replayable).await,
+        let core = self.client.core.clone();
+        let nodes = &self.d.cluster.upstreams;
+        let Some(first) = core.choose_node(nodes, None) else {
+            let e = Unanswered::NotConnected.error(); // a cluster always has a node
+            return self.client.answer_before_response(&e).await;
+        };
+        core.on_upstream_request();
+        let outcome = match self.attempt(first, true, replayable).await {
+            Tried::Retry(r) => match self.retry_target(first, r.to) {
+                Some(next) => {
+                    core.shared.nodes.count_retry(r.failed.reason());
+                    self.attempt(next, false, replayable).await
+                }
+                None => Tried::Done(self.client.answer_before_response(&r.failed.error()).await),
+            },
             done => done,
         };
         drop(permit);
         match outcome {
             Tried::Done(o) => o,
             // A second try never asks for a third (`RetryFacts::first`).
-            Tried::Retry => Outcome::gone(),
+            Tried::Retry(r) => self.client.answer_before_response(&r.failed.error()).await,
         }
     }
 
-    /// One try: connection, request, response head, relay; or a retry on a fresh
-    /// connection when [`retry_allowed`] says so.
+    /// The node a retry from `from` goes to: the same one for a stale pooled connection;
+    /// another one (chosen as the first was) when there is one and the core's retry budget
+    /// allows.
+    fn retry_target(&self, from: SocketAddr, to: Where) -> Option<SocketAddr> {
+        let core = &self.client.core;
+        match to {
+            Where::SameNode => Some(from),
+            Where::OtherNode => core
+                .choose_node(&self.d.cluster.upstreams, Some(from))
+                .filter(|_| core.take_retry()),
+        }
+    }
+
+    /// Tells the node book what a request learnt about `addr`.
+    fn report(&self, addr: SocketAddr, p: Passive) {
+        let nodes = &self.d.cluster.upstreams;
+        self.client
+            .core
+            .shared
+            .nodes
+            .report(addr, p, nodes, Instant::now());
+    }
+
+    /// One try: connection, request, response head, relay; or a retry (see
+    /// [`retry_allowed`]).
     async fn attempt(&mut self, addr: SocketAddr, first: bool, replayable: bool) -> Tried {
         let core = self.client.core.clone();
         let timeout = core.shared.limits.connect_timeout;
+        let _in_flight = core.shared.nodes.node(addr).map(|n| n.enter());
         let checkout = core
             .pool
             .checkout(addr, !first, timeout, || core.take_upstream_buffer());
         let mut up = match checkout.await {
             Ok(c) => c,
             Err(_) => {
-                let e =
-                    EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached");
-                return Tried::Done(self.client.answer_before_response(&e).await);
+                self.report(addr, Passive::ConnectionFailed);
+                let facts = RetryFacts {
+                    first,
+                    reused: false,
+                    replayable,
+                    read: matches!(self.d.class, Class::Read),
+                };
+                let failed = Unanswered::NotConnected;
+                if let Some(to) = retry_allowed(failed, facts) {
+                    return Tried::Retry(Retry { to, failed });
+                }
+                return Tried::Done(self.client.answer_before_response(&failed.error()).await);
             }
         };
         let facts = RetryFacts {
@@ -312,8 +393,14 @@ impl<T: Transport> Exchange<'_, '_, T> {
         self.client.end_body_reads(); // the next request head is read as soon as any byte comes
         let body_bytes = match self.response_head(&mut up, sent, facts).await {
             Ok(n) => n,
-            Err(tried) => return tried,
+            Err(tried) => {
+                if !up.reused {
+                    self.report(addr, Passive::ConnectionFailed);
+                }
+                return tried;
+            }
         };
+        self.report(addr, passive_of(self.scratch.rhead.status));
         if let Some(c) = &self.contexts {
             c.on_head(self.scratch.rhead.status);
         }
@@ -339,8 +426,12 @@ impl<T: Transport> Exchange<'_, '_, T> {
         let method = self.client.method;
         let rhead = &mut self.scratch.rhead;
         match sent {
-            Err(SendFail::Upstream) if retry_allowed(Unanswered::NotSent, facts) => {
-                Err(Tried::Retry)
+            Err(SendFail::Upstream) if retry_allowed(Unanswered::NotSent, facts).is_some() => {
+                let to = retry_allowed(Unanswered::NotSent, facts).unwrap_or(Where::SameNode);
+                Err(Tried::Retry(Retry {
+                    to,
+                    failed: Unanswered::NotSent,
+                }))
             }
             Err(SendFail::Upstream) => {
                 // The upstream may have answered before reading the whole body (a 413 of
@@ -361,9 +452,17 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 .await
             {
                 Ok(()) => Ok(n),
-                Err(HeadFail::NoBytes) if retry_allowed(Unanswered::NoAnswer, facts) => {
-                    Err(Tried::Retry)
-                }
+                Err(HeadFail::NoBytes) => match retry_allowed(Unanswered::NoAnswer, facts) {
+                    Some(to) => Err(Tried::Retry(Retry {
+                        to,
+                        failed: Unanswered::NoAnswer,
+                    })),
+                    None => {
+                        let e = HeadFail::NoBytes
+                            .error(self.client.core.shared.limits.deadline.as_secs());
+                        Err(Tried::Done(self.client.answer_before_response(&e).await))
+                    }
+                },
                 Err(f) => {
                     let e = f.error(self.client.core.shared.limits.deadline.as_secs());
                     Err(Tried::Done(self.client.answer_before_response(&e).await))
@@ -412,5 +511,14 @@ impl<T: Transport> Exchange<'_, '_, T> {
         self.sealed.extend_from_slice(filter.sealed());
         self.shards_total = filter.shards_total();
         relayed
+    }
+}
+
+/// What an answer's status says about the node that sent it.
+fn passive_of(status: u16) -> Passive {
+    match status {
+        429 => Passive::Overloaded,
+        500 | 502 | 503 | 504 => Passive::ServerError,
+        _ => Passive::Answered,
     }
 }

@@ -53,7 +53,7 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
     if head.method != Method::Get || head.path(&buf) != b"/metrics" {
         return answer(&mut conn, 404, b"only GET /metrics here\n");
     }
-    let text = expose::scrape(&shared.metrics, &shared.registry.load());
+    let text = expose::scrape(&shared.metrics, &shared.registry.load(), &shared.nodes);
     answer(&mut conn, 200, text.as_bytes())
 }
 

@@ -5,6 +5,7 @@
 //! Must not touch: I/O, policy.
 
 use crate::errors::EdgeError;
+use crate::nodes::RetryReason;
 
 /// What happens to the client connection after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,22 +97,64 @@ pub(super) enum Cut {
 }
 
 /// What one try of an exchange came to: an answer (relayed, or an error answered), or a
-/// retry on a fresh connection.
+/// retry (nothing answered yet) and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Tried {
     Done(Outcome),
-    Retry,
+    Retry(Retry),
 }
 
-/// How a try on a pooled connection failed before any byte of the response came back.
+/// How a try failed before any byte of the response came back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Unanswered {
+    /// No connection could be made: nothing was sent.
+    NotConnected,
     /// Writing the request failed: the upstream never had all of it, so it cannot have
     /// carried it out.
     NotSent,
     /// The whole request was written and the connection closed without an answer: the
     /// upstream may have carried it out before closing.
     NoAnswer,
+}
+
+impl Unanswered {
+    /// Why the retry is made (metrics).
+    pub fn reason(self) -> RetryReason {
+        match self {
+            Unanswered::NotConnected => RetryReason::Connect,
+            Unanswered::NotSent => RetryReason::NotSent,
+            Unanswered::NoAnswer => RetryReason::NoAnswer,
+        }
+    }
+
+    /// The answer when the retry cannot be made (no other node, or no budget left).
+    pub fn error(self) -> EdgeError {
+        match self {
+            Unanswered::NotConnected => {
+                EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached")
+            }
+            Unanswered::NotSent | Unanswered::NoAnswer => {
+                EdgeError::BadGateway("the search engine closed the connection without answering")
+            }
+        }
+    }
+}
+
+/// Where a retry goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Where {
+    /// A fresh connection to the same node: a pooled connection the node had closed while
+    /// idle (a keep-alive race, not the node's fault).
+    SameNode,
+    /// Another node of the cluster, if there is one and the retry budget allows.
+    OtherNode,
+}
+
+/// A retry that was allowed: where it goes, and how the try failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Retry {
+    pub to: Where,
+    pub failed: Unanswered,
 }
 
 /// The facts a retry is decided on.
@@ -128,15 +171,27 @@ pub(super) struct RetryFacts {
     pub read: bool,
 }
 
-/// Whether a try that failed this way goes to a fresh connection. Never a write twice: a
+/// Whether, and where, a try that failed this way is made again. Never a write twice: a
 /// request that may have reached the upstream is retried only when it is a read (nginx's
-/// `proxy_next_upstream` without `non_idempotent`, for the same reason).
-pub(super) fn retry_allowed(failed: Unanswered, f: RetryFacts) -> bool {
-    let stale_pooled = f.first && f.reused && f.replayable;
-    match failed {
-        Unanswered::NotSent => stale_pooled,
-        Unanswered::NoAnswer => stale_pooled && f.read,
+/// `proxy_next_upstream` without `non_idempotent`, for the same reason). A connection that
+/// could not be made carried nothing: any request goes to another node. A request that
+/// failed on a fresh connection while being written is not retried (the node may have
+/// started on it).
+pub(super) fn retry_allowed(failed: Unanswered, f: RetryFacts) -> Option<Where> {
+    if !f.first {
+        return None;
     }
+    let to = if f.reused {
+        Where::SameNode
+    } else {
+        Where::OtherNode
+    };
+    let allowed = match failed {
+        Unanswered::NotConnected => return Some(Where::OtherNode),
+        Unanswered::NotSent => f.reused && f.replayable,
+        Unanswered::NoAnswer => f.replayable && f.read,
+    };
+    allowed.then_some(to)
 }
 
 #[cfg(test)]
@@ -152,15 +207,25 @@ mod tests {
             read,
         };
         use Unanswered::*;
+        use Where::*;
         let table = [
-            // failed, first, reused, replayable, read -> retry
-            (NotSent, facts(true, true, true, false), true),
-            (NotSent, facts(true, true, true, true), true),
-            (NoAnswer, facts(true, true, true, true), true),
-            (NoAnswer, facts(true, true, true, false), false),
-            (NotSent, facts(false, true, true, true), false),
-            (NoAnswer, facts(true, false, true, true), false),
-            (NotSent, facts(true, true, false, true), false),
+            // failed, (first, reused, replayable, read) -> retry where
+            (NotSent, facts(true, true, true, false), Some(SameNode)),
+            (NotSent, facts(true, true, true, true), Some(SameNode)),
+            (NoAnswer, facts(true, true, true, true), Some(SameNode)),
+            (NoAnswer, facts(true, true, true, false), None),
+            (NotSent, facts(false, true, true, true), None),
+            (NoAnswer, facts(true, false, true, true), Some(OtherNode)),
+            (NoAnswer, facts(true, false, true, false), None),
+            (NoAnswer, facts(true, false, false, true), None),
+            (NotSent, facts(true, false, true, true), None),
+            (NotSent, facts(true, true, false, true), None),
+            (
+                NotConnected,
+                facts(true, false, false, false),
+                Some(OtherNode),
+            ),
+            (NotConnected, facts(false, false, true, true), None),
         ];
         for (failed, f, want) in table {
             assert_eq!(retry_allowed(failed, f), want, "{failed:?} {f:?}");

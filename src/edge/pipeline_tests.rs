@@ -124,6 +124,7 @@ upstream = ["{up}"]
         draining: AtomicBool::new(false),
         sealer: Arc::new(crate::tenancy::IdSealer::new(&key)),
         debug_hooks: true,
+        nodes: Arc::new(crate::nodes::NodeBook::new(Default::default())),
     };
     Rc::new(Core::new(Arc::new(shared)).unwrap())
 }

@@ -68,7 +68,12 @@ pub(super) async fn ensure_index(
     req.extend_from_slice(b"PUT ");
     req.extend_from_slice(&path);
     req.extend_from_slice(b" HTTP/1.1\r\nHost: searchgate\r\nContent-Length: 0\r\n\r\n");
-    let addr = cluster.upstreams[core.pick(cluster.upstreams.len())];
+    let Some(addr) = core.choose_node(&cluster.upstreams, None) else {
+        cluster.state.finish_index(&path[1..], asked, false);
+        return Err(
+            EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached").into(),
+        );
+    };
     let answer = fetch(core, addr, req, Method::Put, deadline).await;
     let created = matches!(answer, Ok((200..=299, _)));
     cluster.state.finish_index(&path[1..], asked, created);

@@ -24,7 +24,7 @@ use super::outcome::{Next, Outcome};
 use crate::errors::EdgeError;
 use crate::metrics::faults::PanicSite;
 use crate::metrics::Sample;
-use crate::policy::decide::{decide, Listener, Targets};
+use crate::policy::decide::{decide, preflight, Listener, Targets};
 use crate::proto::{Method, Version};
 
 /// Serves one client connection to its end.
@@ -141,7 +141,7 @@ impl<T: Transport> Session<T> {
         };
         // Logged without its cluster (the decision went with the request's state); the
         // panic is counted apart.
-        self.record(None, arrival, &o);
+        self.record(None, None, arrival, &o);
         if o.next == Next::Linger {
             Next::Linger
         } else {
@@ -165,6 +165,15 @@ impl<T: Transport> Session<T> {
             max_body: c.core.shared.limits.max_body,
             ids: Some(&c.core.shared.sealer),
         };
+        c.cors_origin.clear();
+        if let Some(cluster) = preflight(&**snap, &c.head, &c.buf, Instant::now()) {
+            let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
+            c.cors_origin.extend_from_slice(origin);
+            c.keep_alive &= !c.has_body();
+            let o = c.answer_preflight().await;
+            self.record(Some(cluster.id.as_str()), None, arrival, &o);
+            return o;
+        }
         let decided = decide(
             &**snap,
             &c.head,
@@ -175,19 +184,29 @@ impl<T: Transport> Session<T> {
         );
         match decided {
             Ok(mut d) => {
+                if d.cors {
+                    let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
+                    c.cors_origin.extend_from_slice(origin);
+                }
                 let targets = &mut self.targets;
                 let o = exchange::run(c, &mut self.scratch, &mut d, targets, arrival).await;
-                self.record(Some(d.cluster.id.as_str()), arrival, &o);
+                let key = d.key.map(|k| k.name.as_str());
+                self.record(Some(d.cluster.id.as_str()), key, arrival, &o);
                 o
             }
             Err(refused) => {
+                if refused.cors {
+                    let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
+                    c.cors_origin.extend_from_slice(origin);
+                }
                 if c.has_body() {
                     c.keep_alive = false; // the unread body makes the stream unusable
                 }
                 let o = c.answer_error(&refused.error).await;
                 // Counted for the cluster when its credentials opened one (413 on the
                 // Content-Length, a blocked endpoint, a mode refusal).
-                self.record(refused.cluster.map(|c| c.id.as_str()), arrival, &o);
+                let key = refused.key.map(|k| k.name.as_str());
+                self.record(refused.cluster.map(|c| c.id.as_str()), key, arrival, &o);
                 o
             }
         }
@@ -205,7 +224,7 @@ impl<T: Transport> Session<T> {
         c.version = Version::Http11;
         let mut o = c.answer_error(e).await;
         o.bytes_in = c.buf.len() as u64;
-        self.record(None, arrival, &o);
+        self.record(None, None, arrival, &o);
     }
 
     /// Reads until a complete head is in `buf[pos..]`; returns when its first byte came.
@@ -275,7 +294,7 @@ impl<T: Transport> Session<T> {
         self.line.method.extend_from_slice(h.method_span.of(&c.buf));
     }
 
-    fn record(&self, cluster: Option<&str>, arrival: Instant, o: &Outcome) {
+    fn record(&self, cluster: Option<&str>, key: Option<&str>, arrival: Instant, o: &Outcome) {
         let c = &self.client;
         let total_us = arrival.elapsed().as_micros() as u64;
         let bytes_in = o.bytes_in + c.head.len as u64;
@@ -297,6 +316,7 @@ impl<T: Transport> Session<T> {
         }
         let entry = Entry {
             cluster,
+            key,
             client: c.peer,
             method: &self.line.method,
             target: &self.line.target,

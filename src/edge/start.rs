@@ -27,8 +27,11 @@ use super::sock::reuseport_listeners;
 use super::workers::{Driver, WorkerListeners};
 use super::ServeArgs;
 use crate::config::{embedded, AdminConfig, Config, DEBUG_HOOKS_ENV};
+use crate::control::api::observe::Observe;
 use crate::control::boot::{self, SharedPlane};
+use crate::control::follow;
 use crate::metrics::{intervallog, MetricsHub};
+use crate::nodes::{checker, NodeBook};
 
 /// Where `[edge] latency_log` writes, under the data directory.
 pub const LATENCY_LOG_DIR: &str = "latency";
@@ -69,9 +72,24 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if embedded && config.admin.is_none() {
         config.admin = Some(AdminConfig::default()); // the embedded default serves it
     }
-    let key = keyfile::load_or_create(&config.edge.data_dir)?;
+    let mut store = boot::open_store(&config)?;
+    let key = match config.store.url {
+        Some(_) => keyfile::shared(&config.edge.data_dir, &mut *store)?,
+        None => keyfile::load_or_create(&config.edge.data_dir)?,
+    };
     let sealer = Arc::new(crate::tenancy::IdSealer::new(&key));
-    let plane = boot::open(&config, &key)?;
+    let plane = boot::open(&config, &key, store)?;
+    let follower = match &config.store.url {
+        Some(url) => {
+            let bell = crate::control::pg::Doorbell::new(url.expose())?;
+            let poll = config.fleet.poll_interval.0;
+            Some(
+                follow::spawn(plane.clone(), bell, poll)
+                    .map_err(|e| format!("follower thread: {e}"))?,
+            )
+        }
+        None => None,
+    };
     let registry = boot::lock(&plane).registry().clone();
     let tls = match config.edge.https {
         Some(_) => Some(tls_config(&config, &plane)?),
@@ -86,6 +104,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         })
         .max(1);
     let (per_worker, http, https) = bind(&config, threads)?;
+    let nodes = Arc::new(NodeBook::new(config.upstream_health.settings()?));
+    let checker = checker::spawn(nodes.clone(), registry.clone())
+        .map_err(|e| format!("health-check thread: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
         limits: Limits::from_config(&config.edge),
@@ -95,6 +116,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         draining: AtomicBool::new(false),
         sealer,
         debug_hooks,
+        nodes: nodes.clone(),
     });
     control::probe_unready(&registry, &plane);
     let stop_control = Arc::new(AtomicBool::new(false));
@@ -107,6 +129,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         plane.clone(),
         settings,
         shared.metrics.clone(),
+        nodes.clone(),
         stop_control.clone(),
     )
     .map_err(|e| format!("control thread: {e}"))?;
@@ -138,7 +161,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
                 plane.clone(),
                 env,
                 tls,
-                shared.metrics.clone(),
+                Observe {
+                    hub: shared.metrics.clone(),
+                    registry: registry.clone(),
+                    nodes: nodes.clone(),
+                },
                 debug_hooks,
             )?)
         }
@@ -180,11 +207,16 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(log) = latency_log {
         log.stop(); // after the workers' last hand-over: the open minute is written too
     }
+    checker.stop();
     stop_control.store(true, Ordering::Release);
     let _ = control.join();
     if let Some(w) = webhook {
         w.stop();
     }
+    if let Some(f) = follower {
+        f.stop();
+    }
+    boot::lock(&plane).release_lease();
     if let Some(e) = engine {
         e.stop(Duration::from_secs(10));
     }

@@ -10,12 +10,13 @@
 //! Must not touch: the hub's internals (it renders a [`HubSnapshot`]), sockets.
 
 use std::fmt::Write as _;
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 use super::buckets::Buckets;
 use super::faults::PanicSite;
 use super::hub::{ClusterTotals, HubSnapshot, MetricsHub};
 use super::process::ProcessFigures;
+use crate::nodes::{NodeBook, NodeView, RetryReason};
 use crate::registry::Snapshot;
 
 /// The `Content-Type` of the exposition.
@@ -32,15 +33,20 @@ const CLASSES: [(usize, &str); 6] = [
 
 /// The exposition now: the hub's figures (samples handed over so far counted first), the
 /// registry's allowance gauges, the process figures read from `/proc`.
-pub fn scrape(hub: &MetricsHub, registry: &Snapshot) -> String {
-    prometheus(
+pub fn scrape(hub: &MetricsHub, registry: &Snapshot, nodes: &NodeBook) -> String {
+    let mut text = prometheus(
         &hub.snapshot(SystemTime::now()),
         registry,
         &ProcessFigures::read(),
-    )
+    );
+    text.push_str(&node_figures(
+        &nodes.views(Instant::now()),
+        &nodes.retries(),
+    ));
+    text
 }
 
-/// Renders every family.
+/// Renders every family but the upstream nodes' (see [`node_figures`]).
 pub fn prometheus(hub: &HubSnapshot, registry: &Snapshot, process: &ProcessFigures) -> String {
     let mut out = Out(String::with_capacity(4096 + hub.clusters.len() * 6000));
     cluster_counters(&mut out, hub);
@@ -49,6 +55,53 @@ pub fn prometheus(hub: &HubSnapshot, registry: &Snapshot, process: &ProcessFigur
     core_figures(&mut out, hub);
     process_figures(&mut out, hub, process);
     fault_counts(&mut out, hub);
+    out.0
+}
+
+/// The upstream nodes' health (one gauge per node and state), ejections, failed checks,
+/// and the retries made by reason.
+pub fn node_figures(views: &[NodeView], retries: &[(RetryReason, u64)]) -> String {
+    let mut out = Out(String::with_capacity(256 + views.len() * 400));
+    out.family(
+        "searchgate_upstream_node_up",
+        "gauge",
+        "1 when requests may go to the upstream node (health checks pass, not ejected).",
+    );
+    for v in views {
+        let labels = format!("node=\"{}\",state=\"{}\"", v.addr, v.state());
+        out.sample(
+            "searchgate_upstream_node_up",
+            &labels,
+            u64::from(v.state() == "up"),
+        );
+    }
+    let counters: [(&str, &str, fn(&NodeView) -> u64); 2] = [
+        (
+            "searchgate_upstream_node_ejections_total",
+            "Times the node was ejected after failed requests.",
+            |v| v.ejections,
+        ),
+        (
+            "searchgate_upstream_node_checks_failed_total",
+            "Active health checks of the node that failed.",
+            |v| v.checks_failed,
+        ),
+    ];
+    for (name, help, value) in counters {
+        out.family(name, "counter", help);
+        for v in views {
+            out.sample(name, &format!("node=\"{}\"", v.addr), value(v));
+        }
+    }
+    out.family(
+        "searchgate_upstream_retries_total",
+        "counter",
+        "Requests tried a second time, by why the first try failed.",
+    );
+    for (why, n) in retries {
+        let labels = format!("reason=\"{}\"", why.label());
+        out.sample("searchgate_upstream_retries_total", &labels, *n);
+    }
     out.0
 }
 

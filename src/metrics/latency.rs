@@ -368,6 +368,9 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 
 /// `2030-03-01T10:05:30Z` of milliseconds since the epoch.
 fn format_utc(ms: u64) -> String {
+    // To the nearest second (the text has no fraction): a run from 06.98 to 15.00 reads
+    // `07 to 15 (8.02 s)`, not `06 to 15`.
+    let ms = ms.saturating_add(500) / 1000 * 1000;
     crate::calendar::rfc3339_of_millis(i64::try_from(ms).unwrap_or(i64::MAX))
 }
 
@@ -712,6 +715,9 @@ mod tests {
 
     #[test]
     fn spans_are_written_as_a_person_reads_them() {
+        assert_eq!(format_utc(1_800_000_006_980), "2027-01-15T08:00:07Z");
+        assert_eq!(format_utc(1_800_000_015_000), "2027-01-15T08:00:15Z");
+        assert_eq!(format_utc(1_800_000_015_499), "2027-01-15T08:00:15Z");
         for (secs, text) in [
             (4.0, "4.00 s"),
             (300.0, "5m"),

@@ -119,6 +119,18 @@ fn nice_ceiling(v: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
+/// `textLength` for a line of `chars` characters at `size` px that would be wider than
+/// `room` px in a common sans-serif (about 0.55 em a character): squeezed to fit
+/// rather than cut at the chart's edge. Empty when it fits.
+fn fit(text: &str, size: f64, room: f64) -> String {
+    let wide = text.chars().count() as f64 * size * 0.55;
+    if wide <= room {
+        String::new()
+    } else {
+        format!(r#" textLength="{room:.0}" lengthAdjust="spacingAndGlyphs""#)
+    }
+}
+
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -229,9 +241,10 @@ pub fn svg(title: &[String], series: &[Series]) -> String {
         let size = if i == 0 { 15 } else { 12 };
         let _ = writeln!(
             s,
-            r#"<text class="title" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}">{}</text>"#,
-            LEFT + pw / 2.0,
+            r#"<text class="title" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}"{}>{}</text>"#,
+            WIDTH / 2.0,
             22.0 + TITLE_LINE * i as f64,
+            fit(line, f64::from(size), WIDTH - 20.0),
             escape(line)
         );
     }
@@ -316,13 +329,14 @@ fn legend(s: &mut String, series: &[Series], legend_top: f64) {
         let ly = legend_top + LEGEND_LINE * i as f64;
         let _ = writeln!(
             s,
-            r#"<g class="legend" data-series="{}"><line x1="{LEFT}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{}" {}/><text x="{:.1}" y="{:.1}">{}</text></g>"#,
+            r#"<g class="legend" data-series="{}"><line x1="{LEFT}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{}" {}/><text x="{:.1}" y="{:.1}"{}>{}</text></g>"#,
             escape(&ser.name),
             LEFT + 36.0,
             COLOURS[ser.colour % COLOURS.len()],
             ser.stroke.attributes(),
             LEFT + 44.0,
             ly + 4.0,
+            fit(&ser.label, 12.0, WIDTH - LEFT - 44.0 - 10.0),
             escape(&ser.label)
         );
     }

@@ -165,3 +165,19 @@ fn axis_helpers() {
         ValueAxis::Linear { top: 20.0 }
     );
 }
+
+#[test]
+fn a_line_too_long_for_the_chart_is_squeezed_to_fit_not_cut() {
+    let h = histogram((1..=100).map(|i| i * 10));
+    let long = "x".repeat(200);
+    let series = [Series::of_histogram("total", &h).styled(long.clone(), 0, Stroke::Wide)];
+    let text = svg(&[long.clone(), "short".to_string()], &series);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let fitted: Vec<Option<&str>> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.text().is_some_and(|t| t == long || t == "short"))
+        .map(|n| n.attribute("textLength"))
+        .collect();
+    // The long title, the short line, the long legend row.
+    assert_eq!(fitted, [Some("880"), None, Some("766")]);
+}

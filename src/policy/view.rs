@@ -12,6 +12,7 @@
 
 use std::time::Instant;
 
+use super::keys::Principal;
 use super::mode::ModeView;
 use crate::config::ClusterClass;
 use crate::tenancy::Prefix;
@@ -52,9 +53,14 @@ pub trait ClusterView {
     /// answered since it was added. Otherwise no cluster answers at its address (spec 3).
     fn reachable(&self) -> bool;
 
-    /// Whether `user:pass` opens the cluster at `now` (constant time; rotated-out
-    /// credentials during their grace included).
-    fn accepts(&self, user: &[u8], pass: &[u8], now: Instant) -> bool;
+    /// Who `user:pass` is on this cluster at `now`: its master pair (rotated-out
+    /// credentials during their grace included) or one of its live keys; `None` when
+    /// neither (compared in constant time).
+    fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>>;
+
+    /// Whether a live key of the cluster lists browser origin `origin` (a CORS pre-check,
+    /// which carries no credentials, is answered for it).
+    fn allows_origin(&self, origin: &[u8], now: Instant) -> bool;
 
     /// Multitenant or single tenant.
     fn class(&self) -> ClusterClass;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{ClusterClass, Mode, PlanConfig};
 use crate::policy::auth::PasswordHash;
+use crate::policy::keys::Role;
 use crate::policy::ladder::{self, Overage};
 use crate::policy::shards::{exceeded, Usage};
 
@@ -93,6 +94,31 @@ pub struct Previous {
     pub until: Millis,
 }
 
+/// Most keys one cluster may have.
+pub const MAX_KEYS: usize = 100;
+
+/// A named key of a cluster besides its master pair (issue 29): its own credentials (the
+/// password only as its salted hash), a role, the index patterns it may name, an expiry,
+/// the browser origins and client addresses it may be used from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyRecord {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    pub username: String,
+    pub password: PasswordHash,
+    /// Index patterns (empty: any index).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indices: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Millis>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_ips: Vec<String>,
+    pub created_at: Millis,
+}
+
 /// A cluster as stored. Destroyed clusters stay as tombstones (`destroyed_at` set): their
 /// ids are never reused, and billing needs their history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,6 +150,9 @@ pub struct ClusterRecord {
     /// Usage over the plan, as the overage ladder last found it (`None`: not over).
     #[serde(default)]
     pub overage: Option<Overage>,
+    /// Its keys (records stored before keys existed have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<KeyRecord>,
 }
 
 impl ClusterRecord {
@@ -202,6 +231,10 @@ pub enum Command {
     Destroy { id: String },
     /// Its indices were deleted from the shared upstream.
     MarkPurged { id: String },
+    /// Adds a key (its id, username and password hash made by the caller).
+    CreateKey { id: String, key: Box<KeyRecord> },
+    /// Revokes key `key_id`: it opens nothing from the next request on.
+    RevokeKey { id: String, key_id: String },
     /// The overage ladder's step (actor `system`): the overage as it is now, and the mode
     /// the ladder sets with its reason (`None`: the mode stays).
     SetOverage {
@@ -226,7 +259,9 @@ impl Command {
             | Command::MarkProvisioned { id }
             | Command::Destroy { id }
             | Command::MarkPurged { id }
-            | Command::SetOverage { id, .. } => id,
+            | Command::SetOverage { id, .. }
+            | Command::CreateKey { id, .. }
+            | Command::RevokeKey { id, .. } => id,
         }
     }
 
@@ -245,6 +280,8 @@ impl Command {
             Command::Destroy { .. } => "cluster.destroy",
             Command::MarkPurged { .. } => "cluster.purged",
             Command::SetOverage { .. } => "cluster.overage",
+            Command::CreateKey { .. } => "key.create",
+            Command::RevokeKey { .. } => "key.revoke",
         }
     }
 
@@ -279,6 +316,8 @@ pub enum Refusal {
     NoPlan { name: String, known: Vec<String> },
     #[error("{0}")]
     Conflict(String),
+    #[error("no key `{0}`")]
+    NoKey(String),
     #[error("{0}")]
     Invalid(String),
     /// The cluster's usage exceeds the plan it would move to.
@@ -318,7 +357,9 @@ impl Catalog {
     fn index(&mut self, c: &ClusterRecord) {
         if c.is_live() {
             self.hosts.insert(c.host_key(), c.id.clone());
-            self.users.insert(c.username.clone(), c.id.clone());
+            for user in usernames(c) {
+                self.users.insert(user.clone(), c.id.clone());
+            }
         }
     }
 
@@ -326,8 +367,10 @@ impl Catalog {
         if self.hosts.get(&c.host_key()) == Some(&c.id) {
             self.hosts.remove(&c.host_key());
         }
-        if self.users.get(&c.username) == Some(&c.id) {
-            self.users.remove(&c.username);
+        for user in usernames(c) {
+            if self.users.get(user) == Some(&c.id) {
+                self.users.remove(user);
+            }
         }
     }
 
@@ -355,14 +398,20 @@ impl Catalog {
                 c.host_key()
             )));
         }
-        if let Some(other) = self.users.get(&c.username).filter(|o| **o != c.id) {
-            return Err(Refusal::Conflict(format!(
-                "username `{}` is already used by cluster `{other}`",
-                c.username
-            )));
+        for user in usernames(c) {
+            if let Some(other) = self.users.get(user).filter(|o| **o != c.id) {
+                return Err(Refusal::Conflict(format!(
+                    "username `{user}` is already used by cluster `{other}`"
+                )));
+            }
         }
         Ok(())
     }
+}
+
+/// The usernames that open cluster `c`: its master pair's and its keys'.
+fn usernames(c: &ClusterRecord) -> impl Iterator<Item = &String> {
+    std::iter::once(&c.username).chain(c.keys.iter().map(|k| &k.username))
 }
 
 /// Applies `cmd` to `cat`: the new catalog, or why not (and `cat` is unchanged).
@@ -553,6 +602,14 @@ fn change(
             // Only a multitenant cluster leaves indices on a shared upstream to delete.
             c.purged = c.class != ClusterClass::Multitenant;
         }
+        Command::CreateKey { key, .. } => create_key(c, key, ctx.now)?,
+        Command::RevokeKey { key_id, .. } => {
+            let before = c.keys.len();
+            c.keys.retain(|k| k.id != *key_id);
+            if c.keys.len() == before {
+                return Err(Refusal::NoKey(key_id.clone()));
+            }
+        }
         Command::PutPlan(_)
         | Command::RemovePlan { .. }
         | Command::CreateCluster(_)
@@ -560,6 +617,34 @@ fn change(
             unreachable!("handled by apply_in_place")
         }
     }
+    Ok(())
+}
+
+/// Adds `key` to `c` (refused: a name or id already there, too many keys, bad fields).
+fn create_key(c: &mut ClusterRecord, key: &KeyRecord, now: Millis) -> Result<(), Refusal> {
+    if c.keys.len() >= MAX_KEYS {
+        return Err(Refusal::Invalid(format!(
+            "cluster `{}` has {MAX_KEYS} keys, the most it may have; delete one first",
+            c.id
+        )));
+    }
+    if let Some(k) = c.keys.iter().find(|k| k.name == key.name || k.id == key.id) {
+        return Err(Refusal::Conflict(format!(
+            "cluster `{}` already has a key named `{}`",
+            c.id, k.name
+        )));
+    }
+    if !crate::config::valid_credential(&key.username) {
+        return Err(Refusal::Invalid(
+            "usernames are 1-128 letters and digits".into(),
+        ));
+    }
+    if key.expires_at.is_some_and(|e| e <= now) {
+        return Err(Refusal::Invalid("`expires_at` is in the past".into()));
+    }
+    let mut key = key.clone();
+    key.created_at = now;
+    c.keys.push(key);
     Ok(())
 }
 

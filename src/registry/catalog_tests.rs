@@ -57,6 +57,7 @@ pub(crate) fn record(id: &str, plan: &str) -> ClusterRecord {
         purged: false,
         version: 1,
         overage: None,
+        keys: Vec::new(),
     }
 }
 

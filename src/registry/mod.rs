@@ -23,6 +23,7 @@ use arc_swap::ArcSwap;
 use crate::config::{ClusterClass, Config, Mode};
 use crate::policy::admit::Allowance;
 use crate::policy::auth::Credential;
+use crate::policy::keys::{KeyGrant, Principal};
 use crate::policy::mode::{Mode as PolicyMode, ModeView, SetBy};
 use crate::tenancy::{Prefix, TenancyKey};
 
@@ -98,6 +99,15 @@ pub struct Cluster {
     pub contexts: Option<Arc<UpstreamContexts>>,
     /// The stored record this view was made from.
     pub record: Arc<ClusterRecord>,
+    /// Its keys by username.
+    pub keys: HashMap<String, ClusterKey>,
+}
+
+/// A key as the request path holds it: its credential and what it may do.
+#[derive(Debug, Clone)]
+pub struct ClusterKey {
+    pub credential: Credential,
+    pub grant: KeyGrant,
 }
 
 /// Credentials replaced by a rotation and still accepted for a grace period.
@@ -117,6 +127,20 @@ impl Cluster {
             .as_ref()
             .is_some_and(|o| now < o.until && o.credential.matches(user, pass));
         current | old
+    }
+
+    /// Who `user:pass` is at `now`: a live key of this cluster when the username is a
+    /// key's, else the master pair (current or in its grace). One password hash is
+    /// computed either way.
+    pub fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>> {
+        let key = std::str::from_utf8(user)
+            .ok()
+            .and_then(|u| self.keys.get(u));
+        match key {
+            Some(k) => (k.credential.matches(user, pass) && k.grant.live_at(now))
+                .then_some(Principal::Key(&k.grant)),
+            None => self.accepts(user, pass, now).then_some(Principal::Master),
+        }
     }
 
     /// The mode requests see (the operator's, or the overage ladder's, with its reason),
@@ -397,6 +421,9 @@ impl Snapshot {
             .insert(format!("{}.{}", c.hostname, c.region), index);
         self.by_id.insert(c.id.clone(), index);
         self.by_username.insert(c.username.clone(), index);
+        for user in c.keys.keys() {
+            self.by_username.insert(user.clone(), index);
+        }
         if let Some(o) = &c.previous {
             // Rotated-out usernames keep routing during their grace (unless reused since).
             self.by_username
@@ -562,7 +589,27 @@ fn view(
         prefix: c.prefix,
         contexts,
         record: r.clone(),
+        keys: keys_of(r, now, now_ms),
     }
+}
+
+/// The keys of record `r` for the request path, by username (expiry as an instant).
+fn keys_of(r: &ClusterRecord, now: Instant, now_ms: Millis) -> HashMap<String, ClusterKey> {
+    r.keys
+        .iter()
+        .map(|k| {
+            let grant = KeyGrant {
+                id: k.id.clone(),
+                name: k.name.clone(),
+                role: k.role,
+                indices: k.indices.clone(),
+                expires: k.expires_at.map(|e| instant_of(e, now, now_ms)),
+                allowed_origins: k.allowed_origins.clone(),
+            };
+            let credential = Credential::new(&k.username, &k.password);
+            (k.username.clone(), ClusterKey { credential, grant })
+        })
+        .collect()
 }
 
 /// The published snapshot, read by every core without locks.

@@ -38,6 +38,7 @@ pub fn record_of(c: &ClusterConfig, now: Millis) -> ClusterRecord {
         purged: false,
         version: 1,
         overage: None,
+        keys: Vec::new(),
     }
 }
 

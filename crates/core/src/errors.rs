@@ -214,6 +214,13 @@ pub enum EdgeError {
     SearchContextMissing(String),
     /// 400: a parameter value Elasticsearch would refuse (`params`), with its error.
     Param(crate::params::ParamError),
+    /// 403 `security_exception`: a cluster key (`key`: its name) may not make the request
+    /// (`action`: method and endpoint), and why (its role, an index outside its indices).
+    Forbidden {
+        key: String,
+        action: String,
+        why: String,
+    },
     /// 400 with a body naming the plan: shard capacity exceeded.
     ShardCapacity {
         plan: String,
@@ -398,6 +405,11 @@ impl EdgeError {
             .with_index(index.clone()),
             Refused { status, kind, reason } => ErrorBody::new(*status, *kind, reason.clone()),
             Param(e) => e.body(),
+            Forbidden { key, action, why } => ErrorBody::new(
+                403,
+                "security_exception",
+                format!("action [{action}] is unauthorized for key [{key}]: {why}"),
+            ),
             SearchContextMissing(id) => {
                 let reason = format!("No search context found for id [{id}]");
                 ErrorBody::new(404, "search_phase_execution_exception", "all shards failed")

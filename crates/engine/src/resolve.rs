@@ -423,7 +423,10 @@ mod tests {
         assert_eq!(names("books,", o), Ok(vec!["books".to_string()]));
         assert_eq!(names(",", o).unwrap().len(), 3, "no part: every open index");
         assert!(names(" books", o).is_err(), "parts are not trimmed");
-        assert!(names("books,,logs-1", o).is_err(), "an empty part in the middle");
+        assert!(
+            names("books,,logs-1", o).is_err(),
+            "an empty part in the middle"
+        );
     }
 
     // issue 25 #5: index deletion names concrete indices only, as Elasticsearch 7.10

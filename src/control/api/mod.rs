@@ -2,7 +2,9 @@
 //!
 //! Endpoints: `POST /v1/clusters`, `GET /v1/clusters[?state=&plan=]`,
 //! `GET /v1/clusters/{id}`, `PUT /v1/clusters/{id}/plan`, `PUT /v1/clusters/{id}/mode`,
-//! `POST /v1/clusters/{id}/credentials/rotate`, `DELETE /v1/clusters/{id}`,
+//! `POST /v1/clusters/{id}/credentials/rotate`, `DELETE /v1/clusters/{id}`, the cluster's
+//! keys (`GET`/`POST /v1/clusters/{id}/keys`, `DELETE /v1/clusters/{id}/keys/{key_id}`: see
+//! `keys`),
 //! `GET /v1/plans`, `GET /v1/audit`; what the edge measures: `GET /metrics` (Prometheus
 //! text) and `GET /v1/clusters/{id}/latency?window=` (see `observe`); usage, invoices and
 //! the tests' clock in `billing`. Every error has one shape, the same as the edge's:
@@ -18,6 +20,7 @@
 
 mod billing;
 mod clusters;
+mod keys;
 pub mod observe;
 pub mod server;
 mod views;
@@ -60,8 +63,12 @@ pub struct Api {
 }
 
 impl Api {
+    /// The plane, caught up with what other nodes of a fleet committed (an unreachable
+    /// store leaves it as it was: reads answer from the last snapshot, writes fail).
     fn plane(&self) -> MutexGuard<'_, Plane> {
-        self.plane.lock().unwrap_or_else(|p| p.into_inner())
+        let mut p = self.plane.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = p.catch_up();
+        p
     }
 }
 
@@ -200,7 +207,7 @@ fn store_error(e: StoreError) -> ApiError {
 fn refusal(r: Refusal) -> ApiError {
     let reason = r.to_string();
     match r {
-        Refusal::NoCluster(_) => ApiError::not_found(reason),
+        Refusal::NoCluster(_) | Refusal::NoKey(_) => ApiError::not_found(reason),
         Refusal::Destroyed(_) => ApiError::new(410, "gone", reason),
         Refusal::NoPlan { .. } | Refusal::Invalid(_) => ApiError::bad_request(reason),
         Refusal::Conflict(_) => ApiError::new(409, "conflict", reason),
@@ -250,12 +257,19 @@ fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
         (Method::Post, ["v1", "clusters", id, "credentials", "rotate"]) => {
             clusters::rotate(api, req, id)
         }
+        (Method::Get, ["v1", "clusters", id, "keys"]) => keys::list(api, id),
+        (Method::Post, ["v1", "clusters", id, "keys"]) => keys::create(api, req, id),
+        (Method::Delete, ["v1", "clusters", id, "keys", key_id]) => {
+            keys::delete(api, req, id, key_id)
+        }
         (Method::Get, ["v1", "plans"]) => Ok(plans(api)),
         (Method::Get, ["v1", "audit"]) => audit(api, req),
         (_, ["v1", "clusters"])
         | (_, ["v1", "clusters", _])
         | (_, ["v1", "clusters", _, "plan" | "mode"])
         | (_, ["v1", "clusters", _, "credentials", "rotate"])
+        | (_, ["v1", "clusters", _, "keys"])
+        | (_, ["v1", "clusters", _, "keys", _])
         | (_, ["v1", "plans" | "audit"]) => Err(ApiError::new(
             405,
             "method_not_allowed",

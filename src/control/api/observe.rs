@@ -16,17 +16,20 @@ use std::time::{Duration, SystemTime};
 use super::{method_name, Api, ApiError, Request, Response};
 use crate::metrics::latency::{parse_window, report};
 use crate::metrics::{expose, MetricsHub};
+use crate::nodes::NodeBook;
 use crate::proto::Method;
 use crate::registry::Registry;
 
 /// The window of a latency report when the request names none.
 pub const DEFAULT_WINDOW: Duration = Duration::from_secs(300);
 
-/// What these routes read: the edge's metrics hub and the registry the edge routes by.
+/// What these routes read: the edge's metrics hub, the registry the edge routes by, and
+/// the upstream nodes' health.
 #[derive(Debug, Clone)]
 pub struct Observe {
     pub hub: Arc<MetricsHub>,
     pub registry: Arc<Registry>,
+    pub nodes: Arc<NodeBook>,
 }
 
 /// The answer when `req` is one of these routes; `None` lets the other routes answer.
@@ -66,7 +69,7 @@ fn only_params(req: &Request, known: &[&str]) -> Result<(), ApiError> {
 
 fn metrics(o: &Observe, req: &Request) -> Result<Response, ApiError> {
     only_params(req, &[])?;
-    let text = expose::scrape(&o.hub, &o.registry.load());
+    let text = expose::scrape(&o.hub, &o.registry.load(), &o.nodes);
     Ok(Response::text(200, expose::CONTENT_TYPE, text))
 }
 

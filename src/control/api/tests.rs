@@ -33,6 +33,7 @@ pub(super) fn api(dir: &std::path::Path) -> Api {
     let observe = observe::Observe {
         hub: Arc::new(crate::metrics::MetricsHub::default()),
         registry: plane.registry().clone(),
+        nodes: Arc::new(crate::nodes::NodeBook::new(Default::default())),
     };
     Api {
         observe,

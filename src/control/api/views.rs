@@ -11,7 +11,7 @@ use crate::control::store::AuditEntry;
 use crate::policy::ladder::{self, Overage};
 use crate::policy::mode::Mode as Effective;
 use crate::policy::shards::Usage;
-use crate::registry::catalog::Source;
+use crate::registry::catalog::{KeyRecord, Source};
 use crate::registry::{ClusterRecord, Millis, PlanRecord};
 
 /// `ms` as RFC 3339 (UTC, seconds).
@@ -46,11 +46,21 @@ pub fn effective_name(m: Effective) -> &'static str {
 
 /// The cluster's address: `<scheme>://<username>[:<password>]@<hostname>.<region>.<domain>`.
 pub fn address(r: &ClusterRecord, env: &ApiEnv, password: Option<&str>) -> String {
+    address_as(r, &r.username, env, password)
+}
+
+/// The cluster's address with another username (one of its keys').
+pub fn address_as(
+    r: &ClusterRecord,
+    username: &str,
+    env: &ApiEnv,
+    password: Option<&str>,
+) -> String {
     let port = env.port.map(|p| format!(":{p}")).unwrap_or_default();
     let pass = password.map(|p| format!(":{p}")).unwrap_or_default();
     format!(
-        "{}://{}{pass}@{}.{}.{}{port}",
-        env.scheme, r.username, r.hostname, r.region, env.domain
+        "{}://{username}{pass}@{}.{}.{}{port}",
+        env.scheme, r.hostname, r.region, env.domain
     )
 }
 
@@ -61,10 +71,34 @@ pub fn localhost_address(
     env: &ApiEnv,
     password: Option<&str>,
 ) -> Option<String> {
+    localhost_address_as(&r.username, env, password)
+}
+
+/// [`localhost_address`] of another username (one of a cluster's keys').
+pub fn localhost_address_as(
+    username: &str,
+    env: &ApiEnv,
+    password: Option<&str>,
+) -> Option<String> {
     let port = env.port.map(|p| format!(":{p}")).unwrap_or_default();
     let pass = password.map(|p| format!(":{p}")).unwrap_or_default();
     env.route_by_username
-        .then(|| format!("{}://{}{pass}@localhost{port}", env.scheme, r.username))
+        .then(|| format!("{}://{username}{pass}@localhost{port}", env.scheme))
+}
+
+/// A key of a cluster, without its password.
+pub fn key(k: &KeyRecord) -> Value {
+    json!({
+        "id": k.id,
+        "name": k.name,
+        "role": k.role.as_str(),
+        "username": k.username,
+        "indices": k.indices,
+        "expires_at": opt_time(k.expires_at),
+        "allowed_origins": k.allowed_origins,
+        "allowed_ips": k.allowed_ips,
+        "created_at": time(k.created_at),
+    })
 }
 
 /// The once-only fields of a create or a rotation: the password and the URLs with it.

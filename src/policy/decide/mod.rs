@@ -30,12 +30,14 @@
 use std::time::Instant;
 
 use super::auth::{parse_basic, MAX_CREDENTIALS};
+use super::cors;
+use super::keys::{self, KeyGrant, Principal};
 use super::mode;
 use super::route::{normalize_host, route};
 use super::view::{ClusterView, Directory};
 use crate::errors::EdgeError;
 use crate::proto::{Framing, RequestHead};
-use crate::request::classify::{classify_request, BodyKind, Class, Route};
+use crate::request::classify::{classify_request, BodyKind, Class, Classified, Route};
 use crate::request::waits;
 use crate::tenancy::{self, IdSealer, Prefix, RequestPlan, Tenant};
 
@@ -117,6 +119,24 @@ pub struct Decision<'s, C> {
     pub reserve: Reservation,
     /// The multitenant class's plan (`None`: single tenant, forwarded as classified).
     pub tenant: Option<TenantPlan>,
+    /// The key the request came with (`None`: the cluster's master pair).
+    pub key: Option<&'s KeyGrant>,
+    /// The request came from a browser origin its key lists: the response carries the
+    /// CORS headers for it (`cors::response_headers`).
+    pub cors: bool,
+    /// A key limited to indices sent a body that may name indices: the edge reads it whole
+    /// and checks it (`keys::check_body`) before anything is sent. The action, for the
+    /// refusal.
+    pub key_body: Option<KeyBody>,
+}
+
+/// What `keys::check_body` needs of the request, kept by the decision.
+#[derive(Debug, Clone)]
+pub struct KeyBody {
+    pub kind: BodyKind,
+    pub method: crate::proto::Method,
+    /// The request's action, named in a refusal.
+    pub action: String,
 }
 
 impl<C> Decision<'_, C> {
@@ -141,6 +161,11 @@ impl<C> Decision<'_, C> {
 pub struct Refused<'s, C> {
     pub error: EdgeError,
     pub cluster: Option<&'s C>,
+    /// The key the credentials were, when they were one of the cluster's keys.
+    pub key: Option<&'s KeyGrant>,
+    /// The refusal goes to a browser origin the key lists (CORS headers on it, so the page
+    /// can read why).
+    pub cors: bool,
 }
 
 impl<C> From<EdgeError> for Refused<'_, C> {
@@ -148,6 +173,8 @@ impl<C> From<EdgeError> for Refused<'_, C> {
         Refused {
             error,
             cluster: None,
+            key: None,
+            cors: false,
         }
     }
 }
@@ -162,16 +189,51 @@ pub fn decide<'s, D: Directory>(
     now: Instant,
     out: &mut Targets,
 ) -> Result<Decision<'s, D::Cluster>, Refused<'s, D::Cluster>> {
-    let cluster = authenticate(clusters, head, buf, listener, now)?;
-    decide_for(cluster, head, buf, listener, now, out).map_err(|error| Refused {
-        error,
-        cluster: Some(cluster),
-    })
+    let (cluster, who) = authenticate(clusters, head, buf, listener, now)?;
+    let key = match who {
+        Principal::Master => None,
+        Principal::Key(k) => Some(k),
+    };
+    let cors = key.is_some_and(|k| {
+        head.header(buf, b"origin")
+            .is_some_and(|o| cors::listed(&k.allowed_origins, o))
+    });
+    match decide_for(cluster, key, head, buf, listener, now, out) {
+        Ok(d) => Ok(Decision { cors, ..d }),
+        Err(error) => Err(Refused {
+            error,
+            cluster: Some(cluster),
+            key,
+            cors,
+        }),
+    }
+}
+
+/// A browser's CORS pre-check (`cors::is_preflight`) to a cluster with a live key that
+/// lists its origin: the cluster (routed by Host; the edge answers 204 itself, nothing goes
+/// upstream). `None`: not a pre-check, or not one the edge answers (decided as any other
+/// request: 401 without credentials).
+pub fn preflight<'s, D: Directory>(
+    clusters: &'s D,
+    head: &RequestHead,
+    buf: &[u8],
+    now: Instant,
+) -> Option<&'s D::Cluster> {
+    let origin = head.header(buf, b"origin")?;
+    let asks = head.header(buf, b"access-control-request-method").is_some();
+    if !cors::is_preflight(head.method, true, asks, head.authorization.is_some()) {
+        return None;
+    }
+    let mut host_buf = [0u8; 253];
+    let host = normalize_host(head.host?.of(buf), &mut host_buf)?;
+    let cluster = route(clusters, host, None).ok()?;
+    cluster.allows_origin(origin, now).then_some(cluster)
 }
 
 /// The decision for an authenticated request to `cluster` (checks 3 to 5).
 fn decide_for<'s, C: ClusterView>(
     cluster: &'s C,
+    key: Option<&'s KeyGrant>,
     head: &RequestHead,
     buf: &[u8],
     listener: &Listener<'_>,
@@ -187,6 +249,15 @@ fn decide_for<'s, C: ClusterView>(
     // (for the multitenant class: with every index name in the tenant's namespace).
     let classified = classify_request(head.method, head.path(buf), cluster.class())?;
     mode::decide(cluster.mode(now), &classified.class)?;
+    // A key: its role, then its indices (the path confined to them, classified again).
+    let scoped = match key {
+        Some(k) => key_scope(k, head.method, &classified)?,
+        None => None,
+    };
+    let classified = match &scoped {
+        Some(path) => classify_request(head.method, path, cluster.class())?,
+        None => classified,
+    };
     out.target.clear();
     out.auto_create.clear();
     let tenant = match cluster.prefix() {
@@ -237,13 +308,42 @@ fn decide_for<'s, C: ClusterView>(
     } else {
         Reservation::None
     };
+    let key_body = key
+        .filter(|k| !k.indices.is_empty() && has_body(head) && keys::body_checked(kind))
+        .map(|_| KeyBody {
+            kind,
+            method: head.method,
+            action: keys::action_of(head.method, &classified),
+        });
     Ok(Decision {
         cluster,
         class: classified.class,
         body,
         reserve,
         tenant,
+        key,
+        cors: false,
+        key_body,
     })
+}
+
+/// A key's role checked against the request, and the path confined to its indices
+/// (`Some`: the path to classify instead).
+fn key_scope(
+    k: &KeyGrant,
+    method: crate::proto::Method,
+    c: &Classified<'_>,
+) -> Result<Option<Vec<u8>>, EdgeError> {
+    let refuse = |d: keys::Denied| EdgeError::Forbidden {
+        key: k.name.clone(),
+        action: d.action,
+        why: d.why.into_owned(),
+    };
+    keys::permits(k.role, method, c).map_err(refuse)?;
+    if k.indices.is_empty() {
+        return Ok(None);
+    }
+    keys::scope_path(&k.indices, method, c).map_err(refuse)
 }
 
 /// The request declared a body.
@@ -280,15 +380,15 @@ fn body_plan(
     }
 }
 
-/// Route and authenticate (spec 2.1, 5): the cluster the request is for, when its Basic
-/// credentials open it.
+/// Route and authenticate (spec 2.1, 5): the cluster the request is for and who its Basic
+/// credentials are there (its master pair or one of its keys).
 fn authenticate<'s, D: Directory>(
     clusters: &'s D,
     head: &RequestHead,
     buf: &[u8],
     listener: &Listener<'_>,
     now: Instant,
-) -> Result<&'s D::Cluster, EdgeError> {
+) -> Result<(&'s D::Cluster, Principal<'s>), EdgeError> {
     let mut host_buf = [0u8; 253];
     let host = match head.host {
         Some(span) => normalize_host(span.of(buf), &mut host_buf)
@@ -306,10 +406,10 @@ fn authenticate<'s, D: Directory>(
         .and_then(|s| parse_basic(s.of(buf), &mut cred_buf));
     let cluster = route(clusters, host, creds.map(|c| c.0))?;
     let (user, pass) = creds.ok_or(EdgeError::AuthRequired)?;
-    if !cluster.accepts(user, pass, now) {
-        return Err(EdgeError::AuthRequired);
-    }
-    Ok(cluster)
+    let who = cluster
+        .authenticate(user, pass, now)
+        .ok_or(EdgeError::AuthRequired)?;
+    Ok((cluster, who))
 }
 
 /// The index a forwarded `PUT /<index>` target creates: its first path segment, as

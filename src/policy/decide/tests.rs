@@ -24,6 +24,8 @@ struct Plain {
     mode: Mode,
     reachable: bool,
     prefix: Option<Prefix>,
+    /// Keys: username (password `keypass`) and grant.
+    keys: Vec<(&'static str, KeyGrant)>,
 }
 
 impl ClusterView for Plain {
@@ -33,8 +35,18 @@ impl ClusterView for Plain {
     fn reachable(&self) -> bool {
         self.reachable
     }
-    fn accepts(&self, user: &[u8], pass: &[u8], _now: Instant) -> bool {
+    fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>> {
+        if let Some((_, k)) = self.keys.iter().find(|(u, _)| u.as_bytes() == user) {
+            let ok = pass == b"keypass" && k.live_at(now);
+            return ok.then_some(Principal::Key(k));
+        }
         credentials_match(user, pass, self.user.as_bytes(), self.pass.as_bytes())
+            .then_some(Principal::Master)
+    }
+    fn allows_origin(&self, origin: &[u8], now: Instant) -> bool {
+        self.keys
+            .iter()
+            .any(|(_, k)| k.live_at(now) && crate::policy::cors::listed(&k.allowed_origins, origin))
     }
     fn class(&self) -> ClusterClass {
         self.class
@@ -94,6 +106,7 @@ fn cluster(id: &'static str, mode: Mode) -> Plain {
         mode,
         reachable: true,
         prefix: (id == "mt").then(prefix),
+        keys: keys::test_keys(),
     }
 }
 
@@ -232,6 +245,9 @@ use EdgeError as E;
 
 #[path = "tests_bodies.rs"]
 mod bodies;
+
+#[path = "tests_keys.rs"]
+mod keys;
 
 // spec 2.1, 5, 7: route by Host (port and case ignored) or by username, then credentials.
 #[test]

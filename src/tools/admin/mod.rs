@@ -66,6 +66,12 @@ pub enum AdminCommand {
         #[arg(long)]
         grace: Option<String>,
     },
+    /// Cluster keys: named credentials with a role (full, read, search), index patterns,
+    /// an expiry, allowed browser origins and client addresses.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// The plans.
     Plans,
     /// The audit log, newest first: who changed what, when, and the fields that changed.
@@ -135,6 +141,36 @@ pub enum ClustersCommand {
     },
     /// Destroys a cluster (404 Cluster Not Found from the next request on).
     Delete { id: String },
+}
+
+/// `searchgate admin keys ...`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// A new key of cluster ID; its password and URL are printed once.
+    Create {
+        id: String,
+        #[arg(long)]
+        name: String,
+        /// full, read or search.
+        #[arg(long)]
+        role: String,
+        /// Index patterns the key may name (comma-separated; default: any).
+        #[arg(long, value_delimiter = ',')]
+        indices: Vec<String>,
+        /// When the key stops working: RFC 3339, or a duration from now (e.g. 30d).
+        #[arg(long)]
+        expires_at: Option<String>,
+        /// Browser origins allowed to call with the key (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        allowed_origins: Vec<String>,
+        /// Client addresses allowed to use the key, as CIDR ranges (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        allowed_ips: Vec<String>,
+    },
+    /// Cluster ID's keys (no secrets).
+    List { id: String },
+    /// Revokes key KEY_ID of cluster ID (refused from the next request on).
+    Delete { id: String, key_id: String },
 }
 
 /// Runs the command; prints what it got.
@@ -215,6 +251,7 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
             let body = grace.as_ref().map_or(json!({}), |g| json!({ "grace": g }));
             ("POST", id_path(id, "/credentials/rotate"), Some(body))
         }
+        AdminCommand::Keys { command } => keys_request(command),
         AdminCommand::Plans => ("GET", "/v1/plans".into(), None),
         AdminCommand::Audit {
             cluster,
@@ -239,6 +276,42 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
         AdminCommand::Invoices { month, csv } => {
             let q = query(&[("month", month), ("format", &csv.then(|| "csv".into()))]);
             ("GET", format!("/v1/invoices{q}"), None)
+        }
+    }
+}
+
+fn keys_request(cmd: &KeysCommand) -> (&'static str, String, Option<Value>) {
+    let keys_path = |id: &str| format!("/v1/clusters/{}/keys", encode(id));
+    match cmd {
+        KeysCommand::List { id } => ("GET", keys_path(id), None),
+        KeysCommand::Delete { id, key_id } => (
+            "DELETE",
+            format!("{}/{}", keys_path(id), encode(key_id)),
+            None,
+        ),
+        KeysCommand::Create {
+            id,
+            name,
+            role,
+            indices,
+            expires_at,
+            allowed_origins,
+            allowed_ips,
+        } => {
+            let mut body = json!({ "name": name, "role": role });
+            for (k, v) in [
+                ("indices", indices),
+                ("allowed_origins", allowed_origins),
+                ("allowed_ips", allowed_ips),
+            ] {
+                if !v.is_empty() {
+                    body[k] = json!(v);
+                }
+            }
+            if let Some(e) = expires_at {
+                body["expires_at"] = json!(e);
+            }
+            ("POST", keys_path(id), Some(body))
         }
     }
 }

@@ -5,7 +5,7 @@
 use crate::tools::out::outln;
 use serde_json::Value;
 
-use super::{AdminCommand, ClustersCommand};
+use super::{AdminCommand, ClustersCommand, KeysCommand};
 
 /// Prints `rows` under `header`, columns padded to their widest cell.
 fn table(header: &[&str], rows: &[Vec<String>]) {
@@ -93,6 +93,40 @@ fn secrets(c: &Value) {
     }
 }
 
+const KEY_HEADER: [&str; 7] = [
+    "ID",
+    "NAME",
+    "ROLE",
+    "USERNAME",
+    "INDICES",
+    "EXPIRES",
+    "ORIGINS/IPS",
+];
+
+/// One key as a table row.
+fn key_row(k: &Value) -> Vec<String> {
+    let list = |v: &Value| {
+        let items: Vec<String> = v.as_array().into_iter().flatten().map(cell).collect();
+        if items.is_empty() {
+            "-".to_string()
+        } else {
+            items.join(",")
+        }
+    };
+    let mut row: Vec<String> = ["id", "name", "role", "username"]
+        .iter()
+        .map(|f| cell(&k[*f]))
+        .collect();
+    row.push(list(&k["indices"]));
+    row.push(cell(&k["expires_at"]));
+    row.push(format!(
+        "{} / {}",
+        list(&k["allowed_origins"]),
+        list(&k["allowed_ips"])
+    ));
+    row
+}
+
 /// Prints the answer to `cmd`.
 pub fn print(cmd: &AdminCommand, v: &Value) {
     match cmd {
@@ -163,6 +197,26 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
                 })
                 .collect();
             table(&["ID", "AT", "ACTOR", "ACTION", "TARGET", "CHANGE"], &rows);
+        }
+        AdminCommand::Keys {
+            command: KeysCommand::List { .. },
+        } => {
+            let rows: Vec<Vec<String>> = v["keys"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(key_row)
+                .collect();
+            table(&KEY_HEADER, &rows);
+        }
+        AdminCommand::Keys {
+            command: KeysCommand::Create { .. } | KeysCommand::Delete { .. },
+        } => {
+            table(&KEY_HEADER, &[key_row(v)]);
+            if v["revoked"] == true {
+                outln!("revoked: the key opens nothing from the next request on");
+            }
+            secrets(v);
         }
         AdminCommand::Usage { .. } => usage(v),
         AdminCommand::Invoice { .. } => invoice(v),

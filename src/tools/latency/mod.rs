@@ -213,11 +213,13 @@ fn legend_figures(r: &LatencyReport, m: Metric) -> String {
 /// The title of a chart of several inputs: how many, their common target, their span.
 fn several_title(reports: &[(LatencyReport, Source)]) -> Vec<String> {
     let names: Vec<&str> = reports.iter().map(|(r, _)| r.cluster.as_str()).collect();
-    let mut t = vec![format!(
-        "Latency by percentile of {} inputs: {}",
-        reports.len(),
-        names.join(", ")
-    )];
+    let mut t = vec![match names_in_title(&names) {
+        Some(names) => format!("Latency by percentile of {} inputs: {names}", reports.len()),
+        None => format!(
+            "Latency by percentile of {} inputs (named in the legend)",
+            reports.len()
+        ),
+    }];
     let targets: Vec<Option<&String>> = reports.iter().map(|(r, _)| r.target.as_ref()).collect();
     if let Some(Some(first)) = targets.first() {
         if targets.iter().all(|t| *t == Some(*first)) {
@@ -238,6 +240,44 @@ fn several_title(reports: &[(LatencyReport, Source)]) -> Vec<String> {
         _ => t.push(format!("{total} requests")),
     }
     t
+}
+
+/// The longest title line of names that still reads on the chart.
+const TITLE_NAMES: usize = 70;
+
+/// Several inputs' names for a title: what they share at the start and the end (up to a
+/// `-`) written once, `plain-{direct, nginx}-round1`; `None` when even that is too long
+/// for one line (the legend names every input anyway).
+fn names_in_title(names: &[&str]) -> Option<String> {
+    let first = names.first()?;
+    let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let pre = names.iter().fold(first.len(), |n, x| {
+        n.min(common(first.as_bytes(), x.as_bytes()))
+    });
+    let pre = first[..pre].rfind('-').map_or(0, |i| i + 1);
+    let rev = |s: &str| s.bytes().rev().collect::<Vec<u8>>();
+    let suf = names
+        .iter()
+        .fold(first.len(), |n, x| n.min(common(&rev(first), &rev(x))));
+    let tail = &first[first.len() - suf..];
+    let suf = tail.find('-').map_or(0, |i| suf - i);
+    let middles: Option<Vec<&str>> = names
+        .iter()
+        .map(|n| {
+            n.get(pre..n.len().checked_sub(suf)?)
+                .filter(|m| !m.is_empty())
+        })
+        .collect();
+    let text = match middles {
+        Some(m) if pre + suf > 0 => format!(
+            "{}{{{}}}{}",
+            &first[..pre],
+            m.join(", "),
+            &first[first.len() - suf..]
+        ),
+        _ => names.join(", "),
+    };
+    (text.chars().count() <= TITLE_NAMES).then_some(text)
 }
 
 fn file_name(p: &Path) -> String {
@@ -373,6 +413,34 @@ pub fn read_counts(text: &str) -> Result<Counts, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_names_share_their_common_start_and_end_in_a_title() {
+        let t = |names: &[&str]| names_in_title(names);
+        assert_eq!(
+            t(&[
+                "plain-direct-round1",
+                "plain-nginx-round1",
+                "plain-sg-uring-round1"
+            ])
+            .unwrap(),
+            "plain-{direct, nginx, sg-uring}-round1"
+        );
+        assert_eq!(
+            t(&["bulk-target-round1", "bulk-target-round2"]).unwrap(),
+            "bulk-target-{round1, round2}"
+        );
+        assert_eq!(
+            t(&["demo", "cq3k9x0m2a7bz"]).unwrap(),
+            "demo, cq3k9x0m2a7bz"
+        );
+        assert_eq!(t(&["a-b", "a-b-c"]).unwrap(), "a-{b, b-c}");
+        // Start and end overlap in a name: the names as they are.
+        assert_eq!(t(&["x-a-y", "x-y"]).unwrap(), "x-a-y, x-y");
+        let long: Vec<String> = (0..12).map(|i| format!("cluster{i:02}x")).collect();
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        assert_eq!(t(&long), None, "too long for a line: the legend names them");
+    }
 
     #[test]
     fn counts_become_a_histogram_and_garbage_is_named() {

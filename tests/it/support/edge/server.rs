@@ -27,6 +27,8 @@ pub struct ClusterSpec {
     pub password: String,
     pub mode: String,
     pub upstream: SocketAddr,
+    /// Further nodes of its upstream, after `upstream`.
+    pub more_nodes: Vec<SocketAddr>,
 }
 
 impl ClusterSpec {
@@ -40,7 +42,14 @@ impl ClusterSpec {
             password: format!("{id}pass"),
             mode: "normal".into(),
             upstream,
+            more_nodes: Vec::new(),
         }
+    }
+
+    /// The same cluster with these nodes after `upstream`.
+    pub fn nodes(mut self, more: &[SocketAddr]) -> ClusterSpec {
+        self.more_nodes = more.to_vec();
+        self
     }
 
     /// The Host it answers at.
@@ -54,10 +63,14 @@ impl ClusterSpec {
     }
 
     fn toml(&self) -> String {
+        let nodes: Vec<String> = std::iter::once(&self.upstream)
+            .chain(&self.more_nodes)
+            .map(|a| format!("\"{a}\""))
+            .collect();
         format!(
             "[[clusters]]\nid = \"{}\"\nhostname = \"{}\"\nregion = \"{}\"\nclass = \"single-tenant\"\n\
-             plan = \"test\"\nusername = \"{}\"\npassword = \"{}\"\nmode = \"{}\"\nupstream = [\"{}\"]\n\n",
-            self.id, self.hostname, self.region, self.username, self.password, self.mode, self.upstream
+             plan = \"test\"\nusername = \"{}\"\npassword = \"{}\"\nmode = \"{}\"\nupstream = [{}]\n\n",
+            self.id, self.hostname, self.region, self.username, self.password, self.mode, nodes.join(", ")
         )
     }
 }
@@ -74,6 +87,8 @@ pub struct Setup {
     pub clusters: Vec<ClusterSpec>,
     pub driver: String,
     pub threads: usize,
+    /// Further sections of the file, as written (e.g. `[upstream_health]`).
+    pub sections: String,
 }
 
 impl Setup {
@@ -88,6 +103,7 @@ impl Setup {
             password: PASS.into(),
             mode: "normal".into(),
             upstream,
+            more_nodes: Vec::new(),
         };
         Setup {
             edge: Vec::new(),
@@ -99,6 +115,7 @@ impl Setup {
             // SEARCHGATE_TEST_DRIVER=epoll|uring runs every edge test on one driver.
             driver: std::env::var("SEARCHGATE_TEST_DRIVER").unwrap_or_else(|_| "auto".into()),
             threads: 2,
+            sections: String::new(),
         }
     }
 
@@ -134,6 +151,13 @@ impl Setup {
 
     pub fn threads(mut self, n: usize) -> Setup {
         self.threads = n;
+        self
+    }
+
+    /// Appends `toml` (whole sections) to the file.
+    pub fn section(mut self, toml: &str) -> Setup {
+        self.sections.push_str(toml);
+        self.sections.push('\n');
         self
     }
 
@@ -178,6 +202,7 @@ impl Setup {
         for c in &self.clusters {
             out.push_str(&c.toml());
         }
+        out.push_str(&self.sections);
         out
     }
 

@@ -1,0 +1,421 @@
+//! Cluster keys on the request path (issue 29): what a key may do, decided from tables.
+//!
+//! A key is a named credential of a cluster besides its master pair, with a [`Role`]
+//! (`full`: what the master pair can do; `read`: every read, no write and no index, alias or
+//! template change; `search`: the search endpoints of [`SEARCH`]) and optionally a list of
+//! index patterns it may name (`indices`). [`permits`] checks the role against a classified
+//! request; [`scope_path`] confines the index expression of the path to the patterns (a
+//! key for `site*` searching `*` searches `site*`: wildcards and comma lists are checked
+//! item by item, and an item wider than the patterns is replaced by the patterns it
+//! contains); [`check_body`] refuses a body that names an index outside them (`_msearch`
+//! headers, `_mget` docs, `_bulk` actions, terms lookups, `_reindex` sources: every
+//! `index`, `_index` or `indices` member, anywhere).
+//!
+//! Pure: data in, decision out. The expiry instant comes with the grant; `now` is passed in.
+//!
+//! Must not touch: credentials (see `auth`), sockets, the registry's storage.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::proto::Method;
+use crate::request::classify::{Class, Classified, Methods, Route, Seg, Tenancy};
+use crate::request::path::encode_segment;
+
+/// What a key may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Everything the cluster's master pair can do.
+    Full,
+    /// Every read API; no write, no index, alias or template change.
+    Read,
+    /// Searches, counts, document gets, field capabilities, scrolls, `GET /` (see [`SEARCH`]).
+    Search,
+}
+
+impl Role {
+    /// `full`, `read` or `search`.
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "full" => Some(Role::Full),
+            "read" => Some(Role::Read),
+            "search" => Some(Role::Search),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Full => "full",
+            Role::Read => "read",
+            Role::Search => "search",
+        }
+    }
+}
+
+/// The endpoints (route names of `request::endpoints`) a `search` key may call, and with
+/// which methods.
+pub const SEARCH: &[(&str, Methods)] = &[
+    ("_search", Methods::ANY),
+    ("_msearch", Methods::ANY),
+    ("_count", Methods::ANY),
+    ("_mget", Methods::ANY),
+    ("_field_caps", Methods::ANY),
+    // continuation (GET/POST) and clear (DELETE)
+    ("_search/scroll", Methods::ANY),
+    ("_doc", Methods::GET_HEAD),
+    ("document", Methods::GET_HEAD),
+    ("/", Methods::GET_HEAD),
+];
+
+/// Endpoints that name no index in their path and whose every index reference is checked
+/// elsewhere (a body) or that reach no index data: what a key limited to `indices` may
+/// still call without an index in the path.
+pub const UNSCOPED: &[&str] = &["/", "_search/scroll", "_mget", "_bulk", "_pit"];
+
+/// A key as the request path holds it (no secret: the password's hash stays with the
+/// credential that checks it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyGrant {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    /// Index patterns the key may name (empty: any index).
+    pub indices: Vec<String>,
+    /// When the key stops opening the cluster.
+    pub expires: Option<Instant>,
+    /// Origins a browser may call the cluster from with this key.
+    pub allowed_origins: Vec<String>,
+}
+
+impl KeyGrant {
+    /// Whether the key still opens the cluster at `now`.
+    pub fn live_at(&self, now: Instant) -> bool {
+        self.expires.is_none_or(|e| now < e)
+    }
+}
+
+/// Who a request's credentials are: the cluster's master pair, or one of its keys.
+#[derive(Debug, Clone, Copy)]
+pub enum Principal<'a> {
+    Master,
+    Key(&'a KeyGrant),
+}
+
+/// Why a key may not do what it asked: the action as the refusal names it, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied {
+    pub action: String,
+    pub why: Cow<'static, str>,
+}
+
+fn method_name(m: Method) -> &'static str {
+    match m {
+        Method::Get => "GET",
+        Method::Head => "HEAD",
+        Method::Post => "POST",
+        Method::Put => "PUT",
+        Method::Delete => "DELETE",
+        Method::Options => "OPTIONS",
+        Method::Patch => "PATCH",
+        Method::Other => "OTHER",
+    }
+}
+
+/// The action of a request as a refusal names it: `<METHOD> <endpoint>`.
+pub fn action_of(method: Method, c: &Classified<'_>) -> String {
+    let name = match c.route {
+        Some(r) => r.name.to_string(),
+        None => crate::request::classify::endpoint_name(&c.path),
+    };
+    format!("{} {name}", method_name(method))
+}
+
+/// Whether `role` lets a key make the request `c` (sent with `method`).
+pub fn permits(role: Role, method: Method, c: &Classified<'_>) -> Result<(), Denied> {
+    let ok = match role {
+        Role::Full => true,
+        Role::Read => c.class == Class::Read,
+        Role::Search => {
+            c.class == Class::Read
+                && c.route.is_some_and(|r| {
+                    SEARCH
+                        .iter()
+                        .any(|(name, m)| *name == r.name && m.has(method))
+                })
+        }
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(Denied {
+        action: action_of(method, c),
+        why: Cow::Owned(format!(
+            "the key's role `{}` does not allow it",
+            role.as_str()
+        )),
+    })
+}
+
+/// Whether `name` (no wildcard) matches `pattern` (`*` matches any run of characters).
+pub fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
+    match pattern.iter().position(|&b| b == b'*') {
+        None => pattern == name,
+        Some(star) => {
+            let (head, rest) = (&pattern[..star], &pattern[star + 1..]);
+            if !name.starts_with(head) {
+                return false;
+            }
+            let tail = &name[head.len()..];
+            (0..=tail.len()).any(|i| glob_match(rest, &tail[i..]))
+        }
+    }
+}
+
+/// Whether every index name the expression item `item` can match is matched by
+/// `pattern`: a plain name matched by it, the pattern itself, or (for a pattern
+/// `<prefix>*` with no other wildcard) a wildcard item whose text before its first `*`
+/// starts with the prefix.
+pub fn contained(item: &[u8], pattern: &[u8]) -> bool {
+    if item == pattern {
+        return true;
+    }
+    let Some(star) = item.iter().position(|&b| b == b'*') else {
+        return glob_match(pattern, item);
+    };
+    match pattern.split_last() {
+        Some((b'*', prefix)) if !prefix.contains(&b'*') => item[..star].starts_with(prefix),
+        _ => false,
+    }
+}
+
+/// Characters an index expression item may not contain for a key limited to patterns:
+/// date math (`<`), remote clusters (`:`).
+fn opaque(item: &[u8]) -> bool {
+    item.iter().any(|&b| matches!(b, b'<' | b'>' | b':' | b'{'))
+}
+
+/// The index expression `expr` (comma list, wildcards, `_all`) confined to `patterns`:
+/// items within a pattern are kept, wider items are replaced by the patterns they contain;
+/// an item that is neither is refused (its text in the error). Exclusions (`-name`) stay.
+pub fn confine(expr: &[u8], patterns: &[String]) -> Result<Vec<u8>, String> {
+    let mut out: Vec<u8> = Vec::with_capacity(expr.len());
+    let push = |out: &mut Vec<u8>, item: &[u8]| {
+        let dup = out.split(|&b| b == b',').any(|x| x == item);
+        if !dup {
+            if !out.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(item);
+        }
+    };
+    for item in expr.split(|&b| b == b',') {
+        let item: &[u8] = if item == b"_all" || item.is_empty() {
+            b"*"
+        } else {
+            item
+        };
+        if item.starts_with(b"-") && !out.is_empty() {
+            push(&mut out, item);
+            continue;
+        }
+        if opaque(item) {
+            return Err(String::from_utf8_lossy(item).into_owned());
+        }
+        if patterns.iter().any(|p| contained(item, p.as_bytes())) {
+            push(&mut out, item);
+            continue;
+        }
+        let inner: Vec<&String> = patterns
+            .iter()
+            .filter(|p| item.contains(&b'*') && contained(p.as_bytes(), item))
+            .collect();
+        if inner.is_empty() {
+            return Err(String::from_utf8_lossy(item).into_owned());
+        }
+        for p in inner {
+            push(&mut out, p.as_bytes());
+        }
+    }
+    Ok(out)
+}
+
+/// Why [`check_body`] refused a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyRefusal {
+    /// It names an index outside the key's patterns: 403.
+    Denied(Denied),
+    /// It is not the JSON (or NDJSON) its endpoint takes: 400, as the upstream would.
+    Malformed,
+}
+
+/// The refusal of a name outside the key's patterns.
+fn outside(action: String, name: &str) -> Denied {
+    Denied {
+        action,
+        why: Cow::Owned(format!("index `{name}` is outside the key's indices")),
+    }
+}
+
+/// For a key limited to `patterns` (non-empty): the path to classify again instead of the
+/// request's, with its index expression confined (`Ok(None)`: the path stays as it is).
+pub fn scope_path(
+    patterns: &[String],
+    method: Method,
+    c: &Classified<'_>,
+) -> Result<Option<Vec<u8>>, Denied> {
+    let Some(route) = c.route else {
+        return Err(Denied {
+            action: action_of(method, c),
+            why: Cow::Borrowed("a key limited to indices may call known endpoints only"),
+        });
+    };
+    let at = index_positions(route);
+    let insert = match route.tenancy {
+        Tenancy::Rewrite { all_at, .. } if at.is_empty() => all_at,
+        _ => None,
+    };
+    if at.is_empty() && insert.is_none() {
+        return if UNSCOPED.contains(&route.name) {
+            Ok(None)
+        } else {
+            Err(Denied {
+                action: action_of(method, c),
+                why: Cow::Borrowed("it reaches beyond the key's indices"),
+            })
+        };
+    }
+    let mut segs: Vec<Vec<u8>> = c.path.segments().map(<[u8]>::to_vec).collect();
+    for &i in &at {
+        if let Some(seg) = segs.get_mut(i) {
+            *seg = confine(seg, patterns).map_err(|n| outside(action_of(method, c), &n))?;
+        }
+    }
+    if let Some(i) = insert {
+        let all = confine(b"*", patterns).map_err(|n| outside(action_of(method, c), &n))?;
+        segs.insert((i as usize).min(segs.len()), all);
+    }
+    let mut out = Vec::with_capacity(c.path.len() * 16 + 16);
+    if segs.is_empty() {
+        out.push(b'/');
+    }
+    for s in &segs {
+        out.push(b'/');
+        encode_segment(s, &mut out);
+    }
+    Ok(Some(out))
+}
+
+/// Positions of the path segments a row reads as index or alias names.
+fn index_positions(route: &Route) -> Vec<usize> {
+    route
+        .pattern
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Seg::Index | Seg::Alias))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Object members that name indices in Elasticsearch request bodies.
+const INDEX_KEYS: &[&str] = &["index", "_index", "indices"];
+
+/// Every string under an `index`, `_index` or `indices` member of `v` must be within
+/// `patterns` (`Err`: the first that is not).
+fn check_value(v: &Value, patterns: &[String]) -> Result<(), String> {
+    match v {
+        Value::Object(o) => {
+            for (k, v) in o {
+                if INDEX_KEYS.contains(&k.as_str()) {
+                    check_names(v, patterns)?;
+                }
+                check_value(v, patterns)?;
+            }
+            Ok(())
+        }
+        Value::Array(a) => a.iter().try_for_each(|v| check_value(v, patterns)),
+        _ => Ok(()),
+    }
+}
+
+fn check_names(v: &Value, patterns: &[String]) -> Result<(), String> {
+    match v {
+        Value::String(s) => {
+            for item in s.split(',') {
+                let item = item.trim();
+                let ok = item.starts_with('-')
+                    || (!opaque(item.as_bytes())
+                        && patterns
+                            .iter()
+                            .any(|p| contained(item.as_bytes(), p.as_bytes())));
+                if !ok {
+                    return Err(item.to_string());
+                }
+            }
+            Ok(())
+        }
+        Value::Array(a) => a.iter().try_for_each(|v| check_names(v, patterns)),
+        // `"index": {...}` is a field or an action, not a name: its members are walked.
+        _ => Ok(()),
+    }
+}
+
+/// The body kinds [`check_body`] reads for a key limited to indices (everything but
+/// documents, which are data).
+pub fn body_checked(kind: crate::request::classify::BodyKind) -> bool {
+    use crate::request::classify::BodyKind as B;
+    !matches!(kind, B::None | B::Document)
+}
+
+/// Checks a whole body of `kind` sent by a key limited to `patterns`: JSON, or NDJSON
+/// (`_bulk`: action lines only, the documents they carry are data; `_msearch`: every
+/// line). `Err`: the refusal.
+pub fn check_body(
+    patterns: &[String],
+    kind: crate::request::classify::BodyKind,
+    body: &[u8],
+    action: &str,
+) -> Result<(), BodyRefusal> {
+    use crate::request::classify::BodyKind as B;
+    let malformed = || BodyRefusal::Malformed;
+    let bad = |n: String| BodyRefusal::Denied(outside(action.to_string(), &n));
+    match kind {
+        B::Bulk | B::Msearch => {
+            let mut skip_source = false;
+            for line in body.split(|&b| b == b'\n') {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                if skip_source {
+                    skip_source = false;
+                    continue;
+                }
+                let v: Value = serde_json::from_slice(line).map_err(|_| malformed())?;
+                if kind == B::Bulk {
+                    let action = v.as_object().and_then(|o| o.iter().next());
+                    let Some((name, meta)) = action else {
+                        return Err(malformed());
+                    };
+                    skip_source = name != "delete";
+                    check_value(meta, patterns).map_err(bad)?;
+                } else {
+                    check_value(&v, patterns).map_err(bad)?;
+                }
+            }
+            Ok(())
+        }
+        _ if body.iter().all(u8::is_ascii_whitespace) => Ok(()),
+        _ => {
+            let v: Value = serde_json::from_slice(body).map_err(|_| malformed())?;
+            check_value(&v, patterns).map_err(bad)
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "keys_tests.rs"]
+mod tests;

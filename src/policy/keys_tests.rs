@@ -1,0 +1,156 @@
+//! The key rules from tables: index patterns (containment, confinement) and body checks.
+
+use super::*;
+use crate::request::classify::{classify_request, BodyKind, ClusterClass};
+
+fn pats(p: &[&str]) -> Vec<String> {
+    p.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn containment_table() {
+    for (item, pattern, want) in [
+        ("site1", "site*", true),
+        ("site", "site*", true),
+        ("sit", "site*", false),
+        ("site*", "site*", true),
+        ("site-2*", "site*", true),
+        ("s*", "site*", false),
+        ("*", "site*", false),
+        ("*1", "site*", false),
+        ("logs", "logs", true),
+        ("logs*", "logs", false),
+        ("logs-a", "logs", false),
+        ("a-x-b", "a*b", true),
+        ("a*b", "a*b", true),
+        ("a-*b", "a*b", false),
+    ] {
+        assert_eq!(
+            contained(item.as_bytes(), pattern.as_bytes()),
+            want,
+            "{item} in {pattern}"
+        );
+    }
+}
+
+#[test]
+fn confinement_table() {
+    let p = pats(&["site*", "logs"]);
+    for (expr, want) in [
+        ("*", Ok("site*,logs")),
+        ("_all", Ok("site*,logs")),
+        ("site1", Ok("site1")),
+        ("site1,logs", Ok("site1,logs")),
+        ("s*", Ok("site*")),
+        ("l*", Ok("logs")),
+        ("*,-site9", Ok("site*,logs,-site9")),
+        ("site1,site1", Ok("site1")),
+        ("secret", Err("secret")),
+        ("site1,secret", Err("secret")),
+        ("*1", Err("*1")),
+        ("-site1", Err("-site1")),
+        ("<site-{now/d}>", Err("<site-{now/d}>")),
+        ("remote:site1", Err("remote:site1")),
+    ] {
+        let got = confine(expr.as_bytes(), &p).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(got, want.map(String::from).map_err(String::from), "{expr}");
+    }
+}
+
+fn check(kind: BodyKind, body: &str) -> Result<(), String> {
+    check_body(&pats(&["site*"]), kind, body.as_bytes(), "POST _search").map_err(|r| match r {
+        BodyRefusal::Denied(d) => d.why.into_owned(),
+        BodyRefusal::Malformed => "malformed".into(),
+    })
+}
+
+#[test]
+fn bodies_naming_indices() {
+    let outside = |n: &str| Err(format!("index `{n}` is outside the key's indices"));
+    for (kind, body, want) in [
+        (BodyKind::Search, r#"{"query":{"match_all":{}}}"#, Ok(())),
+        (BodyKind::Search, "", Ok(())),
+        (
+            BodyKind::Search,
+            r#"{"query":{"terms":{"f":{"index":"secret","id":"1","path":"p"}}}}"#,
+            outside("secret"),
+        ),
+        (
+            BodyKind::Search,
+            r#"{"query":{"terms":{"f":{"index":"site2","id":"1","path":"p"}}}}"#,
+            Ok(()),
+        ),
+        (
+            BodyKind::Mget,
+            r#"{"docs":[{"_index":"site1","_id":"1"},{"_index":"secret","_id":"2"}]}"#,
+            outside("secret"),
+        ),
+        (BodyKind::Mget, r#"{"docs":[{"_index":"site1","_id":"1"}]}"#, Ok(())),
+        (BodyKind::Mget, r#"{"ids":["1"]}"#, Ok(())),
+        (
+            BodyKind::Msearch,
+            "{}\n{\"query\":{}}\n{\"index\":\"site1\"}\n{}\n",
+            Ok(()),
+        ),
+        (
+            BodyKind::Msearch,
+            "{\"index\":\"site1\"}\n{}\n{\"index\":[\"site2\",\"secret\"]}\n{}\n",
+            outside("secret"),
+        ),
+        (
+            BodyKind::Msearch,
+            "{\"index\":\"site*,x*\"}\n{}\n",
+            outside("x*"),
+        ),
+        (
+            BodyKind::Bulk,
+            "{\"index\":{\"_index\":\"site1\"}}\n{\"index\":\"secret\"}\n{\"delete\":{\"_index\":\"site2\",\"_id\":\"1\"}}\n",
+            Ok(()),
+        ),
+        (
+            BodyKind::Bulk,
+            "{\"delete\":{\"_index\":\"site2\",\"_id\":\"1\"}}\n{\"create\":{\"_index\":\"secret\"}}\n{}\n",
+            outside("secret"),
+        ),
+        (
+            BodyKind::Search,
+            "{not json",
+            Err("malformed".into()),
+        ),
+    ] {
+        assert_eq!(check(kind, body), want, "{kind:?} {body}");
+    }
+}
+
+#[test]
+fn roles_from_the_table() {
+    let c = |m: Method, p: &'static str| {
+        classify_request(m, p.as_bytes(), ClusterClass::SingleTenant).unwrap()
+    };
+    let rows = [
+        (Role::Search, Method::Get, "/a/_search", true),
+        (Role::Search, Method::Post, "/a/_msearch", true),
+        (Role::Search, Method::Delete, "/_search/scroll", true),
+        (Role::Search, Method::Head, "/", true),
+        (Role::Search, Method::Get, "/a/_doc/1", true),
+        (Role::Search, Method::Get, "/a/_field_caps", true),
+        (Role::Search, Method::Get, "/a/_mapping", false),
+        (Role::Search, Method::Get, "/_cat/indices", false),
+        (Role::Search, Method::Post, "/a/_doc", false),
+        (Role::Read, Method::Get, "/a/_mapping", true),
+        (Role::Read, Method::Get, "/_cat/indices", true),
+        (Role::Read, Method::Post, "/a/_search", true),
+        (Role::Read, Method::Put, "/a", false),
+        (Role::Read, Method::Delete, "/a", false),
+        (Role::Read, Method::Put, "/_index_template/t", false),
+        (Role::Full, Method::Delete, "/a", true),
+        (Role::Full, Method::Post, "/_bulk", true),
+    ];
+    for (role, m, p, want) in rows {
+        assert_eq!(
+            permits(role, m, &c(m, p)).is_ok(),
+            want,
+            "{role:?} {m:?} {p}"
+        );
+    }
+}
