@@ -351,6 +351,8 @@ mod audit_tests;
 #[cfg(test)]
 mod features_tests;
 #[cfg(test)]
+mod index_apis_tests;
+#[cfg(test)]
 mod indices_tests;
 #[cfg(test)]
 mod more_tests;
