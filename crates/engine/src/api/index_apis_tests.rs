@@ -8,7 +8,6 @@ use serde_json::json;
 
 use super::audit_tests::{bulk, post, reason};
 use super::tests::{engine, put};
-use super::*;
 
 #[test]
 fn aggregations_over_no_index_are_omitted() {
@@ -40,14 +39,38 @@ fn query_string_syntax_errors_are_400() {
             json!({"id": "2", "t": "lazy dog", "k": "abd/x"}),
         ],
     );
-    let qs = |q: &str| post(&e, "/q/_search", json!({"query": {"query_string": {"query": q}}}));
+    let qs = |q: &str| {
+        post(
+            &e,
+            "/q/_search",
+            json!({"query": {"query_string": {"query": q}}}),
+        )
+    };
     for q in [
-        "t:(fox", "fox AND", "\"unclosed", "t:[1 TO", "t:", "^2", "(", ")", "fox OR OR dog",
-        "a:b:c", "AND", "fox^", "fox^ dog", "/ab", "k:/ab", "t:/qu.*",
+        "t:(fox",
+        "fox AND",
+        "\"unclosed",
+        "t:[1 TO",
+        "t:",
+        "^2",
+        "(",
+        ")",
+        "fox OR OR dog",
+        "a:b:c",
+        "AND",
+        "fox^",
+        "fox^ dog",
+        "/ab",
+        "k:/ab",
+        "t:/qu.*",
     ] {
         let r = qs(q);
         assert_eq!(r.status, 400, "{q}: {}", r.text());
-        assert!(reason(&r).starts_with(&format!("Failed to parse query [{q}]")), "{q}: {}", r.text());
+        assert!(
+            reason(&r).starts_with(&format!("Failed to parse query [{q}]")),
+            "{q}: {}",
+            r.text()
+        );
     }
     // a regular expression is one, on the named field or the default ones
     let hits = |q: &str| qs(q).json()["hits"]["total"]["value"].clone();
@@ -56,4 +79,32 @@ fn query_string_syntax_errors_are_400() {
     assert_eq!(hits("t:/qu.*/"), 1);
     assert_eq!(hits("/(qu|la).*/"), 2);
     assert_eq!(hits("fox^2 dog"), 2);
+}
+
+// Elasticsearch 7.10 reference, "Date math support in index names": a URL-encoded
+// `<name-{now/d}>` in the path creates, writes and searches the resolved index
+#[test]
+fn date_math_index_names_in_paths() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    let today = crate::aggs::dates::format(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64,
+        Some("yyyy.MM.dd"),
+        &jiff::tz::TimeZone::UTC,
+    )
+    .unwrap();
+    let enc = "%3Cdm-%7Bnow%2Fd%7D%3E";
+    let r = put(&e, &format!("/{enc}"), json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["index"], format!("dm-{today}"));
+    let r = post(&e, &format!("/{enc}/_doc?refresh=true"), json!({"a": 1}));
+    assert_eq!(r.status, 201, "{}", r.text());
+    assert_eq!(r.json()["_index"], format!("dm-{today}"));
+    let v = post(&e, &format!("/{enc}/_search"), json!({})).json();
+    assert_eq!(v["hits"]["total"]["value"], 1, "{v}");
+    let r = post(&e, "/%3Cdm-%7Bnow%2Fd%3E/_search", json!({}));
+    assert_eq!(r.status, 400, "{}", r.text());
 }
