@@ -107,6 +107,7 @@ queue_timeout = "5s"
 shards = 100
 disk = "1gb"
 memory = "256mb"
+max_bulk_actions = 10000
 """
     path = os.path.join(d, "searchgate.toml")
     with open(path, "w") as f:
