@@ -820,3 +820,45 @@ fn opensearch_point_in_time_on_both_classes() {
         assert_eq!(s, 404, "[{class}] a closed point in time");
     }
 }
+
+// issue 30, index APIs (Elasticsearch 7.10 reference, "Date math support in index names";
+// search API: an index pattern matching nothing): on both classes, a URL-encoded
+// `<name-{now/d}>` path creates and searches the resolved index, a pattern without
+// matches answers without `aggregations`, a `query_string` syntax error is 400
+#[test]
+fn index_api_family_on_both_classes() {
+    let c = Classes::start();
+    each(&c, |on| {
+        let enc = "%3Cdm-%7Bnow%2Fd%7D%3E";
+        let v = on.ok("PUT", &format!("/{enc}"), Some(json!({})));
+        let name = v["index"].as_str().unwrap().to_string();
+        assert!(
+            name.starts_with("dm-20") && name.len() == 13,
+            "[{}] {v}",
+            on.class
+        );
+        on.ok(
+            "POST",
+            &format!("/{enc}/_doc?refresh=true"),
+            Some(json!({"a": 1})),
+        );
+        assert_eq!(
+            on.count(&name, json!({"match_all": {}})),
+            1,
+            "[{}]",
+            on.class
+        );
+        let v = on.ok(
+            "POST",
+            "/nomatch-zz*/_search",
+            Some(json!({"aggs": {"a": {"terms": {"field": "a"}}}})),
+        );
+        assert!(v.get("aggregations").is_none(), "[{}] {v}", on.class);
+        let (s, e) = on.fails(
+            "POST",
+            &format!("/{name}/_search"),
+            Some(json!({"query": {"query_string": {"query": "a:(1"}}})),
+        );
+        assert_eq!(s, 400, "[{}] {e}", on.class);
+    });
+}
