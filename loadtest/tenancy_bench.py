@@ -149,6 +149,8 @@ def build(args):
 
 
 def report(results, args):
+    """Prints the comparison; returns how many requests failed."""
+    failed = 0
     log("")
     log("=" * 100)
     log(f"upstream {args.upstream}; medians over {args.rounds} rounds of {args.duration} s; "
@@ -166,9 +168,12 @@ def report(results, args):
             f"CPU per request {100 * (q['cpu_us_per_req'] - 1):+.1f}%, "
             f"p99 {100 * (q['p99'] - 1):+.1f}%")
         errors = sum(s[c]["errors"] for c in CLASSES)
+        failed += errors
         if errors:
-            log(f"  WARNING: {errors} errors (non-2xx, timeouts): the comparison is not valid")
+            log(f"  WARNING: {errors} errors (connect/read/write, 4xx/5xx, timeouts, _bulk "
+                "item errors): the comparison is not valid")
     log("")
+    return failed
 
 
 def main():
@@ -251,10 +256,14 @@ def main():
                         f"errors {r['errors']} other load {r['foreign_cores']:.2f} cores")
             results[scenario] = {"runs": runs, "summary": {c: run.summarize(v)
                                                            for c, v in runs.items()}}
-        report(results, args)
+        failed = report(results, args)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"args": vars(args), "results": results}, f, indent=1)
+        if failed:
+            log(f"FAILED: {failed} request(s) failed (errors above): the figures do not "
+                "measure what they claim")
+            sys.exit(1)
     finally:
         run.cleanup()
         if args.keep:

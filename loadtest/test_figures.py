@@ -84,5 +84,29 @@ class Ceiling(unittest.TestCase):
         self.assertEqual(with_ceiling(goals("tls", q, 0), None), goals("tls", q, 0))
 
 
+class TenancyBenchReport(unittest.TestCase):
+    def test_the_report_counts_the_failures_the_exit_status_is_made_of(self):
+        import contextlib
+        import io
+        import types
+
+        import tenancy_bench
+
+        def measured(errors):
+            return dict(run(100), requests=400, errors=errors, p50=500, busy_cores=1.0,
+                        foreign_cores=0.1)
+
+        args = types.SimpleNamespace(upstream="fast", rounds=2, duration=1)
+        for errors, want in [((0, 0), 0), ((2, 1), 3)]:
+            runs = {"mt": [measured(errors[0]), measured(0)], "st": [measured(errors[1]),
+                                                                    measured(0)]}
+            results = {"bulk": {"runs": runs,
+                                "summary": {c: summarize(v) for c, v in runs.items()}}}
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(tenancy_bench.report(results, args), want)
+            self.assertEqual("WARNING: 3 errors" in out.getvalue(), want == 3, out.getvalue())
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -14,6 +14,7 @@
 
 mod billing;
 pub mod embedded;
+mod fleet;
 mod health;
 mod units;
 
@@ -26,6 +27,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 pub use billing::BillingConfig;
+pub use fleet::{FleetConfig, StoreConfig};
 pub use health::{HealthConfig, HealthSettings};
 pub use units::{parse_duration, parse_size, ByteSize, Dur};
 
@@ -142,6 +144,12 @@ pub struct Config {
     /// Fault injection for tests (absent: none; see [`DebugConfig`]).
     #[serde(default)]
     pub debug: DebugConfig,
+    /// The control plane's store (absent: SQLite in `data_dir`).
+    #[serde(default)]
+    pub store: StoreConfig,
+    /// This node in a fleet sharing a PostgreSQL store.
+    #[serde(default)]
+    pub fleet: FleetConfig,
     /// Active checks and ejection of upstream nodes (absent: the defaults).
     #[serde(default)]
     pub upstream_health: HealthConfig,
@@ -536,6 +544,8 @@ impl Config {
             }
         }
         self.billing.validate()?;
+        self.store.validate()?;
+        self.fleet.validate()?;
         self.validate_plans()?;
         self.validate_clusters()
     }

@@ -1,5 +1,6 @@
-//! Wiring the control plane into a process: open the store and the plane, apply the
-//! file's seed (at start and on every reload), and start the admin listener. Used by
+//! Wiring the control plane into a process: open the store (SQLite in the data directory,
+//! or the fleet's PostgreSQL) and the plane, apply the file's seed (at start and on every
+//! reload), and start the admin listener. Used by
 //! `edge::start`; every message is one line for the operator.
 //!
 //! Must not touch: the request path, the edge's runtime.
@@ -15,9 +16,12 @@ use rustls::ServerConfig;
 use super::api::observe::Observe;
 use super::api::{server, Api, ApiEnv};
 use super::clock::Clock;
+use super::lease::Lease;
+use super::pg::PgStore;
 use super::plane::{Change, Plane};
 use super::seed;
 use super::sqlite::{SqliteStore, DB_FILE};
+use super::store::Store;
 use super::token::{AdminToken, TOKEN_FILE};
 use crate::config::{AdminConfig, Config};
 use crate::registry::Settings;
@@ -34,10 +38,30 @@ pub fn lock(plane: &SharedPlane) -> std::sync::MutexGuard<'_, Plane> {
     plane.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Opens `<data_dir>/control.db` and the plane over it, then applies `config`'s seed.
-pub fn open(config: &Config, key: &TenancyKey) -> Result<SharedPlane, String> {
-    let path = config.edge.data_dir.join(DB_FILE);
-    let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// Opens the store `config` names: `[store] url` (PostgreSQL, shared by a fleet) or
+/// `<data_dir>/control.db` (SQLite).
+pub fn open_store(config: &Config) -> Result<Box<dyn Store>, String> {
+    match &config.store.url {
+        Some(url) => {
+            let store = PgStore::open(url.expose())
+                .map_err(|e| format!("the PostgreSQL store ([store] url): {e}"))?;
+            Ok(Box::new(store))
+        }
+        None => {
+            let path = config.edge.data_dir.join(DB_FILE);
+            let store = SqliteStore::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(Box::new(store))
+        }
+    }
+}
+
+/// Opens the plane over `store`, then applies `config`'s seed. With a shared store, the
+/// node takes part in the fleet's leader election as `[fleet] node_id`.
+pub fn open(
+    config: &Config,
+    key: &TenancyKey,
+    store: Box<dyn Store>,
+) -> Result<SharedPlane, String> {
     let clock = match config.admin.as_ref().and_then(|a| a.test_clock.as_deref()) {
         Some(t) => {
             let at = crate::calendar::parse_rfc3339_millis(t)
@@ -47,8 +71,16 @@ pub fn open(config: &Config, key: &TenancyKey) -> Result<SharedPlane, String> {
         }
         None => Clock::system(),
     };
-    let mut plane = Plane::open_with(Box::new(store), Settings::from_config(config, key), clock)?;
+    let mut plane = Plane::open_with(store, Settings::from_config(config, key), clock)?;
     plane.queue_notices(config.billing.webhook.is_some());
+    if config.store.url.is_some() {
+        let node = config.fleet.node_id();
+        println!(
+            "searchgate: fleet: node {node} on the shared PostgreSQL store, at change {}",
+            plane.seq()
+        );
+        plane.set_lease(Lease::new(node, config.fleet.lease.0));
+    }
     let plane = Arc::new(Mutex::new(plane));
     apply_file(&plane, config)
         .map_err(|e| format!("the configuration's clusters and plans: {e}"))?;

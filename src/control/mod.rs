@@ -1,7 +1,8 @@
 //! The control plane: the only writer of registry snapshots.
 //!
-//! Owns: the durable store ([`store`]: one small trait; [`sqlite`]: SQLite in WAL mode with
-//! the migrations of `migrations/`), the writer that applies, commits, then publishes every
+//! Owns: the durable store ([`store`]: one small trait; [`schema`]: the tables, described
+//! once for both back ends; [`sqlite`]: SQLite in WAL mode, the default; [`pg`]:
+//! PostgreSQL, the store a fleet of nodes shares), the writer that applies, commits, then publishes every
 //! change ([`plane`]) on its own [`clock`], the file's plans and clusters as a declarative
 //! seed ([`seed`]), the admin API on its own listener with bearer-token auth, served on the
 //! project's own sans-IO HTTP codec ([`api`]), the admin token ([`token`]); and billing:
@@ -15,8 +16,13 @@ pub mod api;
 pub mod billing;
 pub mod boot;
 pub mod clock;
+pub mod follow;
+pub mod lease;
 pub mod overage;
+pub mod pg;
+mod pg_billing;
 pub mod plane;
+pub mod schema;
 pub mod seed;
 pub mod sqlite;
 mod sqlite_billing;

@@ -101,6 +101,9 @@ impl Plane {
         id: &str,
         usage: Usage,
     ) -> Result<Option<String>, ControlError> {
+        if !self.leads() {
+            return Ok(None); // the fleet's leader steps the ladder
+        }
         let snap = self.snapshot();
         let Some(r) = snap.catalog.clusters.get(id).filter(|r| r.is_live()) else {
             return Ok(None);

@@ -22,6 +22,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::clock::Clock;
+use super::lease::{Leads, Lease};
 use super::seed::Declared;
 use super::store::{AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError};
 use super::webhook::Bell;
@@ -31,14 +32,35 @@ use crate::registry::catalog::{apply_all, Ctx};
 use crate::registry::diff::{diff, ClusterChange, Diff};
 use crate::registry::runtime::Runtime;
 use crate::registry::{
-    compile, resolve, Catalog, ClusterRecord, Command, Millis, Refusal, Registry, RegistryError,
-    Settings, Snapshot,
+    compile, resolve, Catalog, Checked, ClusterRecord, Command, Millis, Refusal, Registry,
+    RegistryError, Settings, Snapshot,
 };
 use crate::tenancy::Prefix;
 
 /// The wall clock in milliseconds since the Unix epoch (the control plane's own time is
 /// [`Plane::now`], which tests can set).
 pub use super::clock::system_ms as now_ms;
+
+/// Batches read from the feed at a time; a node a whole page behind reloads instead.
+pub const FEED_PAGE: usize = 1000;
+/// How often a change is applied again after another writer committed first.
+const STALE_RETRIES: u32 = 8;
+
+/// Records of committed events put in place in `cat`.
+pub fn apply_events(cat: &mut Catalog, events: &[Event]) {
+    for e in events {
+        match e {
+            Event::Cluster { record } => cat.put(ClusterRecord::clone(record)),
+            Event::Plan { record } => {
+                cat.plans
+                    .insert(record.name.clone(), Arc::new(record.clone()));
+            }
+            Event::PlanRemoved { name } => {
+                cat.plans.remove(name);
+            }
+        }
+    }
+}
 
 /// A change to submit: commands, who asks, and what to store with it.
 #[derive(Debug, Clone, Default)]
@@ -97,6 +119,8 @@ pub struct Plane {
     notify: bool,
     /// Rung after a commit that queued notices: wakes the webhook's delivery thread.
     notice_bell: Arc<Bell>,
+    /// The fleet's leader lease (`None`: a node on its own store, always the leader).
+    lease: Option<Lease>,
 }
 
 impl std::fmt::Debug for Plane {
@@ -143,6 +167,7 @@ impl Plane {
             clock,
             notify: false,
             notice_bell: Arc::default(),
+            lease: None,
         })
     }
 
@@ -154,6 +179,38 @@ impl Plane {
     /// The control plane's clock.
     pub fn clock(&self) -> &Clock {
         &self.clock
+    }
+
+    /// Takes part in the fleet's leader election with `lease` (see `control::lease`).
+    pub fn set_lease(&mut self, lease: Lease) {
+        self.lease = Some(lease);
+    }
+
+    /// Whether this node runs the fleet's once-only work now (renewing or taking the
+    /// lease as needed; a node without a lease always does). Says so when it changes.
+    pub fn leads(&mut self) -> bool {
+        let Some(lease) = self.lease.as_mut() else {
+            return true;
+        };
+        let leads = lease.check(&mut *self.store, Instant::now());
+        match leads {
+            Leads::Gained => println!("searchgate: fleet: node {} leads", lease.node()),
+            Leads::Lost => println!("searchgate: fleet: node {} no longer leads", lease.node()),
+            Leads::Yes | Leads::No => {}
+        }
+        leads.now()
+    }
+
+    /// Whether this node is one of a fleet (it has a leader lease).
+    pub fn in_fleet(&self) -> bool {
+        self.lease.is_some()
+    }
+
+    /// Gives the leader lease up (a clean stop).
+    pub fn release_lease(&mut self) {
+        if let Some(lease) = self.lease.as_mut() {
+            lease.release(&mut *self.store);
+        }
     }
 
     /// Queue overage notices for the webhook from now on.
@@ -207,12 +264,44 @@ impl Plane {
 
     /// [`Plane::submit`], with `respond` called on the new catalog once it is checked and
     /// before the commit: the idempotent response it returns is committed with the change.
+    /// When another node of the fleet committed first ([`StoreError::Stale`]), the plane
+    /// catches up with the feed and applies the commands again to the newer catalog (a
+    /// refusal then is final); the API, which checks `If-Match` before the commands, uses
+    /// [`Plane::retrying`] around its whole request instead.
     pub fn submit_with(
         &mut self,
         change: Change,
         respond: &mut dyn FnMut(&Catalog) -> Option<Idempotent>,
     ) -> Result<Outcome, ControlError> {
-        let (now, now_ms) = (Instant::now(), self.clock.now_ms());
+        self.retrying(|p| p.submit_once(change.clone(), respond))
+    }
+
+    /// Runs `attempt` after catching up with the store's feed; when it fails because
+    /// another writer committed first, catches up and runs it again (a few times).
+    pub fn retrying<T>(
+        &mut self,
+        mut attempt: impl FnMut(&mut Plane) -> Result<T, ControlError>,
+    ) -> Result<T, ControlError> {
+        let mut tries = 0;
+        loop {
+            self.catch_up()?;
+            match attempt(self) {
+                Err(ControlError::Store(StoreError::Stale(_))) if tries < STALE_RETRIES => {
+                    tries += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// One attempt of [`Plane::submit_with`]: apply, check, commit after the plane's own
+    /// sequence number, publish.
+    pub fn submit_once(
+        &mut self,
+        change: Change,
+        respond: &mut dyn FnMut(&Catalog) -> Option<Idempotent>,
+    ) -> Result<Outcome, ControlError> {
+        let now_ms = self.clock.now_ms();
         let prev = self.registry.load();
         let runtime = &self.runtime;
         let usage = |id: &str| runtime.get(id).map(|h| h.state.usage()).unwrap_or_default();
@@ -248,22 +337,88 @@ impl Plane {
         if let Some(s) = change.seed {
             self.declared = s;
         }
-        self.runtime.reconcile(&d, &next);
-        let generation = prev.generation + 1;
-        let snap = Snapshot::assemble(
-            &checked,
-            &self.runtime,
-            Some(&prev),
-            &self.settings,
-            generation,
-            (now, now_ms),
-        );
-        self.registry.publish(snap);
+        let generation = self.publish(&prev, next.clone(), &checked, &d);
         Ok(Outcome {
             seq,
             generation,
             catalog: next,
         })
+    }
+
+    /// Reconciles the runtime state with `next` (checked, differing from `prev` by `d`)
+    /// and publishes it as the next generation.
+    fn publish(
+        &mut self,
+        prev: &Arc<Snapshot>,
+        next: Arc<Catalog>,
+        checked: &Checked,
+        d: &Diff,
+    ) -> u64 {
+        self.runtime.reconcile(d, &next);
+        let generation = prev.generation + 1;
+        let snap = Snapshot::assemble(
+            checked,
+            &self.runtime,
+            Some(prev),
+            &self.settings,
+            generation,
+            (Instant::now(), self.clock.now_ms()),
+        );
+        self.registry.publish(snap);
+        generation
+    }
+
+    /// The store's sequence number this node has applied.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Applies what other writers committed since this node's sequence number (the change
+    /// feed, a page at a time) and publishes it; a node more than a page behind reloads
+    /// the whole catalog instead. Returns how many batches it applied (0: up to date).
+    pub fn catch_up(&mut self) -> Result<u64, ControlError> {
+        let from = self.seq;
+        loop {
+            let page = self.store.changes_since(self.seq, FEED_PAGE)?;
+            if page.is_empty() {
+                return Ok(self.seq.saturating_sub(from));
+            }
+            if page.len() == FEED_PAGE {
+                self.reload()?;
+                continue;
+            }
+            let prev = self.registry.load();
+            let mut next = Catalog::clone(&prev.catalog);
+            for c in &page {
+                apply_events(&mut next, &c.events);
+            }
+            let last = page.last().map_or(self.seq, |c| c.seq);
+            self.install(&prev, next, last)?;
+        }
+    }
+
+    /// Replaces the catalog with the store's whole catalog (a node far behind the feed).
+    pub fn reload(&mut self) -> Result<(), ControlError> {
+        let (cat, seq) = self.store.load()?;
+        let prev = self.registry.load();
+        self.install(&prev, cat, seq)
+    }
+
+    /// Publishes `next`, committed by the store up to `seq`, after `prev`.
+    fn install(
+        &mut self,
+        prev: &Arc<Snapshot>,
+        next: Catalog,
+        seq: u64,
+    ) -> Result<(), ControlError> {
+        let next = Arc::new(next);
+        // What another node committed was checked there: a failure here is this node's
+        // settings (e.g. an upstream it cannot resolve), and it must still follow.
+        let checked = compile(&next, &self.settings, &resolve)?;
+        let d = diff(&prev.catalog, &next);
+        self.seq = seq;
+        self.publish(prev, next, &checked, &d);
+        Ok(())
     }
 
     fn failpoint(&self, at: &str, actor: &str) {
@@ -278,7 +433,11 @@ impl Plane {
     }
 
     /// Ends maintenance windows whose `until` passed (actor `system`). Returns how many.
+    /// In a fleet, only the leader does.
     pub fn expire_maintenance(&mut self) -> Result<usize, ControlError> {
+        if !self.leads() {
+            return Ok(0);
+        }
         self.expire_maintenance_at(self.clock.now_ms())
     }
 
@@ -308,8 +467,12 @@ impl Plane {
         Ok(n)
     }
 
-    /// Records that these clusters' upstreams answered for the first time.
+    /// Records that these clusters' upstreams answered for the first time (in a fleet,
+    /// the leader does; the others learn it from the feed).
     pub fn mark_provisioned(&mut self, ids: &[String]) -> Result<(), ControlError> {
+        if !self.leads() {
+            return Ok(());
+        }
         let snap = self.registry.load();
         let cmds: Vec<Command> = ids
             .iter()
@@ -332,8 +495,12 @@ impl Plane {
         .map(drop)
     }
 
-    /// Destroyed multitenant clusters whose indices are still to be deleted.
-    pub fn pending_purges(&self) -> Vec<Purge> {
+    /// Destroyed multitenant clusters whose indices are still to be deleted (none on a
+    /// node that does not lead the fleet).
+    pub fn pending_purges(&mut self) -> Vec<Purge> {
+        if !self.leads() {
+            return Vec::new();
+        }
         let snap = self.registry.load();
         snap.catalog
             .clusters

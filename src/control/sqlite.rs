@@ -1,8 +1,8 @@
 //! The embedded [`Store`]: SQLite through rusqlite (the library bundled, so no system
 //! package is needed), in WAL mode with `synchronous = FULL`: a commit is on disk when it
 //! returns, and a crash (kill -9, power loss) keeps every committed batch and no part of
-//! an uncommitted one. Migrations live in `migrations/*.sql`, applied in order at open;
-//! `PRAGMA user_version` records how many a database has.
+//! an uncommitted one. Migrations are [`super::schema`]'s, rendered for SQLite and applied in
+//! order at open; `PRAGMA user_version` records how many a database has.
 //!
 //! The billing tables (usage history, notices) are in [`super::sqlite_billing`].
 //!
@@ -22,11 +22,7 @@ use super::store::{
 use crate::registry::Millis;
 use crate::registry::{Catalog, ClusterRecord, PlanRecord};
 
-/// The migrations, in order (index + 1 = schema version).
-const MIGRATIONS: &[&str] = &[
-    include_str!("../../migrations/0001_init.sql"),
-    include_str!("../../migrations/0002_billing.sql"),
-];
+use super::schema::{ddl, Dialect, MIGRATIONS};
 
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "control.db";
@@ -68,20 +64,29 @@ impl SqliteStore {
         Ok(store)
     }
 
+    /// Applies the migrations the database lacks, each in a write transaction that reads
+    /// the version first (two processes opening a new database migrate it once).
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let version = self.schema_version()?;
-        if version > MIGRATIONS.len() {
-            return Err(StoreError::Failed(format!(
-                "the database has schema {version}, newer than this searchgate ({})",
-                MIGRATIONS.len()
-            )));
-        }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        for (i, items) in MIGRATIONS.iter().enumerate() {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(failed)?;
-            tx.execute_batch(sql).map_err(failed)?;
+            let version: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(failed)?;
+            let version = version.max(0) as usize;
+            if version > MIGRATIONS.len() {
+                return Err(StoreError::Failed(format!(
+                    "the database has schema {version}, newer than this searchgate ({})",
+                    MIGRATIONS.len()
+                )));
+            }
+            if version > i {
+                continue; // dropped: rolled back, nothing written
+            }
+            tx.execute_batch(&ddl(items, Dialect::Sqlite))
+                .map_err(failed)?;
             tx.execute_batch(&format!("PRAGMA user_version = {}", i + 1))
                 .map_err(failed)?;
             tx.commit().map_err(failed)?;
@@ -386,6 +391,53 @@ impl Store for SqliteStore {
         billing::next_notice(&self.conn)
     }
 
+    fn shared_value(&mut self, name: &str, proposed: &str) -> Result<String, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO fleet (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+                [name, proposed],
+            )
+            .map_err(failed)?;
+        self.conn
+            .query_row("SELECT value FROM fleet WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .map_err(failed)
+    }
+
+    fn lease(
+        &mut self,
+        name: &str,
+        holder: &str,
+        now: Millis,
+        ttl: Millis,
+    ) -> Result<bool, StoreError> {
+        // A row comes back only when the lease was taken or extended.
+        self.conn
+            .query_row(
+                "INSERT INTO leases (name, holder, expires_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (name) DO UPDATE
+                    SET holder = excluded.holder, expires_at = excluded.expires_at
+                    WHERE leases.holder = excluded.holder OR leases.expires_at < ?4
+                 RETURNING holder",
+                params![name, holder, now.saturating_add(ttl), now],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(failed)
+    }
+
+    fn release(&mut self, name: &str, holder: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM leases WHERE name = ?1 AND holder = ?2",
+                [name, holder],
+            )
+            .map(drop)
+            .map_err(failed)
+    }
+
     fn notice_attempt(
         &mut self,
         id: u64,
@@ -395,7 +447,3 @@ impl Store for SqliteStore {
         billing::notice_attempt(&self.conn, id, delivered, error)
     }
 }
-
-#[cfg(test)]
-#[path = "sqlite_tests.rs"]
-mod tests;

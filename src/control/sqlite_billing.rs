@@ -1,4 +1,4 @@
-//! The SQLite store's billing tables (migration `0002_billing.sql`): usage samples and the
+//! The SQLite store's billing tables (schema 2 of `schema`): usage samples and the
 //! queue of overage notices. Called by [`super::sqlite::SqliteStore`]'s `Store` methods.
 //!
 //! Must not touch: the catalog's tables (see `sqlite`), sockets.

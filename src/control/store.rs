@@ -1,9 +1,11 @@
 //! The durable store behind one small trait: committed batches in (the events of a change,
 //! its audit entries, the plan history it adds, the overage notices it queues, an
 //! idempotent response, the file's seed), the catalog and the change feed out; beside
-//! them, the usage history (samples in, ranges out) and the notices' delivery state. SQLite is the embedded implementation
-//! ([`super::sqlite`]); a fleet of edges would share a PostgreSQL store in its place, with
-//! LISTEN/NOTIFY waking [`Store::changes_since`] readers.
+//! them, the usage history (samples in, ranges out), the notices' delivery state, and what
+//! a fleet of nodes shares (named values such as the tenancy key, leases of once-per-fleet
+//! work). SQLite is the embedded implementation ([`super::sqlite`]); a fleet of edges
+//! shares a PostgreSQL store in its place ([`super::pg`]), whose commits ring a doorbell
+//! (LISTEN/NOTIFY) for every node's follower to read [`Store::changes_since`].
 //!
 //! A commit is atomic and durable when it returns: the control plane acknowledges and
 //! applies a change only after that.
@@ -162,6 +164,20 @@ pub trait Store: Send {
     ) -> Result<Vec<UsageSample>, StoreError>;
     /// The oldest notice not delivered yet, with its id and the attempts made so far.
     fn next_notice(&mut self) -> Result<Option<(u64, u32, Notice)>, StoreError>;
+    /// The value stored under `name`, storing `proposed` first when there is none (the
+    /// first node of a fleet decides).
+    fn shared_value(&mut self, name: &str, proposed: &str) -> Result<String, StoreError>;
+    /// Takes or extends lease `name` for `holder` until `now + ttl`: true when `holder`
+    /// holds it now (it was free, expired, or already its own).
+    fn lease(
+        &mut self,
+        name: &str,
+        holder: &str,
+        now: Millis,
+        ttl: Millis,
+    ) -> Result<bool, StoreError>;
+    /// Gives lease `name` up, if `holder` holds it.
+    fn release(&mut self, name: &str, holder: &str) -> Result<(), StoreError>;
     /// Records a delivery attempt of notice `id`: delivered at `delivered`, or failed with
     /// `error`.
     fn notice_attempt(

@@ -4,7 +4,9 @@
 //! a JSON POST; any 2xx is delivered. A failure (refused connection, timeout, another
 //! status) is recorded and retried after a backoff that doubles from half a second up to
 //! five minutes; the queue survives restarts, so delivery is at least once (the body's
-//! `notice_id` lets a receiver drop a repeat). The thread never polls: it waits on a
+//! `notice_id` lets a receiver drop a repeat). In a fleet only the leader delivers (see
+//! `control::lease`), and an idle thread looks at the queue every second, since the lead
+//! can move to its node. On its own, the thread never polls: it waits on a
 //! [`Bell`] (a condition variable) that the control plane rings after committing a notice,
 //! and that a stop rings too, so a stop ends an idle wait or a backoff at once; a stop
 //! waits at most a second for a delivery in flight.
@@ -27,6 +29,10 @@ const BACKOFF_MAX: Duration = Duration::from_secs(300);
 /// Longest a stop waits for the thread: a delivery still in flight then (a slow receiver,
 /// up to `webhook_timeout`) is left behind, its notice queued for the next start.
 const STOP_WAIT: Duration = Duration::from_secs(1);
+
+/// How long an idle delivery thread waits for a bell before it looks again (a node that
+/// does not lead the fleet rings no bell of its own, and may become the leader).
+const FOLLOWER_WAIT: Duration = Duration::from_secs(1);
 
 /// The wait before attempt `n + 1` after `n` failures in a row.
 pub fn backoff(failures: u32) -> Duration {
@@ -168,8 +174,16 @@ pub fn spawn(plane: SharedPlane, url: String, timeout: Duration) -> std::io::Res
 /// The delivery loop: the queue's head notice, one at a time, until stopped.
 fn deliver(plane: &SharedPlane, agent: &ureq::Agent, url: &str, bell: &Bell) {
     let mut failures = 0u32;
+    let fleet = lock(plane).in_fleet();
     loop {
-        let next = lock(plane).store().next_notice();
+        let next = {
+            let mut p = lock(plane);
+            match p.leads() {
+                true => p.store().next_notice(),
+                // Another node of the fleet delivers; look again in a while.
+                false => Ok(None),
+            }
+        };
         let woke = match next {
             Ok(Some((id, _, notice))) => {
                 let result = post(agent, url, id, &notice.body);
@@ -198,6 +212,7 @@ fn deliver(plane: &SharedPlane, agent: &ureq::Agent, url: &str, bell: &Bell) {
                     }
                 }
             }
+            Ok(None) if fleet => bell.wait(Some(Instant::now() + FOLLOWER_WAIT), true),
             Ok(None) => bell.wait(None, true),
             Err(e) => {
                 eprintln!("searchgate: webhook: reading the queue: {e}");

@@ -17,6 +17,7 @@ use super::io::{Patient, Transport};
 use super::outcome::{Cut, Next, Outcome, SendFail};
 use super::timer::Timer;
 use crate::errors::{EdgeError, ProtoLimits};
+use crate::policy::cors;
 use crate::proto::{
     write_response_head, BodyCursor, Framing, Method, ProtoError, RequestHead, Version,
 };
@@ -53,6 +54,9 @@ pub(super) struct Client<T> {
     pub wrote: bool,
     /// Where the current request asks for an injected panic (test hooks only).
     pub hook: Option<Point>,
+    /// The browser origin the current request's answer carries CORS headers for (empty:
+    /// none; `policy::cors`).
+    pub cors_origin: Vec<u8>,
 }
 
 impl<T: Transport> Client<T> {
@@ -74,6 +78,7 @@ impl<T: Transport> Client<T> {
             timer: Timer::new(),
             wrote: false,
             hook: None,
+            cors_origin: Vec::new(),
         }
     }
 
@@ -290,6 +295,9 @@ impl<T: Transport> Client<T> {
         let mut headers: Vec<(&str, &[u8])> =
             vec![("Content-Type", b"application/json; charset=UTF-8")];
         headers.extend(e.headers().iter().map(|(k, v)| (*k, v.as_bytes())));
+        if !self.cors_origin.is_empty() {
+            headers.extend(cors::response_headers(&self.cors_origin));
+        }
         write_response_head(
             &mut self.out,
             self.version,
@@ -309,6 +317,36 @@ impl<T: Transport> Client<T> {
         };
         Outcome {
             status: e.status(),
+            bytes_in: 0,
+            bytes_out: len,
+            queue_us: None,
+            upstream_us: None,
+            next,
+        }
+    }
+
+    /// The edge's own answer to an allowed CORS pre-check from `cors_origin`: 204, the
+    /// headers a browser checks, no body and no upstream call.
+    pub async fn answer_preflight(&mut self) -> Outcome {
+        let keep = self.keep_alive && !self.core.shutdown.is_fired();
+        self.out.clear();
+        let headers = cors::preflight_headers(&self.cors_origin);
+        write_response_head(
+            &mut self.out,
+            self.version,
+            204,
+            &headers,
+            Framing::None,
+            keep,
+        );
+        let len = self.out.len() as u64;
+        let next = match (self.send_out().await.is_ok(), keep) {
+            (true, true) => Next::KeepAlive,
+            (true, false) => Next::Linger,
+            (false, _) => Next::Close,
+        };
+        Outcome {
+            status: 204,
             bytes_in: 0,
             bytes_out: len,
             queue_us: None,

@@ -22,7 +22,9 @@ use std::time::Instant;
 use crate::errors::EdgeError;
 use crate::policy::decide::Decision;
 use crate::registry::{Cluster, UpstreamContexts};
+use crate::request::classify::ResponseKind;
 use crate::tenancy::contexts::{read_context_request, ContextRequest, DEFAULT_KEEP_ALIVE};
+use crate::tenancy::response::PitOwner;
 use crate::tenancy::{ContextUse, IdKind};
 
 /// One request's contexts, as forwarded.
@@ -124,6 +126,29 @@ impl Counted {
             _ => {}
         });
     }
+}
+
+/// Which upstream point-in-time ids the request's cluster owns, for an OpenSearch list of
+/// points in time (`tenancy::response::PitList`): the ids the request itself closed (its
+/// own, opened from its sealed tokens; the ledger forgot them when the head came) and
+/// those the ledger holds for the cluster.
+pub(super) fn pit_owner(
+    d: &Decision<'_, Arc<Cluster>>,
+    counted: Option<&Counted>,
+) -> Option<PitOwner> {
+    let plan = &d.tenant.as_ref()?.plan;
+    if plan.response.kind != ResponseKind::PitList {
+        return None;
+    }
+    let ledger = d.cluster.contexts.clone();
+    let cluster: Arc<str> = Arc::from(d.cluster.id.as_str());
+    let asked: Vec<String> = counted.map(|c| c.req.ids.clone()).unwrap_or_default();
+    Some(Arc::new(move |id: &str| {
+        asked.iter().any(|a| a == id)
+            || ledger
+                .as_ref()
+                .is_some_and(|l| l.with(|x| x.holds(&cluster, id, Instant::now())))
+    }))
 }
 
 impl Drop for Counted {

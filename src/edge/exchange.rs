@@ -497,6 +497,9 @@ impl<T: Transport> Exchange<'_, '_, T> {
         let cluster = self.d.cluster;
         let ids = || (core.shared.sealer.clone(), Arc::from(cluster.id.as_str()));
         let mut filter = ResponseFilter::for_response(self.d.tenant.as_ref(), rh, &up.buf, ids);
+        if let Some(owner) = super::contexts::pit_owner(self.d, self.contexts.as_ref()) {
+            filter.set_pit_owner(owner);
+        }
         let mut relaying = Relaying {
             client: self.client,
             up,

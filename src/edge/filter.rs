@@ -165,6 +165,14 @@ impl ResponseFilter {
         }
     }
 
+    /// Says which point-in-time ids the request's cluster owns (see
+    /// `tenancy::response::PitList`).
+    pub fn set_pit_owner(&mut self, owner: tenancy::response::PitOwner) {
+        if let ResponseFilter::Rewrite { un, .. } = self {
+            un.set_pit_owner(owner);
+        }
+    }
+
     /// The shards the upstream said it searched (`_shards.total` of a response whose ids
     /// are sealed), once read.
     pub fn shards_total(&self) -> Option<u64> {

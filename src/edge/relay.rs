@@ -18,6 +18,7 @@ use super::filter::ResponseFilter;
 use super::io::Transport;
 use super::outcome::{Cut, Next, Outcome};
 use super::upstream::UpstreamConn;
+use crate::policy::cors;
 use crate::proto::{
     push_chunk, write_forward_response, BodyCursor, Framing, Method, ResponseHead, Step, Version,
     LAST_CHUNK,
@@ -105,22 +106,33 @@ impl<T: Transport> Relaying<'_, T> {
         c.out.clear();
         match filter {
             ResponseFilter::Pass => {
-                let length_header;
-                let extra: &[(&str, &[u8])] =
-                    match (c.method, rh.header(&self.up.buf, b"content-length")) {
-                        (Method::Head, Some(v)) => {
-                            length_header = [("Content-Length", v)];
-                            &length_header
-                        }
-                        _ => &[],
-                    };
-                write_forward_response(&mut c.out, rh, &self.up.buf, c.version, to, keep, extra);
+                let mut extra: Vec<(&str, &[u8])> = Vec::new();
+                if let (Method::Head, Some(v)) =
+                    (c.method, rh.header(&self.up.buf, b"content-length"))
+                {
+                    extra.push(("Content-Length", v));
+                }
+                if !c.cors_origin.is_empty() {
+                    extra.extend(cors::response_headers(&c.cors_origin));
+                }
+                write_forward_response(&mut c.out, rh, &self.up.buf, c.version, to, keep, &extra);
             }
             ResponseFilter::Rewrite { prefix, .. } => {
                 // Location, Warning and the like name indices too.
                 self.rewritten.clear();
                 write_forward_response(self.rewritten, rh, &self.up.buf, c.version, to, keep, &[]);
                 prefix.strip_into(self.rewritten, &mut c.out);
+                if !c.cors_origin.is_empty() {
+                    // before the blank line that ends the head
+                    c.out.truncate(c.out.len() - 2);
+                    for (name, value) in cors::response_headers(&c.cors_origin) {
+                        c.out.extend_from_slice(name.as_bytes());
+                        c.out.extend_from_slice(b": ");
+                        c.out.extend_from_slice(value);
+                        c.out.extend_from_slice(b"\r\n");
+                    }
+                    c.out.extend_from_slice(b"\r\n");
+                }
             }
         }
         c.out.len() as u64

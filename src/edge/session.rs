@@ -24,7 +24,7 @@ use super::outcome::{Next, Outcome};
 use crate::errors::EdgeError;
 use crate::metrics::faults::PanicSite;
 use crate::metrics::Sample;
-use crate::policy::decide::{decide, Listener, Targets};
+use crate::policy::decide::{decide, preflight, Listener, Targets};
 use crate::proto::{Method, Version};
 
 /// Serves one client connection to its end.
@@ -165,6 +165,15 @@ impl<T: Transport> Session<T> {
             max_body: c.core.shared.limits.max_body,
             ids: Some(&c.core.shared.sealer),
         };
+        c.cors_origin.clear();
+        if let Some(cluster) = preflight(&**snap, &c.head, &c.buf, Instant::now()) {
+            let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
+            c.cors_origin.extend_from_slice(origin);
+            c.keep_alive &= !c.has_body();
+            let o = c.answer_preflight().await;
+            self.record(Some(cluster.id.as_str()), None, arrival, &o);
+            return o;
+        }
         let decided = decide(
             &**snap,
             &c.head,
@@ -175,6 +184,10 @@ impl<T: Transport> Session<T> {
         );
         match decided {
             Ok(mut d) => {
+                if d.cors {
+                    let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
+                    c.cors_origin.extend_from_slice(origin);
+                }
                 let targets = &mut self.targets;
                 let o = exchange::run(c, &mut self.scratch, &mut d, targets, arrival).await;
                 let key = d.key.map(|k| k.name.as_str());
@@ -182,6 +195,10 @@ impl<T: Transport> Session<T> {
                 o
             }
             Err(refused) => {
+                if refused.cors {
+                    let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
+                    c.cors_origin.extend_from_slice(origin);
+                }
                 if c.has_body() {
                     c.keep_alive = false; // the unread body makes the stream unusable
                 }

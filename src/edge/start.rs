@@ -29,6 +29,7 @@ use super::ServeArgs;
 use crate::config::{embedded, AdminConfig, Config, DEBUG_HOOKS_ENV};
 use crate::control::api::observe::Observe;
 use crate::control::boot::{self, SharedPlane};
+use crate::control::follow;
 use crate::metrics::{intervallog, MetricsHub};
 use crate::nodes::{checker, NodeBook};
 
@@ -71,9 +72,24 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if embedded && config.admin.is_none() {
         config.admin = Some(AdminConfig::default()); // the embedded default serves it
     }
-    let key = keyfile::load_or_create(&config.edge.data_dir)?;
+    let mut store = boot::open_store(&config)?;
+    let key = match config.store.url {
+        Some(_) => keyfile::shared(&config.edge.data_dir, &mut *store)?,
+        None => keyfile::load_or_create(&config.edge.data_dir)?,
+    };
     let sealer = Arc::new(crate::tenancy::IdSealer::new(&key));
-    let plane = boot::open(&config, &key)?;
+    let plane = boot::open(&config, &key, store)?;
+    let follower = match &config.store.url {
+        Some(url) => {
+            let bell = crate::control::pg::Doorbell::new(url.expose())?;
+            let poll = config.fleet.poll_interval.0;
+            Some(
+                follow::spawn(plane.clone(), bell, poll)
+                    .map_err(|e| format!("follower thread: {e}"))?,
+            )
+        }
+        None => None,
+    };
     let registry = boot::lock(&plane).registry().clone();
     let tls = match config.edge.https {
         Some(_) => Some(tls_config(&config, &plane)?),
@@ -197,6 +213,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(w) = webhook {
         w.stop();
     }
+    if let Some(f) = follower {
+        f.stop();
+    }
+    boot::lock(&plane).release_lease();
     if let Some(e) = engine {
         e.stop(Duration::from_secs(10));
     }

@@ -17,6 +17,7 @@ pub mod admit;
 pub mod auth;
 pub mod bulk;
 pub mod cidr;
+pub mod cors;
 pub mod decide;
 pub mod keys;
 pub mod ladder;

@@ -58,6 +58,10 @@ pub trait ClusterView {
     /// neither (compared in constant time).
     fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>>;
 
+    /// Whether a live key of the cluster lists browser origin `origin` (a CORS pre-check,
+    /// which carries no credentials, is answered for it).
+    fn allows_origin(&self, origin: &[u8], now: Instant) -> bool;
+
     /// Multitenant or single tenant.
     fn class(&self) -> ClusterClass;
 

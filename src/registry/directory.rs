@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use super::{Cluster, Snapshot};
 use crate::config::{ClusterClass, Mode as ConfigMode};
+use crate::policy::cors::listed;
 use crate::policy::keys::Principal;
 use crate::policy::mode::ModeView;
 use crate::policy::view::{ClusterView, Directory};
@@ -49,6 +50,12 @@ impl ClusterView for Arc<Cluster> {
 
     fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>> {
         Cluster::authenticate(self, user, pass, now)
+    }
+
+    fn allows_origin(&self, origin: &[u8], now: Instant) -> bool {
+        self.keys
+            .values()
+            .any(|k| k.grant.live_at(now) && listed(&k.grant.allowed_origins, origin))
     }
 
     fn class(&self) -> ClusterClass {

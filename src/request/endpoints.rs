@@ -95,6 +95,48 @@ pub static ROUTES: &[Route] = &[
         true,
         rw(None, B::Search, Rk::Search),
     ),
+    // OpenSearch's point in time: the contexts of `_pit` under its paths and field names;
+    // closing all of them cannot be confined to a tenant (the edge does not keep the
+    // upstream ids, only their hashes)
+    mr(
+        "_search/point_in_time",
+        Methods::POST,
+        &[I, L("_search"), L("point_in_time")],
+        true,
+        rw(None, B::None, Rk::PitOpen),
+    ),
+    mr(
+        "_search/point_in_time",
+        Methods::DELETE,
+        &[L("_search"), L("point_in_time")],
+        true,
+        rw(None, B::ClosePitIds, Rk::PitList),
+    ),
+    mr(
+        "_search/point_in_time/_all",
+        Methods::GET_HEAD,
+        &[L("_search"), L("point_in_time"), L("_all")],
+        true,
+        rw(None, B::None, Rk::PitList),
+    ),
+    r(
+        "_search/point_in_time/_all",
+        &[L("_search"), L("point_in_time"), L("_all")],
+        true,
+        BLOCK,
+    ),
+    r(
+        "_search/point_in_time",
+        &[L("_search"), L("point_in_time")],
+        true,
+        BLOCK,
+    ),
+    r(
+        "_search/point_in_time",
+        &[I, L("_search"), L("point_in_time")],
+        true,
+        BLOCK,
+    ),
     // scroll: ids sealed in responses, opened in bodies, parameters and paths
     mr(
         "_search/scroll",

@@ -70,6 +70,8 @@ pub enum BodyKind {
     ClearScroll,
     /// `DELETE /_pit`: `id` opened.
     ClosePit,
+    /// OpenSearch's `DELETE /_search/point_in_time`: `pit_id` (one or a list) opened.
+    ClosePitIds,
 }
 
 impl BodyKind {
@@ -95,8 +97,13 @@ pub enum ResponseKind {
     /// A search or scroll response: strip, and seal a top-level `_scroll_id`/`pit_id` when
     /// the request can have opened one.
     Search,
-    /// Opening a point in time: strip, and seal the top-level `id`.
+    /// Opening a point in time: strip, and seal the top-level `id` (Elasticsearch) or
+    /// `pit_id` (OpenSearch).
     PitOpen,
+    /// OpenSearch's lists of points in time (`{"pits": [{"pit_id", ...}]}` of
+    /// `GET /_search/point_in_time/_all` and of a close): only the cluster's own entries
+    /// kept, their ids sealed.
+    PitList,
 }
 
 /// One segment pattern.

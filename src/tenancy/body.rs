@@ -69,6 +69,7 @@ pub fn rewrite_json_body(
         BodyKind::Scroll => docs::scroll_body(t, &mut v)?,
         BodyKind::ClearScroll => docs::clear_scroll_body(t, &mut v)?,
         BodyKind::ClosePit => docs::close_pit_body(t, &mut v)?,
+        BodyKind::ClosePitIds => docs::close_pit_ids_body(t, &mut v)?,
         BodyKind::None | BodyKind::Document | BodyKind::Bulk | BodyKind::Msearch => {
             unreachable!("handled above")
         }

@@ -240,6 +240,15 @@ impl SharedContexts {
     }
 
     /// The contexts of `ids` are gone (closed, or missing upstream).
+    /// Whether `cluster` holds the open context `id` (unexpired at `now`): what confines
+    /// OpenSearch's list of points in time to the cluster's own.
+    pub fn holds(&self, cluster: &str, id: &str, now: Instant) -> bool {
+        self.members
+            .get(cluster)
+            .and_then(|m| m.open.get(&key(id)))
+            .is_some_and(|e| e.until > now)
+    }
+
     pub fn closed(&mut self, cluster: &str, ids: &[String]) {
         if let Some(m) = self.members.get_mut(cluster) {
             for id in ids {

@@ -140,3 +140,17 @@ fn a_removed_cluster_keeps_its_contexts_counted_and_gets_no_new_ones() {
     assert_eq!(l.total(now), 10);
     refused(l.reserve("unknown", 1, now));
 }
+
+// issue 30: the ledger says which cluster holds an id (what confines OpenSearch's list)
+#[test]
+fn holds_is_per_cluster_and_expires() {
+    let now = Instant::now();
+    let mut l = SharedContexts::new(10);
+    l.set_members([("a", 5)]);
+    l.reserve("a", 1, now).unwrap();
+    l.opened("a", 1, Some(("id-a", None)), Duration::from_secs(60), now);
+    assert!(l.holds("a", "id-a", now));
+    assert!(!l.holds("b", "id-a", now));
+    assert!(!l.holds("a", "id-b", now));
+    assert!(!l.holds("a", "id-a", now + Duration::from_secs(61)));
+}

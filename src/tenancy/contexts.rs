@@ -88,7 +88,7 @@ pub fn read_context_request(target: &[u8], body: &[u8]) -> ContextRequest {
         }
     }
     if let Ok(Some(Value::Object(o))) = json::parse_opt(body) {
-        for key in ["scroll_id", "id"] {
+        for key in ["scroll_id", "id", "pit_id"] {
             match o.get(key) {
                 Some(Value::String(s)) => req.ids.push(s.clone()),
                 Some(Value::Array(list)) => {

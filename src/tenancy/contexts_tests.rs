@@ -156,3 +156,14 @@ fn continuations_renew_and_follow_a_changed_id() {
     c.continued(&["other".into()], Some("other"), Some(60 * S), t0);
     assert_eq!(c.count(t0), 0);
 }
+
+// issue 30: OpenSearch's close (`{"pit_id": id or [ids]}`) names the ids the ledger drops
+#[test]
+fn opensearch_pit_ids_are_read_from_a_close() {
+    let got = read_context_request(b"/_search/point_in_time", br#"{"pit_id":["a","b"]}"#);
+    assert_eq!(got.ids, vec!["a".to_string(), "b".to_string()]);
+    let got = read_context_request(b"/_search/point_in_time", br#"{"pit_id":"a"}"#);
+    assert_eq!(got.ids, vec!["a".to_string()]);
+    let got = read_context_request(b"/x/_search/point_in_time?keep_alive=2m", b"");
+    assert_eq!(got.keep_alive, Some(120 * S));
+}

@@ -8,11 +8,13 @@
 //! feature in a header outside this table (it ignores headers it does not know), so the
 //! upstream's answer is the one the tenant would get anyway; and clients, browsers,
 //! tracing libraries and the proxies between them add headers of their own (`Cookie`,
-//! `Origin`, `Referer`, `X-Request-Id`, Kibana's and Logstash's `X-Elastic-Product-Origin`)
+//! `Referer`, `X-Request-Id`, Kibana's and Logstash's `X-Elastic-Product-Origin`)
 //! that a refusal would turn into failures the tenant cannot fix. Identity headers are the
 //! exception: a client that sends one asks for something (another principal) that it will
 //! not get, and must be told. The refusal is a courtesy, not the protection: an identity
 //! header missing from [`REFUSED`] is still never forwarded, since only [`FORWARDED`] is.
+//! `Origin` is forwarded: the edge answers CORS itself (`policy::cors`), the upstream may
+//! log it.
 //!
 //! Single-tenant clusters own their upstream and forward every end-to-end header.
 //!
@@ -160,7 +162,11 @@ pub const REQUEST_HEADERS: &[(&str, Rule, &str)] = &[
         Rule::Drop,
         "marks Elastic's own products' requests",
     ),
-    ("origin", Rule::Drop, "CORS is not offered on this class"),
+    (
+        "origin",
+        Rule::Forward,
+        "the edge answers CORS itself; the upstream may log it",
+    ),
     ("cookie", Rule::Drop, "Elasticsearch's REST API reads none"),
 ];
 

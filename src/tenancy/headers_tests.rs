@@ -171,6 +171,7 @@ x-elastic-client-meta: es=9.5.1,js=20.19.2,t=9.0.0,hc=20.19.2\r\n\
 content-type: application/vnd.elasticsearch+json; compatible-with=9\r\n\
 accept: application/vnd.elasticsearch+json; compatible-with=9,text/plain\r\n\
 x-opaque-id: t-my-job\r\n\
+origin: https://app.example\r\n\
 Content-Length: 2\r\n\
 X-Forwarded-For: 203.0.113.7\r\n\
 X-Forwarded-Proto: https\r\n\

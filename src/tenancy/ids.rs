@@ -159,15 +159,20 @@ impl IdSealer {
 pub enum IdFields {
     /// A search response: `_scroll_id` (a scroll) and `pit_id` (a point in time).
     Search,
-    /// A point-in-time opening: `id`.
+    /// A point-in-time opening: `id` (Elasticsearch), `pit_id` (OpenSearch).
     PitOpen,
+    /// OpenSearch's list of points in time: `pits[].pit_id`, sealed by the list filter
+    /// (`response::PitList`), not by [`IdFilter`].
+    PitList,
 }
 
 impl IdFields {
     fn kind_of(self, key: &[u8]) -> Option<IdKind> {
         match (self, key) {
             (IdFields::Search, b"_scroll_id") => Some(IdKind::Scroll),
-            (IdFields::Search, b"pit_id") | (IdFields::PitOpen, b"id") => Some(IdKind::Pit),
+            (IdFields::Search | IdFields::PitOpen, b"pit_id") | (IdFields::PitOpen, b"id") => {
+                Some(IdKind::Pit)
+            }
             _ => None,
         }
     }

@@ -99,13 +99,16 @@ pub fn plan_request(
     let ids = match response {
         ResponseKind::Search if facts.scroll || body == BodyKind::Scroll => Some(IdFields::Search),
         ResponseKind::PitOpen => Some(IdFields::PitOpen),
+        ResponseKind::PitList => Some(IdFields::PitList),
         _ => None,
     };
     let closes_by_path = route.name == "_search/scroll" && route.methods == Methods::DELETE;
     let contexts = match (body, response) {
         (_, ResponseKind::PitOpen) => ContextUse::Open(IdKind::Pit),
         (BodyKind::Scroll, _) => ContextUse::Continue,
-        (BodyKind::ClearScroll | BodyKind::ClosePit, _) => ContextUse::Close,
+        (BodyKind::ClearScroll | BodyKind::ClosePit | BodyKind::ClosePitIds, _) => {
+            ContextUse::Close
+        }
         _ if closes_by_path => ContextUse::Close,
         (_, ResponseKind::Search) if facts.scroll => ContextUse::Open(IdKind::Scroll),
         _ => ContextUse::None,

@@ -209,6 +209,38 @@ fn body_and_response_kinds() {
     assert_eq!(k(Post, "/_search/scroll").body, BodyKind::Scroll);
     assert_eq!(k(Delete, "/_search/scroll").body, BodyKind::ClearScroll);
     assert_eq!(k(Delete, "/_pit").body, BodyKind::ClosePit);
+    // issue 30: OpenSearch's point in time, the same contexts under its paths
+    let os = k(Post, "/x/_search/point_in_time?keep_alive=1m");
+    assert_eq!(
+        (os.response.kind, os.response.ids, os.contexts),
+        (
+            ResponseKind::PitOpen,
+            Some(IdFields::PitOpen),
+            ContextUse::Open(IdKind::Pit)
+        )
+    );
+    assert_eq!(
+        target(Post, "/x/_search/point_in_time?keep_alive=1m"),
+        "/P:x/_search/point_in_time?keep_alive=1m"
+    );
+    let close = k(Delete, "/_search/point_in_time");
+    assert_eq!(
+        (close.body, close.response.kind, close.contexts),
+        (
+            BodyKind::ClosePitIds,
+            ResponseKind::PitList,
+            ContextUse::Close
+        )
+    );
+    let list = k(Get, "/_search/point_in_time/_all");
+    assert_eq!(
+        (list.response.kind, list.response.ids, list.contexts),
+        (
+            ResponseKind::PitList,
+            Some(IdFields::PitList),
+            ContextUse::None
+        )
+    );
     // ids are sealed only where a scroll or a point in time can be opened or used
     assert_eq!(k(Post, "/_search").response.ids, None);
     assert_eq!(
@@ -256,6 +288,8 @@ fn refusals() {
         (Get, "/_cat/indices?%66ormat=yaml".into(), 400),
         (Get, "/_search?x=%zz".into(), 400),
         (Get, "/_cluster/state".into(), 501),
+        // closing every point in time cannot be confined to the tenant
+        (Delete, "/_search/point_in_time/_all".into(), 501),
         (Get, "/_nodes".into(), 501),
         (Delete, "/_all".into(), 501),
         (Delete, "/b*".into(), 501),

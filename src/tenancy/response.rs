@@ -73,6 +73,86 @@ enum Kind {
     Ids(Box<IdFilter>),
     CatText(CatText),
     CatJson(CatJson),
+    Pits(PitList),
+}
+
+/// Which upstream point-in-time ids belong to the cluster of the request.
+pub type PitOwner = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// OpenSearch's `{"pits": [{"pit_id", ...}, ...]}` (a list or a close): read whole (at
+/// most [`MAX_TABLE`] bytes: the upstream's open contexts are bounded), entries whose id
+/// the cluster does not own dropped, the others' ids sealed; anything else (too long, not
+/// that shape) is never released ([`super::ids::refused_body`]).
+pub struct PitList {
+    strip: Stripper,
+    sealer: Arc<IdSealer>,
+    cluster: Arc<str>,
+    owner: Option<PitOwner>,
+    buf: Vec<u8>,
+    too_long: bool,
+}
+
+impl std::fmt::Debug for PitList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PitList")
+            .field("buffered", &self.buf.len())
+            .finish()
+    }
+}
+
+impl PitList {
+    fn feed(&mut self, input: &[u8]) {
+        if self.buf.len() + input.len() > MAX_TABLE {
+            self.too_long = true;
+            self.buf.clear();
+        } else if !self.too_long {
+            self.buf.extend_from_slice(input);
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        match self.confined() {
+            Some(body) => {
+                self.strip.feed(&body, out);
+                self.strip.finish(out);
+            }
+            None => out.extend_from_slice(&super::ids::refused_body()),
+        }
+    }
+
+    fn confined(&self) -> Option<Vec<u8>> {
+        use super::json::Value;
+        if self.too_long {
+            return None;
+        }
+        let mut v = super::json::parse(&self.buf).ok()?;
+        let Value::Object(o) = &mut v else {
+            return None;
+        };
+        let Some(Value::Array(pits)) = o.get_mut("pits") else {
+            return None;
+        };
+        let owner = self.owner.as_ref()?;
+        let mut kept = Vec::with_capacity(pits.len());
+        for mut p in pits.drain(..) {
+            let Value::Object(entry) = &mut p else {
+                return None;
+            };
+            let Some(Value::String(id)) = entry.get_mut("pit_id") else {
+                return None;
+            };
+            if owner(id) {
+                *id = self
+                    .sealer
+                    .seal(&self.cluster, super::IdKind::Pit, id.as_bytes());
+                kept.push(p);
+            }
+        }
+        *pits = kept;
+        let mut out = Vec::new();
+        super::json::write(&v, &mut out);
+        Some(out)
+    }
 }
 
 impl ResponseRewriter {
@@ -118,6 +198,14 @@ impl ResponseRewriter {
         }
     }
 
+    /// Says which point-in-time ids the cluster owns (an OpenSearch list keeps only
+    /// those; without an owner it releases nothing).
+    pub fn set_pit_owner(&mut self, owner: PitOwner) {
+        if let Kind::Pits(p) = &mut self.kind {
+            p.owner = Some(owner);
+        }
+    }
+
     /// Ends the body.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
         self.redacted.clear();
@@ -138,6 +226,22 @@ impl Kind {
         let table =
             plan.kind == ResponseKind::CatRows && !plan.help && (200..300).contains(&status);
         let json = content_type.is_some_and(|ct| memchr::memmem::find(ct, b"json").is_some());
+        if plan.kind == ResponseKind::PitList && (200..300).contains(&status) {
+            let (sealer, cluster) = ids.unwrap_or_else(|| {
+                (
+                    Arc::new(IdSealer::new(&super::TenancyKey::generate())),
+                    Arc::from(""),
+                )
+            });
+            return Kind::Pits(PitList {
+                strip: Stripper::new(prefix),
+                sealer,
+                cluster,
+                owner: None,
+                buf: Vec::new(),
+                too_long: false,
+            });
+        }
         if let (Some(fields), Err(_)) = (plan.ids, plan.check_upstream(content_type)) {
             let sealer = Arc::new(IdSealer::new(&super::TenancyKey::generate()));
             let filter = IdFilter::refusing(Stripper::new(prefix), sealer, fields);
@@ -165,6 +269,7 @@ impl Kind {
             Kind::Ids(f) => f.feed(input, out),
             Kind::CatText(c) => c.feed(input, out),
             Kind::CatJson(c) => c.feed(input, out),
+            Kind::Pits(p) => p.feed(input),
         }
     }
 
@@ -174,6 +279,7 @@ impl Kind {
             Kind::Ids(f) => f.finish(out),
             Kind::CatText(c) => c.finish(out),
             Kind::CatJson(c) => c.finish(out),
+            Kind::Pits(p) => p.finish(out),
         }
     }
 }

@@ -397,3 +397,61 @@ fn non_json_responses_where_ids_are_sealed() {
     let p = plan(ResponseKind::Strip, false);
     assert!(p.check_upstream(Some(b"text/plain")).is_ok());
 }
+
+/// Issue 30 (OpenSearch's point in time on the multitenant class): a list of points in
+/// time keeps only the cluster's own entries, their ids sealed; a body the filter cannot
+/// read, or a list without an owner, is never released (spec 2.3: nothing of another
+/// tenant).
+#[test]
+fn pit_lists_keep_only_the_clusters_own_sealed() {
+    use crate::tenancy::ids::IdSealer;
+    use crate::tenancy::IdKind;
+    let (a, _) = tenants();
+    let sealer = Arc::new(IdSealer::new(&TenancyKey::from_bytes([5; 32])));
+    let mut p = plan(ResponseKind::PitList, false);
+    p.ids = Some(IdFields::PitList);
+    let body = r#"{"pits":[{"pit_id":"MINE","creation_time":1,"keep_alive":60000},{"pit_id":"THEIRS","creation_time":2,"keep_alive":60000}]}"#;
+    let rw = |owner: bool| {
+        let mut r = ResponseRewriter::new(
+            a,
+            p,
+            200,
+            Some(b"application/json"),
+            Some((sealer.clone(), Arc::from("c1"))),
+        );
+        if owner {
+            r.set_pit_owner(Arc::new(|id: &str| id == "MINE"));
+        }
+        r
+    };
+    let out = all_splits(|| rw(true), body);
+    assert!(!out.contains("THEIRS") && !out.contains("MINE"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let pits = v["pits"].as_array().unwrap();
+    assert_eq!(pits.len(), 1, "{out}");
+    let token = pits[0]["pit_id"].as_str().unwrap();
+    assert_eq!(
+        sealer.open("c1", IdKind::Pit, token).as_deref(),
+        Some("MINE")
+    );
+    assert_eq!(pits[0]["keep_alive"], 60000);
+    // no owner, or a body of another shape: the 502 body, no id
+    for (owner, body) in [
+        (false, body),
+        (true, r#"{"pits":"MINE"}"#),
+        (true, r#"[{"pit_id":"MINE"}]"#),
+        (true, r#"{"pits":[{"pit_id":"MINE"}"#),
+    ] {
+        let out = run(|| rw(owner), &[body.as_bytes()]);
+        assert!(
+            !out.contains("MINE") && out.contains("bad_gateway_exception"),
+            "{out}"
+        );
+    }
+    // errors are only stripped
+    let e = run(
+        || ResponseRewriter::new(a, p, 400, Some(b"application/json"), None),
+        &[br#"{"error":{"type":"x"},"status":400}"#],
+    );
+    assert!(e.contains("\"status\":400"), "{e}");
+}

@@ -198,6 +198,17 @@ const STEPS = {
     const r = await c.call('search', { pit: { id, keep_alive: '1m' }, size: 1, sort: [{ n: 'asc' }] });
     check(r.pit_id === id && r.hits.hits[0].sort.length === 2, 'pit search');
     await c.raw('DELETE', '/_pit', { id });
+    if (c.kind === 'opensearch') {
+      // OpenSearch's own point-in-time API, through the client's methods (issue 30)
+      const o = await c.call('createPit', { index, keep_alive: '1m' });
+      check(o.pit_id && o._shards.failed === 0 && o.creation_time > 0, 'createPit');
+      const s = await c.call('search', { pit: { id: o.pit_id, keep_alive: '1m' }, size: 0, track_total_hits: true });
+      check(s.pit_id === o.pit_id, 'os pit search');
+      const all = await c.call('getAllPits');
+      check(all.pits.some((p) => p.pit_id === o.pit_id), 'getAllPits');
+      const d = await c.call('deletePit', { body: { pit_id: [o.pit_id] } });
+      check(d.pits.length === 1 && d.pits[0].successful === true && d.pits[0].pit_id === o.pit_id, 'deletePit');
+    }
   },
   async aliases(c, index) {
     console.log(`[${c.kind}] aliases`);

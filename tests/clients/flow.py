@@ -239,6 +239,17 @@ def pit(c, index):
     r = c.call(c.c.search, pit={"id": pid, "keep_alive": "1m"}, size=0, track_total_hits=True)
     check(r["hits"]["total"]["value"] == 500 and r["pit_id"] == pid, f"pit total: {r['hits']}")
     c.raw("DELETE", "/_pit", body={"id": pid})
+    if c.kind == "opensearch":
+        # OpenSearch's own point-in-time API, through the client's methods (issue 30)
+        r = c.call(c.c.create_pit, index=index, keep_alive="1m")
+        oid = r["pit_id"]
+        check(r["_shards"]["failed"] == 0 and "creation_time" in r, f"create_pit: {r}")
+        r = c.call(c.c.search, pit={"id": oid, "keep_alive": "1m"}, size=0, track_total_hits=True)
+        check(r["hits"]["total"]["value"] == 499 and r["pit_id"] == oid, f"os pit total: {r['hits']}")
+        listed = [p["pit_id"] for p in c.call(c.c.get_all_pits)["pits"]]
+        check(oid in listed, f"get_all_pits: {listed}")
+        r = c.call(c.c.delete_pit, body={"pit_id": [oid]})
+        check(r["pits"] == [{"successful": True, "pit_id": oid}], f"delete_pit: {r}")
 
 
 def aliases(c, index):

@@ -735,3 +735,88 @@ fn query_options_are_honoured_or_refused() {
         assert_eq!((s, root_type(&e)), (400, "mapper_parsing_exception"));
     });
 }
+
+// issue 30, OpenSearch's point in time (OpenSearch 2.x "Point in Time API"): open with
+// `keep_alive`, search with `pit.id`, list, close by `pit_id`, on both classes; on the
+// multitenant class the ids are sealed, another tenant neither lists nor closes them, and
+// closing all at once (which cannot be confined) is 501
+#[test]
+fn opensearch_point_in_time_on_both_classes() {
+    let engine = e2e::Engine::start();
+    let mt = ClusterSpec::multitenant("mt", "p");
+    let other = ClusterSpec::multitenant("mt2", "p");
+    let st = ClusterSpec::single("st", "p", engine.addr);
+    let tenants = [("multitenant", mt.tenant()), ("single-tenant", st.tenant())];
+    let stranger = other.tenant();
+    let edge = Edge::start(Config::new().cluster(mt).cluster(other).cluster(st));
+    for (class, t) in &tenants {
+        let on = On {
+            edge: &edge,
+            t,
+            class,
+        };
+        on.ok(
+            "PUT",
+            "/os",
+            Some(json!({"settings": {"number_of_shards": 2}})),
+        );
+        on.bulk(
+            "/os/_bulk?refresh=true",
+            &[
+                json!({"index": {"_id": "1"}}),
+                json!({"n": 1}),
+                json!({"index": {"_id": "2"}}),
+                json!({"n": 2}),
+            ],
+        );
+        let v = on.ok("POST", "/os/_search/point_in_time?keep_alive=1m", None);
+        let id = v["pit_id"].as_str().unwrap().to_string();
+        assert_eq!(v["_shards"]["failed"], 0, "[{class}] {v}");
+        assert!(v["creation_time"].as_u64().is_some(), "[{class}] {v}");
+        on.ok("DELETE", "/os/_doc/1?refresh=true", None);
+        let body = json!({"pit": {"id": id, "keep_alive": "1m"}, "track_total_hits": true});
+        let s = on.ok("POST", "/_search", Some(body));
+        assert_eq!(
+            s["hits"]["total"]["value"], 2,
+            "[{class}] the view of the open: {s}"
+        );
+        assert_eq!(s["pit_id"], id.as_str(), "[{class}]");
+        let list = on.ok("GET", "/_search/point_in_time/_all", None);
+        let listed: Vec<&str> = list["pits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["pit_id"].as_str())
+            .collect();
+        assert!(listed.contains(&id.as_str()), "[{class}] {list}");
+        if *class == "multitenant" {
+            assert_eq!(listed, [id.as_str()], "only its own: {list}");
+            let theirs = edge.send(&stranger.req("GET", "/_search/point_in_time/_all"));
+            assert_eq!(
+                theirs.json(),
+                json!({"pits": []}),
+                "another tenant lists none"
+            );
+            let r = edge.send(&stranger.json(
+                "DELETE",
+                "/_search/point_in_time",
+                &json!({"pit_id": [id]}),
+            ));
+            assert!(r.status >= 400, "another tenant's close: {}", r.text());
+            let r = on.send("DELETE", "/_search/point_in_time/_all", None);
+            assert_eq!(r.status, 501, "{}", r.text());
+        }
+        let closed = on.ok(
+            "DELETE",
+            "/_search/point_in_time",
+            Some(json!({"pit_id": [id]})),
+        );
+        assert_eq!(
+            closed,
+            json!({"pits": [{"successful": true, "pit_id": id}]}),
+            "[{class}]"
+        );
+        let (s, _) = on.fails("POST", "/_search", Some(json!({"pit": {"id": id}})));
+        assert_eq!(s, 404, "[{class}] a closed point in time");
+    }
+}

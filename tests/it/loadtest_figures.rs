@@ -16,6 +16,6 @@ fn load_test_figures_table_tests_pass() {
         "python3 loadtest/test_figures.py",
     );
     // unittest reports on stderr; every case must have run.
-    assert!(log.contains("Ran 7 tests"), "{log}");
+    assert!(log.contains("Ran 8 tests"), "{log}");
     assert!(log.contains("\nOK"), "{log}");
 }

@@ -395,6 +395,7 @@ fn identity_headers_never_reach_the_shared_upstream() {
             "accept",
             "x-opaque-id",
             "traceparent",
+            "origin",
             "x-forwarded-for",
             "x-forwarded-proto",
             "connection",

@@ -18,7 +18,8 @@ use super::{
 };
 use crate::calendar::{self, InstantError};
 use crate::config::{parse_duration, ClusterClass, Mode};
-use crate::control::plane::{Change, Plane};
+use crate::control::plane::{Change, ControlError, Plane};
+use crate::control::store::StoreError;
 use crate::policy::auth::{generate_password, generate_username, PasswordHash};
 use crate::registry::catalog::{Catalog, ClusterRecord, Command, Millis, Source};
 
@@ -137,17 +138,62 @@ pub(super) fn show(api: &Api, id: &str) -> Result<Response, ApiError> {
 }
 
 /// Runs `cmds` for `req` against cluster `id` (checking `If-Match` first when `id` is
-/// given), answering with the cluster's view after the change plus `extra` fields.
+/// given), answering with the cluster's view after the change plus `extra` fields. The
+/// plane first catches up with the store's feed, so the check and the commands see what
+/// every node of a fleet committed; when another node commits in between, it catches up
+/// and runs the whole request again (the `If-Match` check included).
 fn change(
     api: &Api,
     req: &Request,
     id: Option<&str>,
-    cmds: impl FnOnce(&Catalog) -> Result<Vec<Command>, ApiError>,
+    cmds: impl Fn(&Catalog) -> Result<Vec<Command>, ApiError>,
     status: u16,
     extra: &dyn Fn(&ClusterRecord) -> Value,
 ) -> Result<Response, ApiError> {
     let mut plane = api.plane();
-    if let Some(r) = replay(&mut plane, req)? {
+    let mut tries = 0;
+    loop {
+        plane.catch_up()?;
+        match change_once(api, &mut plane, req, id, &cmds, status, extra) {
+            Err(Attempt::Stale) if tries < STALE_RETRIES => tries += 1,
+            Err(Attempt::Stale) => {
+                return Err(ApiError::unavailable(
+                    "other nodes keep changing the store; nothing was changed, retry",
+                    1,
+                ))
+            }
+            Err(Attempt::Failed(e)) => return Err(e),
+            Ok(r) => return Ok(r),
+        }
+    }
+}
+
+/// How often a request runs again after another node committed first.
+const STALE_RETRIES: u32 = 8;
+
+/// Why one attempt of a change did not answer.
+enum Attempt {
+    /// Another writer committed first: catch up and run it again.
+    Stale,
+    Failed(ApiError),
+}
+
+impl<E: Into<ApiError>> From<E> for Attempt {
+    fn from(e: E) -> Attempt {
+        Attempt::Failed(e.into())
+    }
+}
+
+fn change_once(
+    api: &Api,
+    plane: &mut Plane,
+    req: &Request,
+    id: Option<&str>,
+    cmds: &dyn Fn(&Catalog) -> Result<Vec<Command>, ApiError>,
+    status: u16,
+    extra: &dyn Fn(&ClusterRecord) -> Value,
+) -> Result<Response, Attempt> {
+    if let Some(r) = replay(plane, req)? {
         return Ok(r);
     }
     let snap = plane.snapshot();
@@ -168,7 +214,7 @@ fn change(
     let env = api.env.clone();
     let declared = plane.declared().clone();
     let now = plane.now();
-    plane.submit_with(change, &mut |next| {
+    let done = plane.submit_once(change, &mut |next| {
         let r = next.clusters.get(&target)?;
         let d = declared
             .clusters
@@ -181,12 +227,16 @@ fn change(
         let record = idempotent_record(req, status, &body);
         answer = Some((body, r.version));
         record
-    })?;
+    });
+    match done {
+        Err(ControlError::Store(StoreError::Stale(_))) => return Err(Attempt::Stale),
+        other => other?,
+    };
     let (mut body, version) = answer.ok_or_else(|| ApiError::not_found("no such cluster"))?;
     // The live view once published (usage, effective mode), keeping the once-only fields.
     let snap = plane.snapshot();
     if let Some(r) = snap.catalog.clusters.get(&target) {
-        if let (Some(o), Value::Object(now)) = (body.as_object_mut(), view_of(&plane, r, api)) {
+        if let (Some(o), Value::Object(now)) = (body.as_object_mut(), view_of(plane, r, api)) {
             o.extend(now);
         }
     }
@@ -292,7 +342,7 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
     let hash = PasswordHash::new(password.as_bytes());
     let now = api.plane().now();
     let build = |cat: &Catalog| -> Result<Vec<Command>, ApiError> {
-        let upstream = match (class, upstream) {
+        let upstream = match (class, upstream.clone()) {
             (_, Some(u)) => Some(u),
             (ClusterClass::Multitenant, None) => place(cat, &shared)?,
             (ClusterClass::SingleTenant, None) => {
@@ -304,12 +354,12 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
         let record = ClusterRecord {
             hostname: hostname_of(name.as_deref(), &id),
             id: id.clone(),
-            name,
-            region,
+            name: name.clone(),
+            region: region.clone(),
             class,
-            plan,
+            plan: plan.clone(),
             username: username.clone(),
-            password: hash,
+            password: hash.clone(),
             previous: None,
             mode: Mode::Normal,
             mode_reason: None,
@@ -337,7 +387,9 @@ pub(super) fn plan(api: &Api, req: &Request, id: &str) -> Result<Response, ApiEr
         id: id.into(),
         plan: body.plan,
     };
-    change(api, req, Some(id), |_| Ok(vec![cmd]), 200, &|_| json!({}))
+    change(api, req, Some(id), |_| Ok(vec![cmd.clone()]), 200, &|_| {
+        json!({})
+    })
 }
 
 /// `until`: RFC 3339, or a duration from now (`"30m"`).
@@ -386,7 +438,9 @@ pub(super) fn mode(api: &Api, req: &Request, id: &str) -> Result<Response, ApiEr
         reason,
         until,
     };
-    change(api, req, Some(id), |_| Ok(vec![cmd]), 200, &|_| json!({}))
+    change(api, req, Some(id), |_| Ok(vec![cmd.clone()]), 200, &|_| {
+        json!({})
+    })
 }
 
 pub(super) fn rotate(api: &Api, req: &Request, id: &str) -> Result<Response, ApiError> {
@@ -409,10 +463,12 @@ pub(super) fn rotate(api: &Api, req: &Request, id: &str) -> Result<Response, Api
     };
     let env = api.env.clone();
     let secrets = |r: &ClusterRecord| views::secrets(r, &env, &password);
-    change(api, req, Some(id), |_| Ok(vec![cmd]), 200, &secrets)
+    change(api, req, Some(id), |_| Ok(vec![cmd.clone()]), 200, &secrets)
 }
 
 pub(super) fn delete(api: &Api, req: &Request, id: &str) -> Result<Response, ApiError> {
     let cmd = Command::Destroy { id: id.into() };
-    change(api, req, Some(id), |_| Ok(vec![cmd]), 200, &|_| json!({}))
+    change(api, req, Some(id), |_| Ok(vec![cmd.clone()]), 200, &|_| {
+        json!({})
+    })
 }

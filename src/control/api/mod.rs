@@ -63,8 +63,12 @@ pub struct Api {
 }
 
 impl Api {
+    /// The plane, caught up with what other nodes of a fleet committed (an unreachable
+    /// store leaves it as it was: reads answer from the last snapshot, writes fail).
     fn plane(&self) -> MutexGuard<'_, Plane> {
-        self.plane.lock().unwrap_or_else(|p| p.into_inner())
+        let mut p = self.plane.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = p.catch_up();
+        p
     }
 }
 

@@ -30,6 +30,7 @@
 use std::time::Instant;
 
 use super::auth::{parse_basic, MAX_CREDENTIALS};
+use super::cors;
 use super::keys::{self, KeyGrant, Principal};
 use super::mode;
 use super::route::{normalize_host, route};
@@ -120,6 +121,9 @@ pub struct Decision<'s, C> {
     pub tenant: Option<TenantPlan>,
     /// The key the request came with (`None`: the cluster's master pair).
     pub key: Option<&'s KeyGrant>,
+    /// The request came from a browser origin its key lists: the response carries the
+    /// CORS headers for it (`cors::response_headers`).
+    pub cors: bool,
     /// A key limited to indices sent a body that may name indices: the edge reads it whole
     /// and checks it (`keys::check_body`) before anything is sent. The action, for the
     /// refusal.
@@ -159,6 +163,9 @@ pub struct Refused<'s, C> {
     pub cluster: Option<&'s C>,
     /// The key the credentials were, when they were one of the cluster's keys.
     pub key: Option<&'s KeyGrant>,
+    /// The refusal goes to a browser origin the key lists (CORS headers on it, so the page
+    /// can read why).
+    pub cors: bool,
 }
 
 impl<C> From<EdgeError> for Refused<'_, C> {
@@ -167,6 +174,7 @@ impl<C> From<EdgeError> for Refused<'_, C> {
             error,
             cluster: None,
             key: None,
+            cors: false,
         }
     }
 }
@@ -186,11 +194,40 @@ pub fn decide<'s, D: Directory>(
         Principal::Master => None,
         Principal::Key(k) => Some(k),
     };
-    decide_for(cluster, key, head, buf, listener, now, out).map_err(|error| Refused {
-        error,
-        cluster: Some(cluster),
-        key,
-    })
+    let cors = key.is_some_and(|k| {
+        head.header(buf, b"origin")
+            .is_some_and(|o| cors::listed(&k.allowed_origins, o))
+    });
+    match decide_for(cluster, key, head, buf, listener, now, out) {
+        Ok(d) => Ok(Decision { cors, ..d }),
+        Err(error) => Err(Refused {
+            error,
+            cluster: Some(cluster),
+            key,
+            cors,
+        }),
+    }
+}
+
+/// A browser's CORS pre-check (`cors::is_preflight`) to a cluster with a live key that
+/// lists its origin: the cluster (routed by Host; the edge answers 204 itself, nothing goes
+/// upstream). `None`: not a pre-check, or not one the edge answers (decided as any other
+/// request: 401 without credentials).
+pub fn preflight<'s, D: Directory>(
+    clusters: &'s D,
+    head: &RequestHead,
+    buf: &[u8],
+    now: Instant,
+) -> Option<&'s D::Cluster> {
+    let origin = head.header(buf, b"origin")?;
+    let asks = head.header(buf, b"access-control-request-method").is_some();
+    if !cors::is_preflight(head.method, true, asks, head.authorization.is_some()) {
+        return None;
+    }
+    let mut host_buf = [0u8; 253];
+    let host = normalize_host(head.host?.of(buf), &mut host_buf)?;
+    let cluster = route(clusters, host, None).ok()?;
+    cluster.allows_origin(origin, now).then_some(cluster)
 }
 
 /// The decision for an authenticated request to `cluster` (checks 3 to 5).
@@ -285,6 +322,7 @@ fn decide_for<'s, C: ClusterView>(
         reserve,
         tenant,
         key,
+        cors: false,
         key_body,
     })
 }

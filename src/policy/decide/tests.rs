@@ -43,6 +43,11 @@ impl ClusterView for Plain {
         credentials_match(user, pass, self.user.as_bytes(), self.pass.as_bytes())
             .then_some(Principal::Master)
     }
+    fn allows_origin(&self, origin: &[u8], now: Instant) -> bool {
+        self.keys
+            .iter()
+            .any(|(_, k)| k.live_at(now) && crate::policy::cors::listed(&k.allowed_origins, origin))
+    }
     fn class(&self) -> ClusterClass {
         self.class
     }

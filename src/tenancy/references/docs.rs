@@ -361,6 +361,16 @@ pub fn close_pit_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     }
 }
 
+/// OpenSearch's `DELETE /_search/point_in_time` body: `pit_id` (one or a list), opened.
+pub fn close_pit_ids_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
+    let o = object_mut(v, "")?;
+    known_keys(o, &["pit_id"], "")?;
+    match o.get_mut("pit_id") {
+        Some(ids) => open_ids(t, IdKind::Pit, ids, "pit_id"),
+        None => Err(illegal("[pit_id] is required to delete points in time")),
+    }
+}
+
 fn open_ids(t: &Tenant, kind: IdKind, v: &mut Value, where_: &str) -> Result<(), EdgeError> {
     match v {
         Value::String(s) => {

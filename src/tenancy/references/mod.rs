@@ -78,6 +78,7 @@
 //! | `_search/scroll` body and params | `scroll_id` | open (scroll); `scroll` passes |
 //! | `DELETE /_search/scroll` body | `scroll_id` (string or array) | open each |
 //! | `DELETE /_pit` body | `id` | open (point in time) |
+//! | `DELETE /_search/point_in_time` body (OpenSearch) | `pit_id` (string or array) | open each |
 //! | query DSL | `term`, `terms` values on `_index` | rewrite: `<P>value` |
 //! | query DSL | `prefix`, `wildcard` values on `_index` | rewrite: `<P>value` |
 //! | query DSL | `regexp` on `_index` | check with a strict Lucene regexp parser, then rewrite to `"<P>"(<canonical>)` (the prefix one quoted literal: its bytes stay contiguous, so any echo is stripped); `flags` other than `ALL` refused |

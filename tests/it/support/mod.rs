@@ -8,6 +8,7 @@ pub mod engine_support;
 pub mod hugo;
 pub mod installs;
 pub mod mock_es;
+pub mod pg;
 pub mod prometheus;
 pub mod records;
 pub mod serve;

@@ -325,6 +325,18 @@ pub fn pit(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiRe
             &json!({"succeeded": true, "num_freed": freed}),
         ));
     };
+    let (id, _) = open_pit(engine, req, index)?;
+    Ok(Response::json(200, &json!({ "id": id })))
+}
+
+/// Opens a point in time over `index` with the request's `keep_alive` (required) and
+/// index options: what `POST /<indices>/_pit` and OpenSearch's
+/// `POST /<indices>/_search/point_in_time` share.
+pub(super) fn open_pit(
+    engine: &Engine,
+    req: &mut Request<'_>,
+    index: &str,
+) -> EngineResult<(String, std::sync::Arc<crate::search::pit::Pit>)> {
     let keep = req
         .params
         .get("keep_alive")
@@ -332,6 +344,5 @@ pub fn pit(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiRe
     let keep = ScrollParams::parse_named(keep, "keep_alive")?;
     let opts = req.params.indices_options(Options::default())?;
     let targets = engine.store.resolve_filtered(index, opts)?;
-    let id = engine.pits.open(targets, keep);
-    Ok(Response::json(200, &json!({ "id": id })))
+    Ok(engine.pits.open_pit(targets, keep))
 }

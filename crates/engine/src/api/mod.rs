@@ -19,6 +19,7 @@ pub mod health;
 pub mod indices;
 pub mod json;
 pub mod media;
+pub mod os_pit;
 pub mod params;
 pub mod router;
 pub mod scroll;
@@ -328,6 +329,8 @@ impl Engine {
             Route::Flush { index } => indices::refresh(self, req, index.as_deref()),
             Route::ClusterSettings => admin::cluster_settings(self, req),
             Route::Pit { index } => admin::pit(self, req, index.as_deref()),
+            Route::OsPit { index } => os_pit::pit(self, req, index.as_deref()),
+            Route::OsPitAll => os_pit::all(self, req),
             Route::DeleteByQuery(i) => by_query::delete_by_query(self, req, &i),
             Route::UpdateByQuery(i) => by_query::update_by_query(self, req, &i),
             Route::Reindex => by_query::reindex(self, req),

@@ -102,6 +102,13 @@ pub enum Route {
     Pit {
         index: Option<String>,
     },
+    /// OpenSearch's form: `POST /<index>/_search/point_in_time` (open) and
+    /// `DELETE /_search/point_in_time` (close by `pit_id`).
+    OsPit {
+        index: Option<String>,
+    },
+    /// `GET /_search/point_in_time/_all` (list) and `DELETE` (close every one).
+    OsPitAll,
     DeleteByQuery(String),
     UpdateByQuery(String),
     Reindex,
@@ -153,6 +160,9 @@ impl Route {
             Route::ClusterSettings => &[Get, Put],
             Route::Pit { index: Some(_) } => &[Post],
             Route::Pit { index: None } => &[Delete],
+            Route::OsPit { index: Some(_) } => &[Post],
+            Route::OsPit { index: None } => &[Delete],
+            Route::OsPitAll => &[Get, Delete],
             Route::DeleteByQuery(_) | Route::UpdateByQuery(_) | Route::Reindex => &[Post],
         }
     }
@@ -222,6 +232,8 @@ pub fn route(segs: &[String]) -> Option<Route> {
             type_name: None,
         },
         ["_search"] => Route::Search { index: None },
+        ["_search", "point_in_time"] => Route::OsPit { index: None },
+        ["_search", "point_in_time", "_all"] => Route::OsPitAll,
         ["_search", "scroll"] => Route::Scroll { id: None },
         ["_search", "scroll", id] => Route::Scroll { id: opt(id) },
         ["_count"] => Route::Count { index: None },
@@ -256,6 +268,7 @@ pub fn route(segs: &[String]) -> Option<Route> {
             type_name: None,
         },
         [i, "_search"] => Route::Search { index: opt(i) },
+        [i, "_search", "point_in_time"] => Route::OsPit { index: opt(i) },
         [i, "_count"] => Route::Count { index: opt(i) },
         [i, "_msearch"] => Route::Msearch { index: opt(i) },
         [i, "_mget"] => Route::Mget { index: opt(i) },
@@ -509,6 +522,17 @@ mod tests {
             })
         );
         assert_eq!(r("/_pit"), Some(Route::Pit { index: None }));
+        assert_eq!(
+            r("/b/_search/point_in_time"),
+            Some(Route::OsPit {
+                index: Some("b".into())
+            })
+        );
+        assert_eq!(
+            r("/_search/point_in_time"),
+            Some(Route::OsPit { index: None })
+        );
+        assert_eq!(r("/_search/point_in_time/_all"), Some(Route::OsPitAll));
         assert_eq!(
             r("/_resolve/index/a*"),
             Some(Route::ResolveIndex("a*".into()))

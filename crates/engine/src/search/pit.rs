@@ -28,7 +28,19 @@ pub struct Pit {
     pub views: Vec<Vec<Searcher>>,
     /// Per index, the filters of the filtered aliases it was reached through (None: none).
     pub filters: Vec<Option<Vec<serde_json::Value>>>,
+    /// When it opened, in milliseconds since the epoch (OpenSearch's `creation_time`).
+    pub created_ms: u64,
     deadline: AtomicU64,
+    /// The keep-alive last asked for, in milliseconds (OpenSearch's `keep_alive`).
+    keep_alive_ms: AtomicU64,
+}
+
+/// One open point in time as OpenSearch lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PitInfo {
+    pub id: String,
+    pub created_ms: u64,
+    pub keep_alive_ms: u64,
 }
 
 impl std::fmt::Debug for Pit {
@@ -71,22 +83,53 @@ impl Pits {
     /// Opens a point in time over `targets` (indices, with their alias filters); returns
     /// its id.
     pub fn open(&self, targets: Vec<Filtered>, keep_alive: ScrollParams) -> String {
+        self.open_pit(targets, keep_alive).0
+    }
+
+    /// Opens a point in time; returns its id and the point in time.
+    pub fn open_pit(&self, targets: Vec<Filtered>, keep_alive: ScrollParams) -> (String, Arc<Pit>) {
         use base64::Engine as _;
         let (indices, filters): (Vec<_>, Vec<_>) = targets.into_iter().unzip();
         let views = super::current_views(&indices);
         let bytes: [u8; ID_BYTES] = rand::random();
         let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-        let deadline = self
-            .now()
-            .saturating_add(super::scroll::millis(keep_alive.keep_alive));
+        let keep_ms = super::scroll::millis(keep_alive.keep_alive);
+        let deadline = self.now().saturating_add(keep_ms);
+        let created_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, super::scroll::millis);
         let pit = Arc::new(Pit {
             indices,
             views,
             filters,
+            created_ms,
             deadline: AtomicU64::new(deadline),
+            keep_alive_ms: AtomicU64::new(keep_ms),
         });
-        lock(&self.map).insert(id.clone(), pit);
-        id
+        lock(&self.map).insert(id.clone(), pit.clone());
+        (id, pit)
+    }
+
+    /// The open points in time (expired ones are dropped), by creation then id.
+    pub fn list(&self) -> Vec<PitInfo> {
+        let now = self.now();
+        let mut map = lock(&self.map);
+        map.retain(|_, p| p.deadline.load(Ordering::Relaxed) > now);
+        let mut out: Vec<PitInfo> = map
+            .iter()
+            .map(|(id, p)| PitInfo {
+                id: id.clone(),
+                created_ms: p.created_ms,
+                keep_alive_ms: p.keep_alive_ms.load(Ordering::Relaxed),
+            })
+            .collect();
+        out.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
+        out
+    }
+
+    /// The ids of every open point in time.
+    pub fn ids(&self) -> Vec<String> {
+        self.list().into_iter().map(|p| p.id).collect()
     }
 
     /// The point in time `id`, its keep-alive renewed (with `keep_alive` when given).
@@ -99,10 +142,10 @@ impl Pits {
             return Err(missing(id));
         }
         if let Some(k) = keep_alive {
-            pit.deadline.store(
-                now.saturating_add(super::scroll::millis(k.keep_alive)),
-                Ordering::Relaxed,
-            );
+            let ms = super::scroll::millis(k.keep_alive);
+            pit.deadline
+                .store(now.saturating_add(ms), Ordering::Relaxed);
+            pit.keep_alive_ms.store(ms, Ordering::Relaxed);
         }
         Ok(pit)
     }
@@ -117,6 +160,18 @@ impl Pits {
             .filter(|p| p.deadline.load(Ordering::Relaxed) > now)
             .map(|p| p.views.iter().map(Vec::len).sum::<usize>())
             .sum()
+    }
+
+    /// Closes each of `ids`: whether it was open (OpenSearch's `successful`).
+    pub fn close_each(&self, ids: &[String]) -> Vec<bool> {
+        let now = self.now();
+        let mut map = lock(&self.map);
+        ids.iter()
+            .map(|id| {
+                map.remove(id)
+                    .is_some_and(|p| p.deadline.load(Ordering::Relaxed) > now)
+            })
+            .collect()
     }
 
     /// Drops expired points in time; returns how many.

@@ -30,6 +30,8 @@ pub struct Admin {
 pub struct Answer {
     pub status: u16,
     pub etag: Option<String>,
+    /// The `Retry-After` header (a 503's).
+    pub retry_after: Option<String>,
     pub body: Value,
 }
 
@@ -81,10 +83,16 @@ impl Admin {
                 .map(|v| v.to_str().unwrap().to_string())
         };
         let etag = header("etag");
+        let retry_after = header("retry-after");
         let status = resp.status().as_u16();
         let text = resp.body_mut().read_to_string().unwrap();
         let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON: {text}"));
-        Answer { status, etag, body }
+        Answer {
+            status,
+            etag,
+            retry_after,
+            body,
+        }
     }
 
     pub fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Answer {

@@ -197,14 +197,21 @@ impl Edge {
                 .wait_for("searchgate: admin API on ", Duration::from_secs(10))
                 .expect("the admin API's address");
             let url = line.split_whitespace().nth(4).expect("a URL").to_string();
-            let file = line
-                .split("token in ")
-                .nth(1)
-                .expect("the token file")
-                .trim_end_matches(')');
-            // Relative to the edge's directory when the file names it so (`./data`).
-            let token =
-                std::fs::read_to_string(edge.dir.path().join(file)).expect("the token file");
+            let token = match line.split("token in ").nth(1) {
+                // Relative to the edge's directory when the file names it so (`./data`).
+                Some(file) => {
+                    let file = edge.dir.path().join(file.trim_end_matches(')'));
+                    std::fs::read_to_string(file).expect("the token file")
+                }
+                // `[admin] token = "..."` in the config.
+                None => edge
+                    .config
+                    .admin_extra
+                    .iter()
+                    .find(|(k, _)| k == "token")
+                    .map(|(_, v)| v.trim_matches('"').to_string())
+                    .expect("a token in the file or in [admin]"),
+            };
             edge.admin = Some(admin::Admin {
                 url,
                 token: token.trim().to_string(),

@@ -518,6 +518,17 @@ pub fn of(route: &Route, m: Method) -> Allowed {
             unsupported: &["routing"],
         },
         Route::Pit { index: None } => ok(&[]),
+        Route::OsPit { index: Some(_) } => Allowed {
+            accepted: &[
+                "keep_alive",
+                "preference",
+                "expand_wildcards",
+                "allow_partial_pit_creation",
+            ],
+            off_only: &[],
+            unsupported: &["routing"],
+        },
+        Route::OsPit { index: None } | Route::OsPitAll => ok(&[]),
         Route::DeleteByQuery(_) | Route::UpdateByQuery(_) => Allowed {
             accepted: BY_QUERY,
             off_only: &["analyze_wildcard", "lenient"],

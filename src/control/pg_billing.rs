@@ -1,0 +1,131 @@
+//! The PostgreSQL store's billing tables (schema 2 of `schema`): usage samples and the
+//! queue of overage notices. Called by [`super::pg::PgStore`]'s `Store` methods; the
+//! statements are the SQLite store's, in PostgreSQL's placeholders.
+//!
+//! Must not touch: the catalog's tables (see `pg`), sockets.
+
+use postgres::{Client, Transaction};
+
+use super::sqlite::json_err;
+use super::store::{Notice, StoreError, UsageSample};
+use crate::registry::Millis;
+
+fn int(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// Queues `notices` as part of batch `seq` (inside its transaction).
+pub(super) fn queue_notices(
+    tx: &mut Transaction<'_>,
+    seq: i64,
+    notices: &[Notice],
+) -> Result<(), postgres::Error> {
+    for n in notices {
+        tx.execute(
+            "INSERT INTO notices (seq, cluster_id, at, body) VALUES ($1, $2, $3, $4)",
+            &[&seq, &n.cluster_id, &n.at, &n.body.to_string()],
+        )?;
+    }
+    Ok(())
+}
+
+pub(super) fn record_usage(
+    c: &mut Client,
+    samples: &[(String, UsageSample)],
+    prune_before: Millis,
+) -> Result<(), postgres::Error> {
+    let mut tx = c.transaction()?;
+    for (id, u) in samples {
+        tx.execute(
+            "INSERT INTO usage_history (cluster_id, at, disk_bytes, documents, shards, indices,
+                                        requests, bytes_in, bytes_out)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             ON CONFLICT (cluster_id, at) DO UPDATE SET
+                disk_bytes = excluded.disk_bytes, documents = excluded.documents,
+                shards = excluded.shards, indices = excluded.indices,
+                requests = usage_history.requests + excluded.requests,
+                bytes_in = usage_history.bytes_in + excluded.bytes_in,
+                bytes_out = usage_history.bytes_out + excluded.bytes_out",
+            &[
+                id,
+                &u.at,
+                &int(u.disk_bytes),
+                &int(u.documents),
+                &int(u.shards),
+                &int(u.indices),
+                &int(u.requests),
+                &int(u.bytes_in),
+                &int(u.bytes_out),
+            ],
+        )?;
+    }
+    tx.execute("DELETE FROM usage_history WHERE at < $1", &[&prune_before])?;
+    tx.commit()
+}
+
+pub(super) fn usage(
+    c: &mut Client,
+    cluster: &str,
+    from: Millis,
+    to: Millis,
+    limit: usize,
+) -> Result<Vec<UsageSample>, postgres::Error> {
+    let rows = c.query(
+        "SELECT at, disk_bytes, documents, shards, indices, requests, bytes_in, bytes_out
+         FROM usage_history WHERE cluster_id = $1 AND at >= $2 AND at <= $3
+         ORDER BY at LIMIT $4",
+        &[&cluster, &from, &to, &int(limit as u64)],
+    )?;
+    let n = |r: &postgres::Row, i| r.get::<_, i64>(i).max(0) as u64;
+    Ok(rows
+        .iter()
+        .map(|r| UsageSample {
+            at: r.get(0),
+            disk_bytes: n(r, 1),
+            documents: n(r, 2),
+            shards: n(r, 3),
+            indices: n(r, 4),
+            requests: n(r, 5),
+            bytes_in: n(r, 6),
+            bytes_out: n(r, 7),
+        })
+        .collect())
+}
+
+/// The oldest notice not delivered yet (its body parsed by the caller's `transpose`).
+#[allow(clippy::type_complexity)]
+pub(super) fn next_notice(
+    c: &mut Client,
+) -> Result<Option<Result<(u64, u32, Notice), StoreError>>, postgres::Error> {
+    let row = c.query_opt(
+        "SELECT id, attempts, cluster_id, at, body FROM notices
+         WHERE delivered_at IS NULL ORDER BY id LIMIT 1",
+        &[],
+    )?;
+    Ok(row.map(|r| {
+        let attempts: i64 = r.get(1);
+        Ok((
+            r.get::<_, i64>(0).max(0) as u64,
+            attempts.clamp(0, i64::from(u32::MAX)) as u32,
+            Notice {
+                cluster_id: r.get(2),
+                at: r.get(3),
+                body: serde_json::from_str(r.get::<_, &str>(4)).map_err(json_err)?,
+            },
+        ))
+    }))
+}
+
+pub(super) fn notice_attempt(
+    c: &mut Client,
+    id: u64,
+    delivered: Option<Millis>,
+    error: Option<&str>,
+) -> Result<(), postgres::Error> {
+    c.execute(
+        "UPDATE notices SET attempts = attempts + 1, delivered_at = $2, last_error = $3
+         WHERE id = $1",
+        &[&int(id), &delivered, &error],
+    )
+    .map(drop)
+}
