@@ -141,3 +141,81 @@ fn maintenance_ends_by_itself_and_provisioning_is_recorded() {
     p.mark_provisioned(&["solo".into()]).unwrap();
     assert_eq!(p.snapshot().catalog.clusters["solo"].state(), "running");
 }
+
+// issue 26: two nodes on one store. What one commits, the other applies from the feed and
+// publishes (its runtime reconciled: the allowance follows the plan).
+#[test]
+fn a_node_follows_what_another_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = seeded(dir.path());
+    let mut b = open(dir.path());
+    assert_eq!(b.seq(), a.seq());
+    let generation = b.snapshot().generation;
+    a.submit(api(vec![Command::ChangePlan {
+        id: "a".into(),
+        plan: "big".into(),
+    }]))
+    .unwrap();
+    assert_eq!(b.snapshot().by_id("a").unwrap().plan.name, "small");
+    assert_eq!(b.catch_up().unwrap(), 1);
+    let snap = b.snapshot();
+    assert_eq!(snap.generation, generation + 1);
+    assert_eq!(snap.by_id("a").unwrap().plan.name, "big");
+    assert_eq!(snap.by_id("a").unwrap().allowance.limit(), 8);
+    assert_eq!(b.seq(), a.seq());
+    assert_eq!(b.catch_up().unwrap(), 0, "nothing new: nothing published");
+    assert_eq!(b.snapshot().generation, generation + 1);
+}
+
+// issue 26: a writer behind the store is refused (Stale) and changes nothing; submit
+// catches up and applies its commands to the newer catalog.
+#[test]
+fn a_stale_writer_catches_up_and_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = seeded(dir.path());
+    let mut b = open(dir.path());
+    a.submit(api(vec![Command::ChangePlan {
+        id: "a".into(),
+        plan: "big".into(),
+    }]))
+    .unwrap();
+    let mode = || {
+        api(vec![Command::SetMode {
+            id: "a".into(),
+            mode: Mode::ReadOnly,
+            reason: Some("review".into()),
+            until: None,
+        }])
+    };
+    let e = b.submit_once(mode(), &mut |_| None).unwrap_err();
+    assert!(
+        matches!(e, ControlError::Store(StoreError::Stale(2))),
+        "{e}"
+    );
+    assert_eq!(b.snapshot().by_id("a").unwrap().mode, Mode::Normal);
+    let out = b.submit(mode()).unwrap();
+    assert_eq!(out.seq, Some(3));
+    let rec = &out.catalog.clusters["a"];
+    assert_eq!((rec.plan.as_str(), rec.mode), ("big", Mode::ReadOnly));
+    a.catch_up().unwrap();
+    assert_eq!(a.snapshot().by_id("a").unwrap().mode, Mode::ReadOnly);
+}
+
+// issue 26: one leader among the nodes sharing a store; a clean stop hands the lead over.
+#[test]
+fn one_node_leads_until_it_lets_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = seeded(dir.path());
+    let mut b = open(dir.path());
+    assert!(b.leads(), "without a lease a node leads alone");
+    let lease = std::time::Duration::from_secs(60);
+    a.set_lease(Lease::new("a".into(), lease));
+    b.set_lease(Lease::new("b".into(), lease));
+    assert!(a.leads());
+    assert!(!b.leads());
+    assert!(a.leads(), "renewed, still a");
+    assert!(b.pending_purges().is_empty() && b.expire_maintenance().unwrap() == 0);
+    a.release_lease();
+    assert!(b.leads());
+    assert!(!a.leads());
+}

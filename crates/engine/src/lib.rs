@@ -82,6 +82,7 @@ pub mod aggs;
 pub mod analysis;
 pub mod api;
 pub mod cat;
+pub mod date_names;
 pub mod error;
 pub mod http;
 pub mod mapping;

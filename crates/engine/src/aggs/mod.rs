@@ -15,7 +15,7 @@
 //! naming it.
 
 mod buckets;
-mod dates;
+pub(crate) mod dates;
 mod exact;
 mod filter;
 mod ranges;

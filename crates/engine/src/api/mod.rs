@@ -242,6 +242,16 @@ impl Engine {
     }
 
     fn dispatch(&self, req: &mut Request<'_>, media: &media::Negotiated) -> ApiResult {
+        // date math in the index position of a path (`/<logs-{now/d}>/_search`, sent
+        // URL-encoded), resolved once, here, as Elasticsearch resolves it
+        if let Some(first) = req.segments.first_mut() {
+            if first.contains('<') {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
+                *first = crate::date_names::resolve_expression(first, now)?;
+            }
+        }
         let Some(r) = route(&req.segments) else {
             if req.method == Method::Put && req.segments.len() == 1 {
                 // `PUT /_name`: an index name Elasticsearch refuses
@@ -350,6 +360,8 @@ impl Engine {
 mod audit_tests;
 #[cfg(test)]
 mod features_tests;
+#[cfg(test)]
+mod index_apis_tests;
 #[cfg(test)]
 mod indices_tests;
 #[cfg(test)]

@@ -76,6 +76,8 @@ enum Tok {
     And,
     Or,
     Caret(f32),
+    /// `/regexp/`.
+    Regex(String),
     /// `~N`, or `~` alone (None: the `fuzziness` / `phrase_slop` option).
     Tilde(Option<u32>),
     Phrase(String),
@@ -195,6 +197,30 @@ fn word(q: &str, chars: &[char], i: &mut usize) -> EngineResult<Tok> {
     })
 }
 
+/// A `/regexp/` term (Lucene's `REGEXPTERM`: `\/` escapes a slash); unterminated is a
+/// syntax error.
+fn read_regex(q: &str, chars: &[char], i: &mut usize) -> EngineResult<Tok> {
+    let mut re = String::new();
+    let mut j = *i + 1;
+    while j < chars.len() {
+        match chars[j] {
+            '\\' if chars.get(j + 1) == Some(&'/') => {
+                re.push('/');
+                j += 2;
+            }
+            '/' => {
+                *i = j + 1;
+                return Ok(Tok::Regex(re));
+            }
+            c => {
+                re.push(c);
+                j += 1;
+            }
+        }
+    }
+    Err(perr(q, "unterminated regular expression"))
+}
+
 fn lex(q: &str) -> EngineResult<Vec<Tok>> {
     let chars: Vec<char> = q.chars().collect();
     let mut i = 0;
@@ -213,8 +239,12 @@ fn lex(q: &str) -> EngineResult<Vec<Tok>> {
         out.push(match c {
             '^' => {
                 i += 1;
-                Tok::Caret(read_number(&chars, &mut i).unwrap_or(1.0))
+                // Lucene's grammar wants a number after `^` (`fox^` is a syntax error)
+                let b = read_number(&chars, &mut i)
+                    .ok_or_else(|| perr(q, "'^' must be followed by a number"))?;
+                Tok::Caret(b)
             }
+            '/' => read_regex(q, &chars, &mut i)?,
             '~' => {
                 i += 1;
                 Tok::Tilde(read_number(&chars, &mut i))
@@ -403,6 +433,16 @@ impl Parser<'_> {
                     return Err(perr(self.q, "missing ')'"));
                 }
                 inner
+            }
+            // normalized as the other multi-term forms are (lowercase)
+            Tok::Regex(re) => {
+                let re = re.to_lowercase();
+                self.per_field(field, &|f| Query::Regexp {
+                    field: f.into(),
+                    value: re.clone(),
+                    case_insensitive: false,
+                    boost: 1.0,
+                })
             }
             Tok::Phrase(text) => {
                 let slop = match self.peek() {

@@ -106,7 +106,9 @@ pub(super) fn render_page(
             max_score: page.max_score,
             hits,
         },
-        aggregations: page.aggregations,
+        // no shard searched (a pattern that matches no index): Elasticsearch's empty
+        // response, without `aggregations`
+        aggregations: page.aggregations.filter(|_| page.shards > 0),
     };
     serde_json::to_value(out).map_err(EngineError::internal)
 }
