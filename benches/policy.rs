@@ -4,7 +4,9 @@
 //! (acquire and release, alone and with another thread on the same counter), and counting
 //! the actions of a 5MB `_bulk` body as the edge does for single-tenant clusters
 //! (`policy::bulk::BulkCounter`); and the whole `policy::decide` of one small search (route,
-//! credentials, classification, mode, forward target), as the edge takes it per request.
+//! credentials, classification, mode, forward target), as the edge takes it per request;
+//! and what a cluster key adds to it (issue 29): the role from the table, the index
+//! expression confined to the key's patterns, a browser origin looked up.
 //! Run: `cargo bench --bench policy`.
 
 use std::hint::black_box;
@@ -17,9 +19,13 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use searchgate::policy::admit::{Admission, Allowance};
 use searchgate::policy::auth::{credentials_match, parse_basic, MAX_CREDENTIALS};
 use searchgate::policy::bulk::BulkCounter;
+use searchgate::policy::cors::listed;
 use searchgate::policy::decide::{decide, Listener, Targets};
+use searchgate::policy::keys::{permits, scope_path, Role};
 use searchgate::policy::route::{normalize_host, route};
+use searchgate::proto::Method;
 use searchgate::proto::{HeadLimits, RequestHead};
+use searchgate::request::classify::{classify_request, ClusterClass};
 
 mod support;
 use support::snapshot;
@@ -204,6 +210,7 @@ fn deciding(c: &mut Criterion) {
     let mut head = RequestHead::new();
     assert_eq!(head.parse(&raw, &HeadLimits::default()), Ok(true));
     let listener = Listener {
+        client: std::net::IpAddr::from([203, 0, 113, 7]),
         sni: None,
         max_body: 40 << 20,
         ids: None,
@@ -228,8 +235,34 @@ fn deciding(c: &mut Criterion) {
     group.finish();
 }
 
+/// What a key adds to a decision: its role, its index patterns on a wildcard search (the
+/// path confined and written again), the request's origin against its list.
+fn key_checks(c: &mut Criterion) {
+    let classified = classify_request(Method::Get, b"/*/_search", ClusterClass::SingleTenant)
+        .expect("classified");
+    let patterns = vec!["site*".to_string(), "docs".to_string()];
+    let origins = vec![
+        "http://localhost:1313".to_string(),
+        "https://blog.example".to_string(),
+    ];
+    let mut group = c.benchmark_group("keys");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("role_and_indices", |b| {
+        b.iter(|| {
+            permits(Role::Search, Method::Get, black_box(&classified)).expect("allowed");
+            let path = scope_path(&patterns, Method::Get, &classified).expect("confined");
+            black_box(path)
+        })
+    });
+    group.bench_function("origin", |b| {
+        b.iter(|| black_box(listed(&origins, black_box(b"https://blog.example"))))
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
+    key_checks,
     routing,
     basic_auth,
     allowance,

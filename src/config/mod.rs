@@ -236,6 +236,10 @@ pub struct EdgeConfig {
     pub shutdown_grace: Dur,
     /// Access log: a file path, `"-"` for stderr, or `"off"`. Default: `<data_dir>/access.log`.
     pub access_log: Option<String>,
+    /// Proxies (CIDR ranges) whose `X-Forwarded-For` names the client address that keys'
+    /// `allowed_ips` are checked against; from anyone else the socket's address counts.
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
     /// After a credential rotation, the old pair keeps working this long (default: not at all).
     #[serde(default = "default_credential_grace")]
     pub credential_grace: Dur,
@@ -505,6 +509,9 @@ impl Config {
         }
         if e.disable_factor < 1 {
             return Err("edge.disable_factor: must be at least 1".into());
+        }
+        for p in &e.trusted_proxies {
+            crate::cidr::Cidr::parse(p).map_err(|why| format!("edge.trusted_proxies: {why}"))?;
         }
         if e.metering_interval.0 < Duration::from_millis(100) {
             return Err("edge.metering_interval: must be at least 100ms".into());

@@ -20,6 +20,7 @@ use rustls::ServerConfig;
 
 use super::accesslog::AccessLog;
 use super::upstream::{Pool, UPSTREAM_BUF};
+use crate::cidr::Cidr;
 use crate::config::EdgeConfig;
 use crate::metrics::{CoreMetrics, MetricsHub};
 use crate::nodes::{choose, Candidate, NodeBook, RetryBudget};
@@ -65,6 +66,8 @@ pub struct Limits {
     pub linger: Duration,
     /// TCP congestion control set on each new upstream connection (`None`: the host's).
     pub upstream_congestion: Option<Arc<str>>,
+    /// `[edge] trusted_proxies`, parsed (checked when the config loaded).
+    pub trusted_proxies: Vec<Cidr>,
 }
 
 impl Limits {
@@ -87,6 +90,11 @@ impl Limits {
             upstream_congestion: Some(e.upstream_congestion.as_str())
                 .filter(|c| !c.is_empty())
                 .map(Arc::from),
+            trusted_proxies: e
+                .trusted_proxies
+                .iter()
+                .filter_map(|p| Cidr::parse(p).ok())
+                .collect(),
         }
     }
 }

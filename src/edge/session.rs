@@ -21,6 +21,7 @@ use super::exchange::{self, Scratch};
 use super::faults::{self, Point};
 use super::io::Transport;
 use super::outcome::{Next, Outcome};
+use crate::cidr::client_address;
 use crate::errors::EdgeError;
 use crate::metrics::faults::PanicSite;
 use crate::metrics::Sample;
@@ -160,7 +161,27 @@ impl<T: Transport> Session<T> {
             c.core.crash_requested.set(true);
         }
         let snap = c.core.snapshot();
+        let forwarded = c
+            .head
+            .headers
+            .iter()
+            .filter(|h| h.name.of(&c.buf).eq_ignore_ascii_case(b"x-forwarded-for"))
+            .map(|h| h.value.of(&c.buf));
+        let trusted = &c.core.shared.limits.trusted_proxies;
+        let client = match client_address(c.peer.ip(), forwarded, trusted) {
+            Ok(ip) => ip,
+            Err(_) => {
+                c.keep_alive &= !c.has_body();
+                let e = EdgeError::BadRequest(
+                    "X-Forwarded-For from a trusted proxy must be a list of IP addresses",
+                );
+                let o = c.answer_error(&e).await;
+                self.record(None, None, arrival, &o);
+                return o;
+            }
+        };
         let listener = Listener {
+            client,
             sni: c.io.sni(),
             max_body: c.core.shared.limits.max_body,
             ids: Some(&c.core.shared.sealer),

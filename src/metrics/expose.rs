@@ -75,7 +75,8 @@ pub fn node_figures(views: &[NodeView], retries: &[(RetryReason, u64)]) -> Strin
             u64::from(v.state() == "up"),
         );
     }
-    let counters: [(&str, &str, fn(&NodeView) -> u64); 2] = [
+    type Figure = fn(&NodeView) -> u64;
+    let counters: [(&str, &str, Figure); 2] = [
         (
             "searchgate_upstream_node_ejections_total",
             "Times the node was ejected after failed requests.",

@@ -95,7 +95,9 @@ mod tests {
     // a retry comes from
     #[test]
     fn choices() {
-        let table: [(&[Candidate], Option<usize>, u64, u64, Option<usize>); 9] = [
+        // nodes, excluded, r1, r2 -> chosen
+        type Row<'a> = (&'a [Candidate], Option<usize>, u64, u64, Option<usize>);
+        let table: [Row; 9] = [
             (&[c(true, 0)], None, 7, 9, Some(0)),
             (&[c(true, 0)], Some(0), 7, 9, None),
             (&[c(false, 0), c(true, 9)], None, 0, 0, Some(1)),

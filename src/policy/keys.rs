@@ -90,6 +90,8 @@ pub struct KeyGrant {
     pub expires: Option<Instant>,
     /// Origins a browser may call the cluster from with this key.
     pub allowed_origins: Vec<String>,
+    /// Client addresses the key may be used from (empty: any).
+    pub allowed_ips: Vec<crate::cidr::Cidr>,
 }
 
 impl KeyGrant {
@@ -97,6 +99,16 @@ impl KeyGrant {
     pub fn live_at(&self, now: Instant) -> bool {
         self.expires.is_none_or(|e| now < e)
     }
+}
+
+/// Why credentials did not open a cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthFail {
+    /// Wrong, expired, revoked or missing: 401.
+    Credentials,
+    /// A key used from an address outside its `allowed_ips` (found before its password
+    /// was compared): 403 naming the key.
+    Address { key: String },
 }
 
 /// Who a request's credentials are: the cluster's master pair, or one of its keys.

@@ -16,7 +16,6 @@
 pub mod admit;
 pub mod auth;
 pub mod bulk;
-pub mod cidr;
 pub mod cors;
 pub mod decide;
 pub mod keys;

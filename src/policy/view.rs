@@ -10,9 +10,10 @@
 //! Must not touch: storage, sockets, runtime state (allowance counters, the shard ledger):
 //! a view answers questions, it changes nothing.
 
+use std::net::IpAddr;
 use std::time::Instant;
 
-use super::keys::Principal;
+use super::keys::{AuthFail, Principal};
 use super::mode::ModeView;
 use crate::config::ClusterClass;
 use crate::tenancy::Prefix;
@@ -56,7 +57,15 @@ pub trait ClusterView {
     /// Who `user:pass` is on this cluster at `now`: its master pair (rotated-out
     /// credentials during their grace included) or one of its live keys; `None` when
     /// neither (compared in constant time).
-    fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>>;
+    /// A key used from an address outside its `allowed_ips` fails before its password is
+    /// compared.
+    fn authenticate(
+        &self,
+        user: &[u8],
+        pass: &[u8],
+        client: IpAddr,
+        now: Instant,
+    ) -> Result<Principal<'_>, AuthFail>;
 
     /// Whether a live key of the cluster lists browser origin `origin` (a CORS pre-check,
     /// which carries no credentials, is answered for it).

@@ -3,13 +3,14 @@
 //!
 //! Must not touch: anything but reading; runtime state stays where it is.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Cluster, Snapshot};
 use crate::config::{ClusterClass, Mode as ConfigMode};
 use crate::policy::cors::listed;
-use crate::policy::keys::Principal;
+use crate::policy::keys::{AuthFail, Principal};
 use crate::policy::mode::ModeView;
 use crate::policy::view::{ClusterView, Directory};
 use crate::tenancy::Prefix;
@@ -48,8 +49,14 @@ impl ClusterView for Arc<Cluster> {
             && self.state.is_ready()
     }
 
-    fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>> {
-        Cluster::authenticate(self, user, pass, now)
+    fn authenticate(
+        &self,
+        user: &[u8],
+        pass: &[u8],
+        client: IpAddr,
+        now: Instant,
+    ) -> Result<Principal<'_>, AuthFail> {
+        Cluster::authenticate(self, user, pass, client, now)
     }
 
     fn allows_origin(&self, origin: &[u8], now: Instant) -> bool {

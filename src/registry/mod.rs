@@ -13,17 +13,18 @@
 //! snapshots; only the control plane publishes them.
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
+use crate::cidr::{self, Cidr};
 use crate::config::{ClusterClass, Config, Mode};
 use crate::policy::admit::Allowance;
 use crate::policy::auth::Credential;
-use crate::policy::keys::{KeyGrant, Principal};
+use crate::policy::keys::{AuthFail, KeyGrant, Principal};
 use crate::policy::mode::{Mode as PolicyMode, ModeView, SetBy};
 use crate::tenancy::{Prefix, TenancyKey};
 
@@ -129,17 +130,30 @@ impl Cluster {
         current | old
     }
 
-    /// Who `user:pass` is at `now`: a live key of this cluster when the username is a
-    /// key's, else the master pair (current or in its grace). One password hash is
-    /// computed either way.
-    pub fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>> {
+    /// Who `user:pass` is at `now`, from `client`: a live key of this cluster when the
+    /// username is a key's (its `allowed_ips` checked first, before its password), else the
+    /// master pair (current or in its grace). One password hash is computed at most.
+    pub fn authenticate(
+        &self,
+        user: &[u8],
+        pass: &[u8],
+        client: IpAddr,
+        now: Instant,
+    ) -> Result<Principal<'_>, AuthFail> {
         let key = std::str::from_utf8(user)
             .ok()
             .and_then(|u| self.keys.get(u));
         match key {
+            Some(k) if !cidr::allowed(&k.grant.allowed_ips, client) => Err(AuthFail::Address {
+                key: k.grant.name.clone(),
+            }),
             Some(k) => (k.credential.matches(user, pass) && k.grant.live_at(now))
-                .then_some(Principal::Key(&k.grant)),
-            None => self.accepts(user, pass, now).then_some(Principal::Master),
+                .then_some(Principal::Key(&k.grant))
+                .ok_or(AuthFail::Credentials),
+            None => self
+                .accepts(user, pass, now)
+                .then_some(Principal::Master)
+                .ok_or(AuthFail::Credentials),
         }
     }
 
@@ -605,6 +619,12 @@ fn keys_of(r: &ClusterRecord, now: Instant, now_ms: Millis) -> HashMap<String, C
                 indices: k.indices.clone(),
                 expires: k.expires_at.map(|e| instant_of(e, now, now_ms)),
                 allowed_origins: k.allowed_origins.clone(),
+                // checked when the key was made: a range that does not parse allows nothing
+                allowed_ips: k
+                    .allowed_ips
+                    .iter()
+                    .map(|s| Cidr::parse(s).unwrap_or(Cidr::NONE))
+                    .collect(),
             };
             let credential = Credential::new(&k.username, &k.password);
             (k.username.clone(), ClusterKey { credential, grant })

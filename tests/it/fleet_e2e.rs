@@ -282,3 +282,51 @@ fn a_killed_leader_is_replaced_and_work_runs_once() {
         a.out.text()
     );
 }
+
+// A lost notification costs latency, never a change: a batch committed without NOTIFY
+// (written here with plain SQL, as the store writes it) is read by the follower's poll
+// (`poll_interval = "1s"`), and the node serves it (spec 3: read-only, 403).
+#[test]
+fn a_batch_without_a_notification_is_read_by_the_poll() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let engine = Engine::start();
+    let a = Edge::start(node(&url, "a", &engine));
+    let created = a.admin().create(json!({"plan": "p"}));
+    let id = id_of(&created);
+    let t = tenant(&created);
+    assert_eq!(a.send(&t.req("PUT", "/books")).status, 200);
+
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let mut tx = c.transaction().unwrap();
+    let row = tx
+        .query_one("SELECT record FROM clusters WHERE id = $1", &[&id])
+        .unwrap();
+    let mut rec: Value = serde_json::from_str(row.get::<_, &str>(0)).unwrap();
+    rec["mode"] = json!("read-only");
+    rec["mode_reason"] = json!("set without a notification");
+    rec["version"] = json!(rec["version"].as_u64().unwrap() + 1);
+    let seq: i64 = tx
+        .query_one("SELECT MAX(seq) FROM changes", &[])
+        .unwrap()
+        .get(0);
+    let events = json!([{"kind": "cluster", "record": rec}]).to_string();
+    tx.execute(
+        "INSERT INTO changes (seq, at, events) VALUES ($1, 0, $2)",
+        &[&(seq + 1), &events],
+    )
+    .unwrap();
+    tx.execute(
+        "UPDATE clusters SET record = $2 WHERE id = $1",
+        &[&id, &rec.to_string()],
+    )
+    .unwrap();
+    tx.commit().unwrap();
+
+    served(&a, "the poll to read the batch", &t, "PUT", "/books2", 403);
+    let (_, reason) = es_error(&a.send(&t.req("PUT", "/books3")), 403);
+    assert!(
+        reason.starts_with("Cluster Read-only: set without a notification"),
+        "{reason}"
+    );
+}

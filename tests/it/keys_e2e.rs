@@ -557,3 +557,80 @@ fn the_cli_manages_keys() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The client address a key is checked against: the socket's, or a trusted proxy's
+/// `X-Forwarded-For` (issue 29, "IP allowlists").
+fn ip_allowlists_with(trusted: bool) {
+    let mut cfg = config();
+    if trusted {
+        cfg = cfg.edge("trusted_proxies", "[\"127.0.0.1/32\", \"10.0.0.0/8\"]");
+    }
+    let edge = Edge::start(cfg);
+    let admin = edge.admin();
+    let created = admin.create(json!({"plan": "small"}));
+    let id = created["id"].as_str().unwrap();
+    let master = tenant_of(&created);
+    let local = json!({"name": "local", "role": "search", "allowed_ips": ["127.0.0.1", "::1/128"]});
+    let (_, local) = key(admin, id, local, &master.host);
+    let office = json!({"name": "office", "role": "search", "allowed_ips": ["198.51.100.0/24", "2001:db8::/32"]});
+    let (_, office) = key(admin, id, office, &master.host);
+    let xff = |t: &Tenant, v: &str| edge.send(&t.req("GET", "/").header("X-Forwarded-For", v));
+    let refused_as = |r: &e2e::Response, key: &str, addr: &str| {
+        let reason = forbidden(r, key, "use");
+        assert!(
+            reason.contains(addr) && reason.contains("allowed_ips"),
+            "{reason}"
+        );
+    };
+    let refused = |r: &e2e::Response, addr: &str| refused_as(r, "office", addr);
+    // from this test, with no proxy in between: the socket's address
+    assert_eq!(edge.send(&local.req("GET", "/")).status, 200);
+    refused(&edge.send(&office.req("GET", "/")), "127.0.0.1");
+    // the address is checked before the password: a wrong one from outside is still a 403
+    let wrong = Tenant {
+        pass: "wrong".into(),
+        ..office.clone()
+    };
+    refused(&edge.send(&wrong.req("GET", "/")), "127.0.0.1");
+    let wrong = Tenant {
+        pass: "wrong".into(),
+        ..local.clone()
+    };
+    assert_eq!(edge.send(&wrong.req("GET", "/")).status, 401);
+    // the master pair has no allowlist
+    assert_eq!(xff(&master, "203.0.113.5").status, 200);
+    if trusted {
+        assert_eq!(xff(&office, "198.51.100.7").status, 200);
+        assert_eq!(
+            xff(&office, "203.0.113.5, 198.51.100.7, 10.1.2.3").status,
+            200
+        );
+        assert_eq!(xff(&office, "2001:db8::7").status, 200);
+        refused(&xff(&office, "198.51.100.7, 203.0.113.5"), "203.0.113.5");
+        refused_as(&xff(&local, "198.51.100.7"), "local", "198.51.100.7");
+        let r = xff(&local, "not-an-address");
+        assert_eq!(
+            r.assert_es_error(400),
+            "illegal_argument_exception",
+            "{}",
+            r.text()
+        );
+    } else {
+        // from an untrusted peer the header says nothing
+        refused(&xff(&office, "198.51.100.7"), "127.0.0.1");
+        assert_eq!(xff(&local, "198.51.100.7").status, 200);
+        assert_eq!(xff(&local, "not-an-address").status, 200);
+    }
+}
+
+// issue 29: IP allowlists of keys, without a trusted proxy.
+#[test]
+fn ip_allowlists_from_the_socket() {
+    ip_allowlists_with(false);
+}
+
+// issue 29: IP allowlists of keys behind a trusted proxy.
+#[test]
+fn ip_allowlists_behind_a_trusted_proxy() {
+    ip_allowlists_with(true);
+}

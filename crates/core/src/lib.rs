@@ -6,7 +6,8 @@
 //! mapping from protocol errors to answers, and the one percent-decoder and encoder
 //! (`percent`); the one blocking head-reading loop of the thread-per-connection servers
 //! (`blocking`, generic over `std::io::Read`); and the one reading of parameter values
-//! (`params`: time values, byte sizes, booleans, integers, comma lists, query strings).
+//! (`params`: time values, byte sizes, booleans, integers, comma lists, query strings);
+//! and address ranges for allowlists (`cidr`).
 //!
 //! Must not touch: sockets, threads, files, clocks, tenants, clusters or any engine
 //! internals. It depends on none of its sibling crates, so the compiler keeps it a leaf.
@@ -14,6 +15,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod blocking;
+pub mod cidr;
 pub mod errors;
 pub mod params;
 pub mod percent;

@@ -13,9 +13,9 @@ use serde_json::{json, Value};
 
 use super::clusters::time_of;
 use super::{idempotent_record, json_body, replay, views, Api, ApiError, Request, Response};
+use crate::cidr::Cidr;
 use crate::control::plane::Change;
 use crate::policy::auth::{generate_password, generate_username, PasswordHash};
-use crate::policy::cidr::Cidr;
 use crate::policy::keys::Role;
 use crate::registry::catalog::{ClusterRecord, Command, KeyRecord};
 

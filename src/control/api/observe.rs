@@ -10,8 +10,11 @@
 //!
 //! Must not touch: sockets, the plane, the hub's internals.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{json, Value};
 
 use super::{method_name, Api, ApiError, Request, Response};
 use crate::metrics::latency::{parse_window, report};
@@ -38,11 +41,14 @@ pub(super) fn route(api: &Api, req: &Request) -> Option<Result<Response, ApiErro
     let answer = match (req.method, segs.as_slice()) {
         (Method::Get, ["metrics"]) => metrics(&api.observe, req),
         (Method::Get, ["v1", "clusters", id, "latency"]) => latency(&api.observe, req, id),
-        (m, ["metrics"] | ["v1", "clusters", _, "latency"]) => Err(ApiError::new(
-            405,
-            "method_not_allowed",
-            format!("{} is not allowed on {}", method_name(m), req.path),
-        )),
+        (Method::Get, ["v1", "pools"]) => pools(&api.observe, req),
+        (m, ["metrics"] | ["v1", "clusters", _, "latency"] | ["v1", "pools"]) => {
+            Err(ApiError::new(
+                405,
+                "method_not_allowed",
+                format!("{} is not allowed on {}", method_name(m), req.path),
+            ))
+        }
         _ => return None,
     };
     Some(answer)
@@ -92,6 +98,44 @@ fn latency(o: &Observe, req: &Request, id: &str) -> Result<Response, ApiError> {
         )
     })?;
     Ok(Response::ok(200, body))
+}
+
+/// The upstream pools (each distinct list of nodes the live clusters use; unnamed), the
+/// clusters on each, and each node's health. Nodes of one-node pools are not checked:
+/// their state is `unchecked`.
+fn pools(o: &Observe, req: &Request) -> Result<Response, ApiError> {
+    only_params(req, &[])?;
+    let snap = o.registry.load();
+    let mut pools: Vec<(Vec<SocketAddr>, Vec<String>)> = Vec::new();
+    for c in snap.clusters() {
+        match pools.iter_mut().find(|(nodes, _)| *nodes == c.upstreams) {
+            Some((_, ids)) => ids.push(c.id.clone()),
+            None => pools.push((c.upstreams.clone(), vec![c.id.clone()])),
+        }
+    }
+    let views = o.nodes.views(Instant::now());
+    let node = |a: &SocketAddr| match views.iter().find(|v| v.addr == *a) {
+        Some(v) => json!({
+            "address": a.to_string(),
+            "state": v.state(),
+            "ejected_for_ms": v.ejected_for.map(|d| d.as_millis() as u64),
+            "ejections": v.ejections,
+            "checks_failed": v.checks_failed,
+            "in_flight": v.in_flight,
+        }),
+        None => json!({"address": a.to_string(), "state": "unchecked"}),
+    };
+    let list: Vec<Value> = pools
+        .iter()
+        .map(|(nodes, ids)| {
+            json!({
+                "name": null,
+                "clusters": ids,
+                "nodes": nodes.iter().map(node).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Ok(Response::ok(200, json!({ "pools": list })))
 }
 
 #[cfg(test)]

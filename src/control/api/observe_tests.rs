@@ -164,3 +164,46 @@ fn latency_refusals_are_clear() {
     );
     assert_eq!(r.status, 405);
 }
+
+// issue 28: `GET /v1/pools` lists each list of nodes the clusters use, its clusters, and
+// the health of each node (a node the checker never saw is `unchecked`); a parameter or
+// another method is refused
+#[test]
+fn pools_list_nodes_their_clusters_and_health() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = api(dir.path());
+    let (x, y) = (new_cluster(&a), new_cluster(&a));
+    let r = get(&a, "/v1/pools");
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let pools = r.body["pools"].as_array().expect("pools");
+    let of = |id: &str| {
+        pools
+            .iter()
+            .find(|p| p["clusters"].as_array().unwrap().contains(&json!(id)))
+            .cloned()
+    };
+    let (px, py) = (of(&x).expect("x's pool"), of(&y).expect("y's pool"));
+    if px["nodes"] == py["nodes"] {
+        assert_eq!(px, py, "on the same nodes: one pool");
+    }
+    assert_eq!(px["name"], Value::Null);
+    let node = &px["nodes"][0];
+    assert_eq!(node["state"], "unchecked");
+    let addr: std::net::SocketAddr = node["address"].as_str().unwrap().parse().unwrap();
+    a.observe.nodes.sync([addr]);
+    let r = get(&a, "/v1/pools");
+    let pools = r.body["pools"].as_array().unwrap();
+    let px = pools
+        .iter()
+        .find(|p| p["clusters"].as_array().unwrap().contains(&json!(x)));
+    let node = &px.unwrap()["nodes"][0];
+    assert_eq!(
+        (node["state"].as_str(), node["ejections"].as_u64()),
+        (Some("up"), Some(0))
+    );
+    assert_eq!(get(&a, "/v1/pools?x=1").status, 400);
+    assert_eq!(
+        handle(&a, &req(Method::Post, "/v1/pools", None)).status,
+        405
+    );
+}

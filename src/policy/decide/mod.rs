@@ -27,11 +27,12 @@
 //! Must not touch: sockets, the runtime state behind the clusters (allowance, shard
 //! ledger), the wall clock (`now` is passed in).
 
+use std::net::IpAddr;
 use std::time::Instant;
 
 use super::auth::{parse_basic, MAX_CREDENTIALS};
 use super::cors;
-use super::keys::{self, KeyGrant, Principal};
+use super::keys::{self, AuthFail, KeyGrant, Principal};
 use super::mode;
 use super::route::{normalize_host, route};
 use super::view::{ClusterView, Directory};
@@ -55,6 +56,9 @@ pub struct Listener<'a> {
     /// The node's sealer of the multitenant class's scroll and point-in-time ids (`None`:
     /// no sealed id opens, every one is a missing search context).
     pub ids: Option<&'a IdSealer>,
+    /// The client's address: the socket's, or what a trusted proxy's `X-Forwarded-For`
+    /// says (`cidr::client_address`). Keys' `allowed_ips` are checked against it.
+    pub client: IpAddr,
 }
 
 /// Bytes a decision writes, into buffers the connection keeps from one request to the
@@ -407,8 +411,18 @@ fn authenticate<'s, D: Directory>(
     let cluster = route(clusters, host, creds.map(|c| c.0))?;
     let (user, pass) = creds.ok_or(EdgeError::AuthRequired)?;
     let who = cluster
-        .authenticate(user, pass, now)
-        .ok_or(EdgeError::AuthRequired)?;
+        .authenticate(user, pass, listener.client, now)
+        .map_err(|fail| match fail {
+            AuthFail::Credentials => EdgeError::AuthRequired,
+            AuthFail::Address { key } => EdgeError::Forbidden {
+                key,
+                action: "use".into(),
+                why: format!(
+                    "the client address {} is not in the key's allowed_ips",
+                    listener.client
+                ),
+            },
+        })?;
     Ok((cluster, who))
 }
 

@@ -35,13 +35,25 @@ impl ClusterView for Plain {
     fn reachable(&self) -> bool {
         self.reachable
     }
-    fn authenticate(&self, user: &[u8], pass: &[u8], now: Instant) -> Option<Principal<'_>> {
+    fn authenticate(
+        &self,
+        user: &[u8],
+        pass: &[u8],
+        client: std::net::IpAddr,
+        now: Instant,
+    ) -> Result<Principal<'_>, crate::policy::keys::AuthFail> {
+        use crate::policy::keys::AuthFail;
         if let Some((_, k)) = self.keys.iter().find(|(u, _)| u.as_bytes() == user) {
+            if !crate::cidr::allowed(&k.allowed_ips, client) {
+                let key = k.name.clone();
+                return Err(AuthFail::Address { key });
+            }
             let ok = pass == b"keypass" && k.live_at(now);
-            return ok.then_some(Principal::Key(k));
+            return ok.then_some(Principal::Key(k)).ok_or(AuthFail::Credentials);
         }
         credentials_match(user, pass, self.user.as_bytes(), self.pass.as_bytes())
             .then_some(Principal::Master)
+            .ok_or(AuthFail::Credentials)
     }
     fn allows_origin(&self, origin: &[u8], now: Instant) -> bool {
         self.keys
@@ -209,6 +221,7 @@ fn decided<R>(
         String::from_utf8_lossy(raw)
     );
     let listener = Listener {
+        client: "203.0.113.7".parse().unwrap(),
         sni,
         max_body,
         ids: None,

@@ -13,7 +13,12 @@ pub(super) fn test_keys() -> Vec<(&'static str, KeyGrant)> {
         indices: indices.iter().map(|s| s.to_string()).collect(),
         expires,
         allowed_origins: Vec::new(),
+        allowed_ips: Vec::new(),
     };
+    let mut office = grant("office", Role::Search, &[], None);
+    office.allowed_ips = vec![crate::cidr::Cidr::parse("198.51.100.0/24").unwrap()];
+    let mut here = grant("here", Role::Search, &[], None);
+    here.allowed_ips = vec![crate::cidr::Cidr::parse("203.0.113.0/24").unwrap()];
     vec![
         ("srchuser", grant("srch", Role::Search, &["site*"], None)),
         ("readuser", grant("rd", Role::Read, &[], None)),
@@ -21,6 +26,9 @@ pub(super) fn test_keys() -> Vec<(&'static str, KeyGrant)> {
             "fulluser",
             grant("fl", Role::Full, &["site*", "logs"], None),
         ),
+        // the tables' client is 203.0.113.7
+        ("officeuser", office),
+        ("hereuser", here),
         // expired when made: every decision comes later
         (
             "olduser",
@@ -222,6 +230,27 @@ fn roles_on_the_single_tenant_class() {
             k("GET /site1/_search HTTP/1.1", "olduser"),
             None,
             Want::Refuse(E::AuthRequired),
+        ),
+        (
+            "a key from outside its allowed_ips: 403 before its password is compared",
+            head(
+                "GET /site1/_search HTTP/1.1",
+                ACME,
+                "",
+                &[&basic("officeuser", "wrong")],
+            ),
+            None,
+            Want::Refuse(E::Forbidden {
+                key: "office".into(),
+                action: "use".into(),
+                why: "the client address 203.0.113.7 is not in the key's allowed_ips".into(),
+            }),
+        ),
+        (
+            "a key from inside its allowed_ips",
+            k("GET /site1/_search HTTP/1.1", "hereuser"),
+            None,
+            read("/site1/_search"),
         ),
         (
             "a key's wrong password: 401",

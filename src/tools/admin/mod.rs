@@ -74,6 +74,9 @@ pub enum AdminCommand {
     },
     /// The plans.
     Plans,
+    /// The upstream pools (each list of nodes clusters use), their clusters, and each
+    /// node's health: up, down (its checks fail), ejected (after failed requests).
+    Pools,
     /// The audit log, newest first: who changed what, when, and the fields that changed.
     Audit {
         /// Only the entries of this cluster (or plan).
@@ -253,6 +256,7 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
         }
         AdminCommand::Keys { command } => keys_request(command),
         AdminCommand::Plans => ("GET", "/v1/plans".into(), None),
+        AdminCommand::Pools => ("GET", "/v1/pools".into(), None),
         AdminCommand::Audit {
             cluster,
             limit,

@@ -146,6 +146,39 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
                 .collect();
             table(&["ID", "STATE", "MODE", "PLAN", "CLASS", "ADDRESS"], &rows);
         }
+        AdminCommand::Pools => {
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            for p in v["pools"].as_array().into_iter().flatten() {
+                let clusters: Vec<String> = p["clusters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(cell)
+                    .collect();
+                for n in p["nodes"].as_array().into_iter().flatten() {
+                    let mut row = vec![clusters.join(",")];
+                    for k in [
+                        "address",
+                        "state",
+                        "in_flight",
+                        "ejections",
+                        "checks_failed",
+                    ] {
+                        row.push(cell(&n[k]));
+                    }
+                    rows.push(row);
+                }
+            }
+            let header = [
+                "CLUSTERS",
+                "NODE",
+                "STATE",
+                "IN FLIGHT",
+                "EJECTIONS",
+                "CHECKS FAILED",
+            ];
+            table(&header, &rows);
+        }
         AdminCommand::Plans => {
             let rows: Vec<Vec<String>> = v["plans"]
                 .as_array()

@@ -2,7 +2,8 @@
 //! (issue 29). No crate for this is in the lock file; the standard library parses the
 //! addresses and this module only the prefix length and the masking.
 //!
-//! Must not touch: sockets, headers (which address a request comes from is `edge`'s).
+//! Must not touch: sockets, headers (which header to read a request's address from is the
+//! edge's choice).
 
 use std::net::IpAddr;
 
@@ -14,6 +15,12 @@ pub struct Cidr {
 }
 
 impl Cidr {
+    /// A range no client is in (`::/128`: the unspecified address).
+    pub const NONE: Cidr = Cidr {
+        addr: IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+        bits: 128,
+    };
+
     /// Parses `a.b.c.d/n`, `x::y/n` or a lone address (all its bits). The address must
     /// have no bits set past the prefix (`10.0.0.1/8` is refused: say `10.0.0.0/8`).
     pub fn parse(text: &str) -> Result<Cidr, String> {
@@ -95,6 +102,37 @@ impl std::fmt::Display for Cidr {
     }
 }
 
+/// The client address a request counts as coming from: the socket's (`peer`), or, when
+/// `peer` is one of the `trusted` proxies, the address `X-Forwarded-For` gives (`forwarded`:
+/// the values of every such header, in order): read from the right, the first address that
+/// is not a trusted proxy. `Err`: a trusted proxy forwarded an entry that is not an
+/// address (refuse rather than guess).
+pub fn client_address<'a>(
+    peer: IpAddr,
+    forwarded: impl Iterator<Item = &'a [u8]>,
+    trusted: &[Cidr],
+) -> Result<IpAddr, String> {
+    if !trusted.iter().any(|c| c.contains(peer)) {
+        return Ok(peer);
+    }
+    let mut entries: Vec<&[u8]> = Vec::new();
+    for value in forwarded {
+        entries.extend(value.split(|&b| b == b','));
+    }
+    let mut client = peer;
+    for e in entries.iter().rev() {
+        let text = std::str::from_utf8(e).unwrap_or("").trim();
+        let ip: IpAddr = text
+            .parse()
+            .map_err(|_| format!("X-Forwarded-For entry `{text}` is not an IP address"))?;
+        client = ip;
+        if !trusted.iter().any(|c| c.contains(ip)) {
+            break;
+        }
+    }
+    Ok(client)
+}
+
 /// Whether `ip` is in any of `list` (an empty list allows every address).
 pub fn allowed(list: &[Cidr], ip: IpAddr) -> bool {
     list.is_empty() || list.iter().any(|c| c.contains(ip))
@@ -154,5 +192,28 @@ mod tests {
             assert!(Cidr::parse(bad).is_err(), "{bad}");
         }
         assert!(allowed(&[], ip("1.2.3.4")));
+    }
+
+    #[test]
+    fn forwarded_only_from_trusted_proxies() {
+        let trusted = [Cidr::parse("10.0.0.0/8").unwrap()];
+        let client = |peer: &str, xff: &[&str]| {
+            client_address(ip(peer), xff.iter().map(|s| s.as_bytes()), &trusted)
+        };
+        for (peer, xff, want) in [
+            ("203.0.113.9", &["198.51.100.1"][..], "203.0.113.9"),
+            ("10.0.0.2", &[], "10.0.0.2"),
+            ("10.0.0.2", &["198.51.100.1"], "198.51.100.1"),
+            ("10.0.0.2", &["1.1.1.1, 198.51.100.1"], "198.51.100.1"),
+            ("10.0.0.2", &["198.51.100.1, 10.0.0.9"], "198.51.100.1"),
+            ("10.0.0.2", &["198.51.100.1", "10.0.0.9"], "198.51.100.1"),
+            ("10.0.0.2", &["10.0.0.8, 10.0.0.9"], "10.0.0.8"),
+            ("10.0.0.2", &["2001:db8::1"], "2001:db8::1"),
+        ] {
+            assert_eq!(client(peer, xff), Ok(ip(want)), "{peer} {xff:?}");
+        }
+        assert!(client("10.0.0.2", &["unknown"]).is_err());
+        assert!(client("10.0.0.2", &["1.2.3.4:80"]).is_err());
+        assert_eq!(client("203.0.113.9", &["garbage"]), Ok(ip("203.0.113.9")));
     }
 }
