@@ -87,6 +87,7 @@ fn the_load_test_commands_in_the_docs_are_ones_the_tools_take() {
     let run = options(&tools[0].1);
     let cargo_or_serve = [
         "--bench",
+        "--bin",
         "--threads",
         "--driver",
         "--upstream",
