@@ -88,6 +88,11 @@ fn the_load_test_commands_in_the_docs_are_ones_the_tools_take() {
     let cargo_or_serve = [
         "--bench",
         "--bin",
+        // loadtest/fleet.py's (the fleet's propagation figures)
+        "--changes",
+        "--nodes",
+        "--pause",
+        "--skip-build",
         "--threads",
         "--driver",
         "--upstream",
