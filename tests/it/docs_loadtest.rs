@@ -88,6 +88,7 @@ fn the_load_test_commands_in_the_docs_are_ones_the_tools_take() {
     let cargo_or_serve = [
         "--bench",
         "--bin",
+        "--release",
         // loadtest/fleet.py's (the fleet's propagation figures)
         "--changes",
         "--nodes",
