@@ -101,6 +101,9 @@ impl HealthConfig {
         if s.eject_max < s.eject_base {
             return bad("eject_max", "must not be shorter than eject_base");
         }
+        if s.eject_max > Duration::from_secs(86_400) || s.interval > Duration::from_secs(3_600) {
+            return bad("eject_max, interval", "must not be longer than 1d and 1h");
+        }
         if s.max_ejected_percent > 100 {
             return bad("max_ejected_percent", "is a percentage (0 to 100)");
         }

@@ -145,11 +145,14 @@ impl NodeHealth {
                 if self.failures < s.passive_failures.max(1) || !may_eject {
                     return Change::None;
                 }
-                self.failures = 0;
                 let factor = 1u32 << self.ejections.min(16);
                 let length = s.eject_base.saturating_mul(factor).min(s.eject_max);
+                let Some(until) = now.checked_add(length) else {
+                    return Change::None; // past what the clock can name: no ejection
+                };
+                self.failures = 0;
                 self.ejections = self.ejections.saturating_add(1);
-                self.ejected_until = Some(now + length);
+                self.ejected_until = Some(until);
                 Change::Ejected(length)
             }
         }
