@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::boot::{lock, SharedPlane};
 use super::pg::{Doorbell, Rang};
+use crate::metrics::hub::MetricsHub;
 
 /// The longest the thread waits for the doorbell before looking at the clock and at a
 /// stop (a stop never waits longer).
@@ -44,8 +45,14 @@ enum Reach {
     Down,
 }
 
-/// Starts the follower of `plane`, rung by `bell`, reading at least every `poll`.
-pub fn spawn(plane: SharedPlane, mut bell: Doorbell, poll: Duration) -> std::io::Result<Follower> {
+/// Starts the follower of `plane`, rung by `bell`, reading at least every `poll`, and
+/// recording each read in `hub`'s fleet gauges (`/metrics`).
+pub fn spawn(
+    plane: SharedPlane,
+    mut bell: Doorbell,
+    poll: Duration,
+    hub: Arc<MetricsHub>,
+) -> std::io::Result<Follower> {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     let handle = std::thread::Builder::new()
@@ -57,6 +64,7 @@ pub fn spawn(plane: SharedPlane, mut bell: Doorbell, poll: Duration) -> std::io:
                 let rang = bell.wait(SLICE);
                 let due = Instant::now() >= next_poll;
                 if rang == Rang::Down {
+                    hub.fleet.read(None, std::time::SystemTime::now());
                     reach = report(reach, Reach::Down, &plane);
                     // Nothing to wait on: try again after a slice (a stop unparks).
                     std::thread::park_timeout(SLICE);
@@ -68,7 +76,12 @@ pub fn spawn(plane: SharedPlane, mut bell: Doorbell, poll: Duration) -> std::io:
                     continue;
                 }
                 next_poll = Instant::now() + poll;
-                let read = lock(&plane).catch_up();
+                let read = {
+                    let mut p = lock(&plane);
+                    p.catch_up().map(|_| p.seq())
+                };
+                hub.fleet
+                    .read(read.as_ref().ok().copied(), std::time::SystemTime::now());
                 reach = report(
                     reach,
                     if read.is_ok() { Reach::Up } else { Reach::Down },

@@ -84,7 +84,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             let bell = crate::control::pg::Doorbell::new(url.expose())?;
             let poll = config.fleet.poll_interval.0;
             Some(
-                follow::spawn(plane.clone(), bell, poll)
+                follow::spawn(plane.clone(), bell, poll, metrics.clone())
                     .map_err(|e| format!("follower thread: {e}"))?,
             )
         }

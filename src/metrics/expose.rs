@@ -55,6 +55,9 @@ pub fn prometheus(hub: &HubSnapshot, registry: &Snapshot, process: &ProcessFigur
     core_figures(&mut out, hub);
     process_figures(&mut out, hub, process);
     fault_counts(&mut out, hub);
+    if let Some(f) = &hub.fleet {
+        fleet_figures(&mut out, f);
+    }
     out.0
 }
 
@@ -372,6 +375,31 @@ fn fault_counts(out: &mut Out, hub: &HubSnapshot) {
     ];
     for (name, help, value) in restarts {
         out.family(name, "counter", help);
+        out.sample(name, "", value);
+    }
+}
+
+/// This node's reading of the fleet's shared store (only on a node that follows one).
+fn fleet_figures(out: &mut Out, f: &super::fleet::FleetFigures) {
+    let gauges = [
+        (
+            "searchgate_store_up",
+            "1 when this node's last read of the shared store succeeded, 0 while it cannot reach it.",
+            f64::from(u8::from(f.store_up)),
+        ),
+        (
+            "searchgate_feed_lag_seconds",
+            "Seconds since this node last read the store's change feed to its end.",
+            f.lag_seconds,
+        ),
+        (
+            "searchgate_feed_applied_seq",
+            "The last change of the store's feed this node applied.",
+            f.applied_seq as f64,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        out.family(name, "gauge", help);
         out.sample(name, "", value);
     }
 }

@@ -92,6 +92,8 @@ pub struct HubSnapshot {
     pub window_evicted: u64,
     /// Faults contained so far (panics caught, restarts).
     pub faults: super::faults::FaultCounts,
+    /// The fleet's store as this node sees it (`None`: no shared store).
+    pub fleet: Option<super::fleet::FleetFigures>,
 }
 
 /// A cluster's latency histograms over a window.
@@ -149,6 +151,8 @@ pub struct MetricsHub {
     next_slot: AtomicUsize,
     /// Faults contained (panics caught, restarts); counted whether recording or not.
     pub faults: super::faults::Faults,
+    /// This node's reading of the fleet's shared store (set by the follower).
+    pub fleet: super::fleet::FleetGauges,
     /// False: the edge records nothing (`[edge] record_metrics = false`).
     recording: bool,
 }
@@ -183,6 +187,7 @@ impl MetricsHub {
             }),
             next_slot: AtomicUsize::new(0),
             faults: super::faults::Faults::default(),
+            fleet: super::fleet::FleetGauges::default(),
             recording: true,
         }
     }
@@ -270,6 +275,7 @@ impl MetricsHub {
             window_covered_secs: store.window.covered_ms(unix_ms(now)) / 1000,
             window_evicted: store.window.evicted,
             faults: self.faults.counts(),
+            fleet: self.fleet.figures(unix_ms(now)),
         }
     }
 

@@ -15,6 +15,7 @@
 pub mod buckets;
 pub mod expose;
 pub mod faults;
+pub mod fleet;
 pub mod hub;
 pub mod intervallog;
 pub mod latency;

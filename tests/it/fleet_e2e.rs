@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::e2e::admin::tenant_of as tenant;
-use crate::support::e2e::{es_error, eventually, Config, Edge, Engine, PlanSpec, Tenant};
+use crate::support::e2e::{es_error, eventually, metrics, Config, Edge, Engine, PlanSpec, Tenant};
 use crate::support::pg::Pg;
 
 /// The admin token every node of the test fleet is configured with.
@@ -45,6 +45,16 @@ fn served(edge: &Edge, what: &str, t: &Tenant, method: &str, path: &str, status:
         let r = edge.send(&t.req(method, path));
         (r.status == status).then_some(())
     });
+}
+
+/// `searchgate_store_up` in node `n`'s `/metrics` (`None`: not exposed).
+fn store_up(n: &Edge) -> Option<u64> {
+    let text = metrics::scrape(n.metrics.expect("a metrics listener"));
+    assert!(
+        text.contains("\nsearchgate_feed_lag_seconds "),
+        "the feed's lag is exposed:\n{text}"
+    );
+    metrics::series(&text, "searchgate_store_up")
 }
 
 fn id_of(v: &Value) -> String {
@@ -130,6 +140,7 @@ fn changes_through_one_node_are_served_by_the_other() {
 
 // The store stopped and started again: both nodes keep serving their last catalog, admin
 // writes answer 503 with Retry-After, nothing committed is lost, and changes flow again.
+// Each node's `/metrics` says whether it reaches the store (`searchgate_store_up`).
 #[test]
 fn the_store_restarted_mid_run() {
     let pg = Pg::start();
@@ -146,6 +157,7 @@ fn the_store_restarted_mid_run() {
     b.out
         .wait_for("the store is unreachable", PROPAGATION)
         .unwrap_or_else(|| panic!("B did not notice:\n{}", b.out.text()));
+    assert_eq!(store_up(&b), Some(0), "B's /metrics says the store is down");
     assert_eq!(
         b.send(&t.req("GET", "/books/_search")).status,
         200,
@@ -172,6 +184,7 @@ fn the_store_restarted_mid_run() {
         n.out
             .wait_for("the store is back", PROPAGATION)
             .unwrap_or_else(|| panic!("no reconnection:\n{}", n.out.text()));
+        assert_eq!(store_up(n), Some(1), "/metrics says the store is back");
     }
     let rotate = format!("/v1/clusters/{id}/credentials/rotate");
     let rotated = b
