@@ -146,6 +146,10 @@ impl<T: Transport> Exchange<'_, '_, T> {
     /// anything reaches the upstream), and so is the place of a search context it opens
     /// (429). Returns the shards reserved.
     async fn prepare(&mut self) -> Result<IndexShards, SendFail> {
+        if let Some(coding) = self.d.inflate {
+            let limit = self.client.core.shared.limits.max_body;
+            buffered::inflate_body(self.client, self.deadline, limit, coding).await?;
+        }
         self.check_key_body().await?;
         let shards = self.read_whole_body().await?;
         let body = match self.client.head.framing {
@@ -254,12 +258,14 @@ impl<T: Transport> Exchange<'_, '_, T> {
     async fn wait_for_slot(&mut self) -> Result<(Permit, Option<u64>), Refusal> {
         let cluster = self.d.cluster;
         let plan = &cluster.plan;
-        let mut ticket = match cluster.allowance.acquire() {
+        let (allowance, limit) = cluster.allowance_for(matches!(self.d.class, Class::Read));
+        let mut ticket = match allowance.acquire() {
             Admission::Granted(p) => return Ok((p, None)),
             Admission::Full => {
                 let e = EdgeError::QueueFull {
-                    concurrency: plan.concurrency,
-                    queue_size: plan.queue_size,
+                    limit: limit.name(),
+                    concurrency: allowance.limit(),
+                    queue_size: plan.queue_size_of(limit),
                 };
                 return Err(Refusal::Error(e, None));
             }
@@ -273,8 +279,10 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 let e = if now >= self.deadline {
                     EdgeError::GatewayTimeout(self.client.core.shared.limits.deadline.as_secs())
                 } else {
+                    allowance.note_refusal();
                     EdgeError::QueueTimeout {
-                        concurrency: plan.concurrency,
+                        limit: limit.name(),
+                        concurrency: allowance.limit(),
                         waited_ms: start.elapsed().as_millis() as u64,
                     }
                 };
