@@ -266,7 +266,10 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
     let shared = [("cluster", "acme"), ("limit", "shared")];
     assert_eq!(p.get("searchgate_limit_in_flight", &shared), Some(1.0));
     assert_eq!(p.get("searchgate_limit_concurrency", &shared), Some(3.0));
-    assert_eq!(p.get("searchgate_limit_rejections_total", &shared), Some(0.0));
+    assert_eq!(
+        p.get("searchgate_limit_rejections_total", &shared),
+        Some(0.0)
+    );
     let search = [("cluster", "acme"), ("limit", "search")];
     assert_eq!(p.get("searchgate_limit_concurrency", &search), None);
     assert_eq!(

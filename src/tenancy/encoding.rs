@@ -165,7 +165,8 @@ mod tests {
     // issue 29: the codings the multitenant class reads; anything else is 400
     #[test]
     fn request_codings() {
-        let table: [(Option<&[u8]>, Result<Option<Coding>, ()>); 8] = [
+        type Want = Result<Option<Coding>, ()>;
+        let table: [(Option<&[u8]>, Want); 8] = [
             (None, Ok(None)),
             (Some(b"identity"), Ok(None)),
             (Some(b" GZIP "), Ok(Some(Coding::Gzip))),

@@ -256,7 +256,8 @@ fn compressed_bodies_are_inflated_where_the_edge_reads_them() {
     use crate::tenancy::encoding::Coding;
     let dir = clusters();
     let gz = "Content-Encoding: gzip";
-    let rows: [(&str, &str, &str, &[&str], Result<Option<Coding>, ()>); 8] = [
+    type Want = Result<Option<Coding>, ()>;
+    let rows: [(&str, &str, &str, &[&str], Want); 8] = [
         (
             "POST /books/_search HTTP/1.1",
             MT,
