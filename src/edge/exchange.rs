@@ -179,7 +179,9 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         };
         let len = buffered::read_whole(self.client, self.deadline, limit).await?;
         let sealer = &self.client.core.shared.sealer;
-        let ids = (&**sealer, self.d.cluster.id.as_str());
+        let key = self.d.key.map(|k| k.id.as_str());
+        let bound = crate::tenancy::ids_binding(&self.d.cluster.id, key);
+        let ids = (&**sealer, bound.as_ref());
         let body = buffered::body(self.client, len);
         let whole = whole_body(self.d.tenant.as_ref(), ids, kind, body)?;
         if let Some(new) = whole.body {
@@ -477,7 +479,11 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         let rh = &self.scratch.rhead;
         let core = &self.client.core;
         let cluster = self.d.cluster;
-        let ids = || (core.shared.sealer.clone(), Arc::from(cluster.id.as_str()));
+        let key = self.d.key.map(|k| k.id.as_str());
+        let ids = || {
+            let bound = crate::tenancy::ids_binding(&cluster.id, key);
+            (core.shared.sealer.clone(), Arc::from(bound.as_ref()))
+        };
         let mut filter = ResponseFilter::for_response(self.d.tenant.as_ref(), rh, &up.buf, ids);
         if let Some(owner) = super::contexts::pit_owner(self.d, self.contexts.as_ref()) {
             filter.set_pit_owner(owner);
