@@ -277,6 +277,8 @@ fn clusters_on_a_named_pool_share_its_nodes_checks_and_reloads() {
             )
         })
         .collect();
+    let mut nodes = nodes;
+    nodes.sort();
     let mut want = vec![
         (m1.addr.to_string(), "up".into()),
         (m2.addr.to_string(), "up".into()),
