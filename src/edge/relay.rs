@@ -48,8 +48,8 @@ impl<T: Transport> Relaying<'_, T> {
         filter: &mut ResponseFilter,
     ) -> (Outcome, bool) {
         let c = &*self.client;
-        let to = client_framing(rh.framing, c.version, filter);
-        let keep = c.keep_alive && to != Framing::UntilClose && !c.core.shutdown.is_fired();
+        let to = client_framing(rh.framing, c.version(), filter);
+        let keep = c.reusable() && to != Framing::UntilClose;
         let head_bytes = self.write_head(rh, to, keep, filter);
         let pos = rh.len;
         let sink = match filter {
@@ -103,24 +103,25 @@ impl<T: Transport> Relaying<'_, T> {
         filter: &ResponseFilter,
     ) -> u64 {
         let c = &mut *self.client;
+        let version = c.version();
         c.out.clear();
         match filter {
             ResponseFilter::Pass => {
                 let mut extra: Vec<(&str, &[u8])> = Vec::new();
                 if let (Method::Head, Some(v)) =
-                    (c.method, rh.header(&self.up.buf, b"content-length"))
+                    (c.method(), rh.header(&self.up.buf, b"content-length"))
                 {
                     extra.push(("Content-Length", v));
                 }
                 if !c.cors_origin.is_empty() {
                     extra.extend(cors::response_headers(&c.cors_origin));
                 }
-                write_forward_response(&mut c.out, rh, &self.up.buf, c.version, to, keep, &extra);
+                write_forward_response(&mut c.out, rh, &self.up.buf, version, to, keep, &extra);
             }
             ResponseFilter::Rewrite { prefix, .. } => {
                 // Location, Warning and the like name indices too.
                 self.rewritten.clear();
-                write_forward_response(self.rewritten, rh, &self.up.buf, c.version, to, keep, &[]);
+                write_forward_response(self.rewritten, rh, &self.up.buf, version, to, keep, &[]);
                 prefix.strip_into(self.rewritten, &mut c.out);
                 if !c.cors_origin.is_empty() {
                     // before the blank line that ends the head

@@ -9,7 +9,8 @@
 //! item by item, and an item wider than the patterns is replaced by the patterns it
 //! contains); [`check_body`] refuses a body that names an index outside them (`_msearch`
 //! headers, `_mget` docs, `_bulk` actions, terms lookups, `_reindex` sources: every
-//! `index`, `_index` or `indices` member, anywhere).
+//! `index`, `_index` or `indices` member, anywhere; and in bodies that create indices,
+//! aliases or templates, the alias names and `index_patterns` they create).
 //!
 //! Pure: data in, decision out. The expiry instant comes with the grant; `now` is passed in.
 //!
@@ -171,6 +172,68 @@ pub fn permits(role: Role, method: Method, c: &Classified<'_>) -> Result<(), Den
             role.as_str()
         )),
     })
+}
+
+/// Whether the key is less than the master pair (a role other than `full`, or indices): it
+/// may then continue and close only its own scrolls and points in time, never all of the
+/// cluster's ([`clears_all`]).
+pub fn restricted(k: &KeyGrant) -> bool {
+    k.role != Role::Full || !k.indices.is_empty()
+}
+
+/// Why a restricted key may not close every context of the cluster.
+const ALL_CONTEXTS: &str = "it closes search contexts the key did not open (`_all`)";
+
+/// The refusal of a request that closes every scroll or point in time of the cluster.
+pub fn all_contexts_denied(method: Method, c: &Classified<'_>) -> Denied {
+    Denied {
+        action: action_of(method, c),
+        why: Cow::Borrowed(ALL_CONTEXTS),
+    }
+}
+
+/// Whether the request (its path and query; the body is [`check_body`]'s) closes every
+/// scroll or point in time of the cluster: `DELETE /_search/point_in_time/_all`, or a
+/// `DELETE` of `_search/scroll` with `_all` among the ids of its path or of its
+/// `scroll_id` parameter (any item of a comma list, encoded or not: the engine clears all
+/// for each of these forms).
+pub fn clears_all(method: Method, c: &Classified<'_>, query: Option<&[u8]>) -> bool {
+    if method != Method::Delete {
+        return false;
+    }
+    match c.route.map(|r| r.name) {
+        Some("_search/point_in_time/_all") => true,
+        Some("_search/scroll") => {
+            let in_path = c.path.segments().skip(2).any(names_all);
+            let in_query = query.is_some_and(|q| {
+                crate::percent::raw_pairs(q).any(|p| {
+                    let name = crate::percent::decode_str(p.name, crate::percent::Plus::Space);
+                    let value = crate::percent::decode_str(p.value, crate::percent::Plus::Space);
+                    name.is_ok_and(|n| n == "scroll_id")
+                        && value.map_or(true, |v| names_all(v.as_bytes()))
+                })
+            });
+            in_path || in_query
+        }
+        _ => false,
+    }
+}
+
+/// Whether a comma list of ids holds `_all`.
+fn names_all(ids: &[u8]) -> bool {
+    ids.split(|&b| b == b',').any(|i| i.trim_ascii() == b"_all")
+}
+
+/// Whether a clear-scroll body's `scroll_id` (a string, a comma list, or a list of them)
+/// holds `_all`.
+fn body_names_all(v: &Value) -> bool {
+    match v.get("scroll_id") {
+        Some(Value::String(s)) => names_all(s.as_bytes()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .any(|i| i.as_str().is_some_and(|s| names_all(s.as_bytes()))),
+        _ => false,
+    }
 }
 
 /// Whether `name` (no wildcard) matches `pattern` (`*` matches any run of characters).
@@ -376,6 +439,47 @@ fn check_names(v: &Value, patterns: &[String]) -> Result<(), String> {
     }
 }
 
+/// Members through which a body that creates indices, aliases or templates names what it
+/// creates or what it will apply to: an index creation's and a template's `aliases` (their
+/// member names are alias names), a template's `index_patterns`. A key limited to indices
+/// must not name anything outside its patterns there either: a template `site-t` with
+/// `index_patterns: ["secret*"]` and an alias `site-all` would put every index the master
+/// creates later under a name the key may read (attack: `tests/it/attack_keys.rs`).
+const CREATED_KEYS: &[&str] = &["aliases", "alias", "index_patterns"];
+
+/// The body kinds whose bodies create names (see [`CREATED_KEYS`]).
+fn creates_names(kind: crate::request::classify::BodyKind) -> bool {
+    use crate::request::classify::BodyKind as B;
+    matches!(
+        kind,
+        B::CreateIndex | B::Template | B::IndexTemplate | B::ComponentTemplate | B::PutAlias
+    )
+}
+
+/// Every name under a [`CREATED_KEYS`] member of `v` must be within `patterns`: the member
+/// names of an `aliases` object, the strings of an `alias`, `aliases` or `index_patterns`
+/// member.
+fn check_created(v: &Value, patterns: &[String]) -> Result<(), String> {
+    match v {
+        Value::Object(o) => {
+            for (k, v) in o {
+                if CREATED_KEYS.contains(&k.as_str()) {
+                    match v {
+                        Value::Object(names) => names
+                            .keys()
+                            .try_for_each(|n| check_names(&Value::String(n.clone()), patterns))?,
+                        other => check_names(other, patterns)?,
+                    }
+                }
+                check_created(v, patterns)?;
+            }
+            Ok(())
+        }
+        Value::Array(a) => a.iter().try_for_each(|v| check_created(v, patterns)),
+        _ => Ok(()),
+    }
+}
+
 /// The body kinds [`check_body`] reads for a key limited to indices (everything but
 /// documents, which are data).
 pub fn body_checked(kind: crate::request::classify::BodyKind) -> bool {
@@ -383,7 +487,8 @@ pub fn body_checked(kind: crate::request::classify::BodyKind) -> bool {
     !matches!(kind, B::None | B::Document)
 }
 
-/// Checks a whole body of `kind` sent by a key limited to `patterns`: JSON, or NDJSON
+/// Checks a whole body of `kind` sent by a key limited to `patterns` (empty: a restricted
+/// key without indices, whose clear-scroll body is read for `_all` only): JSON, or NDJSON
 /// (`_bulk`: action lines only, the documents they carry are data; `_msearch`: every
 /// line). `Err`: the refusal.
 pub fn check_body(
@@ -423,7 +528,20 @@ pub fn check_body(
         _ if body.iter().all(u8::is_ascii_whitespace) => Ok(()),
         _ => {
             let v: Value = serde_json::from_slice(body).map_err(|_| malformed())?;
-            check_value(&v, patterns).map_err(bad)
+            if kind == B::ClearScroll && body_names_all(&v) {
+                return Err(BodyRefusal::Denied(Denied {
+                    action: action.to_string(),
+                    why: Cow::Borrowed(ALL_CONTEXTS),
+                }));
+            }
+            if patterns.is_empty() {
+                return Ok(());
+            }
+            check_value(&v, patterns).map_err(bad)?;
+            if creates_names(kind) {
+                check_created(&v, patterns).map_err(bad)?;
+            }
+            Ok(())
         }
     }
 }

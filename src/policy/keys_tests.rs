@@ -154,3 +154,116 @@ fn roles_from_the_table() {
         );
     }
 }
+
+// Attack (tests/it/attack_keys.rs): names a body creates are checked like names it reads.
+#[test]
+fn bodies_creating_names() {
+    let outside = |n: &str| Err(format!("index `{n}` is outside the key's indices"));
+    for (kind, body, want) in [
+        (
+            BodyKind::Template,
+            r#"{"index_patterns":["secret*"],"aliases":{"site-all":{}}}"#,
+            outside("secret*"),
+        ),
+        (
+            BodyKind::Template,
+            r#"{"index_patterns":"*","order":9}"#,
+            outside("*"),
+        ),
+        (
+            BodyKind::Template,
+            r#"{"index_patterns":["site-z*"],"aliases":{"secret":{}}}"#,
+            outside("secret"),
+        ),
+        (
+            BodyKind::Template,
+            r#"{"index_patterns":["site-z*"],"aliases":{"site-z-all":{}}}"#,
+            Ok(()),
+        ),
+        (
+            BodyKind::IndexTemplate,
+            r#"{"index_patterns":["site-y*"],"template":{"aliases":{"secret-y":{}}}}"#,
+            outside("secret-y"),
+        ),
+        (
+            BodyKind::ComponentTemplate,
+            r#"{"template":{"aliases":{"<secret-{now/d}>":{}}}}"#,
+            outside("<secret-{now/d}>"),
+        ),
+        (
+            BodyKind::CreateIndex,
+            r#"{"aliases":{"events-x":{"is_write_index":true}}}"#,
+            outside("events-x"),
+        ),
+        (
+            BodyKind::CreateIndex,
+            r#"{"aliases":{"site8-all":{}},"settings":{"number_of_shards":1}}"#,
+            Ok(()),
+        ),
+        (
+            BodyKind::PutAlias,
+            r#"{"alias":"secret2"}"#,
+            outside("secret2"),
+        ),
+        // a search body's field named `aliases` is data, not a name
+        (
+            BodyKind::Search,
+            r#"{"query":{"term":{"aliases":"secret"}}}"#,
+            Ok(()),
+        ),
+    ] {
+        assert_eq!(check(kind, body), want, "{kind:?} {body}");
+    }
+}
+
+// Attack (tests/it/attack_keys.rs): every spelling of "close all contexts".
+#[test]
+fn closing_all_contexts_in_every_spelling() {
+    let c = |m: Method, p: &'static str| {
+        classify_request(m, p.as_bytes(), ClusterClass::SingleTenant).unwrap()
+    };
+    let q = |s: &'static str| Some(s.as_bytes());
+    for (m, p, query, want) in [
+        (Method::Delete, "/_search/scroll/_all", None, true),
+        (Method::Delete, "/_search/scroll/x,_all", None, true),
+        (Method::Delete, "/_search/scroll/%5Fall", None, true),
+        (Method::Delete, "/_search/scroll", q("scroll_id=_all"), true),
+        (
+            Method::Delete,
+            "/_search/scroll",
+            q("scroll_id=a%2C%5Fall"),
+            true,
+        ),
+        (Method::Delete, "/_search/scroll", q("scroll_id=%zz"), true),
+        (Method::Delete, "/_search/point_in_time/_all", None, true),
+        (Method::Delete, "/_search/scroll/abc", None, false),
+        (Method::Delete, "/_search/scroll", q("scroll_id=abc"), false),
+        (Method::Get, "/_search/scroll/_all", None, false),
+        (Method::Get, "/_search/point_in_time/_all", None, false),
+        (Method::Delete, "/_all", None, false),
+    ] {
+        assert_eq!(clears_all(m, &c(m, p), query), want, "{m:?} {p} {query:?}");
+    }
+    for (body, want) in [
+        (r#"{"scroll_id":"_all"}"#, true),
+        (r#"{"scroll_id":["a","_all"]}"#, true),
+        (r#"{"scroll_id":"a, _all"}"#, true),
+        (r#"{"scroll_id":"abc"}"#, false),
+    ] {
+        let got = check_body(&[], BodyKind::ClearScroll, body.as_bytes(), "DELETE x");
+        assert_eq!(got.is_err(), want, "{body}");
+    }
+    let k = |role, indices: &[&str]| KeyGrant {
+        id: "k".into(),
+        name: "k".into(),
+        role,
+        indices: pats(indices),
+        expires: None,
+        allowed_origins: vec![],
+        allowed_ips: vec![],
+    };
+    assert!(!restricted(&k(Role::Full, &[])));
+    assert!(restricted(&k(Role::Full, &["site*"])));
+    assert!(restricted(&k(Role::Read, &[])));
+    assert!(restricted(&k(Role::Search, &[])));
+}

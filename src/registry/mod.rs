@@ -35,7 +35,7 @@ pub mod runtime;
 pub mod seed;
 pub mod state;
 pub use catalog::{Catalog, ClusterRecord, Command, Millis, PlanRecord, Refusal};
-pub use state::{ClusterState, UpstreamContexts};
+pub use state::{ClusterState, ShardReservation, UpstreamContexts};
 
 /// A plan's limits (spec 1.6, 8).
 #[derive(Debug, Clone, PartialEq)]

@@ -63,6 +63,20 @@ impl IdKind {
     }
 }
 
+/// What a cluster's tokens are bound to, besides their kind: the cluster id for its master
+/// pair, the cluster id and the key id for one of its keys. A key continues and closes only
+/// the scrolls and points in time it opened itself (issue 29: a `search` key continues and
+/// clears its own scrolls), never the master's or another key's (a key limited to `site*`
+/// holding the master's scroll over `secret` would read `secret`: `tests/it/attack_keys.rs`).
+/// The master's binding is the cluster id alone, so tokens issued before keys existed
+/// still open. A byte no cluster id holds (`\u{1f}`) separates the two.
+pub fn binding<'a>(cluster: &'a str, key: Option<&str>) -> std::borrow::Cow<'a, str> {
+    match key {
+        None => std::borrow::Cow::Borrowed(cluster),
+        Some(k) => std::borrow::Cow::Owned(format!("{cluster}\u{1f}{k}")),
+    }
+}
+
 /// Seals and opens ids with the node's key (one per edge node, shared by all cores).
 pub struct IdSealer {
     key: LessSafeKey,

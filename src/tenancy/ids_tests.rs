@@ -206,3 +206,28 @@ fn the_shards_a_search_opened_are_read_at_every_split() {
         }
     }
 }
+
+// Attack (tests/it/attack_keys.rs): a token opens only for the principal it was sealed for.
+#[test]
+fn tokens_open_only_for_their_principal() {
+    let s = sealer();
+    let master = binding("acme", None);
+    let web = binding("acme", Some("kweb"));
+    let other = binding("acme", Some("kother"));
+    assert_eq!(
+        master, "acme",
+        "the master's tokens from before keys still open"
+    );
+    let t = s.seal(&master, IdKind::Scroll, b"RAW");
+    assert_eq!(s.open(&master, IdKind::Scroll, &t).as_deref(), Some("RAW"));
+    assert_eq!(s.open(&web, IdKind::Scroll, &t), None);
+    let k = s.seal(&web, IdKind::Scroll, b"RAW");
+    assert_eq!(s.open(&web, IdKind::Scroll, &k).as_deref(), Some("RAW"));
+    assert_eq!(s.open(&other, IdKind::Scroll, &k), None);
+    assert_eq!(s.open(&master, IdKind::Scroll, &k), None);
+    // no cluster id and key id pair spells another's binding
+    assert_ne!(
+        binding("acme\u{1f}kweb", None),
+        binding("acme", Some("kweb2"))
+    );
+}

@@ -80,7 +80,7 @@ pub mod snippets;
 pub use body::{rewrite_json_body, single_tenant_reindex, BodyFacts};
 pub use contexts::{ContextBudget, ContextUse, OpenContexts};
 pub use headers::check_request_headers;
-pub use ids::{IdFields, IdKind, IdSealer};
+pub use ids::{binding as ids_binding, IdFields, IdKind, IdSealer};
 pub use media::check_headers;
 pub use ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};
 pub use prefix::{Prefix, Stripper, TenancyKey, PREFIX_LEN};

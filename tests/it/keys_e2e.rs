@@ -15,7 +15,7 @@ use e2e::admin::{tenant_of, Admin};
 use e2e::{eventually, Client, Config, Edge, Engine, PlanSpec, Tenant};
 use serde_json::{json, Value};
 
-fn config() -> Config {
+pub(crate) fn config() -> Config {
     Config::new()
         .with_admin()
         .plan(PlanSpec::new("small").shards(20))
@@ -23,7 +23,7 @@ fn config() -> Config {
 }
 
 /// A key of cluster `id` (201), as a client of the cluster's address.
-fn key(admin: &Admin, id: &str, body: Value, host: &str) -> (Value, Tenant) {
+pub(crate) fn key(admin: &Admin, id: &str, body: Value, host: &str) -> (Value, Tenant) {
     let k = admin
         .call("POST", &format!("/v1/clusters/{id}/keys"), Some(&body))
         .expect(201);
@@ -36,7 +36,7 @@ fn key(admin: &Admin, id: &str, body: Value, host: &str) -> (Value, Tenant) {
 }
 
 /// Indices `site1`, `site2`, `secret`, two documents each, searchable.
-fn fill(c: &mut Client, t: &Tenant) {
+pub(crate) fn fill(c: &mut Client, t: &Tenant) {
     for index in ["site1", "site2", "secret"] {
         let settings = json!({"settings": {"number_of_shards": 1, "number_of_replicas": 0}});
         let r = c.send(&t.json("PUT", &format!("/{index}"), &settings));
@@ -51,7 +51,7 @@ fn fill(c: &mut Client, t: &Tenant) {
 }
 
 /// The index names of a search's hits, sorted.
-fn hit_indices(v: &Value) -> Vec<String> {
+pub(crate) fn hit_indices(v: &Value) -> Vec<String> {
     let mut out: Vec<String> = v["hits"]["hits"]
         .as_array()
         .unwrap()
@@ -63,7 +63,7 @@ fn hit_indices(v: &Value) -> Vec<String> {
 }
 
 /// 403 `security_exception` naming the key and the action; the reason.
-fn forbidden(r: &e2e::Response, key: &str, action: &str) -> String {
+pub(crate) fn forbidden(r: &e2e::Response, key: &str, action: &str) -> String {
     let kind = r.assert_es_error(403);
     assert_eq!(kind, "security_exception", "{}", r.text());
     let reason = r.json()["error"]["reason"].as_str().unwrap().to_string();

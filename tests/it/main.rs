@@ -7,6 +7,7 @@
 
 mod support;
 
+mod attack_keys;
 mod billing_cli;
 mod billing_invoice;
 mod billing_ladder;

@@ -364,6 +364,54 @@ fn check_if_match(req: &Request, version: u64) -> Result<(), ApiError> {
     .field("version", json!(version)))
 }
 
+/// Runs one attempt of an admin change after catching up with the store's feed; when
+/// another node of the fleet committed first, catches up and runs the whole attempt again
+/// (its `Idempotency-Key` replay, `If-Match` check and validation included, so a key that
+/// another node just answered is replayed, not committed twice).
+fn attempts(
+    api: &Api,
+    mut attempt: impl FnMut(&mut Plane) -> Result<Response, Attempt>,
+) -> Result<Response, ApiError> {
+    let mut plane = api.plane();
+    for _ in 0..=STALE_RETRIES {
+        plane.catch_up()?;
+        match attempt(&mut plane) {
+            Err(Attempt::Stale) => continue,
+            Err(Attempt::Failed(e)) => return Err(e),
+            Ok(r) => return Ok(r),
+        }
+    }
+    Err(ApiError::unavailable(
+        "other nodes keep changing the store; nothing was changed, retry",
+        1,
+    ))
+}
+
+/// How often a request runs again after another node committed first.
+const STALE_RETRIES: u32 = 8;
+
+/// Why one attempt of a change did not answer.
+enum Attempt {
+    /// Another writer committed first: catch up and run it again.
+    Stale,
+    Failed(ApiError),
+}
+
+impl From<ApiError> for Attempt {
+    fn from(e: ApiError) -> Attempt {
+        Attempt::Failed(e)
+    }
+}
+
+impl From<ControlError> for Attempt {
+    fn from(e: ControlError) -> Attempt {
+        match e {
+            ControlError::Store(StoreError::Stale(_)) => Attempt::Stale,
+            e => Attempt::Failed(e.into()),
+        }
+    }
+}
+
 /// The fingerprint of a request for `Idempotency-Key`: method, path and body.
 fn fingerprint(req: &Request) -> String {
     let canonical: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);

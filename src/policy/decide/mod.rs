@@ -255,7 +255,7 @@ fn decide_for<'s, C: ClusterView>(
     mode::decide(cluster.mode(now), &classified.class)?;
     // A key: its role, then its indices (the path confined to them, classified again).
     let scoped = match key {
-        Some(k) => key_scope(k, head.method, &classified)?,
+        Some(k) => key_scope(k, head.method, &classified, head.query(buf))?,
         None => None,
     };
     let classified = match &scoped {
@@ -281,9 +281,10 @@ fn decide_for<'s, C: ClusterView>(
             )?;
             let headers = head.headers.iter();
             tenancy::check_request_headers(headers.map(|h| (h.name.of(buf), h.value.of(buf))))?;
+            let bound = tenancy::ids_binding(cluster.id(), key.map(|k| k.id.as_str()));
             let t = Tenant {
                 prefix: &prefix,
-                ids: listener.ids.map(|s| (s, cluster.id())),
+                ids: listener.ids.map(|s| (s, bound.as_ref())),
             };
             let plan = tenancy::plan_request(&t, &classified, head.query(buf), &mut out.target)?;
             Some(TenantPlan { prefix, plan })
@@ -312,8 +313,13 @@ fn decide_for<'s, C: ClusterView>(
     } else {
         Reservation::None
     };
+    // A restricted key's clear-scroll body is read for `_all` even without indices.
     let key_body = key
-        .filter(|k| !k.indices.is_empty() && has_body(head) && keys::body_checked(kind))
+        .filter(|k| {
+            has_body(head)
+                && ((!k.indices.is_empty() && keys::body_checked(kind))
+                    || (keys::restricted(k) && kind == BodyKind::ClearScroll))
+        })
         .map(|_| KeyBody {
             kind,
             method: head.method,
@@ -331,12 +337,14 @@ fn decide_for<'s, C: ClusterView>(
     })
 }
 
-/// A key's role checked against the request, and the path confined to its indices
-/// (`Some`: the path to classify instead).
+/// A key's role checked against the request (a restricted key never closes all of the
+/// cluster's contexts), and the path confined to its indices (`Some`: the path to classify
+/// instead).
 fn key_scope(
     k: &KeyGrant,
     method: crate::proto::Method,
     c: &Classified<'_>,
+    query: Option<&[u8]>,
 ) -> Result<Option<Vec<u8>>, EdgeError> {
     let refuse = |d: keys::Denied| EdgeError::Forbidden {
         key: k.name.clone(),
@@ -344,6 +352,9 @@ fn key_scope(
         why: d.why.into_owned(),
     };
     keys::permits(k.role, method, c).map_err(refuse)?;
+    if keys::restricted(k) && keys::clears_all(method, c, query) {
+        return Err(refuse(keys::all_contexts_denied(method, c)));
+    }
     if k.indices.is_empty() {
         return Ok(None);
     }
