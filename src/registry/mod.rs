@@ -337,7 +337,8 @@ pub fn compile(
         }
         Ok(out)
     };
-    let pools: Vec<(Arc<PoolSpec>, Result<Vec<SocketAddr>, String>)> = settings
+    type Found = Result<Vec<SocketAddr>, String>;
+    let pools: Vec<(Arc<PoolSpec>, Found)> = settings
         .pools
         .iter()
         .map(|p| (p.clone(), addrs_of(&p.nodes)))
