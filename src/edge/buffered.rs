@@ -5,6 +5,9 @@
 //! like one that arrived with `Content-Length`, so the exchange streams it like any other
 //! (and can replay it on a retry).
 //!
+//! A compressed body of the multitenant class is read the same way and inflated in place
+//! ([`inflate_body`]).
+//!
 //! Must not touch: what is done with the body (`filter::whole_body`, `exchange`).
 
 use std::time::Instant;
@@ -14,6 +17,7 @@ use super::io::Transport;
 use super::outcome::SendFail;
 use crate::errors::EdgeError;
 use crate::proto::{Framing, Step};
+use crate::tenancy::encoding::{inflate, Coding};
 
 /// Reads the whole body (at most `limit` bytes: 413 above) into `buf[head.len..]` and
 /// returns its length; a chunked body is de-chunked in place and the head's framing
@@ -48,6 +52,24 @@ pub(super) async fn read_whole<T: Transport>(
             "request body without framing",
         ))),
     }
+}
+
+/// A compressed body the edge reads (`Decision::inflate`): read whole (at most `limit`
+/// bytes as sent), inflated (at most `limit` bytes: 413 above, so a small bomb costs no
+/// more than a plain body), and put in its place; the request then looks like one sent
+/// plain with `Content-Length`, and everything after reads it so.
+pub(super) async fn inflate_body<T: Transport>(
+    c: &mut Client<T>,
+    deadline: Instant,
+    limit: u64,
+    coding: Coding,
+) -> Result<(), SendFail> {
+    let len = read_whole(c, deadline, limit).await?;
+    let mut plain = Vec::new();
+    inflate(coding, body(c, len), limit, &mut plain)
+        .map_err(|e| SendFail::Refuse(e.error(limit)))?;
+    c.replace_body(len, &plain);
+    Ok(())
 }
 
 /// The body read whole by [`read_whole`] (`len` bytes after the head).

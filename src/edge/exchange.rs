@@ -133,8 +133,13 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
     /// Before a slot is awaited: a body that must be seen whole is read and transformed,
     /// the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
     /// anything reaches the upstream), and so is the place of a search context it opens
-    /// (429). Returns the shards reserved, held until the answer (released on drop).
+    /// (429). A compressed body the edge reads is inflated first. Returns the shards
+    /// reserved, held until the answer (released on drop).
     async fn prepare(&mut self) -> Result<Option<ShardReservation<'d>>, SendFail> {
+        if let Some(coding) = self.d.inflate {
+            let limit = self.client.core.shared.limits.max_body;
+            buffered::inflate_body(self.client, self.deadline, limit, coding).await?;
+        }
         self.check_key_body().await?;
         let shards = self.read_whole_body().await?;
         let body = self.client.buffered_body().unwrap_or_default();
@@ -239,12 +244,14 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
     async fn wait_for_slot(&mut self) -> Result<(Permit, Option<u64>), Refusal> {
         let cluster = self.d.cluster;
         let plan = &cluster.plan;
-        let mut ticket = match cluster.allowance.acquire() {
+        let (allowance, limit) = cluster.allowance_for(matches!(self.d.class, Class::Read));
+        let mut ticket = match allowance.acquire() {
             Admission::Granted(p) => return Ok((p, None)),
             Admission::Full => {
                 let e = EdgeError::QueueFull {
-                    concurrency: plan.concurrency,
-                    queue_size: plan.queue_size,
+                    limit: limit.name(),
+                    concurrency: allowance.limit(),
+                    queue_size: plan.queue_size_of(limit),
                 };
                 return Err(Refusal::Error(e, None));
             }
@@ -258,8 +265,10 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
                 let e = if now >= self.deadline {
                     EdgeError::GatewayTimeout(self.client.core.shared.limits.deadline.as_secs())
                 } else {
+                    allowance.note_refusal();
                     EdgeError::QueueTimeout {
-                        concurrency: plan.concurrency,
+                        limit: limit.name(),
+                        concurrency: allowance.limit(),
                         waited_ms: start.elapsed().as_millis() as u64,
                     }
                 };

@@ -64,7 +64,8 @@ impl<T: Transport> Sending<'_, T> {
             true => Framing::Chunked,
             false => framing,
         };
-        self.write_head(target, up_framing, d.tenant.as_ref().map(|t| &t.prefix));
+        let prefix = d.tenant.as_ref().map(|t| &t.prefix);
+        self.write_head(target, up_framing, prefix, d.inflate.is_some());
         loop {
             match self.client.step_body(&mut cur, max_body)? {
                 Step::Piece(data) => self.send_data(filter, d, data, up_framing).await?,
@@ -127,8 +128,15 @@ impl<T: Transport> Sending<'_, T> {
     }
 
     /// Stages the forwarded head: the client's, re-serialised for the upstream; for a tenant
-    /// (`prefix`), only the headers of its table (`tenancy::headers::FORWARDED`).
-    fn write_head(&mut self, target: &[u8], framing: Framing, prefix: Option<&Prefix>) {
+    /// (`prefix`), only the headers of its table (`tenancy::headers::FORWARDED`); a body the
+    /// edge inflated (`inflated`) goes without its `Content-Encoding`.
+    fn write_head(
+        &mut self,
+        target: &[u8],
+        framing: Framing,
+        prefix: Option<&Prefix>,
+        inflated: bool,
+    ) {
         let c = &*self.client;
         let mut ip = [0u8; 48];
         let n = {
@@ -150,6 +158,7 @@ impl<T: Transport> Sending<'_, T> {
                     allow: &FORWARDED,
                     tag: p.as_bytes(),
                 },
+                None if inflated => ForwardHeaders::AllBut(&[b"content-encoding"]),
                 None => ForwardHeaders::All,
             },
         };

@@ -10,11 +10,11 @@
 //! Must not touch: the wire format (`proto`), the decisions themselves (`policy`), how a
 //! request is carried out (`exchange` and its stages).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::time::{Instant, SystemTime};
 
-use super::accesslog::Entry;
+use super::accesslog::{push_target, Entry};
 use super::client::{Client, HeadEnd};
 use super::core::Core;
 use super::exchange::{self, Scratch};
@@ -26,6 +26,8 @@ use crate::errors::EdgeError;
 use crate::metrics::faults::PanicSite;
 use crate::metrics::Sample;
 use crate::policy::decide::{decide, preflight, Listener, Targets};
+use crate::registry::requestlog::RequestEntry;
+use crate::registry::Cluster;
 
 /// Serves one client connection to its end.
 pub async fn serve<T: Transport>(core: Rc<Core>, io: T, peer: SocketAddr) {
@@ -74,6 +76,9 @@ pub fn panicked(core: &Core, what: &str, message: &str) {
 struct RequestLine {
     method: Vec<u8>,
     target: Vec<u8>,
+    /// The client's address as decided (the socket's, or a trusted proxy's
+    /// `X-Forwarded-For`), once known.
+    client: Option<IpAddr>,
 }
 
 /// One connection's state between requests: the client, and buffers every request reuses.
@@ -156,7 +161,10 @@ impl<T: Transport> Session<T> {
             .map(|h| h.value.of(buf));
         let trusted = &c.core.shared.limits.trusted_proxies;
         let client = match client_address(c.peer.ip(), forwarded, trusted) {
-            Ok(ip) => ip,
+            Ok(ip) => {
+                self.line.client = Some(ip);
+                ip
+            }
             Err(_) => {
                 let e = EdgeError::BadRequest(
                     "X-Forwarded-For from a trusted proxy must be a list of IP addresses",
@@ -176,7 +184,7 @@ impl<T: Transport> Session<T> {
         if let Some(cluster) = preflight(&**snap, c.head(), c.buf(), Instant::now()) {
             c.cors_for_origin();
             let o = c.answer_preflight().await;
-            self.record(Some(cluster.id.as_str()), None, arrival, &o);
+            self.record(Some(&**cluster), None, arrival, &o);
             return o;
         }
         let decided = decide(
@@ -195,7 +203,7 @@ impl<T: Transport> Session<T> {
                 let targets = &mut self.targets;
                 let o = exchange::run(c, &mut self.scratch, &mut d, targets, arrival).await;
                 let key = d.key.map(|k| k.name.as_str());
-                self.record(Some(d.cluster.id.as_str()), key, arrival, &o);
+                self.record(Some(&**d.cluster), key, arrival, &o);
                 o
             }
             Err(refused) => {
@@ -206,7 +214,7 @@ impl<T: Transport> Session<T> {
                 // Counted for the cluster when its credentials opened one (413 on the
                 // Content-Length, a blocked endpoint, a mode refusal).
                 let key = refused.key.map(|k| k.name.as_str());
-                self.record(refused.cluster.map(|c| c.id.as_str()), key, arrival, &o);
+                self.record(refused.cluster.map(|c| &**c), key, arrival, &o);
                 o
             }
         }
@@ -233,13 +241,14 @@ impl<T: Transport> Session<T> {
         self.line.target.extend_from_slice(h.target.of(buf));
         self.line.method.clear();
         self.line.method.extend_from_slice(h.method_span.of(buf));
+        self.line.client = None;
     }
 
-    fn record(&self, cluster: Option<&str>, key: Option<&str>, arrival: Instant, o: &Outcome) {
+    fn record(&self, cluster: Option<&Cluster>, key: Option<&str>, arrival: Instant, o: &Outcome) {
         let c = &self.client;
         let total_us = arrival.elapsed().as_micros() as u64;
         let bytes_in = o.bytes_in + c.head_len() as u64;
-        let cluster = cluster.unwrap_or("-");
+        let id = cluster.map_or("-", |c| c.id.as_str());
         if c.core.shared.metrics.is_recording() {
             let sample = Sample {
                 status: o.status,
@@ -250,13 +259,13 @@ impl<T: Transport> Session<T> {
                 total_us,
             };
             let mut metrics = c.core.metrics.borrow_mut();
-            match cluster {
+            match id {
                 "-" => metrics.record_unrouted(),
-                cluster => metrics.record(cluster, &sample),
+                id => metrics.record(id, &sample),
             }
         }
         let entry = Entry {
-            cluster,
+            cluster: id,
             key,
             client: c.peer,
             method: &self.line.method,
@@ -267,6 +276,37 @@ impl<T: Transport> Session<T> {
             queue_us: o.queue_us.unwrap_or(0),
             total_us,
         };
-        c.core.log.borrow_mut().record(&entry, SystemTime::now());
+        let now = SystemTime::now();
+        if let Some(cluster) = cluster {
+            self.log_for_customer(cluster, &entry, o, now);
+        }
+        c.core.log.borrow_mut().record(&entry, now);
+    }
+
+    /// The cluster's own request log (`registry::requestlog`): the path as the client sent
+    /// it (the tenant's own index names, query names only), never what the upstream got.
+    fn log_for_customer(&self, cluster: &Cluster, e: &Entry<'_>, o: &Outcome, now: SystemTime) {
+        let mut path = String::new();
+        push_target(&mut path, e.target);
+        let now_ms = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let entry = RequestEntry {
+            at_ms: now_ms - (e.total_us / 1000) as i64,
+            key: e.key.map(str::to_string),
+            client: self.line.client.unwrap_or(e.client.ip()),
+            method: String::from_utf8_lossy(e.method).into_owned(),
+            path,
+            status: e.status,
+            queue_us: o.queue_us,
+            upstream_us: o.upstream_us,
+            total_us: e.total_us,
+            bytes_in: e.bytes_in,
+            bytes_out: e.bytes_out,
+        };
+        cluster
+            .state
+            .requests
+            .push(entry, cluster.slow_request_ms());
     }
 }

@@ -5,6 +5,9 @@
 //! [`UpstreamContexts`].) (What usage does to the cluster's mode is the overage
 //! ladder's, recorded in the catalog: see `policy::ladder`.)
 //!
+//! Also the cluster's customer-visible request log (`requestlog`: the edge pushes, the
+//! admin API reads).
+//!
 //! Written by the control thread (metering, readiness probes) and by cores (indices they
 //! create); the request path reads readiness with single atomic loads. Shards are kept in
 //! a small ledger under a lock, taken only by index creations and metering readings.
@@ -15,6 +18,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 
+use super::requestlog::RequestLog;
 use crate::policy::shards::{IndexShards, Usage};
 use crate::tenancy::context_shares::SharedContexts;
 
@@ -28,6 +32,8 @@ pub struct ClusterState {
     indices: AtomicU64,
     /// Metering readings taken so far.
     readings: AtomicU64,
+    /// Its customer-visible request log (bounded rings; `requestlog`).
+    pub requests: RequestLog,
 }
 
 /// The open search contexts of one shared upstream, for every multitenant cluster on it
@@ -115,6 +121,7 @@ impl ClusterState {
             docs: AtomicU64::new(0),
             indices: AtomicU64::new(0),
             readings: AtomicU64::new(0),
+            requests: RequestLog::default(),
         }
     }
 

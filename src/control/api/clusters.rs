@@ -353,6 +353,7 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
             version: 1,
             overage: None,
             keys: Vec::new(),
+            slow_request_ms: None,
         };
         Ok(vec![Command::CreateCluster(Box::new(record))])
     };
@@ -370,6 +371,30 @@ pub(super) fn plan(api: &Api, req: &Request, id: &str) -> Result<Response, ApiEr
     change(api, req, Some(id), |_| Ok(vec![cmd.clone()]), 200, &|_| {
         json!({})
     })
+}
+
+/// `PUT /v1/clusters/{id}/slow_threshold` with `{"slow_threshold_ms": N}`: requests this
+/// slow or slower go to the cluster's slow-request log too (`requests.rs`).
+pub(super) fn slow_threshold(api: &Api, req: &Request, id: &str) -> Result<Response, ApiError> {
+    let body: SlowBody = json_body(req)?;
+    let cmd = Command::SetSlowThreshold {
+        id: id.into(),
+        ms: body.slow_threshold_ms,
+    };
+    change(
+        api,
+        req,
+        Some(id),
+        |_| Ok(vec![cmd.clone()]),
+        200,
+        &|r| json!({ "slow_threshold_ms": r.slow_request_ms }),
+    )
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlowBody {
+    slow_threshold_ms: u64,
 }
 
 /// `until`: RFC 3339, or a duration from now (`"30m"`).

@@ -22,6 +22,7 @@ mod billing;
 mod clusters;
 mod keys;
 pub mod observe;
+mod requests;
 pub mod server;
 mod views;
 
@@ -258,6 +259,10 @@ fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
             clusters::rotate(api, req, id)
         }
         (Method::Get, ["v1", "clusters", id, "keys"]) => keys::list(api, id),
+        (Method::Get, ["v1", "clusters", id, "requests"]) => requests::list(api, req, id),
+        (Method::Put, ["v1", "clusters", id, "slow_threshold"]) => {
+            clusters::slow_threshold(api, req, id)
+        }
         (Method::Post, ["v1", "clusters", id, "keys"]) => keys::create(api, req, id),
         (Method::Delete, ["v1", "clusters", id, "keys", key_id]) => {
             keys::delete(api, req, id, key_id)
@@ -268,7 +273,7 @@ fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
         | (_, ["v1", "clusters", _])
         | (_, ["v1", "clusters", _, "plan" | "mode"])
         | (_, ["v1", "clusters", _, "credentials", "rotate"])
-        | (_, ["v1", "clusters", _, "keys"])
+        | (_, ["v1", "clusters", _, "keys" | "requests" | "slow_threshold"])
         | (_, ["v1", "clusters", _, "keys", _])
         | (_, ["v1", "plans" | "audit"]) => Err(ApiError::new(
             405,
