@@ -289,5 +289,39 @@ fn response(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, paths, bodies, bulk, response);
+/// What compression costs the multitenant class (issue 29): inflating a gzip `_bulk` body
+/// of about 1MB (bounded by the body limit) and gzip-compressing a rewritten response of
+/// the same size as it streams, in 32KB pieces.
+fn compression(c: &mut Criterion) {
+    use searchgate::tenancy::encoding::{inflate, Coding, GzipStream};
+    let body = loadtest_bulk_body(1 << 20);
+    let mut gz = GzipStream::default();
+    let mut packed = Vec::new();
+    for piece in body.chunks(32 << 10) {
+        packed.extend_from_slice(gz.feed(piece));
+    }
+    packed.extend_from_slice(gz.finish());
+    let mut group = c.benchmark_group("compression");
+    group.throughput(Throughput::Bytes(body.len() as u64));
+    let mut out = Vec::with_capacity(body.len());
+    group.bench_function("inflate_gzip_bulk_1mb", |b| {
+        b.iter(|| {
+            inflate(Coding::Gzip, black_box(&packed), 40 << 20, &mut out).expect("inflates");
+            black_box(out.len())
+        })
+    });
+    group.bench_function("gzip_response_1mb_in_32kb_pieces", |b| {
+        b.iter(|| {
+            let mut gz = GzipStream::default();
+            let mut n = 0;
+            for piece in body.chunks(32 << 10) {
+                n += gz.feed(black_box(piece)).len();
+            }
+            n + gz.finish().len()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, paths, bodies, bulk, response, compression);
 criterion_main!(benches);

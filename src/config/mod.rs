@@ -361,6 +361,45 @@ pub struct PlanConfig {
     /// Disk above this many times the plan's: disabled at once (absent: `[edge]
     /// disable_factor`, whose default is 2).
     pub overage_extreme_factor: Option<u64>,
+    /// Searches' own allowance and queue (absent: searches share `concurrency`).
+    #[serde(default)]
+    pub search_concurrency: Option<u32>,
+    #[serde(default)]
+    pub search_queue_size: Option<u32>,
+    /// Writes' own allowance and queue (absent: writes share `concurrency`).
+    #[serde(default)]
+    pub write_concurrency: Option<u32>,
+    #[serde(default)]
+    pub write_queue_size: Option<u32>,
+}
+
+impl PlanConfig {
+    /// The plan's search and write lanes are whole: each concurrency comes with its queue
+    /// size and is at least 1 (the registry checks stored plans the same way, with
+    /// `policy::admit::lanes::split_of`).
+    fn check_lanes(&self) -> Result<(), String> {
+        let lanes = [
+            ("search", self.search_concurrency, self.search_queue_size),
+            ("write", self.write_concurrency, self.write_queue_size),
+        ];
+        for (kind, concurrency, queue) in lanes {
+            match (concurrency, queue) {
+                (Some(0), _) => return Err(format!("{kind}_concurrency: must be at least 1")),
+                (Some(_), None) => {
+                    return Err(format!(
+                        "{kind}_queue_size: required with {kind}_concurrency"
+                    ))
+                }
+                (None, Some(_)) => {
+                    return Err(format!(
+                        "{kind}_concurrency: required with {kind}_queue_size"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `[[clusters]]`.
@@ -574,6 +613,7 @@ impl Config {
                     "plans[{i}].overage_extreme_factor: must be at least 1"
                 ));
             }
+            p.check_lanes().map_err(|e| format!("plans[{i}].{e}"))?;
         }
         Ok(())
     }

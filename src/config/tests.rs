@@ -116,6 +116,22 @@ fn bad_values_name_their_key() {
         ),
         ("disk = \"1gb\"", "disk = \"1zb\"", "disk"),
         ("concurrency = 2", "concurrency = 0", "plans[0].concurrency"),
+        // issue 29: a search or write lane needs both its settings, and room for one
+        (
+            "concurrency = 2",
+            "concurrency = 2\nwrite_concurrency = 2",
+            "plans[0].write_queue_size: required with write_concurrency",
+        ),
+        (
+            "concurrency = 2",
+            "concurrency = 2\nsearch_queue_size = 2",
+            "plans[0].search_concurrency: required with search_queue_size",
+        ),
+        (
+            "concurrency = 2",
+            "concurrency = 2\nsearch_concurrency = 0\nsearch_queue_size = 2",
+            "plans[0].search_concurrency: must be at least 1",
+        ),
         (
             "hostname = \"acme-7f3k\"",
             "hostname = \"Acme.x\"",

@@ -125,8 +125,9 @@ fn push_lossy(out: &mut String, bytes: &[u8]) {
     }
 }
 
-/// The path as sent, then only the names of query parameters.
-fn push_target(out: &mut String, target: &[u8]) {
+/// The path as sent, then only the names of query parameters (the customer's request log
+/// shows paths the same way).
+pub(super) fn push_target(out: &mut String, target: &[u8]) {
     let (path, query) = match memchr::memchr(b'?', target) {
         Some(i) => (&target[..i], Some(&target[i + 1..])),
         None => (target, None),

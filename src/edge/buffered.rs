@@ -5,6 +5,9 @@
 //! like one that arrived with `Content-Length`, so the exchange streams it like any other
 //! (and can replay it on a retry).
 //!
+//! A compressed body of the multitenant class is read the same way and inflated in place
+//! ([`inflate_body`]).
+//!
 //! Must not touch: what is done with the body (`filter::whole_body`, `exchange`).
 
 use std::time::Instant;
@@ -13,7 +16,8 @@ use super::client::Client;
 use super::io::Transport;
 use super::outcome::SendFail;
 use crate::errors::EdgeError;
-use crate::proto::{BodyCursor, Framing, Step};
+use crate::proto::{Framing, Step};
+use crate::tenancy::encoding::{inflate, Coding};
 
 /// Reads the whole body (at most `limit` bytes: 413 above) into `buf[head.len..]` and
 /// returns its length; a chunked body is de-chunked in place and the head's framing
@@ -24,27 +28,23 @@ pub(super) async fn read_whole<T: Transport>(
     deadline: Instant,
     limit: u64,
 ) -> Result<usize, SendFail> {
-    let head_len = c.head.len;
-    if let Framing::Length(n) = c.head.framing {
+    if let Framing::Length(n) = c.framing() {
         if n > limit {
             return Err(too_large(limit));
         }
     }
-    if c.head.expect_continue && c.has_body() {
-        if !c.send_continue().await {
-            return Err(SendFail::Client);
-        }
-        c.head.expect_continue = false; // answered: not again when forwarding
+    // `Expect: 100-continue` answered now (the client would otherwise hold the body
+    // back); not again when forwarding.
+    if !c.send_continue().await {
+        return Err(SendFail::Client);
     }
-    match c.head.framing {
+    match c.framing() {
         Framing::None => Ok(0),
         Framing::Length(n) => {
             let n = n as usize;
-            c.pos = c.buf.len();
-            while c.buf.len() - head_len < n {
+            while c.buffered_after_head() < n {
                 c.read_more(deadline).await?;
             }
-            c.pos = head_len;
             Ok(n)
         }
         Framing::Chunked => dechunk(c, deadline, limit).await,
@@ -54,23 +54,43 @@ pub(super) async fn read_whole<T: Transport>(
     }
 }
 
-/// The body inspected by [`read_whole`] (`len` bytes after the head).
-pub(super) fn body<T>(c: &Client<T>, len: usize) -> &[u8] {
-    &c.buf[c.head.len..c.head.len + len]
+/// A compressed body the edge reads (`Decision::inflate`): read whole (at most `limit`
+/// bytes as sent), inflated (at most `limit` bytes: 413 above, so a small bomb costs no
+/// more than a plain body), and put in its place; the request then looks like one sent
+/// plain with `Content-Length`, and everything after reads it so.
+pub(super) async fn inflate_body<T: Transport>(
+    c: &mut Client<T>,
+    deadline: Instant,
+    limit: u64,
+    coding: Coding,
+) -> Result<(), SendFail> {
+    let len = read_whole(c, deadline, limit).await?;
+    let mut plain = Vec::new();
+    inflate(coding, body(c, len), limit, &mut plain)
+        .map_err(|e| SendFail::Refuse(e.error(limit)))?;
+    c.replace_body(len, &plain);
+    Ok(())
 }
 
+/// The body read whole by [`read_whole`] (`len` bytes after the head).
+pub(super) fn body<T: Transport>(c: &Client<T>, len: usize) -> &[u8] {
+    let start = c.head_len();
+    &c.buf()[start..start + len]
+}
+
+/// De-chunks the body into the buffer after the head (the stream is read through the one
+/// cursor; nothing before the head's end is dropped, so the request can be replayed).
 async fn dechunk<T: Transport>(
     c: &mut Client<T>,
     deadline: Instant,
     limit: u64,
 ) -> Result<usize, SendFail> {
-    let head_len = c.head.len;
-    let mut cur =
-        BodyCursor::new(Framing::Chunked, limit, head_len).map_err(|e| c.body_error(e, limit))?;
+    let head_len = c.head_len();
+    let mut cur = c.body_cursor(limit)?;
     let mut body = Vec::new();
     loop {
-        match cur.step(&c.buf).map_err(|e| c.body_error(e, limit))? {
-            Step::Piece(r) => body.extend_from_slice(&c.buf[r]),
+        match c.step_body(&mut cur, limit)? {
+            Step::Piece(r) => body.extend_from_slice(&c.buf()[r]),
             Step::Done => break,
             // The head stays in the buffer: more is read after everything.
             Step::NeedMore => c.read_more(deadline).await?,

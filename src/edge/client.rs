@@ -19,30 +19,34 @@ use super::timer::Timer;
 use crate::errors::{EdgeError, ProtoLimits};
 use crate::policy::cors;
 use crate::proto::{
-    write_response_head, BodyCursor, Framing, Method, ProtoError, RequestHead, Version,
+    write_response_head, BodyCursor, Framing, Method, ProtoError, RequestHead, Step, Version,
 };
 
 /// How long a body read waits for a whole buffer (SO_RCVLOWAT) before taking what comes.
 const LOWAT_PATIENCE: Duration = Duration::from_millis(50);
 
 /// One client connection.
+///
+/// The read buffer, the read position and the parsed head are private: the stages read
+/// them through methods and move the position only by stepping a body cursor over the
+/// buffer, so whether the connection can carry another request is derived in one place
+/// ([`Client::reusable`]) from facts: the client wants it, the body was read to its end,
+/// no shutdown began.
 pub(super) struct Client<T> {
     pub core: Rc<Core>,
     pub io: T,
     pub peer: SocketAddr,
-    /// Bytes from the client; `buf[pos..]` not consumed yet. A request's head starts at 0.
-    pub buf: Vec<u8>,
-    pub pos: usize,
-    /// The current request's head, parsed from `buf`.
-    pub head: RequestHead,
+    /// Bytes from the client; `buf[pos..]` not consumed yet. A request's head starts at 0
+    /// (until a streamed body drops what was decoded, see [`Client::read_body_more`]).
+    buf: Vec<u8>,
+    pos: usize,
+    /// The current request's head, parsed from `buf`; never edited after parsing.
+    head: RequestHead,
+    /// What the current request's answer and the connection's reuse depend on, captured
+    /// once when its head was read.
+    req: Facts,
     /// Scratch for what goes to the client.
     pub out: Vec<u8>,
-    /// The current request's method and version (the answer depends on them; the head's
-    /// spans die with `buf` when it is drained).
-    pub method: Method,
-    pub version: Version,
-    /// Whether the connection may carry another request after this one.
-    pub keep_alive: bool,
     /// The socket's SO_RCVLOWAT (1 but while a large body streams in).
     recv_lowat: usize,
     /// This request's body came too slowly to wait for whole buffers.
@@ -59,6 +63,55 @@ pub(super) struct Client<T> {
     pub cors_origin: Vec<u8>,
 }
 
+/// The current request as the connection sees it: captured from its head once, then
+/// changed only by what happens to its body.
+#[derive(Debug, Clone, Copy)]
+struct Facts {
+    method: Method,
+    version: Version,
+    /// The head's length (0 for a head that could not be read).
+    head_len: usize,
+    /// The client asked to keep the connection (HTTP/1.1 without `Connection: close`,
+    /// HTTP/1.0 with `keep-alive`).
+    wants_keep_alive: bool,
+    /// How the body in `buf` is framed: the head's framing, or `Length` once a body read
+    /// whole was written back de-chunked or rewritten ([`Client::replace_body`]).
+    framing: Framing,
+    /// `100 Continue` was answered already.
+    continued: bool,
+    /// The body was read to its end (or there is none): `buf[pos..]` is what follows it.
+    body_done: bool,
+    /// Bytes before `pos` were dropped from `buf` while a body streamed: the head and the
+    /// body's start are gone, the body cannot be sent again or skipped.
+    head_dropped: bool,
+    /// The stream cannot be read on (a head that could not be parsed, a contained panic).
+    broken: bool,
+}
+
+impl Facts {
+    fn new() -> Facts {
+        Facts {
+            method: Method::Get,
+            version: Version::Http11,
+            head_len: 0,
+            wants_keep_alive: false,
+            framing: Framing::None,
+            continued: false,
+            body_done: true,
+            head_dropped: false,
+            broken: false,
+        }
+    }
+}
+
+/// Why no request head could be read.
+pub(super) enum HeadEnd {
+    /// The client closed or idled out between requests, or shutdown began: close quietly.
+    Quiet,
+    /// A refusal to answer, then close.
+    Refuse(EdgeError, Instant),
+}
+
 impl<T: Transport> Client<T> {
     /// A client connection on `core`, with a pooled read buffer.
     pub fn new(core: Rc<Core>, io: T, peer: SocketAddr) -> Client<T> {
@@ -69,10 +122,8 @@ impl<T: Transport> Client<T> {
             peer,
             pos: 0,
             head: RequestHead::new(),
+            req: Facts::new(),
             out: Vec::with_capacity(4096),
-            method: Method::Get,
-            version: Version::Http11,
-            keep_alive: true,
             recv_lowat: 1,
             slow_body: false,
             timer: Timer::new(),
@@ -80,6 +131,92 @@ impl<T: Transport> Client<T> {
             hook: None,
             cors_origin: Vec::new(),
         }
+    }
+
+    /// The bytes read from the client (the current request's head at the front, until a
+    /// streamed body drops it).
+    pub fn buf(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The current request's head (spans into [`Client::buf`]).
+    pub fn head(&self) -> &RequestHead {
+        &self.head
+    }
+
+    /// The current request's method (the answer to `HEAD` has no body).
+    pub fn method(&self) -> Method {
+        self.req.method
+    }
+
+    /// The current request's HTTP version (the answer's).
+    pub fn version(&self) -> Version {
+        self.req.version
+    }
+
+    /// The current request head's length in bytes (0 for one that could not be read).
+    pub fn head_len(&self) -> usize {
+        self.req.head_len
+    }
+
+    /// How the current request's body in the buffer is framed.
+    pub fn framing(&self) -> Framing {
+        self.req.framing
+    }
+
+    /// The request whose head was just parsed begins: its facts are captured, reading
+    /// goes on after its head.
+    pub fn begin_request(&mut self) {
+        let h = &self.head;
+        self.req = Facts {
+            method: h.method,
+            version: h.version,
+            head_len: h.len,
+            wants_keep_alive: h.keep_alive,
+            framing: h.framing,
+            continued: false,
+            body_done: !has_body(h.framing),
+            head_dropped: false,
+            broken: false,
+        };
+        self.pos = h.len;
+        self.wrote = false;
+    }
+
+    /// A head that could not be read: it is answered as a `GET` over HTTP/1.1 would be,
+    /// and the connection ends after the answer.
+    pub fn begin_unreadable(&mut self) {
+        self.req = Facts {
+            broken: true,
+            ..Facts::new()
+        };
+        self.wrote = false;
+    }
+
+    /// A contained panic left the stream where it was: the connection ends after the answer.
+    pub fn break_off(&mut self) {
+        self.req.broken = true;
+    }
+
+    /// The answer to the current request carries CORS headers for its `Origin`.
+    pub fn cors_for_origin(&mut self) {
+        let origin = self.head.header(&self.buf, b"origin").unwrap_or_default();
+        self.cors_origin.extend_from_slice(origin);
+    }
+
+    /// After an answer that kept the connection: what follows the request (pipelined
+    /// requests) moves to the front of the buffer.
+    pub fn next_request(&mut self) {
+        self.buf.drain(..self.pos);
+        self.pos = 0;
+    }
+
+    /// Whether the connection may carry another request after this one's answer, derived
+    /// from facts only: the client wants it, the whole body was read, the stream is
+    /// intact, and no shutdown began. The one place this is decided.
+    pub fn reusable(&self) -> bool {
+        let r = &self.req;
+        r.wants_keep_alive && r.body_done && !r.broken && !self.core.shutdown.is_fired()
     }
 
     /// How protocol errors are reported (the edge's limits).
@@ -93,41 +230,174 @@ impl<T: Transport> Client<T> {
 
     /// The request declared a body.
     pub fn has_body(&self) -> bool {
-        !matches!(self.head.framing, Framing::None | Framing::Length(0))
+        has_body(self.req.framing)
     }
 
-    /// The whole body is already in the buffer (so the request can be sent again).
+    /// The whole body is in the buffer right after the head (so the request can be sent
+    /// again, or the body skipped).
     pub fn body_buffered(&self) -> bool {
-        match self.head.framing {
+        if self.req.head_dropped {
+            return false;
+        }
+        match self.req.framing {
             Framing::None => true,
-            Framing::Length(n) => (self.buf.len() - self.head.len) as u64 >= n,
+            Framing::Length(n) => (self.buf.len() - self.req.head_len) as u64 >= n,
             Framing::Chunked | Framing::UntilClose => false,
         }
     }
 
-    /// When the whole body is in the buffer (read, or arrived with the head), moves past
-    /// it, so that an answer to this request can keep the connection for the next one.
-    pub fn skip_buffered_body(&mut self) -> bool {
-        match self.head.framing {
-            Framing::None => true,
+    /// The body when it is whole in the buffer right after the head (`Content-Length`).
+    pub fn buffered_body(&self) -> Option<&[u8]> {
+        match self.req.framing {
             Framing::Length(n) if self.body_buffered() => {
-                self.pos = self.head.len + n as usize;
-                true
+                let start = self.req.head_len;
+                Some(&self.buf[start..start + n as usize])
             }
-            _ => false,
+            Framing::None => Some(&[]),
+            _ => None,
+        }
+    }
+
+    /// Bytes in the buffer after the head (a body being read whole).
+    pub fn buffered_after_head(&self) -> usize {
+        self.buf.len() - self.req.head_len
+    }
+
+    /// When the whole body is in the buffer and was not streamed, moves past it, so that
+    /// an answer to this request can keep the connection for the next one.
+    fn skip_buffered_body(&mut self) {
+        if self.req.body_done {
+            return;
+        }
+        if let (Framing::Length(n), true) = (self.req.framing, self.body_buffered()) {
+            self.pos = self.req.head_len + n as usize;
+            self.req.body_done = true;
         }
     }
 
     /// Replaces the buffered body (`old_len` bytes after the head) with `new`; the request
-    /// now looks like one sent with `Content-Length`.
+    /// now looks like one sent with `Content-Length`, its body unread.
     pub fn replace_body(&mut self, old_len: usize, new: &[u8]) {
-        let head_len = self.head.len;
+        let head_len = self.req.head_len;
         let rest = self.buf.split_off(head_len + old_len);
         self.buf.truncate(head_len);
         self.buf.extend_from_slice(new);
         self.buf.extend_from_slice(&rest);
-        self.head.framing = Framing::Length(new.len() as u64);
-        self.pos = head_len;
+        self.req.framing = Framing::Length(new.len() as u64);
+        self.rewind_body();
+    }
+
+    /// Back to the body's start, to send the request (again): the head and the whole body
+    /// must still be in the buffer ([`Client::body_buffered`]).
+    pub fn rewind_body(&mut self) {
+        debug_assert!(!self.req.head_dropped, "the body was streamed already");
+        self.pos = self.req.head_len;
+        self.req.body_done = !self.has_body();
+    }
+
+    /// A cursor over the current request's body from the read position, refusing more than
+    /// `limit` payload bytes.
+    pub fn body_cursor(&self, limit: u64) -> Result<BodyCursor, SendFail> {
+        BodyCursor::new(self.req.framing, limit, self.pos).map_err(|e| self.body_error(e, limit))
+    }
+
+    /// The next step of `cur` (made by [`Client::body_cursor`]) over the buffer; the read
+    /// position follows the cursor, and the body is done when the cursor is.
+    pub fn step_body(&mut self, cur: &mut BodyCursor, limit: u64) -> Result<Step, SendFail> {
+        let step = cur.step(&self.buf);
+        self.pos = cur.pos();
+        self.req.body_done |= cur.is_done();
+        step.map_err(|e| self.body_error(e, limit))
+    }
+
+    /// Body bytes (framing included) read past the head so far, as far as the buffer
+    /// still tells.
+    pub fn bytes_past_head(&self) -> u64 {
+        (self.pos - self.req.head_len.min(self.pos)) as u64
+    }
+
+    /// Lends the read buffer out (to write part of it elsewhere without a copy); give it
+    /// back with [`Client::give_back_buf`].
+    pub fn lend_buf(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+
+    /// The read buffer lent by [`Client::lend_buf`]; `None` when the write that took it
+    /// was abandoned: a fresh buffer takes its place and the stream cannot be read on.
+    pub fn give_back_buf(&mut self, buf: Option<Vec<u8>>) {
+        match buf {
+            Some(b) => self.buf = b,
+            None => {
+                self.buf = self.core.take_buffer();
+                self.pos = 0;
+                self.req.broken = true;
+                self.req.head_dropped = true;
+            }
+        }
+    }
+
+    /// Reads until a complete head is at the front of the buffer; returns when its first
+    /// byte came. Between requests (no byte yet) the wait is the idle timeout and ends at
+    /// shutdown; after the first byte, the head timeout (408).
+    pub async fn read_head(&mut self) -> Result<Instant, HeadEnd> {
+        debug_assert_eq!(
+            self.pos, 0,
+            "each request starts at the front of the buffer"
+        );
+        let limits = self.core.shared.limits.clone();
+        let mut first_byte = (!self.buf.is_empty()).then(Instant::now);
+        loop {
+            if let Some(arrival) = first_byte {
+                match self.head.parse(&self.buf, &limits.head) {
+                    Ok(true) => return Ok(arrival),
+                    Ok(false) => {}
+                    Err(e) => {
+                        let e = EdgeError::from_proto(e, self.proto_limits());
+                        return Err(HeadEnd::Refuse(e, arrival));
+                    }
+                }
+            }
+            let wait = match first_byte {
+                None => limits.idle_timeout,
+                Some(t) => limits.head_timeout.saturating_sub(t.elapsed()),
+            };
+            let buf = std::mem::take(&mut self.buf);
+            let (io, shutdown, timer) = (&mut self.io, &self.core.shutdown, &mut self.timer);
+            let idle = first_byte.is_none();
+            let until = Instant::now() + wait;
+            let read = async {
+                monoio::select! {
+                    r = timer.run(until, io.read(buf)) => Some(r.ok_or(())),
+                    _ = shutdown.wait(), if idle => None,
+                }
+            };
+            match read.await {
+                Some(Ok((Ok(n), b))) if n > 0 => {
+                    self.buf = b;
+                    first_byte.get_or_insert_with(Instant::now);
+                }
+                Some(Ok((_, b))) => {
+                    self.buf = b; // closed or failed
+                    return Err(HeadEnd::Quiet);
+                }
+                Some(Err(_)) if first_byte.is_some() => {
+                    self.buf = self.core.take_buffer();
+                    return Err(HeadEnd::Refuse(
+                        EdgeError::RequestTimeout,
+                        first_byte.unwrap_or_else(Instant::now),
+                    ));
+                }
+                Some(Err(_)) | None => {
+                    self.buf = self.core.take_buffer(); // idle timeout / shutdown: the read took it
+                    return Err(HeadEnd::Quiet);
+                }
+            }
+        }
+    }
+
+    /// The buffer and transport at the connection's end.
+    pub fn into_parts(self) -> (T, Vec<u8>) {
+        (self.io, self.buf)
     }
 
     /// Appends more bytes from the client to `buf`, keeping everything already there.
@@ -172,12 +442,17 @@ impl<T: Transport> Client<T> {
     /// the buffer can take (or the rest of the body) then took the same 5MB bodies from
     /// 0.99x to 1.00x nginx's MB/s under io_uring, 0.91x to 0.97x under epoll (3 rounds
     /// each, `loadtest/run.sh --scenarios bulk --rounds 3`).
+    /// What was decoded (`buf[..pos]`, the head with it) is dropped first, and the cursor
+    /// told so.
     pub async fn read_body_more(
         &mut self,
-        body: &BodyCursor,
+        body: &mut BodyCursor,
         deadline: Instant,
     ) -> Result<(), SendFail> {
+        debug_assert_eq!(body.pos(), self.pos, "the cursor stepped through step_body");
         self.buf.drain(..self.pos);
+        body.dropped(self.pos);
+        self.req.head_dropped |= self.pos > 0;
         self.pos = 0;
         let cap = self.buf.capacity();
         let want = match body.remaining() {
@@ -273,11 +548,13 @@ impl<T: Transport> Client<T> {
         (res.map_err(|_| Cut::Client), bytes)
     }
 
-    /// Answers `Expect: 100-continue` (once admitted); false when the client is gone.
+    /// Answers `Expect: 100-continue` (once admitted, and once only); false when the
+    /// client is gone.
     pub async fn send_continue(&mut self) -> bool {
-        if !(self.head.expect_continue && self.has_body()) {
+        if !(self.head.expect_continue && self.has_body()) || self.req.continued {
             return true;
         }
+        self.req.continued = true;
         self.out.clear();
         self.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
         let wrote = self.wrote;
@@ -286,11 +563,27 @@ impl<T: Transport> Client<T> {
         sent
     }
 
-    /// Sends an error of the edge's own; the connection is kept only when the request had
-    /// no unread body and the client wants keep-alive.
-    pub async fn answer_error(&mut self, e: &EdgeError) -> Outcome {
+    /// The one failure path of a request whose response has not begun: the client gone
+    /// (nothing to send), the upstream failing while the request was sent (502), or a
+    /// refusal of the edge's own. A body that is whole in the buffer is skipped, so the
+    /// answer can keep the connection; whether it does is [`Client::reusable`].
+    pub async fn fail(&mut self, fail: impl Into<SendFail>) -> Outcome {
+        let e = match fail.into() {
+            SendFail::Client => return Outcome::gone(),
+            SendFail::Upstream => EdgeError::BadGateway(
+                "the search engine closed the connection while receiving the request",
+            ),
+            SendFail::Refuse(e) => e,
+        };
+        self.skip_buffered_body();
+        self.answer_error(&e).await
+    }
+
+    /// Sends an error of the edge's own, keeping the connection when
+    /// [`Client::reusable`] says so.
+    async fn answer_error(&mut self, e: &EdgeError) -> Outcome {
         let body = e.body().to_bytes();
-        let keep = self.keep_alive && !self.core.shutdown.is_fired();
+        let keep = self.reusable();
         self.out.clear();
         let mut headers: Vec<(&str, &[u8])> =
             vec![("Content-Type", b"application/json; charset=UTF-8")];
@@ -300,81 +593,58 @@ impl<T: Transport> Client<T> {
         }
         write_response_head(
             &mut self.out,
-            self.version,
+            self.req.version,
             e.status(),
             &headers,
             Framing::Length(body.len() as u64),
             keep,
         );
-        if self.method != Method::Head {
+        if self.req.method != Method::Head {
             self.out.extend_from_slice(&body);
         }
-        let len = self.out.len() as u64;
-        let next = match (self.send_out().await.is_ok(), keep) {
-            (true, true) => Next::KeepAlive,
-            (true, false) => Next::Linger,
-            (false, _) => Next::Close,
-        };
+        let (next, bytes_out) = self.sent_answer(keep).await;
         Outcome {
             status: e.status(),
-            bytes_in: 0,
-            bytes_out: len,
-            queue_us: None,
-            upstream_us: None,
+            bytes_out,
             next,
+            ..Outcome::gone()
         }
     }
 
     /// The edge's own answer to an allowed CORS pre-check from `cors_origin`: 204, the
     /// headers a browser checks, no body and no upstream call.
     pub async fn answer_preflight(&mut self) -> Outcome {
-        let keep = self.keep_alive && !self.core.shutdown.is_fired();
+        self.skip_buffered_body();
+        let keep = self.reusable();
         self.out.clear();
         let headers = cors::preflight_headers(&self.cors_origin);
         write_response_head(
             &mut self.out,
-            self.version,
+            self.req.version,
             204,
             &headers,
             Framing::None,
             keep,
         );
+        let (next, bytes_out) = self.sent_answer(keep).await;
+        Outcome {
+            status: 204,
+            bytes_out,
+            next,
+            ..Outcome::gone()
+        }
+    }
+
+    /// Writes the answer staged in `out` (announcing `keep`): what the connection does
+    /// next, and the bytes written.
+    async fn sent_answer(&mut self, keep: bool) -> (Next, u64) {
         let len = self.out.len() as u64;
         let next = match (self.send_out().await.is_ok(), keep) {
             (true, true) => Next::KeepAlive,
             (true, false) => Next::Linger,
             (false, _) => Next::Close,
         };
-        Outcome {
-            status: 204,
-            bytes_in: 0,
-            bytes_out: len,
-            queue_us: None,
-            upstream_us: None,
-            next,
-        }
-    }
-
-    /// An error before any response byte was sent: answer it; keep the connection only when
-    /// the request's body was fully read.
-    pub async fn answer_before_response(&mut self, e: &EdgeError) -> Outcome {
-        let body_done = self.pos >= self.buf.len() || self.body_buffered();
-        self.keep_alive &= body_done;
-        self.answer_error(e).await
-    }
-
-    /// Answers a failure to send the request; the connection closes after it (the rest
-    /// of the body was never read), or at once when the client is gone.
-    pub async fn answer_send_failure(&mut self, fail: SendFail) -> Outcome {
-        let e = match fail {
-            SendFail::Client => return Outcome::gone(),
-            SendFail::Upstream => EdgeError::BadGateway(
-                "the search engine closed the connection while receiving the request",
-            ),
-            SendFail::Refuse(e) => e,
-        };
-        self.keep_alive = false;
-        self.answer_error(&e).await
+        (next, len)
     }
 
     /// A protocol error in the request body read under `limit`: the answer (400, 413) as a
@@ -386,4 +656,9 @@ impl<T: Transport> Client<T> {
         };
         SendFail::Refuse(EdgeError::from_proto(e, limits))
     }
+}
+
+/// A framing that carries body bytes.
+fn has_body(framing: Framing) -> bool {
+    !matches!(framing, Framing::None | Framing::Length(0))
 }

@@ -44,18 +44,12 @@ use crate::nodes::Passive;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
 use crate::policy::keys::{check_body, BodyRefusal};
-use crate::policy::shards::{create_index_shards, IndexShards, ShardDefaults};
+use crate::policy::shards::{create_index_shards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
-use crate::registry::Cluster;
+use crate::registry::{Cluster, ShardReservation};
 use crate::request::classify::Class;
 use crate::request::waits;
 use crate::tenancy::IdKind;
-
-/// No shards reserved (the request creates no index).
-const NO_SHARDS: IndexShards = IndexShards {
-    primaries: 0,
-    replicas: 0,
-};
 
 /// How long the edge looks for an upstream's early answer after it stopped reading a body.
 const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
@@ -114,13 +108,10 @@ pub(super) async fn run<T: Transport>(
         sealed: Vec::new(),
         shards_total: None,
     };
-    let reserved = match x.prepare().await {
+    let reserved: Option<ShardReservation<'_>> = match x.prepare().await {
         Ok(n) => n,
-        // Refused after the whole body was read: the connection can carry the next request.
-        Err(SendFail::Refuse(e)) if x.client.skip_buffered_body() => {
-            return x.client.answer_error(&e).await
-        }
-        Err(fail) => return x.client.answer_send_failure(fail).await,
+        // Refused after the whole body was read, the connection can carry the next request.
+        Err(fail) => return x.client.fail(fail).await,
     };
     let outcome = x.admitted().await;
     if let Some(counted) = x.contexts.take() {
@@ -130,30 +121,28 @@ pub(super) async fn run<T: Transport>(
         };
         counted.settle(outcome.status, &answered);
     }
-    let (d, targets) = (&*x.d, &*x.targets);
-    if d.reserve == Reservation::CreateIndex {
+    if let Some(reserved) = reserved {
         // The real name of the index (the ledger matches it with metering's).
         let ok = (200..300).contains(&outcome.status);
-        let name = created_index(&targets.target);
-        d.cluster.state.finish_index(name, reserved, ok);
+        reserved.finish(created_index(&x.targets.target), ok);
     }
     outcome
 }
 
-impl<T: Transport> Exchange<'_, '_, T> {
+impl<'d, T: Transport> Exchange<'_, 'd, T> {
     /// Before a slot is awaited: a body that must be seen whole is read and transformed,
     /// the shards an index creation asks for are reserved (spec 2.2, 8: 400 before
     /// anything reaches the upstream), and so is the place of a search context it opens
-    /// (429). Returns the shards reserved.
-    async fn prepare(&mut self) -> Result<IndexShards, SendFail> {
+    /// (429). A compressed body the edge reads is inflated first. Returns the shards
+    /// reserved, held until the answer (released on drop).
+    async fn prepare(&mut self) -> Result<Option<ShardReservation<'d>>, SendFail> {
+        if let Some(coding) = self.d.inflate {
+            let limit = self.client.core.shared.limits.max_body;
+            buffered::inflate_body(self.client, self.deadline, limit, coding).await?;
+        }
         self.check_key_body().await?;
         let shards = self.read_whole_body().await?;
-        let body = match self.client.head.framing {
-            Framing::Length(n) if self.client.body_buffered() => {
-                buffered::body(self.client, n as usize)
-            }
-            _ => &[],
-        };
+        let body = self.client.buffered_body().unwrap_or_default();
         self.contexts = Counted::reserve(self.d, &self.targets.target, body)?;
         Ok(shards)
     }
@@ -189,9 +178,9 @@ impl<T: Transport> Exchange<'_, '_, T> {
 
     /// A `BodyPlan::Whole` body: read, transformed, and for an index creation its shards
     /// reserved. Returns the shards reserved.
-    async fn read_whole_body(&mut self) -> Result<IndexShards, SendFail> {
+    async fn read_whole_body(&mut self) -> Result<Option<ShardReservation<'d>>, SendFail> {
         let BodyPlan::Whole { kind, limit } = self.d.body else {
-            return Ok(NO_SHARDS);
+            return Ok(None);
         };
         let len = buffered::read_whole(self.client, self.deadline, limit).await?;
         let sealer = &self.client.core.shared.sealer;
@@ -208,16 +197,17 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 .apply_body_facts(whole.facts, &t.prefix, &mut self.targets.target)?;
         }
         if self.d.reserve != Reservation::CreateIndex {
-            return Ok(NO_SHARDS);
+            return Ok(None);
         }
-        let len = match self.client.head.framing {
+        let len = match self.client.framing() {
             Framing::Length(n) => n as usize,
             _ => 0,
         };
         let asked = create_index_shards(buffered::body(self.client, len), ShardDefaults::ES7)?;
-        let (cluster, plan) = (self.d.cluster, &self.d.cluster.plan);
+        let cluster: &'d Arc<Cluster> = self.d.cluster;
+        let plan = &cluster.plan;
         match cluster.state.reserve_index(asked, plan.shards) {
-            Ok(()) => Ok(asked),
+            Ok(r) => Ok(Some(r)),
             Err(in_use) => Err(SendFail::Refuse(EdgeError::ShardCapacity {
                 plan: plan.name.clone(),
                 capacity: plan.shards,
@@ -237,9 +227,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 }
             }
             Err(Refusal::Error(e, waited)) => {
-                let c = &mut *self.client;
-                c.keep_alive &= !c.has_body();
-                let o = c.answer_error(&e).await;
+                let o = self.client.fail(e).await;
                 return Outcome {
                     queue_us: waited,
                     ..o
@@ -256,12 +244,14 @@ impl<T: Transport> Exchange<'_, '_, T> {
     async fn wait_for_slot(&mut self) -> Result<(Permit, Option<u64>), Refusal> {
         let cluster = self.d.cluster;
         let plan = &cluster.plan;
-        let mut ticket = match cluster.allowance.acquire() {
+        let (allowance, limit) = cluster.allowance_for(matches!(self.d.class, Class::Read));
+        let mut ticket = match allowance.acquire() {
             Admission::Granted(p) => return Ok((p, None)),
             Admission::Full => {
                 let e = EdgeError::QueueFull {
-                    concurrency: plan.concurrency,
-                    queue_size: plan.queue_size,
+                    limit: limit.name(),
+                    concurrency: allowance.limit(),
+                    queue_size: plan.queue_size_of(limit),
                 };
                 return Err(Refusal::Error(e, None));
             }
@@ -275,8 +265,10 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 let e = if now >= self.deadline {
                     EdgeError::GatewayTimeout(self.client.core.shared.limits.deadline.as_secs())
                 } else {
+                    allowance.note_refusal();
                     EdgeError::QueueTimeout {
-                        concurrency: plan.concurrency,
+                        limit: limit.name(),
+                        concurrency: allowance.limit(),
                         waited_ms: start.elapsed().as_millis() as u64,
                     }
                 };
@@ -306,7 +298,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
             let made =
                 precreate::ensure_index(core, self.d.cluster, prefix, name, self.deadline).await;
             if let Err(fail) = made {
-                return self.client.answer_send_failure(fail).await;
+                return self.client.fail(fail).await;
             }
         }
         let replayable = self.client.body_buffered();
@@ -314,7 +306,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
         let nodes = &self.d.cluster.upstreams;
         let Some(first) = core.choose_node(nodes, None) else {
             let e = Unanswered::NotConnected.error(); // a cluster always has a node
-            return self.client.answer_before_response(&e).await;
+            return self.client.fail(e).await;
         };
         core.on_upstream_request();
         let outcome = match self.attempt(first, true, replayable).await {
@@ -323,7 +315,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
                     core.shared.nodes.count_retry(r.failed.reason());
                     self.attempt(next, false, replayable).await
                 }
-                None => Tried::Done(self.client.answer_before_response(&r.failed.error()).await),
+                None => Tried::Done(self.client.fail(r.failed.error()).await),
             },
             done => done,
         };
@@ -331,7 +323,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
         match outcome {
             Tried::Done(o) => o,
             // A second try never asks for a third (`RetryFacts::first`).
-            Tried::Retry(r) => self.client.answer_before_response(&r.failed.error()).await,
+            Tried::Retry(r) => self.client.fail(r.failed.error()).await,
         }
     }
 
@@ -381,7 +373,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 if let Some(to) = retry_allowed(failed, facts) {
                     return Tried::Retry(Retry { to, failed });
                 }
-                return Tried::Done(self.client.answer_before_response(&failed.error()).await);
+                return Tried::Done(self.client.fail(failed.error()).await);
             }
         };
         let facts = RetryFacts {
@@ -390,7 +382,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
             replayable,
             read: matches!(self.d.class, Class::Read),
         };
-        self.client.pos = self.client.head.len;
+        self.client.rewind_body();
         let sent = self.send(&mut up).await;
         self.client.end_body_reads(); // the next request head is read as soon as any byte comes
         let body_bytes = match self.response_head(&mut up, sent, facts).await {
@@ -425,7 +417,7 @@ impl<T: Transport> Exchange<'_, '_, T> {
         sent: Result<u64, SendFail>,
         facts: RetryFacts,
     ) -> Result<u64, Tried> {
-        let method = self.client.method;
+        let method = self.client.method();
         let rhead = &mut self.scratch.rhead;
         match sent {
             Err(SendFail::Upstream) if retry_allowed(Unanswered::NotSent, facts).is_some() => {
@@ -441,14 +433,13 @@ impl<T: Transport> Exchange<'_, '_, T> {
                 let early = (Instant::now() + EARLY_ANSWER_WAIT).min(self.deadline);
                 let timer = &mut self.client.timer;
                 if up.read_head(rhead, method, timer, early).await.is_err() {
-                    let answered = self.client.answer_send_failure(SendFail::Upstream).await;
+                    let answered = self.client.fail(SendFail::Upstream).await;
                     return Err(Tried::Done(answered));
                 }
-                self.client.keep_alive = false; // the rest of the client's body was never read
-                let c = &*self.client;
-                Ok((c.pos - c.head.len.min(c.pos)) as u64)
+                // Relayed; the connection is kept only if the client's body was all read.
+                Ok(self.client.bytes_past_head())
             }
-            Err(fail) => Err(Tried::Done(self.client.answer_send_failure(fail).await)),
+            Err(fail) => Err(Tried::Done(self.client.fail(fail).await)),
             Ok(n) => match up
                 .read_head(rhead, method, &mut self.client.timer, self.deadline)
                 .await
@@ -462,12 +453,12 @@ impl<T: Transport> Exchange<'_, '_, T> {
                     None => {
                         let e = HeadFail::NoBytes
                             .error(self.client.core.shared.limits.deadline.as_secs());
-                        Err(Tried::Done(self.client.answer_before_response(&e).await))
+                        Err(Tried::Done(self.client.fail(e).await))
                     }
                 },
                 Err(f) => {
                     let e = f.error(self.client.core.shared.limits.deadline.as_secs());
-                    Err(Tried::Done(self.client.answer_before_response(&e).await))
+                    Err(Tried::Done(self.client.fail(e).await))
                 }
             },
         }

@@ -17,9 +17,10 @@ use std::sync::Arc;
 use crate::errors::EdgeError;
 use crate::policy::bulk::BulkCounter;
 use crate::policy::decide::{BodyPlan, Decision, TenantPlan};
-use crate::proto::ResponseHead;
+use crate::proto::{Framing, ResponseHead};
 use crate::registry::Cluster;
 use crate::request::classify::BodyKind;
+use crate::tenancy::encoding::GzipStream;
 use crate::tenancy::{self, BodyFacts, BodyRewriter, IdSealer, Prefix, ResponseRewriter, Tenant};
 
 /// What the request body's bytes go through on their way upstream.
@@ -153,6 +154,8 @@ pub(super) enum ResponseFilter {
     Rewrite {
         prefix: Prefix,
         un: ResponseRewriter,
+        /// The client accepts gzip and the response has a body: it goes out compressed.
+        gzip: Option<GzipStream>,
     },
 }
 
@@ -196,11 +199,13 @@ impl ResponseFilter {
             Some(t) => {
                 let content_type = rh.header(buf, b"content-type");
                 let ids = t.plan.response.ids.map(|_| ids());
+                let body = rh.framing != Framing::None;
                 ResponseFilter::Rewrite {
                     prefix: t.prefix,
                     un: t
                         .plan
                         .response_rewriter(t.prefix, rh.status, content_type, ids),
+                    gzip: (t.gzip_response && body).then(GzipStream::default),
                 }
             }
             None => ResponseFilter::Pass,

@@ -55,7 +55,7 @@ pub(super) async fn ensure_index(
         replicas: d.replicas,
     };
     let plan = &cluster.plan;
-    cluster
+    let reserved = cluster
         .state
         .reserve_index(asked, plan.shards)
         .map_err(|in_use| EdgeError::ShardCapacity {
@@ -69,14 +69,13 @@ pub(super) async fn ensure_index(
     req.extend_from_slice(&path);
     req.extend_from_slice(b" HTTP/1.1\r\nHost: searchgate\r\nContent-Length: 0\r\n\r\n");
     let Some(addr) = core.choose_node(&cluster.upstreams, None) else {
-        cluster.state.finish_index(&path[1..], asked, false);
         return Err(
             EdgeError::ServiceUnavailable("the cluster's search engine cannot be reached").into(),
         );
     };
     let answer = fetch(core, addr, req, Method::Put, deadline).await;
     let created = matches!(answer, Ok((200..=299, _)));
-    cluster.state.finish_index(&path[1..], asked, created);
+    reserved.finish(&path[1..], created);
     let exists = match &answer {
         Ok((200..=299, _)) => true,
         Ok((_, body)) => memchr::memmem::find(body, b"resource_already_exists_exception").is_some(),

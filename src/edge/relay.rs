@@ -7,7 +7,9 @@
 //! write with their head, large ones straight from the upstream connection's buffer.
 //! Rewritten ([`ResponseFilter::Rewrite`], the multitenant class): every piece of the
 //! decoded body goes through the un-rewriter, whose output changes length, so the body goes
-//! out chunked (close-delimited to HTTP/1.0 clients); header values are stripped too.
+//! out chunked (close-delimited to HTTP/1.0 clients); header values are stripped too. A
+//! client that accepts gzip gets the rewritten body gzip-compressed (`Content-Encoding:
+//! gzip`, `Vary: Accept-Encoding`).
 //!
 //! Must not touch: policy, the request side (see `send`).
 
@@ -23,6 +25,7 @@ use crate::proto::{
     push_chunk, write_forward_response, BodyCursor, Framing, Method, ResponseHead, Step, Version,
     LAST_CHUNK,
 };
+use crate::tenancy::encoding::GzipStream;
 use crate::tenancy::ResponseRewriter;
 
 /// A response up to this size (head and body) goes out in a single write.
@@ -48,12 +51,12 @@ impl<T: Transport> Relaying<'_, T> {
         filter: &mut ResponseFilter,
     ) -> (Outcome, bool) {
         let c = &*self.client;
-        let to = client_framing(rh.framing, c.version, filter);
-        let keep = c.keep_alive && to != Framing::UntilClose && !c.core.shutdown.is_fired();
+        let to = client_framing(rh.framing, c.version(), filter);
+        let keep = c.reusable() && to != Framing::UntilClose;
         let head_bytes = self.write_head(rh, to, keep, filter);
         let pos = rh.len;
         let sink = match filter {
-            ResponseFilter::Rewrite { un, .. } => Sink::Rewrite(un),
+            ResponseFilter::Rewrite { un, gzip, .. } => Sink::Rewrite(un, gzip.as_mut()),
             // Validated chunked bytes pass through as they came.
             ResponseFilter::Pass if rh.framing == Framing::Chunked && to == Framing::Chunked => {
                 Sink::Raw
@@ -103,29 +106,38 @@ impl<T: Transport> Relaying<'_, T> {
         filter: &ResponseFilter,
     ) -> u64 {
         let c = &mut *self.client;
+        let version = c.version();
         c.out.clear();
         match filter {
             ResponseFilter::Pass => {
                 let mut extra: Vec<(&str, &[u8])> = Vec::new();
                 if let (Method::Head, Some(v)) =
-                    (c.method, rh.header(&self.up.buf, b"content-length"))
+                    (c.method(), rh.header(&self.up.buf, b"content-length"))
                 {
                     extra.push(("Content-Length", v));
                 }
                 if !c.cors_origin.is_empty() {
                     extra.extend(cors::response_headers(&c.cors_origin));
                 }
-                write_forward_response(&mut c.out, rh, &self.up.buf, c.version, to, keep, &extra);
+                write_forward_response(&mut c.out, rh, &self.up.buf, version, to, keep, &extra);
             }
-            ResponseFilter::Rewrite { prefix, .. } => {
+            ResponseFilter::Rewrite { prefix, gzip, .. } => {
                 // Location, Warning and the like name indices too.
                 self.rewritten.clear();
-                write_forward_response(self.rewritten, rh, &self.up.buf, c.version, to, keep, &[]);
+                write_forward_response(self.rewritten, rh, &self.up.buf, version, to, keep, &[]);
                 prefix.strip_into(self.rewritten, &mut c.out);
+                let mut extra: Vec<(&str, &[u8])> = Vec::new();
+                if gzip.is_some() {
+                    extra.push(("Content-Encoding", b"gzip"));
+                    extra.push(("Vary", b"Accept-Encoding"));
+                }
                 if !c.cors_origin.is_empty() {
+                    extra.extend(cors::response_headers(&c.cors_origin));
+                }
+                if !extra.is_empty() {
                     // before the blank line that ends the head
                     c.out.truncate(c.out.len() - 2);
-                    for (name, value) in cors::response_headers(&c.cors_origin) {
+                    for (name, value) in extra {
                         c.out.extend_from_slice(name.as_bytes());
                         c.out.extend_from_slice(b": ");
                         c.out.extend_from_slice(value);
@@ -168,7 +180,7 @@ impl<T: Transport> Relaying<'_, T> {
         let mut cur = BodyCursor::new(from, u64::MAX, pos).map_err(|_| Cut::Upstream)?;
         let raw = matches!(sink, Sink::Raw);
         let flush_at = match sink {
-            Sink::Rewrite(_) => REWRITTEN_FLUSH,
+            Sink::Rewrite(..) => REWRITTEN_FLUSH,
             _ => ONE_WRITE / 2,
         };
         let (mut raw_from, mut sent) = (pos, 0u64);
@@ -200,10 +212,13 @@ impl<T: Transport> Relaying<'_, T> {
             self.send_raw(raw_from..cur.pos()).await?;
             sent = cur.total();
         }
-        if let Sink::Rewrite(un) = sink {
+        if let Sink::Rewrite(un, mut gzip) = sink {
             self.rewritten.clear();
             un.finish(self.rewritten);
-            sent += self.frame_rewritten(to);
+            sent += self.frame_rewritten(to, gzip.as_deref_mut());
+            if let Some(g) = gzip {
+                sent += frame(&mut self.client.out, to, g.finish());
+            }
         }
         if to == Framing::Chunked && !raw {
             self.client.out.extend_from_slice(LAST_CHUNK);
@@ -224,10 +239,10 @@ impl<T: Transport> Relaying<'_, T> {
         match sink {
             // Sent with its framing when the cursor needs more or is done.
             Sink::Raw => return Ok(0),
-            Sink::Rewrite(un) => {
+            Sink::Rewrite(un, gzip) => {
                 self.rewritten.clear();
                 un.feed(&self.up.buf[r], self.rewritten);
-                return Ok(self.frame_rewritten(to));
+                return Ok(self.frame_rewritten(to, gzip.as_deref_mut()));
             }
             Sink::Payload if to == Framing::Chunked => {
                 push_chunk(&mut self.client.out, &self.up.buf[r])
@@ -250,16 +265,24 @@ impl<T: Transport> Relaying<'_, T> {
         }
     }
 
-    /// Stages `rewritten` in the client's framing; returns the payload bytes.
-    fn frame_rewritten(&mut self, to: Framing) -> u64 {
-        let n = self.rewritten.len();
-        if to == Framing::Chunked {
-            push_chunk(&mut self.client.out, self.rewritten);
-        } else {
-            self.client.out.extend_from_slice(self.rewritten);
+    /// Stages `rewritten` (gzip-compressed when `gzip`) in the client's framing; returns
+    /// the payload bytes.
+    fn frame_rewritten(&mut self, to: Framing, gzip: Option<&mut GzipStream>) -> u64 {
+        match gzip {
+            Some(g) => frame(&mut self.client.out, to, g.feed(self.rewritten)),
+            None => frame(&mut self.client.out, to, self.rewritten),
         }
-        n as u64
     }
+}
+
+/// Stages `payload` in the client's framing (nothing for an empty chunk); returns its length.
+fn frame(out: &mut Vec<u8>, to: Framing, payload: &[u8]) -> u64 {
+    if to == Framing::Chunked {
+        push_chunk(out, payload);
+    } else {
+        out.extend_from_slice(payload);
+    }
+    payload.len() as u64
 }
 
 /// What the relay does with the decoded body.
@@ -268,8 +291,9 @@ enum Sink<'u> {
     Raw,
     /// The payload in the client's framing.
     Payload,
-    /// The payload through the un-rewriter (multitenant), in the client's framing.
-    Rewrite(&'u mut ResponseRewriter),
+    /// The payload through the un-rewriter (multitenant), gzip-compressed when the client
+    /// accepts it, in the client's framing.
+    Rewrite(&'u mut ResponseRewriter, Option<&'u mut GzipStream>),
 }
 
 /// The framing of the body as the client gets it.

@@ -21,8 +21,8 @@ use super::tcp::write_tcp;
 use super::upstream::UpstreamConn;
 use crate::policy::decide::Decision;
 use crate::proto::{
-    push_chunk, push_chunk_with, write_forward_request, BodyCursor, ForwardHeaders, ForwardRequest,
-    Framing, Step, LAST_CHUNK,
+    push_chunk, push_chunk_with, write_forward_request, ForwardHeaders, ForwardRequest, Framing,
+    Step, LAST_CHUNK,
 };
 use crate::registry::Cluster;
 use crate::tenancy::headers::FORWARDED;
@@ -48,7 +48,7 @@ pub(super) struct Sending<'a, T> {
 }
 
 impl<T: Transport> Sending<'_, T> {
-    /// Sends the head (with `target`) and the body from `client.buf[client.pos..]` on;
+    /// Sends the head (with `target`) and the body from the client's read position on;
     /// returns the body bytes received from the client.
     pub async fn send(
         &mut self,
@@ -57,26 +57,23 @@ impl<T: Transport> Sending<'_, T> {
         target: &[u8],
     ) -> Result<u64, SendFail> {
         let max_body = self.client.core.shared.limits.max_body;
-        let framing = self.client.head.framing;
-        let mut cur = BodyCursor::new(framing, max_body, self.client.pos)
-            .map_err(|e| self.client.body_error(e, max_body))?;
+        let framing = self.client.framing();
+        let mut cur = self.client.body_cursor(max_body)?;
         let has_body = !cur.is_done();
         let up_framing = match filter.rewrites() && has_body {
             true => Framing::Chunked,
             false => framing,
         };
-        self.write_head(target, up_framing, d.tenant.as_ref().map(|t| &t.prefix));
+        let prefix = d.tenant.as_ref().map(|t| &t.prefix);
+        self.write_head(target, up_framing, prefix, d.inflate.is_some());
         loop {
-            let step = cur.step(&self.client.buf);
-            self.client.pos = cur.pos();
-            match step.map_err(|e| self.client.body_error(e, max_body))? {
+            match self.client.step_body(&mut cur, max_body)? {
                 Step::Piece(data) => self.send_data(filter, d, data, up_framing).await?,
                 Step::Done => break,
                 Step::NeedMore => {
                     self.flush().await?;
-                    // Reading more drops what was decoded (`client.buf[..client.pos]`).
-                    self.client.read_body_more(&cur, self.deadline).await?;
-                    cur.dropped(cur.pos());
+                    // Reading more drops what was decoded.
+                    self.client.read_body_more(&mut cur, self.deadline).await?;
                 }
             }
         }
@@ -104,7 +101,7 @@ impl<T: Transport> Sending<'_, T> {
         }
         if filter.rewrites() {
             // Rewritten straight into `out` as one chunk: the data is not copied again.
-            let input = &self.client.buf[data];
+            let input = &self.client.buf()[data];
             push_chunk_with(self.out, &mut self.out_start, |out| filter.feed(input, out))?;
             // Indices the chunk names are created before the chunk is forwarded.
             while let Some(name) = filter.new_index() {
@@ -114,11 +111,11 @@ impl<T: Transport> Sending<'_, T> {
             }
         } else {
             // Forwarded as it is (a filter that does not rewrite appends nothing).
-            filter.feed(&self.client.buf[data.clone()], self.out)?;
+            filter.feed(&self.client.buf()[data.clone()], self.out)?;
             if up_framing == Framing::Chunked {
                 self.push_chunk(data);
             } else if self.out.len() - self.out_start + data.len() <= COALESCE {
-                self.out.extend_from_slice(&self.client.buf[data]);
+                self.out.extend_from_slice(&self.client.buf()[data]);
                 return Ok(());
             } else {
                 return self.forward_slice(data).await;
@@ -131,8 +128,15 @@ impl<T: Transport> Sending<'_, T> {
     }
 
     /// Stages the forwarded head: the client's, re-serialised for the upstream; for a tenant
-    /// (`prefix`), only the headers of its table (`tenancy::headers::FORWARDED`).
-    fn write_head(&mut self, target: &[u8], framing: Framing, prefix: Option<&Prefix>) {
+    /// (`prefix`), only the headers of its table (`tenancy::headers::FORWARDED`); a body the
+    /// edge inflated (`inflated`) goes without its `Content-Encoding`.
+    fn write_head(
+        &mut self,
+        target: &[u8],
+        framing: Framing,
+        prefix: Option<&Prefix>,
+        inflated: bool,
+    ) {
         let c = &*self.client;
         let mut ip = [0u8; 48];
         let n = {
@@ -154,10 +158,11 @@ impl<T: Transport> Sending<'_, T> {
                     allow: &FORWARDED,
                     tag: p.as_bytes(),
                 },
+                None if inflated => ForwardHeaders::AllBut(&[b"content-encoding"]),
                 None => ForwardHeaders::All,
             },
         };
-        write_forward_request(self.out, &c.head, &c.buf, &fwd);
+        write_forward_request(self.out, c.head(), c.buf(), &fwd);
     }
 
     /// Writes what is staged to the upstream and empties it.
@@ -186,15 +191,15 @@ impl<T: Transport> Sending<'_, T> {
     /// Writes `client.buf[range]` straight to the upstream (after what is staged).
     async fn forward_slice(&mut self, range: Range<usize>) -> Result<(), SendFail> {
         self.flush().await?;
-        let buf = std::mem::take(&mut self.client.buf);
+        let buf = self.client.lend_buf();
         let write = write_tcp(&mut self.up.tcp, buf, range);
         match self.client.timer.run(self.deadline, write).await {
             Some((res, buf)) => {
-                self.client.buf = buf;
+                self.client.give_back_buf(Some(buf));
                 res.map_err(|_| SendFail::Upstream)
             }
             None => {
-                self.client.buf = self.client.core.take_buffer();
+                self.client.give_back_buf(None);
                 Err(self.client.deadline_refusal())
             }
         }
@@ -202,7 +207,7 @@ impl<T: Transport> Sending<'_, T> {
 
     /// Stages `client.buf[data]` as one chunk.
     fn push_chunk(&mut self, data: Range<usize>) {
-        let src = &self.client.buf[data];
+        let src = &self.client.buf()[data];
         push_chunk(self.out, src);
     }
 }

@@ -10,12 +10,12 @@
 //! Must not touch: the wire format (`proto`), the decisions themselves (`policy`), how a
 //! request is carried out (`exchange` and its stages).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::time::{Instant, SystemTime};
 
-use super::accesslog::Entry;
-use super::client::Client;
+use super::accesslog::{push_target, Entry};
+use super::client::{Client, HeadEnd};
 use super::core::Core;
 use super::exchange::{self, Scratch};
 use super::faults::{self, Point};
@@ -26,7 +26,8 @@ use crate::errors::EdgeError;
 use crate::metrics::faults::PanicSite;
 use crate::metrics::Sample;
 use crate::policy::decide::{decide, preflight, Listener, Targets};
-use crate::proto::{Method, Version};
+use crate::registry::requestlog::RequestEntry;
+use crate::registry::Cluster;
 
 /// Serves one client connection to its end.
 pub async fn serve<T: Transport>(core: Rc<Core>, io: T, peer: SocketAddr) {
@@ -38,7 +39,7 @@ pub async fn serve<T: Transport>(core: Rc<Core>, io: T, peer: SocketAddr) {
         line: RequestLine::default(),
     };
     let next = s.run().await;
-    let Client { io, buf, .. } = s.client;
+    let (io, buf) = s.client.into_parts();
     if next == Next::Linger {
         io.close(buf, core.shared.limits.linger).await;
     } else {
@@ -75,6 +76,9 @@ pub fn panicked(core: &Core, what: &str, message: &str) {
 struct RequestLine {
     method: Vec<u8>,
     target: Vec<u8>,
+    /// The client's address as decided (the socket's, or a trusted proxy's
+    /// `X-Forwarded-For`), once known.
+    client: Option<IpAddr>,
 }
 
 /// One connection's state between requests: the client, and buffers every request reuses.
@@ -85,22 +89,14 @@ struct Session<T> {
     line: RequestLine,
 }
 
-/// Why no request head could be read.
-enum HeadEnd {
-    /// The client closed or idled out between requests, or shutdown began: close quietly.
-    Quiet,
-    /// A refusal to answer, then close.
-    Refuse(EdgeError, Instant),
-}
-
 impl<T: Transport> Session<T> {
     async fn run(&mut self) -> Next {
         loop {
-            let arrival = match self.read_head().await {
+            let arrival = match self.client.read_head().await {
                 Ok(t) => t,
                 Err(HeadEnd::Quiet) => return Next::Close,
                 Err(HeadEnd::Refuse(e, arrival)) => {
-                    self.refuse_head(&e, arrival).await;
+                    self.refuse_head(e, arrival).await;
                     return Next::Linger;
                 }
             };
@@ -117,9 +113,7 @@ impl<T: Transport> Session<T> {
                     outcome.next
                 };
             }
-            // Keep what follows (pipelined requests) at the front of the buffer.
-            c.buf.drain(..c.pos);
-            c.pos = 0;
+            c.next_request();
         }
     }
 
@@ -131,14 +125,14 @@ impl<T: Transport> Session<T> {
         let what = format!("a request ({method} {target} from {})", self.client.peer);
         panicked(&self.client.core, &what, message);
         let c = &mut self.client;
-        c.keep_alive = false;
+        c.break_off();
         let o = if c.wrote {
             Outcome {
                 status: 500,
                 ..Outcome::gone()
             }
         } else {
-            c.answer_error(&EdgeError::Internal).await
+            c.fail(EdgeError::Internal).await
         };
         // Logged without its cluster (the decision went with the request's state); the
         // panic is counted apart.
@@ -153,29 +147,29 @@ impl<T: Transport> Session<T> {
     /// Decides on the request whose head is in the buffer and carries the decision out.
     async fn one_request(&mut self, arrival: Instant) -> Outcome {
         let c = &mut self.client;
-        c.pos = c.head.len;
-        c.wrote = false;
-        c.hook = faults::requested(c.core.shared.debug_hooks, &c.head, &c.buf);
+        c.hook = faults::requested(c.core.shared.debug_hooks, c.head(), c.buf());
         faults::inject(c.hook, Point::Head);
         if c.hook == Some(Point::Worker) {
             c.core.crash_requested.set(true);
         }
         let snap = c.core.snapshot();
-        let forwarded = c
-            .head
+        let (head, buf) = (c.head(), c.buf());
+        let forwarded = head
             .headers
             .iter()
-            .filter(|h| h.name.of(&c.buf).eq_ignore_ascii_case(b"x-forwarded-for"))
-            .map(|h| h.value.of(&c.buf));
+            .filter(|h| h.name.of(buf).eq_ignore_ascii_case(b"x-forwarded-for"))
+            .map(|h| h.value.of(buf));
         let trusted = &c.core.shared.limits.trusted_proxies;
         let client = match client_address(c.peer.ip(), forwarded, trusted) {
-            Ok(ip) => ip,
+            Ok(ip) => {
+                self.line.client = Some(ip);
+                ip
+            }
             Err(_) => {
-                c.keep_alive &= !c.has_body();
                 let e = EdgeError::BadRequest(
                     "X-Forwarded-For from a trusted proxy must be a list of IP addresses",
                 );
-                let o = c.answer_error(&e).await;
+                let o = c.fail(e).await;
                 self.record(None, None, arrival, &o);
                 return o;
             }
@@ -187,18 +181,16 @@ impl<T: Transport> Session<T> {
             ids: Some(&c.core.shared.sealer),
         };
         c.cors_origin.clear();
-        if let Some(cluster) = preflight(&**snap, &c.head, &c.buf, Instant::now()) {
-            let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
-            c.cors_origin.extend_from_slice(origin);
-            c.keep_alive &= !c.has_body();
+        if let Some(cluster) = preflight(&**snap, c.head(), c.buf(), Instant::now()) {
+            c.cors_for_origin();
             let o = c.answer_preflight().await;
-            self.record(Some(cluster.id.as_str()), None, arrival, &o);
+            self.record(Some(&**cluster), None, arrival, &o);
             return o;
         }
         let decided = decide(
             &**snap,
-            &c.head,
-            &c.buf,
+            c.head(),
+            c.buf(),
             &listener,
             Instant::now(),
             &mut self.targets,
@@ -206,120 +198,57 @@ impl<T: Transport> Session<T> {
         match decided {
             Ok(mut d) => {
                 if d.cors {
-                    let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
-                    c.cors_origin.extend_from_slice(origin);
+                    c.cors_for_origin();
                 }
                 let targets = &mut self.targets;
                 let o = exchange::run(c, &mut self.scratch, &mut d, targets, arrival).await;
                 let key = d.key.map(|k| k.name.as_str());
-                self.record(Some(d.cluster.id.as_str()), key, arrival, &o);
+                self.record(Some(&**d.cluster), key, arrival, &o);
                 o
             }
             Err(refused) => {
                 if refused.cors {
-                    let origin = c.head.header(&c.buf, b"origin").unwrap_or_default();
-                    c.cors_origin.extend_from_slice(origin);
+                    c.cors_for_origin();
                 }
-                if c.has_body() {
-                    c.keep_alive = false; // the unread body makes the stream unusable
-                }
-                let o = c.answer_error(&refused.error).await;
+                let o = c.fail(refused.error).await;
                 // Counted for the cluster when its credentials opened one (413 on the
                 // Content-Length, a blocked endpoint, a mode refusal).
                 let key = refused.key.map(|k| k.name.as_str());
-                self.record(refused.cluster.map(|c| c.id.as_str()), key, arrival, &o);
+                self.record(refused.cluster.map(|c| &**c), key, arrival, &o);
                 o
             }
         }
     }
 
     /// Answers a head that could not be read (400, 408, 413, 505) and logs it.
-    async fn refuse_head(&mut self, e: &EdgeError, arrival: Instant) {
+    async fn refuse_head(&mut self, e: EdgeError, arrival: Instant) {
         let c = &mut self.client;
-        c.keep_alive = false;
         // No request line to trust: log `-`, not the previous request's.
         self.line.target.clear();
         self.line.method.clear();
-        c.head.len = 0;
-        c.method = Method::Get;
-        c.version = Version::Http11;
-        let mut o = c.answer_error(e).await;
-        o.bytes_in = c.buf.len() as u64;
+        c.begin_unreadable();
+        let mut o = c.fail(e).await;
+        o.bytes_in = c.buf().len() as u64;
         self.record(None, None, arrival, &o);
     }
 
-    /// Reads until a complete head is in `buf[pos..]`; returns when its first byte came.
-    async fn read_head(&mut self) -> Result<Instant, HeadEnd> {
-        let c = &mut self.client;
-        debug_assert_eq!(c.pos, 0, "each request starts at the front of the buffer");
-        let limits = c.core.shared.limits.clone();
-        let mut first_byte = (!c.buf.is_empty()).then(Instant::now);
-        loop {
-            if let Some(arrival) = first_byte {
-                match c.head.parse(&c.buf, &limits.head) {
-                    Ok(true) => return Ok(arrival),
-                    Ok(false) => {}
-                    Err(e) => {
-                        let e = EdgeError::from_proto(e, c.proto_limits());
-                        return Err(HeadEnd::Refuse(e, arrival));
-                    }
-                }
-            }
-            let wait = match first_byte {
-                None => limits.idle_timeout,
-                Some(t) => limits.head_timeout.saturating_sub(t.elapsed()),
-            };
-            let buf = std::mem::take(&mut c.buf);
-            let (io, shutdown, timer) = (&mut c.io, &c.core.shutdown, &mut c.timer);
-            let idle = first_byte.is_none();
-            let until = Instant::now() + wait;
-            let read = async {
-                monoio::select! {
-                    r = timer.run(until, io.read(buf)) => Some(r.ok_or(())),
-                    _ = shutdown.wait(), if idle => None,
-                }
-            };
-            match read.await {
-                Some(Ok((Ok(n), b))) if n > 0 => {
-                    c.buf = b;
-                    first_byte.get_or_insert_with(Instant::now);
-                }
-                Some(Ok((_, b))) => {
-                    c.buf = b; // closed or failed
-                    return Err(HeadEnd::Quiet);
-                }
-                Some(Err(_)) if first_byte.is_some() => {
-                    c.buf = c.core.take_buffer();
-                    return Err(HeadEnd::Refuse(
-                        EdgeError::RequestTimeout,
-                        first_byte.unwrap_or_else(Instant::now),
-                    ));
-                }
-                Some(Err(_)) | None => {
-                    c.buf = c.core.take_buffer(); // idle timeout / shutdown: the read took it
-                    return Err(HeadEnd::Quiet);
-                }
-            }
-        }
-    }
-
+    /// The request whose head was read begins; its request line is kept for the log.
     fn remember_request_line(&mut self) {
         let c = &mut self.client;
-        let h = &c.head;
-        c.method = h.method;
-        c.version = h.version;
-        c.keep_alive = h.keep_alive;
+        c.begin_request();
+        let (h, buf) = (c.head(), c.buf());
         self.line.target.clear();
-        self.line.target.extend_from_slice(h.target.of(&c.buf));
+        self.line.target.extend_from_slice(h.target.of(buf));
         self.line.method.clear();
-        self.line.method.extend_from_slice(h.method_span.of(&c.buf));
+        self.line.method.extend_from_slice(h.method_span.of(buf));
+        self.line.client = None;
     }
 
-    fn record(&self, cluster: Option<&str>, key: Option<&str>, arrival: Instant, o: &Outcome) {
+    fn record(&self, cluster: Option<&Cluster>, key: Option<&str>, arrival: Instant, o: &Outcome) {
         let c = &self.client;
         let total_us = arrival.elapsed().as_micros() as u64;
-        let bytes_in = o.bytes_in + c.head.len as u64;
-        let cluster = cluster.unwrap_or("-");
+        let bytes_in = o.bytes_in + c.head_len() as u64;
+        let id = cluster.map_or("-", |c| c.id.as_str());
         if c.core.shared.metrics.is_recording() {
             let sample = Sample {
                 status: o.status,
@@ -330,13 +259,13 @@ impl<T: Transport> Session<T> {
                 total_us,
             };
             let mut metrics = c.core.metrics.borrow_mut();
-            match cluster {
+            match id {
                 "-" => metrics.record_unrouted(),
-                cluster => metrics.record(cluster, &sample),
+                id => metrics.record(id, &sample),
             }
         }
         let entry = Entry {
-            cluster,
+            cluster: id,
             key,
             client: c.peer,
             method: &self.line.method,
@@ -347,6 +276,37 @@ impl<T: Transport> Session<T> {
             queue_us: o.queue_us.unwrap_or(0),
             total_us,
         };
-        c.core.log.borrow_mut().record(&entry, SystemTime::now());
+        let now = SystemTime::now();
+        if let Some(cluster) = cluster {
+            self.log_for_customer(cluster, &entry, o, now);
+        }
+        c.core.log.borrow_mut().record(&entry, now);
+    }
+
+    /// The cluster's own request log (`registry::requestlog`): the path as the client sent
+    /// it (the tenant's own index names, query names only), never what the upstream got.
+    fn log_for_customer(&self, cluster: &Cluster, e: &Entry<'_>, o: &Outcome, now: SystemTime) {
+        let mut path = String::new();
+        push_target(&mut path, e.target);
+        let now_ms = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let entry = RequestEntry {
+            at_ms: now_ms - (e.total_us / 1000) as i64,
+            key: e.key.map(str::to_string),
+            client: self.line.client.unwrap_or(e.client.ip()),
+            method: String::from_utf8_lossy(e.method).into_owned(),
+            path,
+            status: e.status,
+            queue_us: o.queue_us,
+            upstream_us: o.upstream_us,
+            total_us: e.total_us,
+            bytes_in: e.bytes_in,
+            bytes_out: e.bytes_out,
+        };
+        cluster
+            .state
+            .requests
+            .push(entry, cluster.slow_request_ms());
     }
 }

@@ -17,6 +17,7 @@ use super::faults::PanicSite;
 use super::hub::{ClusterTotals, HubSnapshot, MetricsHub};
 use super::process::ProcessFigures;
 use crate::nodes::{NodeBook, NodeView, RetryReason};
+use crate::policy::admit::Limit;
 use crate::registry::Snapshot;
 
 /// The `Content-Type` of the exposition.
@@ -253,6 +254,55 @@ fn allowance_gauges(out: &mut Out, registry: &Snapshot) {
         out.family(name, "gauge", help);
         for c in registry.clusters() {
             out.sample(name, &cluster_label(&c.id), field(&c.allowance));
+        }
+    }
+    limit_figures(out, registry);
+}
+
+/// The same figures per limit (`shared`, and `search`/`write` where the plan gives them
+/// their own allowance), with the 429s each limit answered.
+fn limit_figures(out: &mut Out, registry: &Snapshot) {
+    type Field = fn(&crate::policy::admit::Allowance) -> u64;
+    let figures: [(&str, &str, &str, Field); 4] = [
+        (
+            "searchgate_limit_in_flight",
+            "gauge",
+            "Requests holding a slot of this limit now.",
+            |a| u64::from(a.in_flight()),
+        ),
+        (
+            "searchgate_limit_queue_depth",
+            "gauge",
+            "Requests waiting for a slot of this limit now.",
+            |a| u64::from(a.queued()),
+        ),
+        (
+            "searchgate_limit_concurrency",
+            "gauge",
+            "The plan's concurrency for this limit.",
+            |a| u64::from(a.limit()),
+        ),
+        (
+            "searchgate_limit_rejections_total",
+            "counter",
+            "Requests this limit answered 429 (queue full or queue timeout).",
+            |a| a.refusals(),
+        ),
+    ];
+    for (name, kind, help, field) in figures {
+        out.family(name, kind, help);
+        for c in registry.clusters() {
+            for limit in Limit::ALL {
+                let in_use = match limit {
+                    Limit::Shared => true,
+                    Limit::Search => c.plan.split.search.is_some(),
+                    Limit::Write => c.plan.split.write.is_some(),
+                };
+                if in_use {
+                    let labels = format!("{},limit=\"{}\"", cluster_label(&c.id), limit.name());
+                    out.sample(name, &labels, field(c.lanes.get(limit, &c.allowance)));
+                }
+            }
         }
     }
 }

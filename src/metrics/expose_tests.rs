@@ -113,7 +113,7 @@ fn parse(text: &str) -> Parsed {
         for pair in labels.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = pair.split_once('=').unwrap();
             assert!(
-                ["cluster", "code", "le", "core", "component"].contains(&k),
+                ["cluster", "code", "le", "core", "component", "limit"].contains(&k),
                 "unbounded label {k}: {line}"
             );
             let v = v
@@ -262,6 +262,16 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
     );
     assert_eq!(p.get("searchgate_queue_depth", &acme), Some(0.0));
     assert_eq!(p.get("searchgate_allowance", &acme), Some(3.0));
+    // issue 29: the same per limit; a plan without lanes has only `shared`
+    let shared = [("cluster", "acme"), ("limit", "shared")];
+    assert_eq!(p.get("searchgate_limit_in_flight", &shared), Some(1.0));
+    assert_eq!(p.get("searchgate_limit_concurrency", &shared), Some(3.0));
+    assert_eq!(
+        p.get("searchgate_limit_rejections_total", &shared),
+        Some(0.0)
+    );
+    let search = [("cluster", "acme"), ("limit", "search")];
+    assert_eq!(p.get("searchgate_limit_concurrency", &search), None);
     assert_eq!(
         p.get("searchgate_core_connections", &[("core", "0")]),
         Some(7.0)

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ClusterClass, Mode, PlanConfig};
+use crate::policy::admit::lanes::split_of;
+use crate::policy::admit::Split;
 use crate::policy::auth::PasswordHash;
 use crate::policy::keys::Role;
 use crate::policy::ladder::{self, Overage};
@@ -42,9 +44,28 @@ pub struct PlanRecord {
     pub overage_disable_after_ms: u64,
     #[serde(default = "ladder::default_extreme_factor")]
     pub overage_extreme_factor: u64,
+    /// Searches' and writes' own allowances (absent: they share `concurrency`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_concurrency: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_queue_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_concurrency: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_queue_size: Option<u32>,
 }
 
 impl PlanRecord {
+    /// The plan's search and write lanes, or what is wrong with them.
+    pub fn split(&self) -> Result<Split, String> {
+        split_of(
+            self.search_concurrency,
+            self.search_queue_size,
+            self.write_concurrency,
+            self.write_queue_size,
+        )
+    }
+
     /// The plan's ladder settings.
     pub fn ladder(&self) -> ladder::Settings {
         let ms = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
@@ -69,6 +90,10 @@ impl From<&PlanConfig> for PlanRecord {
             max_bulk_actions: p.max_bulk_actions,
             monthly_price_cents: p.monthly_price_cents,
             max_open_contexts: p.max_open_contexts,
+            search_concurrency: p.search_concurrency,
+            search_queue_size: p.search_queue_size,
+            write_concurrency: p.write_concurrency,
+            write_queue_size: p.write_queue_size,
             overage_grace_ms: p.overage_grace.0.as_millis() as u64,
             overage_disable_after_ms: p.overage_disable_after.0.as_millis() as u64,
             overage_extreme_factor: p
@@ -93,6 +118,9 @@ pub struct Previous {
     pub password: PasswordHash,
     pub until: Millis,
 }
+
+/// The longest slow-request threshold (ms): one hour.
+pub const MAX_SLOW_MS: u64 = 3_600_000;
 
 /// Most keys one cluster may have.
 pub const MAX_KEYS: usize = 100;
@@ -153,6 +181,10 @@ pub struct ClusterRecord {
     /// Its keys (records stored before keys existed have none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keys: Vec<KeyRecord>,
+    /// Requests this slow or slower (ms) go to its slow-request log too (`None`: the
+    /// default, `requestlog::DEFAULT_SLOW_MS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_request_ms: Option<u64>,
 }
 
 impl ClusterRecord {
@@ -235,6 +267,8 @@ pub enum Command {
     CreateKey { id: String, key: Box<KeyRecord> },
     /// Revokes key `key_id`: it opens nothing from the next request on.
     RevokeKey { id: String, key_id: String },
+    /// Sets the whole time (ms) from which a request counts as slow in its request log.
+    SetSlowThreshold { id: String, ms: u64 },
     /// The overage ladder's step (actor `system`): the overage as it is now, and the mode
     /// the ladder sets with its reason (`None`: the mode stays).
     SetOverage {
@@ -261,7 +295,8 @@ impl Command {
             | Command::MarkPurged { id }
             | Command::SetOverage { id, .. }
             | Command::CreateKey { id, .. }
-            | Command::RevokeKey { id, .. } => id,
+            | Command::RevokeKey { id, .. }
+            | Command::SetSlowThreshold { id, .. } => id,
         }
     }
 
@@ -282,6 +317,7 @@ impl Command {
             Command::SetOverage { .. } => "cluster.overage",
             Command::CreateKey { .. } => "key.create",
             Command::RevokeKey { .. } => "key.revoke",
+            Command::SetSlowThreshold { .. } => "cluster.slow_threshold",
         }
     }
 
@@ -455,6 +491,9 @@ fn put_plan(cat: &mut Catalog, p: &PlanRecord) -> Result<(), Refusal> {
             p.name
         )));
     }
+    if let Err(e) = p.split() {
+        return Err(Refusal::Invalid(format!("plan `{}`: {e}", p.name)));
+    }
     cat.plans.insert(p.name.clone(), Arc::new(p.clone()));
     Ok(())
 }
@@ -553,6 +592,14 @@ fn change(
             if let Some(o) = c.overage.as_mut() {
                 o.owns_mode = false;
             }
+        }
+        Command::SetSlowThreshold { ms, .. } => {
+            if !(1..=MAX_SLOW_MS).contains(ms) {
+                return Err(Refusal::Invalid(format!(
+                    "slow_threshold_ms: from 1 to {MAX_SLOW_MS}"
+                )));
+            }
+            c.slow_request_ms = Some(*ms);
         }
         Command::SetOverage { overage, mode, .. } => {
             c.overage = overage.clone();

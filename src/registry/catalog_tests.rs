@@ -31,6 +31,10 @@ pub(crate) fn plan(name: &str, concurrency: u32) -> PlanRecord {
         overage_grace_ms: 10 * 86_400_000,
         overage_disable_after_ms: 15 * 86_400_000,
         overage_extreme_factor: 2,
+        search_concurrency: None,
+        search_queue_size: None,
+        write_concurrency: None,
+        write_queue_size: None,
     }
 }
 
@@ -58,6 +62,7 @@ pub(crate) fn record(id: &str, plan: &str) -> ClusterRecord {
         version: 1,
         overage: None,
         keys: Vec::new(),
+        slow_request_ms: None,
     }
 }
 

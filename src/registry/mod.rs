@@ -22,7 +22,7 @@ use arc_swap::ArcSwap;
 
 use crate::cidr::{self, Cidr};
 use crate::config::{ClusterClass, Config, Mode};
-use crate::policy::admit::Allowance;
+use crate::policy::admit::{limit_for, Allowance, Lanes, Limit, Split};
 use crate::policy::auth::Credential;
 use crate::policy::keys::{AuthFail, KeyGrant, Principal};
 use crate::policy::mode::{Mode as PolicyMode, ModeView, SetBy};
@@ -31,11 +31,12 @@ use crate::tenancy::{Prefix, TenancyKey};
 pub mod catalog;
 pub mod diff;
 mod directory;
+pub mod requestlog;
 pub mod runtime;
 pub mod seed;
 pub mod state;
 pub use catalog::{Catalog, ClusterRecord, Command, Millis, PlanRecord, Refusal};
-pub use state::{ClusterState, UpstreamContexts};
+pub use state::{ClusterState, ShardReservation, UpstreamContexts};
 
 /// A plan's limits (spec 1.6, 8).
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +51,20 @@ pub struct Plan {
     pub max_bulk_actions: u64,
     pub monthly_price_cents: u64,
     pub max_open_contexts: u64,
+    /// Searches' and writes' own allowances (none: they share `concurrency`).
+    pub split: Split,
+}
+
+impl Plan {
+    /// The queue size of `limit` under this plan.
+    pub fn queue_size_of(&self, limit: Limit) -> u32 {
+        let lane = match limit {
+            Limit::Shared => None,
+            Limit::Search => self.split.search,
+            Limit::Write => self.split.write,
+        };
+        lane.map_or(self.queue_size, |l| l.queue_size)
+    }
 }
 
 impl From<&PlanRecord> for Plan {
@@ -65,6 +80,8 @@ impl From<&PlanRecord> for Plan {
             max_bulk_actions: p.max_bulk_actions,
             monthly_price_cents: p.monthly_price_cents,
             max_open_contexts: p.max_open_contexts,
+            // Checked when the plan was stored (`put_plan`).
+            split: p.split().unwrap_or_default(),
         }
     }
 }
@@ -90,6 +107,8 @@ pub struct Cluster {
     pub upstreams: Vec<SocketAddr>,
     /// The allowance shared by every core (runtime state, kept across snapshots).
     pub allowance: Arc<Allowance>,
+    /// The search and write allowances its plan may give (runtime state, kept too).
+    pub lanes: Lanes,
     /// Usage, readiness (runtime state, kept across snapshots).
     pub state: Arc<ClusterState>,
     /// The pair replaced by a rotation, still accepted until its deadline (grace period).
@@ -119,6 +138,19 @@ pub struct OldCredentials {
 }
 
 impl Cluster {
+    /// From how many ms a request counts as slow in its request log.
+    pub fn slow_request_ms(&self) -> u64 {
+        self.record
+            .slow_request_ms
+            .unwrap_or(requestlog::DEFAULT_SLOW_MS)
+    }
+
+    /// The allowance a read (`read`) or an update waits for, and which limit it is.
+    pub fn allowance_for(&self, read: bool) -> (&Arc<Allowance>, Limit) {
+        let limit = limit_for(&self.plan.split, read);
+        (self.lanes.get(limit, &self.allowance), limit)
+    }
+
     /// Whether `user:pass` opens this cluster at `now`: the username compared and the
     /// password's salted HMAC checked, both in constant time.
     pub fn accepts(&self, user: &[u8], pass: &[u8], now: Instant) -> bool {
@@ -399,6 +431,7 @@ impl Snapshot {
                 Arc::ptr_eq(&o.record, &c.record)
                     && *o.plan == **plan
                     && Arc::ptr_eq(&o.allowance, &h.allowance)
+                    && o.lanes.same(&h.lanes)
                     && Arc::ptr_eq(&o.state, &h.state)
                     && o.upstreams == c.upstreams
                     && same_ledger(&o.contexts, &snap.ledger_of(c))
@@ -598,6 +631,7 @@ fn view(
         credential: Credential::new(&r.username, &r.password),
         upstreams: c.upstreams.clone(),
         allowance: h.allowance.clone(),
+        lanes: h.lanes.clone(),
         state: h.state.clone(),
         previous,
         prefix: c.prefix,

@@ -12,12 +12,13 @@ use super::catalog::{Catalog, ClusterRecord};
 use super::diff::{ClusterChange, Diff};
 use super::state::ClusterState;
 use crate::config::ClusterClass;
-use crate::policy::admit::Allowance;
+use crate::policy::admit::{Allowance, Lanes, Split};
 
 /// One cluster's runtime handles (the edge's snapshot holds clones of them).
 #[derive(Debug, Clone)]
 pub struct Handles {
     pub allowance: Arc<Allowance>,
+    pub lanes: Lanes,
     pub state: Arc<ClusterState>,
 }
 
@@ -45,6 +46,7 @@ impl Runtime {
             .map(|c| {
                 let h = Handles {
                     allowance: c.allowance.clone(),
+                    lanes: c.lanes.clone(),
                     state: c.state.clone(),
                 };
                 (c.id.clone(), h)
@@ -67,6 +69,7 @@ impl Runtime {
             c.id.clone(),
             Handles {
                 allowance: Arc::new(Allowance::new(limit, queue)),
+                lanes: Lanes::new(&split(cat, c)),
                 state: Arc::new(ClusterState::new(ready)),
             },
         );
@@ -95,6 +98,7 @@ impl Runtime {
                     if f.limits {
                         let (limit, queue) = limits(new, c);
                         h.allowance.resize(limit, queue);
+                        h.lanes.resize(&split(new, c));
                     }
                     if f.upstream {
                         h.state.set_ready(c.class == ClusterClass::Multitenant);
@@ -109,6 +113,13 @@ fn limits(cat: &Catalog, c: &ClusterRecord) -> (u32, u32) {
     cat.plans
         .get(&c.plan)
         .map_or((1, 0), |p| (p.concurrency, p.queue_size))
+}
+
+fn split(cat: &Catalog, c: &ClusterRecord) -> Split {
+    cat.plans
+        .get(&c.plan)
+        .and_then(|p| p.split().ok())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ pub fn record_of(c: &ClusterConfig, now: Millis) -> ClusterRecord {
         version: 1,
         overage: None,
         keys: Vec::new(),
+        slow_request_ms: None,
     }
 }
 

@@ -5,6 +5,9 @@
 //! [`UpstreamContexts`].) (What usage does to the cluster's mode is the overage
 //! ladder's, recorded in the catalog: see `policy::ladder`.)
 //!
+//! Also the cluster's customer-visible request log (`requestlog`: the edge pushes, the
+//! admin API reads).
+//!
 //! Written by the control thread (metering, readiness probes) and by cores (indices they
 //! create); the request path reads readiness with single atomic loads. Shards are kept in
 //! a small ledger under a lock, taken only by index creations and metering readings.
@@ -15,6 +18,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, MutexGuard};
 
+use super::requestlog::RequestLog;
 use crate::policy::shards::{IndexShards, Usage};
 use crate::tenancy::context_shares::SharedContexts;
 
@@ -28,6 +32,8 @@ pub struct ClusterState {
     indices: AtomicU64,
     /// Metering readings taken so far.
     readings: AtomicU64,
+    /// Its customer-visible request log (bounded rings; `requestlog`).
+    pub requests: RequestLog,
 }
 
 /// The open search contexts of one shared upstream, for every multitenant cluster on it
@@ -115,6 +121,7 @@ impl ClusterState {
             docs: AtomicU64::new(0),
             indices: AtomicU64::new(0),
             readings: AtomicU64::new(0),
+            requests: RequestLog::default(),
         }
     }
 
@@ -166,23 +173,27 @@ impl ClusterState {
         self.readings.load(Relaxed)
     }
 
-    /// Reserves `asked` shards against `capacity` for an index about to be created; call
-    /// [`ClusterState::finish_creation`] once the upstream answered. `Err(in_use)` when they
-    /// do not fit.
-    pub fn reserve_shards(&self, asked: u64, capacity: u64) -> Result<(), u64> {
-        self.reserve_index(all_primaries(asked), capacity)
-    }
-
-    /// [`ClusterState::reserve_shards`] for an index whose primaries are known; end it
-    /// with [`ClusterState::finish_index`].
-    pub fn reserve_index(&self, asked: IndexShards, capacity: u64) -> Result<(), u64> {
+    /// Reserves `asked` shards against `capacity` for an index about to be created.
+    /// `Err(in_use)` when they do not fit. The reservation is a guard, like an allowance
+    /// permit: [`ShardReservation::finish`] records what the upstream did; dropped without
+    /// it (a refusal, a failure, a panic, a cancelled request) it is released as a creation
+    /// that did not happen.
+    pub fn reserve_index(
+        &self,
+        asked: IndexShards,
+        capacity: u64,
+    ) -> Result<ShardReservation<'_>, u64> {
         let mut l = self.ledger();
         let in_use = l.in_use();
         match in_use.checked_add(asked.total()) {
             Some(total) if total <= capacity => {
                 l.pending += asked.total();
                 l.pending_primaries += asked.primaries;
-                Ok(())
+                Ok(ShardReservation {
+                    state: self,
+                    asked,
+                    finished: false,
+                })
             }
             _ => Err(in_use),
         }
@@ -190,12 +201,7 @@ impl ClusterState {
 
     /// Ends a creation that reserved `asked` shards: `created` when the upstream created
     /// index `name` (its real name), false when it did not (refused, already there, failed).
-    pub fn finish_creation(&self, name: &[u8], asked: u64, created: bool) {
-        self.finish_index(name, all_primaries(asked), created)
-    }
-
-    /// Ends a creation begun with [`ClusterState::reserve_index`].
-    pub fn finish_index(&self, name: &[u8], asked: IndexShards, created: bool) {
+    fn finish_index(&self, name: &[u8], asked: IndexShards, created: bool) {
         let mut l = self.ledger();
         l.pending = l.pending.saturating_sub(asked.total());
         l.pending_primaries = l.pending_primaries.saturating_sub(asked.primaries);
@@ -221,11 +227,34 @@ impl ClusterState {
     }
 }
 
-/// `shards` counted as primaries (an upper bound when only the total is known).
-fn all_primaries(shards: u64) -> IndexShards {
-    IndexShards {
-        primaries: shards,
-        replicas: 0,
+/// Shards reserved for an index being created ([`ClusterState::reserve_index`]), held
+/// until the upstream answered; released on drop when not finished.
+#[must_use = "a reservation is released when dropped"]
+#[derive(Debug)]
+pub struct ShardReservation<'a> {
+    state: &'a ClusterState,
+    asked: IndexShards,
+    finished: bool,
+}
+
+impl ShardReservation<'_> {
+    /// The shards reserved.
+    pub fn shards(&self) -> IndexShards {
+        self.asked
+    }
+
+    /// The upstream answered: `created` when it created index `name` (its real name).
+    pub fn finish(mut self, name: &[u8], created: bool) {
+        self.finished = true;
+        self.state.finish_index(name, self.asked, created);
+    }
+}
+
+impl Drop for ShardReservation<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.state.finish_index(b"", self.asked, false);
+        }
     }
 }
 
@@ -270,22 +299,32 @@ mod tests {
         assert_eq!(s.readings(), 2);
     }
 
+    /// `n` shards counted as primaries (an upper bound when only the total is known).
+    fn all(n: u64) -> IndexShards {
+        IndexShards {
+            primaries: n,
+            replicas: 0,
+        }
+    }
+
+    /// Whether `n` more shards fit under `capacity` (the reservation given back at once).
+    fn fits(s: &ClusterState, n: u64, capacity: u64) -> Result<(), u64> {
+        s.reserve_index(all(n), capacity).map(drop)
+    }
+
     // spec 8: shards reserved and created count until a reading lists them
     #[test]
     fn created_shards_count_until_a_reading_lists_them() {
         let s = ClusterState::new(true);
         read(&s, 2, &["a"]);
-        assert_eq!(
-            s.reserve_shards(4, 6),
-            Ok(()),
-            "2 + 4 = 6: exactly at capacity"
-        );
-        assert_eq!(s.reserve_shards(1, 6), Err(6), "one more does not fit");
+        let b = s
+            .reserve_index(all(4), 6)
+            .expect("2 + 4 = 6: exactly at capacity");
+        assert_eq!(fits(&s, 1, 6), Err(6), "one more does not fit");
         assert_eq!(s.usage().shards, 6);
-        s.finish_creation(b"b", 4, false);
+        b.finish(b"b", false);
         assert_eq!(s.usage().shards, 2, "not created: given back");
-        s.reserve_shards(4, 6).unwrap();
-        s.finish_creation(b"b", 4, true);
+        s.reserve_index(all(4), 6).unwrap().finish(b"b", true);
         assert_eq!(s.usage().shards, 6);
         read(&s, 6, &["a", "b"]);
         assert_eq!(s.usage().shards, 6, "counted once");
@@ -297,6 +336,27 @@ mod tests {
         );
     }
 
+    // issue 31: a reservation is a guard: dropped unfinished (a refusal, a failure, a panic
+    // that unwinds, a cancelled request), its shards are given back as a creation that did
+    // not happen.
+    #[test]
+    fn a_reservation_dropped_unfinished_is_given_back() {
+        let s = ClusterState::new(true);
+        read(&s, 2, &["a"]);
+        let r = s.reserve_index(all(4), 6).unwrap();
+        assert_eq!(r.shards(), all(4));
+        assert_eq!(fits(&s, 1, 6), Err(6));
+        drop(r);
+        assert_eq!(s.usage().shards, 2);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _r = s.reserve_index(all(4), 6).unwrap();
+            panic!("a request failing while it holds the reservation");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(s.usage().shards, 2, "released by the unwinding");
+        assert_eq!(fits(&s, 4, 6), Ok(()));
+    }
+
     // issue 25 #3: primaries are counted apart (a search opens one context per primary),
     // through creations and readings alike
     #[test]
@@ -306,12 +366,11 @@ mod tests {
             primaries: 3,
             replicas: 1,
         };
-        s.reserve_index(three, 100).unwrap();
+        let a = s.reserve_index(three, 100).unwrap();
         assert_eq!((s.usage().shards, s.usage().primaries), (6, 3));
-        s.finish_index(b"a", three, true);
+        a.finish(b"a", true);
         assert_eq!((s.usage().shards, s.usage().primaries), (6, 3));
-        s.reserve_index(three, 100).unwrap();
-        s.finish_index(b"b", three, false);
+        s.reserve_index(three, 100).unwrap().finish(b"b", false);
         assert_eq!(s.usage().primaries, 3, "not created: given back");
         let r = s.begin_reading();
         let reading = Usage {
@@ -326,7 +385,7 @@ mod tests {
             "counted once"
         );
         // a total alone counts as primaries (an upper bound)
-        s.reserve_shards(2, 100).unwrap();
+        let _held = s.reserve_index(all(2), 100).unwrap();
         assert_eq!(s.usage().primaries, 5);
     }
 
@@ -336,24 +395,23 @@ mod tests {
     fn a_reading_that_missed_a_creation_keeps_its_shards() {
         let s = ClusterState::new(true);
         read(&s, 2, &["a"]);
-        s.reserve_shards(4, 6).unwrap();
+        let b = s.reserve_index(all(4), 6).unwrap();
         let r = s.begin_reading(); // sent while `b` is being created
-        s.finish_creation(b"b", 4, true);
+        b.finish(b"b", true);
         s.record_usage(r, shards(2), &names(&["a"]));
-        assert_eq!(s.reserve_shards(1, 6), Err(6));
+        assert_eq!(fits(&s, 1, 6), Err(6));
         // Still in flight when the reading comes back: counted too.
         let s = ClusterState::new(true);
         read(&s, 2, &["a"]);
-        s.reserve_shards(4, 6).unwrap();
+        let b = s.reserve_index(all(4), 6).unwrap();
         read(&s, 2, &["a"]);
-        assert_eq!(s.reserve_shards(1, 6), Err(6));
+        assert_eq!(fits(&s, 1, 6), Err(6));
         // The reading saw it before the creation's answer came back: counted once after.
         read(&s, 6, &["a", "b"]);
-        s.finish_creation(b"b", 4, true);
+        b.finish(b"b", true);
         assert_eq!(s.usage().shards, 6);
         // Created, then deleted before the next reading: that reading frees it.
-        s.reserve_shards(2, 10).unwrap();
-        s.finish_creation(b"c", 2, true);
+        s.reserve_index(all(2), 10).unwrap().finish(b"c", true);
         assert_eq!(s.usage().shards, 8);
         read(&s, 2, &["a"]);
         assert_eq!(s.usage().shards, 2);

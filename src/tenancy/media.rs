@@ -9,6 +9,7 @@
 //!
 //! Must not touch: bodies, I/O.
 
+use super::encoding::{request_coding, Coding};
 use crate::errors::EdgeError;
 
 /// A parsed media type: lowercase type and subtype, parameters as sent (names lowercase).
@@ -100,9 +101,10 @@ pub fn check_content_type(value: Option<&[u8]>) -> Result<(), EdgeError> {
 }
 
 /// Checks the headers the multitenant rewriting depends on: a `Content-Type` (required
-/// with a body, checked whenever it is sent) of a JSON media type, a body not compressed,
-/// and an `Accept` the upstream can only answer with JSON or text. The edge must also drop
-/// `Accept-Encoding`, so the upstream answers uncompressed.
+/// with a body, checked whenever it is sent) of a JSON media type, a body either plain or
+/// in a coding the edge inflates (`encoding::request_coding`, returned), and an `Accept`
+/// the upstream can only answer with JSON or text. The edge must also drop
+/// `Accept-Encoding` and `Content-Encoding`, so the upstream reads and answers uncompressed.
 ///
 /// Elasticsearch picks the response format from `format`, else `Accept`, else the request's
 /// `Content-Type` (even without a body), with `XContentType.fromMediaTypeOrFormat`: a full
@@ -115,21 +117,17 @@ pub fn check_headers(
     content_encoding: Option<&[u8]>,
     accept: Option<&[u8]>,
     has_body: bool,
-) -> Result<(), EdgeError> {
-    if content_encoding.is_some_and(|e| !e.trim_ascii().eq_ignore_ascii_case(b"identity")) {
-        return Err(EdgeError::BadRequest(
-            "compressed request bodies are not supported on this cluster",
-        ));
-    }
+) -> Result<Option<Coding>, EdgeError> {
+    let coding = request_coding(content_encoding)?;
     match content_type {
         Some(ct) if !has_body => check_bodiless_content_type(ct)?,
         _ if has_body => check_content_type(content_type)?,
         _ => {}
     }
-    match accept {
-        Some(acc) => check_accept(acc),
-        None => Ok(()),
+    if let Some(acc) = accept {
+        check_accept(acc)?;
     }
+    Ok(coding)
 }
 
 /// The `Content-Type` of a request without a body: it still picks the response format
@@ -324,7 +322,11 @@ mod tests {
         assert!(check_headers(j, None, None, true).is_ok());
         assert!(check_headers(None, None, None, false).is_ok());
         assert!(check_headers(None, None, None, true).is_err());
-        assert!(check_headers(j, Some(b"gzip"), None, true).is_err());
+        assert_eq!(
+            check_headers(j, Some(b"gzip"), None, true),
+            Ok(Some(Coding::Gzip))
+        );
+        assert!(check_headers(j, Some(b"br"), None, true).is_err());
         assert!(check_headers(j, Some(b"identity"), None, true).is_ok());
         assert!(check_headers(j, None, Some(b"application/json, text/plain;q=0.5"), true).is_ok());
         assert!(check_headers(j, None, Some(b"*/*"), true).is_ok());

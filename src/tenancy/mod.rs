@@ -23,7 +23,7 @@
 //! // per request
 //! let req = request::classify::classify_request(method, raw_path, cluster.class)?;   // 400 on bad path
 //! policy::mode::decide(mode, &req.class)?;                       // 404/403/501
-//! tenancy::check_headers(content_type, content_encoding, accept, has_body)?;
+//! tenancy::check_headers(content_type, content_encoding, accept, has_body)?;  // Some(coding): inflate first (encoding)
 //! tenancy::check_request_headers(head_names_and_values)?;        // 400 for identity headers
 //! // forward only headers::FORWARDED (X-Opaque-Id tagged with the prefix): proto::ForwardHeaders::Only
 //! let t = Tenant { prefix: &prefix, ids: Some((&sealer, &cluster.id)) };
@@ -63,6 +63,7 @@
 pub mod body;
 pub mod context_shares;
 pub mod contexts;
+pub mod encoding;
 pub mod headers;
 pub mod ids;
 pub mod json;

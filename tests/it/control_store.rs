@@ -89,6 +89,10 @@ fn plan(name: &str, concurrency: u32) -> PlanRecord {
         overage_grace_ms: 86_400_000,
         overage_disable_after_ms: 2 * 86_400_000,
         overage_extreme_factor: 2,
+        search_concurrency: None,
+        search_queue_size: None,
+        write_concurrency: None,
+        write_queue_size: None,
     }
 }
 
@@ -115,6 +119,7 @@ fn record(id: &str) -> ClusterRecord {
         version: 1,
         overage: None,
         keys: Vec::new(),
+        slow_request_ms: None,
     }
 }
 

@@ -177,10 +177,18 @@ pub enum EdgeError {
     HeadTooLarge(usize),
     /// 413: more bulk actions than the plan allows (limit).
     TooManyBulkActions(u64),
-    /// 429: the cluster's queue is full.
-    QueueFull { concurrency: u32, queue_size: u32 },
-    /// 429: waited in the queue past the plan's queue timeout.
-    QueueTimeout { concurrency: u32, waited_ms: u64 },
+    /// 429: the queue of one of the cluster's limits (`shared`, `search` or `write`) is full.
+    QueueFull {
+        limit: &'static str,
+        concurrency: u32,
+        queue_size: u32,
+    },
+    /// 429: waited in the queue of one of the cluster's limits past the plan's queue timeout.
+    QueueTimeout {
+        limit: &'static str,
+        concurrency: u32,
+        waited_ms: u64,
+    },
     /// 501: endpoint not exposed (the endpoint as the client named it).
     NotImplemented(String),
     /// 502: the upstream answered with a malformed or cut head.
@@ -358,12 +366,24 @@ impl EdgeError {
             TooManyBulkActions(limit) => too_large(format!(
                 "Request Too Large: more than {limit} actions in one bulk request; halve the batch size until the request passes"
             )),
-            QueueFull { concurrency, queue_size } => too_many(format!(
-                "Too Many Requests: the cluster's allowance of {concurrency} concurrent requests is in use and its queue of {queue_size} is full; retry with backoff, batch updates, use multi-search, or upgrade the plan"
-            )),
-            QueueTimeout { concurrency, waited_ms } => too_many(format!(
-                "Too Many Requests: waited {waited_ms} ms for one of the cluster's {concurrency} concurrent request slots; retry with backoff, batch updates, use multi-search, or upgrade the plan"
-            )),
+            QueueFull {
+                limit,
+                concurrency,
+                queue_size,
+            } => too_many(format!(
+                "Too Many Requests: the cluster's {} of {concurrency} concurrent requests is in use and its queue of {queue_size} is full; retry with backoff, batch updates, use multi-search, or upgrade the plan",
+                limit_words(limit)
+            ))
+            .with_field("limit", json!(limit)),
+            QueueTimeout {
+                limit,
+                concurrency,
+                waited_ms,
+            } => too_many(format!(
+                "Too Many Requests: waited {waited_ms} ms for one of the {concurrency} concurrent request slots of the cluster's {}; retry with backoff, batch updates, use multi-search, or upgrade the plan",
+                limit_words(limit)
+            ))
+            .with_field("limit", json!(limit)),
             // Only multitenant clusters refuse `_cat` tables: they would show the engine
             // the cluster shares.
             NotImplemented(endpoint) if endpoint.starts_with("_cat") => ErrorBody::new(
@@ -453,6 +473,15 @@ fn too_large(reason: String) -> ErrorBody {
     ErrorBody::new(413, "request_entity_too_large_exception", reason)
 }
 
+/// How a 429 names the limit it hit.
+fn limit_words(limit: &str) -> &'static str {
+    match limit {
+        "search" => "search limit (search_concurrency)",
+        "write" => "write limit (write_concurrency)",
+        _ => "allowance (concurrency)",
+    }
+}
+
 fn too_many(reason: String) -> ErrorBody {
     ErrorBody::new(429, "too_many_requests_exception", reason)
         .with_field("retry", json!("back off and retry"))
@@ -461,6 +490,35 @@ fn too_many(reason: String) -> ErrorBody {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // issue 29, spec 7 (429): a 429 names the limit it hit and carries Retry-After
+    #[test]
+    fn a_429_names_its_limit() {
+        let table = [
+            ("shared", "allowance (concurrency)"),
+            ("search", "search limit (search_concurrency)"),
+            ("write", "write limit (write_concurrency)"),
+        ];
+        for (limit, words) in table {
+            let full = EdgeError::QueueFull {
+                limit,
+                concurrency: 2,
+                queue_size: 3,
+            };
+            let late = EdgeError::QueueTimeout {
+                limit,
+                concurrency: 2,
+                waited_ms: 9,
+            };
+            for e in [full, late] {
+                let v = e.body().to_value();
+                assert_eq!(v["error"]["limit"], json!(limit));
+                let reason = v["error"]["reason"].as_str().unwrap();
+                assert!(reason.contains(words), "{reason}");
+                assert_eq!(e.headers(), &[("Retry-After", "1")]);
+            }
+        }
+    }
 
     // spec 7: error body shape `error.root_cause[]`, `type`, `reason`, `status`
     #[test]
@@ -508,6 +566,7 @@ mod tests {
             (TooManyBulkActions(1), 413),
             (
                 QueueFull {
+                    limit: "write",
                     concurrency: 1,
                     queue_size: 1,
                 },
@@ -515,6 +574,7 @@ mod tests {
             ),
             (
                 QueueTimeout {
+                    limit: "search",
                     concurrency: 1,
                     waited_ms: 1,
                 },

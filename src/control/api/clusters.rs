@@ -14,12 +14,12 @@ use serde_json::{json, Value};
 
 use super::views::{self, Live};
 use super::{
-    check_if_match, idempotent_record, json_body, replay, Api, ApiError, Request, Response,
+    attempts, check_if_match, idempotent_record, json_body, replay, Api, ApiError, Attempt,
+    Request, Response,
 };
 use crate::calendar::{self, InstantError};
 use crate::config::{parse_duration, ClusterClass, Mode};
-use crate::control::plane::{Change, ControlError, Plane};
-use crate::control::store::StoreError;
+use crate::control::plane::{Change, Plane};
 use crate::policy::auth::{generate_password, generate_username, PasswordHash};
 use crate::registry::catalog::{Catalog, ClusterRecord, Command, Millis, Source};
 
@@ -139,9 +139,8 @@ pub(super) fn show(api: &Api, id: &str) -> Result<Response, ApiError> {
 
 /// Runs `cmds` for `req` against cluster `id` (checking `If-Match` first when `id` is
 /// given), answering with the cluster's view after the change plus `extra` fields. The
-/// plane first catches up with the store's feed, so the check and the commands see what
-/// every node of a fleet committed; when another node commits in between, it catches up
-/// and runs the whole request again (the `If-Match` check included).
+/// whole request runs again after another node committed first (see [`super::attempts`]),
+/// the `If-Match` check and the `Idempotency-Key` replay included.
 fn change(
     api: &Api,
     req: &Request,
@@ -150,38 +149,9 @@ fn change(
     status: u16,
     extra: &dyn Fn(&ClusterRecord) -> Value,
 ) -> Result<Response, ApiError> {
-    let mut plane = api.plane();
-    let mut tries = 0;
-    loop {
-        plane.catch_up()?;
-        match change_once(api, &mut plane, req, id, &cmds, status, extra) {
-            Err(Attempt::Stale) if tries < STALE_RETRIES => tries += 1,
-            Err(Attempt::Stale) => {
-                return Err(ApiError::unavailable(
-                    "other nodes keep changing the store; nothing was changed, retry",
-                    1,
-                ))
-            }
-            Err(Attempt::Failed(e)) => return Err(e),
-            Ok(r) => return Ok(r),
-        }
-    }
-}
-
-/// How often a request runs again after another node committed first.
-const STALE_RETRIES: u32 = 8;
-
-/// Why one attempt of a change did not answer.
-enum Attempt {
-    /// Another writer committed first: catch up and run it again.
-    Stale,
-    Failed(ApiError),
-}
-
-impl<E: Into<ApiError>> From<E> for Attempt {
-    fn from(e: E) -> Attempt {
-        Attempt::Failed(e.into())
-    }
+    attempts(api, |plane| {
+        change_once(api, plane, req, id, &cmds, status, extra)
+    })
 }
 
 fn change_once(
@@ -228,10 +198,7 @@ fn change_once(
         answer = Some((body, r.version));
         record
     });
-    match done {
-        Err(ControlError::Store(StoreError::Stale(_))) => return Err(Attempt::Stale),
-        other => other?,
-    };
+    done?;
     let (mut body, version) = answer.ok_or_else(|| ApiError::not_found("no such cluster"))?;
     // The live view once published (usage, effective mode), keeping the once-only fields.
     let snap = plane.snapshot();
@@ -373,6 +340,7 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
             version: 1,
             overage: None,
             keys: Vec::new(),
+            slow_request_ms: None,
         };
         Ok(vec![Command::CreateCluster(Box::new(record))])
     };
@@ -390,6 +358,30 @@ pub(super) fn plan(api: &Api, req: &Request, id: &str) -> Result<Response, ApiEr
     change(api, req, Some(id), |_| Ok(vec![cmd.clone()]), 200, &|_| {
         json!({})
     })
+}
+
+/// `PUT /v1/clusters/{id}/slow_threshold` with `{"slow_threshold_ms": N}`: requests this
+/// slow or slower go to the cluster's slow-request log too (`requests.rs`).
+pub(super) fn slow_threshold(api: &Api, req: &Request, id: &str) -> Result<Response, ApiError> {
+    let body: SlowBody = json_body(req)?;
+    let cmd = Command::SetSlowThreshold {
+        id: id.into(),
+        ms: body.slow_threshold_ms,
+    };
+    change(
+        api,
+        req,
+        Some(id),
+        |_| Ok(vec![cmd.clone()]),
+        200,
+        &|r| json!({ "slow_threshold_ms": r.slow_request_ms }),
+    )
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlowBody {
+    slow_threshold_ms: u64,
 }
 
 /// `until`: RFC 3339, or a duration from now (`"30m"`).

@@ -2,7 +2,8 @@
 //! username, password and URL: the secret is shown this once and stored only as its salted
 //! hash, as cluster passwords are), `GET /v1/clusters/{id}/keys` (no secrets),
 //! `DELETE /v1/clusters/{id}/keys/{key_id}` (revoked from the next request on). Each change
-//! goes through `Plane::submit_with`: committed, audited (`key.create`, `key.revoke`), then
+//! runs as one attempt of `attempts` (run again after another node committed first, its
+//! `Idempotency-Key` replay included): committed, audited (`key.create`, `key.revoke`), then
 //! published to the edge.
 //!
 //! Must not touch: sockets, the store's tables (only through the plane).
@@ -12,9 +13,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::clusters::time_of;
-use super::{idempotent_record, json_body, replay, views, Api, ApiError, Request, Response};
+use super::{
+    attempts, idempotent_record, json_body, replay, views, Api, ApiError, Attempt, Request,
+    Response,
+};
 use crate::cidr::Cidr;
-use crate::control::plane::Change;
+use crate::control::plane::{Change, Plane};
 use crate::policy::auth::{generate_password, generate_username, PasswordHash};
 use crate::policy::keys::Role;
 use crate::registry::catalog::{ClusterRecord, Command, KeyRecord};
@@ -138,50 +142,66 @@ pub(super) fn create(api: &Api, req: &Request, id: &str) -> Result<Response, Api
     let allowed_ips = list_of("allowed_ips", body.allowed_ips, |s| {
         Cidr::parse(s).map(drop)
     })?;
-    let mut plane = api.plane();
-    if let Some(r) = replay(&mut plane, req)? {
-        return Ok(r);
-    }
-    let now = plane.now();
-    let expires_at = body
-        .expires_at
-        .map(|t| time_of(&t, now, "expires_at"))
-        .transpose()?;
-    if expires_at.is_some_and(|e| e <= now) {
-        return Err(ApiError::bad_request("`expires_at` is in the past"));
-    }
-    live(&plane.snapshot().catalog, id)?;
     let (username, password) = (generate_username(), generate_password());
-    let key = KeyRecord {
-        id: new_key_id(),
-        name,
-        role,
-        username,
-        password: PasswordHash::new(password.as_bytes()),
-        indices,
-        expires_at,
-        allowed_origins,
-        allowed_ips,
-        created_at: now,
-    };
+    let key_id = new_key_id();
+    attempts(api, |plane| {
+        if let Some(r) = replay(plane, req)? {
+            return Ok(r);
+        }
+        let now = plane.now();
+        let expires_at = body
+            .expires_at
+            .as_ref()
+            .map(|t| time_of(t, now, "expires_at"))
+            .transpose()?;
+        if expires_at.is_some_and(|e| e <= now) {
+            return Err(ApiError::bad_request("`expires_at` is in the past").into());
+        }
+        live(&plane.snapshot().catalog, id)?;
+        let key = KeyRecord {
+            id: key_id.clone(),
+            name: name.clone(),
+            role,
+            username: username.clone(),
+            password: PasswordHash::new(password.as_bytes()),
+            indices: indices.clone(),
+            expires_at,
+            allowed_origins: allowed_origins.clone(),
+            allowed_ips: allowed_ips.clone(),
+            created_at: now,
+        };
+        create_once(api, plane, req, id, key, &password)
+    })
+}
+
+/// One attempt of [`create`]: commit `key` with the once-only answer (its secret).
+fn create_once(
+    api: &Api,
+    plane: &mut Plane,
+    req: &Request,
+    id: &str,
+    key: KeyRecord,
+    password: &str,
+) -> Result<Response, Attempt> {
+    let key_id = key.id.clone();
     let change = Change {
         actor: api.token.id().to_string(),
         cmds: vec![Command::CreateKey {
             id: id.into(),
-            key: Box::new(key.clone()),
+            key: Box::new(key),
         }],
         ..Change::default()
     };
     let env = api.env.clone();
     let mut answer = None;
-    plane.submit_with(change, &mut |next| {
+    plane.submit_once(change, &mut |next| {
         let c = next.clusters.get(id)?;
-        let k = c.keys.iter().find(|k| k.id == key.id)?;
+        let k = c.keys.iter().find(|k| k.id == key_id)?;
         let mut v = views::key(k);
         v["cluster"] = json!(id);
         v["password"] = json!(password);
-        v["url"] = json!(views::address_as(c, &k.username, &env, Some(&password)));
-        if let Some(u) = views::localhost_address_as(&k.username, &env, Some(&password)) {
+        v["url"] = json!(views::address_as(c, &k.username, &env, Some(password)));
+        if let Some(u) = views::localhost_address_as(&k.username, &env, Some(password)) {
             v["localhost_url"] = json!(u);
         }
         let record = idempotent_record(req, 201, &v);
@@ -199,29 +219,29 @@ pub(super) fn delete(
     id: &str,
     key_id: &str,
 ) -> Result<Response, ApiError> {
-    let mut plane = api.plane();
-    if let Some(r) = replay(&mut plane, req)? {
-        return Ok(r);
-    }
-    let snap = plane.snapshot();
-    let c = live(&snap.catalog, id)?;
-    let k = c
-        .keys
-        .iter()
-        .find(|k| k.id == key_id)
-        .ok_or_else(|| ApiError::not_found(format!("cluster `{id}` has no key `{key_id}`")))?;
-    let mut body = views::key(k);
-    body["cluster"] = json!(id);
-    body["revoked"] = json!(true);
-    let change = Change {
-        actor: api.token.id().to_string(),
-        cmds: vec![Command::RevokeKey {
-            id: id.into(),
-            key_id: key_id.into(),
-        }],
-        ..Change::default()
-    };
-    let answer = body.clone();
-    plane.submit_with(change, &mut |_| idempotent_record(req, 200, &answer))?;
-    Ok(Response::ok(200, body))
+    attempts(api, |plane| {
+        if let Some(r) = replay(plane, req)? {
+            return Ok(r);
+        }
+        let snap = plane.snapshot();
+        let c = live(&snap.catalog, id)?;
+        let k =
+            c.keys.iter().find(|k| k.id == key_id).ok_or_else(|| {
+                ApiError::not_found(format!("cluster `{id}` has no key `{key_id}`"))
+            })?;
+        let mut body = views::key(k);
+        body["cluster"] = json!(id);
+        body["revoked"] = json!(true);
+        let change = Change {
+            actor: api.token.id().to_string(),
+            cmds: vec![Command::RevokeKey {
+                id: id.into(),
+                key_id: key_id.into(),
+            }],
+            ..Change::default()
+        };
+        let answer = body.clone();
+        plane.submit_once(change, &mut |_| idempotent_record(req, 200, &answer))?;
+        Ok(Response::ok(200, body))
+    })
 }

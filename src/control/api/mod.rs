@@ -22,6 +22,7 @@ mod billing;
 mod clusters;
 mod keys;
 pub mod observe;
+mod requests;
 pub mod server;
 mod views;
 
@@ -258,6 +259,10 @@ fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
             clusters::rotate(api, req, id)
         }
         (Method::Get, ["v1", "clusters", id, "keys"]) => keys::list(api, id),
+        (Method::Get, ["v1", "clusters", id, "requests"]) => requests::list(api, req, id),
+        (Method::Put, ["v1", "clusters", id, "slow_threshold"]) => {
+            clusters::slow_threshold(api, req, id)
+        }
         (Method::Post, ["v1", "clusters", id, "keys"]) => keys::create(api, req, id),
         (Method::Delete, ["v1", "clusters", id, "keys", key_id]) => {
             keys::delete(api, req, id, key_id)
@@ -268,7 +273,7 @@ fn route(api: &Api, req: &Request) -> Result<Response, ApiError> {
         | (_, ["v1", "clusters", _])
         | (_, ["v1", "clusters", _, "plan" | "mode"])
         | (_, ["v1", "clusters", _, "credentials", "rotate"])
-        | (_, ["v1", "clusters", _, "keys"])
+        | (_, ["v1", "clusters", _, "keys" | "requests" | "slow_threshold"])
         | (_, ["v1", "clusters", _, "keys", _])
         | (_, ["v1", "plans" | "audit"]) => Err(ApiError::new(
             405,
@@ -362,6 +367,54 @@ fn check_if_match(req: &Request, version: u64) -> Result<(), ApiError> {
         format!("the cluster changed: it is at version {version}, the request expected {h}; read it again and retry"),
     )
     .field("version", json!(version)))
+}
+
+/// Runs one attempt of an admin change after catching up with the store's feed; when
+/// another node of the fleet committed first, catches up and runs the whole attempt again
+/// (its `Idempotency-Key` replay, `If-Match` check and validation included, so a key that
+/// another node just answered is replayed, not committed twice).
+fn attempts(
+    api: &Api,
+    mut attempt: impl FnMut(&mut Plane) -> Result<Response, Attempt>,
+) -> Result<Response, ApiError> {
+    let mut plane = api.plane();
+    for _ in 0..=STALE_RETRIES {
+        plane.catch_up()?;
+        match attempt(&mut plane) {
+            Err(Attempt::Stale) => continue,
+            Err(Attempt::Failed(e)) => return Err(e),
+            Ok(r) => return Ok(r),
+        }
+    }
+    Err(ApiError::unavailable(
+        "other nodes keep changing the store; nothing was changed, retry",
+        1,
+    ))
+}
+
+/// How often a request runs again after another node committed first.
+const STALE_RETRIES: u32 = 8;
+
+/// Why one attempt of a change did not answer.
+enum Attempt {
+    /// Another writer committed first: catch up and run it again.
+    Stale,
+    Failed(ApiError),
+}
+
+impl From<ApiError> for Attempt {
+    fn from(e: ApiError) -> Attempt {
+        Attempt::Failed(e)
+    }
+}
+
+impl From<ControlError> for Attempt {
+    fn from(e: ControlError) -> Attempt {
+        match e {
+            ControlError::Store(StoreError::Stale(_)) => Attempt::Stale,
+            e => Attempt::Failed(e.into()),
+        }
+    }
 }
 
 /// The fingerprint of a request for `Idempotency-Key`: method, path and body.

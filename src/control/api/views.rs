@@ -196,6 +196,10 @@ pub fn plan(p: &PlanRecord) -> Value {
         "overage_grace_seconds": p.overage_grace_ms / 1000,
         "overage_disable_after_seconds": p.overage_disable_after_ms / 1000,
         "overage_extreme_factor": p.overage_extreme_factor,
+        "search_concurrency": p.search_concurrency,
+        "search_queue_size": p.search_queue_size,
+        "write_concurrency": p.write_concurrency,
+        "write_queue_size": p.write_queue_size,
     })
 }
 

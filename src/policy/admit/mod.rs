@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -30,6 +30,8 @@ pub struct Allowance {
     in_flight: AtomicU32,
     /// Waiters announced or queued; read on the fast paths to keep FIFO order.
     waiting: AtomicU32,
+    /// Requests refused (429: queue full, or waited past the queue timeout).
+    refused: AtomicU64,
     queue: Mutex<VecDeque<Arc<Waiter>>>,
 }
 
@@ -76,6 +78,7 @@ impl Allowance {
             queue_cap: AtomicU32::new(queue_cap),
             in_flight: AtomicU32::new(0),
             waiting: AtomicU32::new(0),
+            refused: AtomicU64::new(0),
             queue: Mutex::new(VecDeque::with_capacity(queue_cap.min(1024) as usize)),
         }
     }
@@ -88,6 +91,16 @@ impl Allowance {
     /// Requests currently queued.
     pub fn queued(&self) -> u32 {
         self.waiting.load(SeqCst)
+    }
+
+    /// Requests this allowance refused so far (429s: a full queue, a queue timeout).
+    pub fn refusals(&self) -> u64 {
+        self.refused.load(SeqCst)
+    }
+
+    /// Counts a refusal the caller decided (a queue timeout; a full queue counts itself).
+    pub fn note_refusal(&self) {
+        self.refused.fetch_add(1, SeqCst);
     }
 
     /// The current limit.
@@ -135,6 +148,7 @@ impl Allowance {
             });
         }
         if q.len() >= self.queue_cap.load(SeqCst) as usize {
+            self.note_refusal();
             return Admission::Full;
         }
         let waiter = Arc::new(Waiter {
@@ -239,6 +253,9 @@ impl Drop for Ticket {
         }
     }
 }
+
+pub mod lanes;
+pub use lanes::{limit_for, Lane, Lanes, Limit, Split};
 
 #[cfg(test)]
 mod tests;

@@ -40,6 +40,7 @@ use crate::errors::EdgeError;
 use crate::proto::{Framing, RequestHead};
 use crate::request::classify::{classify_request, BodyKind, Class, Classified, Route};
 use crate::request::waits;
+use crate::tenancy::encoding::{accepts_gzip, Coding};
 use crate::tenancy::{self, IdSealer, Prefix, RequestPlan, Tenant};
 
 /// Largest index-creation body the edge reads whole to count its shards (they are small).
@@ -110,6 +111,8 @@ pub enum Reservation {
 pub struct TenantPlan {
     pub prefix: Prefix,
     pub plan: RequestPlan,
+    /// The client accepts a gzip response: the rewritten body goes out compressed.
+    pub gzip_response: bool,
 }
 
 /// A request the edge forwards, and how.
@@ -132,6 +135,11 @@ pub struct Decision<'s, C> {
     /// and checks it (`keys::check_body`) before anything is sent. The action, for the
     /// refusal.
     pub key_body: Option<KeyBody>,
+    /// The body came compressed and the edge reads it (every body of the multitenant
+    /// class; on the single-tenant class one it checks: an index creation, a counted
+    /// `_bulk`, a `_reindex`, a key's body): inflated first, bounded by the body limit,
+    /// and forwarded plain. `None`: forwarded as it came.
+    pub inflate: Option<Coding>,
 }
 
 /// What `keys::check_body` needs of the request, kept by the decision.
@@ -287,7 +295,11 @@ fn decide_for<'s, C: ClusterView>(
                 ids: listener.ids.map(|s| (s, bound.as_ref())),
             };
             let plan = tenancy::plan_request(&t, &classified, head.query(buf), &mut out.target)?;
-            Some(TenantPlan { prefix, plan })
+            Some(TenantPlan {
+                prefix,
+                plan,
+                gzip_response: accepts_gzip(header(b"accept-encoding")),
+            })
         }
     };
     // The wait parameters the edge bounds by the deadline, in the form the upstream reads
@@ -325,6 +337,7 @@ fn decide_for<'s, C: ClusterView>(
             method: head.method,
             action: keys::action_of(head.method, &classified),
         });
+    let inflate = inflation(head, buf, tenant.is_some(), body, key_body.is_some())?;
     Ok(Decision {
         cluster,
         class: classified.class,
@@ -334,7 +347,28 @@ fn decide_for<'s, C: ClusterView>(
         key,
         cors: false,
         key_body,
+        inflate,
     })
+}
+
+/// Whether the edge inflates the body before reading it ([`Decision::inflate`]): when the
+/// body came compressed and the edge reads it at all (every body of the multitenant class;
+/// on the single-tenant class an index creation, a counted `_bulk`, a `_reindex`, a key's
+/// body), so that what it checks is what the upstream gets. A coding it cannot inflate is
+/// 400 then; a body the edge does not read passes as it came.
+fn inflation(
+    head: &RequestHead,
+    buf: &[u8],
+    tenant: bool,
+    body: BodyPlan,
+    key_body: bool,
+) -> Result<Option<Coding>, EdgeError> {
+    let reads =
+        tenant || key_body || matches!(body, BodyPlan::Whole { .. } | BodyPlan::CountBulk { .. });
+    if !reads || !has_body(head) {
+        return Ok(None);
+    }
+    tenancy::encoding::request_coding(head.header(buf, b"content-encoding"))
 }
 
 /// A key's role checked against the request (a restricted key never closes all of the

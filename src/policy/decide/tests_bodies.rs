@@ -147,16 +147,16 @@ fn body_handling_from_the_route_table() {
             }),
         ),
         (
-            "multitenant: a compressed body is 400",
+            "issue 29: multitenant: a body in a coding the edge cannot inflate is 400",
             head(
                 "POST /books/_search HTTP/1.1",
                 MT,
                 "mt",
-                &[JSON, "Content-Encoding: gzip", "Content-Length: 2"],
+                &[JSON, "Content-Encoding: br", "Content-Length: 2"],
             ),
             None,
             Want::Refuse(E::BadRequest(
-                "compressed request bodies are not supported on this cluster",
+                "unsupported Content-Encoding: this cluster reads gzip and deflate request bodies",
             )),
         ),
         (
@@ -246,4 +246,75 @@ fn body_handling_from_the_route_table() {
         ),
     ]);
     table(table_rows);
+}
+
+// issue 29: the edge inflates a compressed body it reads (every body of the multitenant
+// class; the single-tenant bodies it checks) and passes the others as they came; a coding
+// it cannot inflate is 400 only where it must read the body
+#[test]
+fn compressed_bodies_are_inflated_where_the_edge_reads_them() {
+    use crate::tenancy::encoding::Coding;
+    let dir = clusters();
+    let gz = "Content-Encoding: gzip";
+    type Want = Result<Option<Coding>, ()>;
+    let rows: [(&str, &str, &str, &[&str], Want); 8] = [
+        (
+            "POST /books/_search HTTP/1.1",
+            MT,
+            "mt",
+            &[JSON, gz, "Content-Length: 2"],
+            Ok(Some(Coding::Gzip)),
+        ),
+        (
+            "POST /_bulk HTTP/1.1",
+            MT,
+            "mt",
+            &[JSON, "Content-Encoding: deflate", "Content-Length: 2"],
+            Ok(Some(Coding::Deflate)),
+        ),
+        ("GET /books/_search HTTP/1.1", MT, "mt", &[gz], Ok(None)),
+        (
+            "PUT /books HTTP/1.1",
+            ACME,
+            "acme",
+            &[JSON, gz, "Content-Length: 2"],
+            Ok(Some(Coding::Gzip)),
+        ),
+        (
+            "POST /_bulk HTTP/1.1",
+            ACME,
+            "acme",
+            &[gz, "Content-Length: 2"],
+            Ok(Some(Coding::Gzip)),
+        ),
+        (
+            "POST /books/_search HTTP/1.1",
+            ACME,
+            "acme",
+            &[JSON, gz, "Content-Length: 2"],
+            Ok(None),
+        ),
+        (
+            "POST /books/_search HTTP/1.1",
+            ACME,
+            "acme",
+            &[JSON, "Content-Encoding: br", "Content-Length: 2"],
+            Ok(None),
+        ),
+        (
+            "PUT /books HTTP/1.1",
+            ACME,
+            "acme",
+            &[JSON, "Content-Encoding: br", "Content-Length: 2"],
+            Err(()),
+        ),
+    ];
+    for (line, host, creds, extra, want) in rows {
+        let raw = head(line, host, creds, extra);
+        let got = decided(&dir, &raw, None, 1000, |d, _| {
+            d.map(|d| d.inflate)
+                .map_err(|r| assert_eq!(r.error.status(), 400))
+        });
+        assert_eq!(got, want, "{line} {extra:?}");
+    }
 }

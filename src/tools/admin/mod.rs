@@ -72,6 +72,16 @@ pub enum AdminCommand {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Cluster ID's request log, newest first: time, key, client, method, path (the
+    /// cluster's own index names), status, time queued and upstream, bytes.
+    Requests {
+        id: String,
+        /// Only the slow ones (at or over the cluster's slow threshold).
+        #[arg(long)]
+        slow: bool,
+    },
+    /// Sets from how many ms cluster ID's requests count as slow in its request log.
+    SlowThreshold { id: String, ms: u64 },
     /// The plans.
     Plans,
     /// The upstream pools (each list of nodes clusters use), their clusters, and each
@@ -255,6 +265,14 @@ fn request(cmd: &AdminCommand) -> (&'static str, String, Option<Value>) {
             ("POST", id_path(id, "/credentials/rotate"), Some(body))
         }
         AdminCommand::Keys { command } => keys_request(command),
+        AdminCommand::Requests { id, slow } => {
+            let q = query(&[("slow", &slow.then(|| "true".into()))]);
+            ("GET", id_path(id, &format!("/requests{q}")), None)
+        }
+        AdminCommand::SlowThreshold { id, ms } => {
+            let body = json!({ "slow_threshold_ms": ms });
+            ("PUT", id_path(id, "/slow_threshold"), Some(body))
+        }
         AdminCommand::Plans => ("GET", "/v1/plans".into(), None),
         AdminCommand::Pools => ("GET", "/v1/pools".into(), None),
         AdminCommand::Audit {

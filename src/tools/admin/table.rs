@@ -3,7 +3,7 @@
 //! and the once-only credentials called out.
 
 use crate::tools::out::outln;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::{AdminCommand, ClustersCommand, KeysCommand};
 
@@ -251,6 +251,7 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
             }
             secrets(v);
         }
+        AdminCommand::Requests { .. } => requests(v),
         AdminCommand::Usage { .. } => usage(v),
         AdminCommand::Invoice { .. } => invoice(v),
         AdminCommand::Invoices { .. } => {
@@ -332,6 +333,54 @@ fn changed(before: &Value, after: &Value) -> String {
         }
         _ => "-".into(),
     }
+}
+
+/// A cluster's request log.
+fn requests(v: &Value) {
+    let keys = [
+        "time",
+        "key",
+        "client",
+        "method",
+        "path",
+        "status",
+        "queue_ms",
+        "upstream_ms",
+        "total_ms",
+        "bytes_in",
+        "bytes_out",
+    ];
+    let rows: Vec<Vec<String>> = v["requests"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| keys.iter().map(|k| cell(&r[*k])).collect())
+        .collect();
+    let header = [
+        "TIME",
+        "KEY",
+        "CLIENT",
+        "METHOD",
+        "PATH",
+        "STATUS",
+        "QUEUE MS",
+        "UPSTREAM MS",
+        "TOTAL MS",
+        "IN",
+        "OUT",
+    ];
+    table(&header, &rows);
+    let which = if v["slow"] == json!(true) {
+        "slow requests"
+    } else {
+        "requests"
+    };
+    outln!(
+        "{} {which} of cluster {} (slow: {} ms or more)",
+        rows.len(),
+        cell(&v["cluster"]),
+        cell(&v["slow_threshold_ms"])
+    );
 }
 
 /// Cents as `12.34` (`-0.05` for a credit).

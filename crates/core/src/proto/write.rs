@@ -38,6 +38,9 @@ pub struct ForwardRequest<'a> {
 pub enum ForwardHeaders<'a> {
     /// Every end-to-end header, as sent.
     All,
+    /// Every end-to-end header but those named (lowercase, compared case-insensitively):
+    /// a body the edge inflated goes without its `Content-Encoding`.
+    AllBut(&'a [&'a [u8]]),
     /// Only the headers named in `allow` (lowercase names, compared case-insensitively),
     /// each as its entry says; every other header is left out.
     Only {
@@ -61,6 +64,8 @@ impl ForwardHeaders<'_> {
     fn pass(&self, name: &[u8]) -> Option<(Pass, &[u8])> {
         match self {
             ForwardHeaders::All => Some((Pass::AsSent, b"")),
+            ForwardHeaders::AllBut(drop) => (!drop.iter().any(|d| name.eq_ignore_ascii_case(d)))
+                .then_some((Pass::AsSent, &b""[..])),
             ForwardHeaders::Only { allow, tag } => allow
                 .iter()
                 .find(|(n, _)| name.eq_ignore_ascii_case(n))
