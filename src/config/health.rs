@@ -28,6 +28,8 @@ pub struct HealthSettings {
     pub eject_max: Duration,
     /// The largest share of a pool's nodes (percent) ejected at once.
     pub max_ejected_percent: u8,
+    /// Time between two lookups of the nodes' host names (`[upstream_health]` only).
+    pub resolve_interval: Duration,
 }
 
 impl Default for HealthSettings {
@@ -42,6 +44,7 @@ impl Default for HealthSettings {
             eject_base: Duration::from_secs(5),
             eject_max: Duration::from_secs(300),
             max_ejected_percent: 50,
+            resolve_interval: Duration::from_secs(30),
         }
     }
 }
@@ -68,11 +71,34 @@ pub struct HealthConfig {
     pub eject_max: Option<Dur>,
     /// Largest share of a cluster's nodes ejected at once, in percent (default 50).
     pub max_ejected_percent: Option<u8>,
+    /// Time between two lookups of the nodes' host names (default `30s`; not per pool).
+    pub resolve_interval: Option<Dur>,
 }
 
 impl HealthConfig {
     /// The settings, defaults filled in; `Err` names the key whose value cannot work.
     pub fn settings(&self) -> Result<HealthSettings, String> {
+        self.settings_of("upstream_health")
+    }
+
+    /// These keys where set, `base`'s elsewhere (a pool's settings over `[upstream_health]`).
+    pub fn over(&self, base: &HealthConfig) -> HealthConfig {
+        HealthConfig {
+            path: self.path.clone().or_else(|| base.path.clone()),
+            interval: self.interval.or(base.interval),
+            timeout: self.timeout.or(base.timeout),
+            rise: self.rise.or(base.rise),
+            fall: self.fall.or(base.fall),
+            passive_failures: self.passive_failures.or(base.passive_failures),
+            eject_base: self.eject_base.or(base.eject_base),
+            eject_max: self.eject_max.or(base.eject_max),
+            max_ejected_percent: self.max_ejected_percent.or(base.max_ejected_percent),
+            resolve_interval: self.resolve_interval.or(base.resolve_interval),
+        }
+    }
+
+    /// [`HealthConfig::settings`], errors naming their keys under `section`.
+    pub fn settings_of(&self, section: &str) -> Result<HealthSettings, String> {
         let d = HealthSettings::default();
         let s = HealthSettings {
             path: self.path.clone().unwrap_or(d.path),
@@ -84,8 +110,9 @@ impl HealthConfig {
             eject_base: self.eject_base.map_or(d.eject_base, |x| x.0),
             eject_max: self.eject_max.map_or(d.eject_max, |x| x.0),
             max_ejected_percent: self.max_ejected_percent.unwrap_or(d.max_ejected_percent),
+            resolve_interval: self.resolve_interval.map_or(d.resolve_interval, |x| x.0),
         };
-        let bad = |key: &str, why: &str| Err(format!("upstream_health.{key}: {why}"));
+        let bad = |key: &str, why: &str| Err(format!("{section}.{key}: {why}"));
         if !s.path.starts_with('/') || s.path.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return bad(
                 "path",
@@ -103,6 +130,10 @@ impl HealthConfig {
         }
         if s.eject_max > Duration::from_secs(86_400) || s.interval > Duration::from_secs(3_600) {
             return bad("eject_max, interval", "must not be longer than 1d and 1h");
+        }
+        let r = s.resolve_interval;
+        if r < Duration::from_secs(1) || r > Duration::from_secs(86_400) {
+            return bad("resolve_interval", "must be between 1s and 1d");
         }
         if s.max_ejected_percent > 100 {
             return bad("max_ejected_percent", "is a percentage (0 to 100)");

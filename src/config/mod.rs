@@ -16,6 +16,7 @@ mod billing;
 pub mod embedded;
 mod fleet;
 mod health;
+mod pools;
 mod units;
 
 use std::collections::HashSet;
@@ -29,6 +30,7 @@ use serde::Deserialize;
 pub use billing::BillingConfig;
 pub use fleet::{FleetConfig, StoreConfig};
 pub use health::{HealthConfig, HealthSettings};
+pub use pools::{pool_named, valid_pool_name, PoolConfig, PoolSpec};
 pub use units::{parse_duration, parse_size, ByteSize, Dur};
 
 /// A secret string (a cluster password): never shown by `Debug` or `Display`.
@@ -153,6 +155,9 @@ pub struct Config {
     /// Active checks and ejection of upstream nodes (absent: the defaults).
     #[serde(default)]
     pub upstream_health: HealthConfig,
+    /// Named pools of upstream nodes, each with its own checks (absent: none).
+    #[serde(default)]
+    pub upstream_pools: Vec<PoolConfig>,
 }
 
 /// The environment variable that must be `1` for a `[debug]` table that turns a hook on
@@ -301,8 +306,9 @@ pub struct AdminConfig {
     pub tls: bool,
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
-    /// Shared upstreams multitenant clusters are placed on (the least loaded one); the
-    /// embedded engine, when there is one, is always among them.
+    /// Shared upstreams multitenant clusters are placed on (the least loaded one): a
+    /// `host:port` or a pool's name each; the embedded engine, when there is one, is
+    /// always among them.
     #[serde(default)]
     pub shared_upstreams: Vec<String>,
     /// Region of clusters created without one.
@@ -415,7 +421,9 @@ pub struct ClusterConfig {
     pub password: Secret,
     #[serde(default = "default_mode")]
     pub mode: Mode,
-    /// Upstream nodes (`host:port`); absent: the embedded engine.
+    /// Upstream nodes (`host:port`), or an `[[upstream_pools]]` name; absent: the
+    /// embedded engine.
+    #[serde(default, deserialize_with = "pools::upstream_field")]
     pub upstream: Option<Vec<String>>,
 }
 
@@ -534,8 +542,15 @@ impl Config {
         }
     }
 
+    /// The `[[upstream_pools]]`, checked, their settings over `[upstream_health]`.
+    pub fn pools(&self) -> Result<Vec<PoolSpec>, String> {
+        pools::pool_specs(&self.upstream_pools, &self.upstream_health)
+    }
+
     fn validate(&self) -> Result<(), String> {
         self.upstream_health.settings()?;
+        let pools = self.pools()?;
+        let pool_names: HashSet<&str> = pools.iter().map(|p| p.name.as_str()).collect();
         let e = &self.edge;
         if e.domain.is_empty() || e.domain.starts_with('.') || e.domain.ends_with('.') {
             return Err(format!("edge.domain: `{}` is not a domain name", e.domain));
@@ -575,8 +590,11 @@ impl Config {
             if !valid_label(&a.default_region) {
                 return Err("admin.default_region: must be one DNS label".into());
             }
-            if let Some(bad) = a.shared_upstreams.iter().find(|u| !u.contains(':')) {
-                return Err(format!("admin.shared_upstreams: `{bad}` must be host:port"));
+            let named = |u: &&String| u.contains(':') || pool_names.contains(u.as_str());
+            if let Some(bad) = a.shared_upstreams.iter().find(|u| !named(u)) {
+                return Err(format!(
+                    "admin.shared_upstreams: `{bad}` is neither host:port nor an [[upstream_pools]] name"
+                ));
             }
             if let Some(t) = &a.test_clock {
                 crate::calendar::parse_rfc3339_millis(t).map_err(|_| {
@@ -593,7 +611,7 @@ impl Config {
         self.store.validate()?;
         self.fleet.validate()?;
         self.validate_plans()?;
-        self.validate_clusters()
+        self.validate_clusters(&pool_names)
     }
 
     fn validate_plans(&self) -> Result<(), String> {
@@ -618,7 +636,7 @@ impl Config {
         Ok(())
     }
 
-    fn validate_clusters(&self) -> Result<(), String> {
+    fn validate_clusters(&self, pools: &HashSet<&str>) -> Result<(), String> {
         let plans: HashSet<&str> = self.plans.iter().map(|p| p.name.as_str()).collect();
         let (mut ids, mut hosts, mut users) = (HashSet::new(), HashSet::new(), HashSet::new());
         for (i, c) in self.clusters.iter().enumerate() {
@@ -665,7 +683,7 @@ impl Config {
                     c.username
                 ));
             }
-            self.validate_upstream(c, &at)?;
+            self.validate_upstream(c, pools, &at)?;
         }
         Ok(())
     }
@@ -673,8 +691,18 @@ impl Config {
     fn validate_upstream(
         &self,
         c: &ClusterConfig,
+        pools: &HashSet<&str>,
         at: &dyn Fn(&str) -> String,
     ) -> Result<(), String> {
+        if let Some(p) = c.upstream.as_deref().and_then(pool_named) {
+            if !pools.contains(p) {
+                return Err(format!(
+                    "{}: no [[upstream_pools]] named `{p}`",
+                    at("upstream")
+                ));
+            }
+            return Ok(());
+        }
         match &c.upstream {
             None if self.engine.is_none() => Err(format!(
                 "{}: no upstream given and no [engine] section to default to",

@@ -203,3 +203,119 @@ fn a_listener_is_required() {
         .replace("http = \"127.0.0.1:9200\"\n", "");
     assert!(parse(&text).unwrap_err().message.contains("no listener"));
 }
+
+const POOLS: &str = r#"
+[upstream_health]
+interval = "3s"
+fall = 4
+[[upstream_pools]]
+name = "main"
+nodes = ["es1.example:9200", "10.0.0.2:9200"]
+interval = "500ms"
+path = "/_cluster/health"
+[[upstream_pools]]
+name = "spare_2"
+nodes = ["10.0.0.9:9200"]
+"#;
+
+fn with_pools(extra: &str) -> String {
+    format!(
+        "{}\n{POOLS}{extra}",
+        VALID.replace("upstream = [\"127.0.0.1:9201\"]", "upstream = \"main\"")
+    )
+}
+
+// issue 28: named pools: a cluster names one by a string; each pool's checks are its own
+// keys over [upstream_health], over the defaults
+#[test]
+fn pools_parse_and_their_settings_override_upstream_health() {
+    let c = parse(&with_pools("")).unwrap();
+    assert_eq!(c.clusters[0].upstream, Some(vec!["main".to_string()]));
+    assert_eq!(
+        pool_named(c.clusters[0].upstream.as_deref().unwrap()),
+        Some("main")
+    );
+    let pools = c.pools().unwrap();
+    assert_eq!(pools.len(), 2);
+    let main = &pools[0];
+    assert_eq!(main.nodes, ["es1.example:9200", "10.0.0.2:9200"]);
+    assert_eq!(
+        main.health.interval,
+        Duration::from_millis(500),
+        "the pool's"
+    );
+    assert_eq!(main.health.path, "/_cluster/health");
+    assert_eq!(main.health.fall, 4, "[upstream_health]'s");
+    assert_eq!(main.health.rise, 2, "the default");
+    assert_eq!(pools[1].health.interval, Duration::from_secs(3));
+    assert_eq!(pool_named(&["127.0.0.1:9201".to_string()]), None);
+    let shared = format!(
+        "{}\n[admin]\nshared_upstreams = [\"main\", \"10.1.1.1:9200\"]\n",
+        with_pools("")
+    );
+    assert!(parse(&shared).is_ok());
+}
+
+// issue 28: every mistake in pools is refused with the key it is about, before anything runs
+#[test]
+fn pool_mistakes_are_refused_naming_the_key() {
+    let cases = [
+        (
+            with_pools("").replace("upstream = \"main\"", "upstream = \"nope\""),
+            "no [[upstream_pools]] named `nope`",
+        ),
+        (
+            with_pools("[[upstream_pools]]\nname = \"main\"\nnodes = [\"a:1\"]\n"),
+            "upstream_pools[2].name: pool `main` is defined twice",
+        ),
+        (
+            with_pools("[[upstream_pools]]\nname = \"empty\"\nnodes = []\n"),
+            "upstream_pools[2].nodes: pool `empty` has no nodes",
+        ),
+        (
+            with_pools("[[upstream_pools]]\nname = \"x\"\nnodes = [\"nocolon\"]\n"),
+            "`nocolon` must be host:port",
+        ),
+        (
+            with_pools("[[upstream_pools]]\nname = \"Bad Name\"\nnodes = [\"a:1\"]\n"),
+            "must be 1-63 of a-z",
+        ),
+        (
+            with_pools("[[upstream_pools]]\nname = \"x\"\nnodes = [\"a:1\"]\nfall = 0\n"),
+            "upstream_pools[2].rise, fall, passive_failures: must be at least 1",
+        ),
+        (
+            with_pools(
+                "[[upstream_pools]]\nname = \"x\"\nnodes = [\"a:1\"]\nresolve_interval = \"5s\"\n",
+            ),
+            "upstream_pools[2].resolve_interval: set in [upstream_health] only",
+        ),
+        (
+            with_pools("[[upstream_pools]]\nname = \"x\"\nnodes = [\"a:1\"]\nfalls = 2\n"),
+            "unknown field `falls`",
+        ),
+        (
+            with_pools("[[upstream_pools]]\nname = \"x\"\n"),
+            "missing `nodes`",
+        ),
+        (
+            with_pools("").replace("upstream = \"main\"", "upstream = \"10.0.0.1:9200\""),
+            "a string names an upstream pool",
+        ),
+        (
+            format!(
+                "{}\n[admin]\nshared_upstreams = [\"nope\"]\n",
+                with_pools("")
+            ),
+            "admin.shared_upstreams: `nope` is neither host:port nor an [[upstream_pools]] name",
+        ),
+        (
+            with_pools("").replace("fall = 4", "resolve_interval = \"0s\""),
+            "upstream_health.resolve_interval: must be between 1s and 1d",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse(&text).unwrap_err();
+        assert!(e.message.contains(want), "want {want:?}, got {e}");
+    }
+}

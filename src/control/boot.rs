@@ -99,20 +99,25 @@ pub fn apply_file(plane: &SharedPlane, config: &Config) -> Result<(u64, usize), 
             "searchgate: `domain` and `route_by_username` changes take effect at the next restart"
         );
     }
-    let snap = p.snapshot();
+    // Pools and checks are checked against the file's catalog before anything changes: a
+    // cluster naming a pool the file no longer has refuses the whole reload.
+    let pools = config.pools()?.into_iter().map(Arc::new).collect();
+    let health = Arc::new(config.upstream_health.settings()?);
     let grace = config.edge.credential_grace.0;
-    let planned = seed::plan(config, p.declared(), &snap.catalog, p.now(), grace)?;
-    for note in &planned.notes {
-        println!("searchgate: file and admin API: {note}");
-    }
-    let out = p
-        .submit(Change {
+    let out = p.with_upstream_settings(pools, health, |p| {
+        let snap = p.snapshot();
+        let planned = seed::plan(config, p.declared(), &snap.catalog, p.now(), grace)?;
+        for note in &planned.notes {
+            println!("searchgate: file and admin API: {note}");
+        }
+        p.submit(Change {
             actor: "file".into(),
             cmds: planned.cmds,
             seed: Some(planned.declared),
             ..Change::default()
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+    })?;
     Ok((out.generation, out.catalog.live().count()))
 }
 

@@ -27,13 +27,14 @@ use super::seed::Declared;
 use super::store::{AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError};
 use super::webhook::Bell;
 use crate::config::{ClusterClass, Mode};
+use crate::nodes::Resolver;
 use crate::policy::shards::Usage;
 use crate::registry::catalog::{apply_all, Ctx};
 use crate::registry::diff::{diff, ClusterChange, Diff};
 use crate::registry::runtime::Runtime;
 use crate::registry::{
-    compile, resolve, Catalog, Checked, ClusterRecord, Command, Millis, Refusal, Registry,
-    RegistryError, Settings, Snapshot,
+    compile, Catalog, Checked, ClusterRecord, Command, Millis, Refusal, Registry, RegistryError,
+    Settings, Snapshot,
 };
 use crate::tenancy::Prefix;
 
@@ -101,7 +102,8 @@ pub struct Outcome {
 #[derive(Debug, Clone)]
 pub struct Purge {
     pub id: String,
-    pub upstream: SocketAddr,
+    /// Its upstream's nodes (the purge goes to a usable one).
+    pub upstreams: Vec<SocketAddr>,
     pub prefix: Prefix,
 }
 
@@ -121,6 +123,8 @@ pub struct Plane {
     notice_bell: Arc<Bell>,
     /// The fleet's leader lease (`None`: a node on its own store, always the leader).
     lease: Option<Lease>,
+    /// Upstream names and their addresses (looked up again by the checker thread).
+    resolver: Arc<Resolver>,
 }
 
 impl std::fmt::Debug for Plane {
@@ -146,7 +150,9 @@ impl Plane {
             Some(v) => serde_json::from_value(v).map_err(|e| format!("stored seed: {e}"))?,
             None => Declared::default(),
         };
-        let checked = compile(&Arc::new(cat), &settings, &resolve).map_err(|e| e.to_string())?;
+        let resolver = Arc::new(Resolver::system());
+        let by = |u: &str| resolver.resolve(u);
+        let checked = compile(&Arc::new(cat), &settings, &by).map_err(|e| e.to_string())?;
         let runtime = Runtime::new(checked.catalog());
         let first = Snapshot::assemble(
             &checked,
@@ -168,6 +174,7 @@ impl Plane {
             notify: false,
             notice_bell: Arc::default(),
             lease: None,
+            resolver,
         })
     }
 
@@ -249,6 +256,42 @@ impl Plane {
         &self.settings
     }
 
+    /// The upstream names in use and their addresses.
+    pub fn resolver(&self) -> &Arc<Resolver> {
+        &self.resolver
+    }
+
+    /// Checks `cat` for serving with this plane's settings and resolver.
+    fn compile(&self, cat: &Arc<Catalog>) -> Result<Checked, ControlError> {
+        let by = |u: &str| self.resolver.resolve(u);
+        Ok(compile(cat, &self.settings, &by)?)
+    }
+
+    /// Runs `f` (which submits changes) with `pools` and `health` as the settings; if it
+    /// fails, the settings before are restored (and nothing was published: a submit that
+    /// fails publishes nothing). A successful submit publishes under the new settings.
+    pub fn with_upstream_settings<T>(
+        &mut self,
+        pools: Vec<Arc<crate::config::PoolSpec>>,
+        health: Arc<crate::config::HealthSettings>,
+        f: impl FnOnce(&mut Plane) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let old_pools = std::mem::replace(&mut self.settings.pools, pools);
+        let old_health = std::mem::replace(&mut self.settings.health, health);
+        let out = f(self);
+        if out.is_err() {
+            self.settings.pools = old_pools;
+            self.settings.health = old_health;
+        }
+        out
+    }
+
+    /// Publishes the current catalog again (the names' addresses changed).
+    pub fn refresh(&mut self) -> Result<(), ControlError> {
+        let prev = self.registry.load();
+        self.install(&prev, Catalog::clone(&prev.catalog), self.seq)
+    }
+
     /// A cluster's current usage (runtime state).
     pub fn usage(&self, id: &str) -> Usage {
         self.runtime
@@ -310,7 +353,7 @@ impl Plane {
             usage: &usage,
         };
         let next = Arc::new(apply_all(&prev.catalog, &change.cmds, &ctx)?);
-        let checked = compile(&next, &self.settings, &resolve)?;
+        let checked = self.compile(&next)?;
         let d = diff(&prev.catalog, &next);
         let seed = match &change.seed {
             Some(s) if *s != self.declared => Some(s),
@@ -414,7 +457,7 @@ impl Plane {
         let next = Arc::new(next);
         // What another node committed was checked there: a failure here is this node's
         // settings (e.g. an upstream it cannot resolve), and it must still follow.
-        let checked = compile(&next, &self.settings, &resolve)?;
+        let checked = self.compile(&next)?;
         let d = diff(&prev.catalog, &next);
         self.seq = seq;
         self.publish(prev, next, &checked, &d);
@@ -495,6 +538,24 @@ impl Plane {
         .map(drop)
     }
 
+    /// The addresses of an `upstream` list (a pool's or its nodes'), those that resolve.
+    fn upstreams_of(&self, list: &[String]) -> Vec<SocketAddr> {
+        let names = match crate::config::pool_named(list) {
+            Some(p) => self.settings.pool(p).map_or(&[][..], |p| &p.nodes[..]),
+            None => list,
+        };
+        let mut out: Vec<SocketAddr> = Vec::new();
+        for a in names
+            .iter()
+            .flat_map(|n| self.resolver.resolve(n).unwrap_or_default())
+        {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        out
+    }
+
     /// Destroyed multitenant clusters whose indices are still to be deleted (none on a
     /// node that does not lead the fleet).
     pub fn pending_purges(&mut self) -> Vec<Purge> {
@@ -507,13 +568,16 @@ impl Plane {
             .values()
             .filter(|c| !c.is_live() && !c.purged && c.class == ClusterClass::Multitenant)
             .filter_map(|c| {
-                let upstream = match &c.upstream {
-                    None => self.settings.engine?,
-                    Some(list) => resolve(list.first()?).ok()?,
+                let upstreams = match &c.upstream {
+                    None => vec![self.settings.engine?],
+                    Some(list) => self.upstreams_of(list),
                 };
+                if upstreams.is_empty() {
+                    return None;
+                }
                 Some(Purge {
                     id: c.id.clone(),
-                    upstream,
+                    upstreams,
                     prefix: Prefix::derive(&self.settings.key, &c.id),
                 })
             })

@@ -13,6 +13,8 @@ pub(crate) fn settings() -> Settings {
         engine: Some("127.0.0.1:9201".parse().unwrap()),
         engine_contexts: 500,
         key: TenancyKey::from_bytes([3; 32]),
+        pools: Vec::new(),
+        health: Default::default(),
     }
 }
 
@@ -218,4 +220,56 @@ fn one_node_leads_until_it_lets_go() {
     a.release_lease();
     assert!(b.leads());
     assert!(!a.leads());
+}
+
+fn pool(name: &str, nodes: &[&str]) -> Arc<crate::config::PoolSpec> {
+    Arc::new(crate::config::PoolSpec {
+        name: name.into(),
+        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        health: Default::default(),
+    })
+}
+
+// issue 28: new pools come with the file's change: a change that needs a pool the new
+// settings lack is refused and the settings before stay (nothing published); accepted,
+// the snapshot carries the new pools and the cluster its pool's nodes
+#[test]
+fn pool_settings_change_with_the_file_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = seeded(dir.path());
+    let mut on_pool = record("b", "small");
+    on_pool.class = crate::config::ClusterClass::SingleTenant;
+    on_pool.upstream = Some(vec!["main".into()]);
+    let create = |p: &mut Plane, r: &ClusterRecord| {
+        p.submit(api(vec![Command::CreateCluster(Box::new(r.clone()))]))
+            .map(|o| o.generation)
+            .map_err(|e| e.to_string())
+    };
+    let gen = p.snapshot().generation;
+    let e = p
+        .with_upstream_settings(
+            vec![pool("other", &["127.0.0.1:1"])],
+            Default::default(),
+            |p| create(p, &on_pool),
+        )
+        .unwrap_err();
+    assert!(e.contains("no upstream pool named `main`"), "{e}");
+    assert!(p.settings().pools.is_empty(), "the settings before");
+    assert_eq!(p.snapshot().generation, gen, "nothing published");
+    let two = pool("main", &["127.0.0.1:9301", "127.0.0.1:9302"]);
+    p.with_upstream_settings(vec![two], Default::default(), |p| create(p, &on_pool))
+        .unwrap();
+    let snap = p.snapshot();
+    assert_eq!(snap.pools[0].0.name, "main");
+    let b = snap.by_id("b").unwrap();
+    assert_eq!(b.pool.as_deref(), Some("main"));
+    assert_eq!(b.upstreams.len(), 2);
+    // the pool's nodes change alone (same catalog): published again, the cluster follows
+    let one = pool("main", &["127.0.0.1:9303"]);
+    p.with_upstream_settings(vec![one], Default::default(), |p| {
+        p.refresh().map_err(|e| e.to_string())
+    })
+    .unwrap();
+    let b = p.snapshot().by_id("b").unwrap().clone();
+    assert_eq!(b.upstreams, ["127.0.0.1:9303".parse().unwrap()]);
 }

@@ -94,9 +94,13 @@ fn path_segment(name: &str) -> String {
     searchgate_core::percent::encode_component(name)
 }
 
-/// Deletes a destroyed tenant's indices from its shared upstream. True when none is left.
-fn purge(agent: &ureq::Agent, p: &Purge) -> bool {
-    let url = usage_url(p.upstream, Some(&p.prefix));
+/// Deletes a destroyed tenant's indices from its shared upstream (a usable node of it).
+/// True when none is left.
+fn purge(agent: &ureq::Agent, p: &Purge, nodes: &NodeBook) -> bool {
+    let Some(upstream) = nodes.first_usable(&p.upstreams, Instant::now()) else {
+        return false;
+    };
+    let url = usage_url(upstream, Some(&p.prefix));
     let Ok(mut resp) = agent.get(&url).call() else {
         return false;
     };
@@ -113,7 +117,7 @@ fn purge(agent: &ureq::Agent, p: &Purge) -> bool {
         .filter(|n| n.as_bytes().starts_with(p.prefix.as_bytes()))
         .collect();
     for name in &names {
-        let url = format!("http://{}/{}", p.upstream, path_segment(name));
+        let url = format!("http://{}/{}", upstream, path_segment(name));
         match agent.delete(&url).call() {
             Ok(r) if r.status() == 200 || r.status() == 404 => {}
             _ => return false,
@@ -123,16 +127,16 @@ fn purge(agent: &ureq::Agent, p: &Purge) -> bool {
         "searchgate: cluster {}: its {} index(es) were deleted from {}",
         p.id,
         names.len(),
-        p.upstream
+        upstream
     );
     true
 }
 
 /// Purges every destroyed tenant still pending, and records each one done.
-fn purge_pending(agent: &ureq::Agent, plane: &SharedPlane) {
+fn purge_pending(agent: &ureq::Agent, plane: &SharedPlane, nodes: &NodeBook) {
     let pending = lock(plane).pending_purges();
     for p in pending {
-        if purge(agent, &p) {
+        if purge(agent, &p, nodes) {
             let change = Change {
                 actor: "system".into(),
                 cmds: vec![Command::MarkPurged { id: p.id.clone() }],
@@ -251,7 +255,7 @@ pub fn spawn(
             let mut next_metering = Instant::now();
             while !stop.load(Ordering::Acquire) {
                 probe_unready(&registry, &plane);
-                purge_pending(&agent, &plane);
+                purge_pending(&agent, &plane, &nodes);
                 if Instant::now() >= next_metering {
                     let snap = registry.load();
                     for c in snap.clusters() {

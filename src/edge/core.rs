@@ -23,7 +23,7 @@ use super::upstream::{Pool, UPSTREAM_BUF};
 use crate::cidr::Cidr;
 use crate::config::EdgeConfig;
 use crate::metrics::{CoreMetrics, MetricsHub};
-use crate::nodes::{choose, Candidate, NodeBook, RetryBudget};
+use crate::nodes::{NodeBook, RetryBudget};
 use crate::proto::HeadLimits;
 use crate::registry::{Registry, Snapshot};
 
@@ -218,18 +218,10 @@ impl Core {
         if let ([one], None) = (nodes, exclude) {
             return Some(*one); // the common single-node cluster: nothing to choose
         }
-        let now = Instant::now();
-        let book = &self.shared.nodes;
-        let cands: Vec<Candidate> = nodes
-            .iter()
-            .map(|&a| {
-                let (usable, in_flight) = book.usable(a, now);
-                Candidate { usable, in_flight }
-            })
-            .collect();
-        let excluded = exclude.and_then(|x| nodes.iter().position(|&a| a == x));
-        let (r1, r2) = (self.random(), self.random());
-        choose(&cands, excluded, r1, r2).map(|i| nodes[i])
+        let random = (self.random(), self.random());
+        self.shared
+            .nodes
+            .pick(nodes, exclude, Instant::now(), random)
     }
 
     /// Counts a request sent upstream towards the retry budget.

@@ -105,7 +105,8 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .max(1);
     let (per_worker, http, https) = bind(&config, threads)?;
     let nodes = Arc::new(NodeBook::new(config.upstream_health.settings()?));
-    let checker = checker::spawn(nodes.clone(), registry.clone())
+    let resolver = boot::lock(&plane).resolver().clone();
+    let checker = checker::spawn(nodes.clone(), registry.clone(), resolver)
         .map_err(|e| format!("health-check thread: {e}"))?;
     let shared = Arc::new(Shared {
         registry: registry.clone(),
@@ -430,6 +431,7 @@ fn control_loop(
             seen = now;
             reload(path, &mut current, plane, "file change");
         }
+        refresh_addresses(plane);
         match boot::lock(plane).expire_maintenance() {
             Ok(0) => {}
             Ok(n) => println!("searchgate: {n} maintenance window(s) ended"),
@@ -439,6 +441,17 @@ fn control_loop(
             return Err("every worker stopped".into());
         }
         std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Publishes the snapshot again when upstream names resolve to other addresses (the
+/// checker thread looked them up).
+fn refresh_addresses(plane: &SharedPlane) {
+    let mut p = boot::lock(plane);
+    if p.resolver().take_changed() {
+        if let Err(e) = p.refresh() {
+            eprintln!("searchgate: upstream addresses changed but cannot be served: {e}");
+        }
     }
 }
 

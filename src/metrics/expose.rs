@@ -16,6 +16,7 @@ use super::buckets::Buckets;
 use super::faults::PanicSite;
 use super::hub::{ClusterTotals, HubSnapshot, MetricsHub};
 use super::process::ProcessFigures;
+use crate::nodes::resolve::NameView;
 use crate::nodes::{NodeBook, NodeView, RetryReason};
 use crate::policy::admit::Limit;
 use crate::registry::Snapshot;
@@ -44,6 +45,7 @@ pub fn scrape(hub: &MetricsHub, registry: &Snapshot, nodes: &NodeBook) -> String
         &nodes.views(Instant::now()),
         &nodes.retries(),
     ));
+    text.push_str(&name_figures(&nodes.names()));
     text
 }
 
@@ -103,6 +105,39 @@ pub fn node_figures(views: &[NodeView], retries: &[(RetryReason, u64)]) -> Strin
     for (why, n) in retries {
         let labels = format!("reason=\"{}\"", why.label());
         out.sample("searchgate_upstream_retries_total", &labels, *n);
+    }
+    out.0
+}
+
+/// The upstream host names: how many addresses each resolves to now, and failed lookups
+/// (a name that stops resolving keeps its last addresses).
+pub fn name_figures(names: &[NameView]) -> String {
+    let mut out = Out(String::with_capacity(128 + names.len() * 200));
+    out.family(
+        "searchgate_upstream_name_addresses",
+        "gauge",
+        "Addresses an upstream host name resolves to (kept from the last answer when a lookup fails).",
+    );
+    for n in names {
+        let labels = format!("name=\"{}\"", escape(&n.name));
+        out.sample(
+            "searchgate_upstream_name_addresses",
+            &labels,
+            n.addrs.len() as u64,
+        );
+    }
+    out.family(
+        "searchgate_upstream_resolve_failures_total",
+        "counter",
+        "Lookups of an upstream host name that failed or found nothing.",
+    );
+    for n in names {
+        let labels = format!("name=\"{}\"", escape(&n.name));
+        out.sample(
+            "searchgate_upstream_resolve_failures_total",
+            &labels,
+            n.failures,
+        );
     }
     out.0
 }

@@ -15,12 +15,16 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
+use super::choose::{choose, Candidate};
 use super::health::{may_eject, Change, Check, HealthSettings, NodeHealth, Passive};
+use super::resolve::{NameView, Resolver};
 
 /// One upstream node.
 #[derive(Debug)]
 pub struct Node {
     pub addr: SocketAddr,
+    /// How it is checked and ejected (its pool's, else `[upstream_health]`).
+    settings: ArcSwap<HealthSettings>,
     health: Mutex<NodeHealth>,
     up: AtomicBool,
     /// Milliseconds after the book's epoch until which it is ejected (0: it is not).
@@ -89,23 +93,27 @@ impl NodeView {
 /// Every node in use.
 #[derive(Debug)]
 pub struct NodeBook {
-    settings: HealthSettings,
+    /// The settings of nodes synced without their own.
+    settings: Arc<HealthSettings>,
     epoch: Instant,
     nodes: ArcSwap<HashMap<SocketAddr, Arc<Node>>>,
     /// Serialises [`NodeBook::sync`] (the map is replaced whole).
     writer: Mutex<()>,
     retries: [AtomicU64; 3],
+    /// The host names of the nodes and their addresses (for the metrics), once known.
+    names: std::sync::OnceLock<Arc<Resolver>>,
 }
 
 impl NodeBook {
-    /// An empty book checking and ejecting by `settings`.
+    /// An empty book; `settings`: those of nodes given none.
     pub fn new(settings: HealthSettings) -> Self {
         NodeBook {
-            settings,
+            settings: Arc::new(settings),
             epoch: Instant::now(),
             nodes: ArcSwap::from_pointee(HashMap::new()),
             writer: Mutex::new(()),
             retries: Default::default(),
+            names: std::sync::OnceLock::new(),
         }
     }
 
@@ -113,16 +121,25 @@ impl NodeBook {
         &self.settings
     }
 
-    /// Keeps exactly the nodes of `addrs` (those already known keep their state).
-    pub fn sync(&self, addrs: impl IntoIterator<Item = SocketAddr>) {
+    /// Keeps exactly the nodes of `addrs` (those already known keep their state), with
+    /// these settings (the first given for an address counts).
+    pub fn sync(&self, addrs: impl IntoIterator<Item = (SocketAddr, Arc<HealthSettings>)>) {
         let _w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let old = self.nodes.load();
         let mut next = HashMap::new();
-        for a in addrs {
-            let node = old
-                .get(&a)
-                .cloned()
-                .unwrap_or_else(|| Arc::new(Node::new(a)));
+        for (a, s) in addrs {
+            if next.contains_key(&a) {
+                continue;
+            }
+            let node = match old.get(&a) {
+                Some(n) => {
+                    if *n.settings.load_full() != *s {
+                        n.settings.store(s);
+                    }
+                    n.clone()
+                }
+                None => Arc::new(Node::new(a, s)),
+            };
             next.insert(a, node);
         }
         if next.len() != old.len() || next.keys().any(|a| !old.contains_key(a)) {
@@ -151,6 +168,27 @@ impl NodeBook {
         }
     }
 
+    /// The node of `nodes` a request goes to at `now` (never `exclude`, the node a retry
+    /// comes from): power of two choices among the usable ones by requests in flight
+    /// (see [`choose`]); `r1`, `r2`: random numbers. `None`: no other node.
+    pub fn pick(
+        &self,
+        nodes: &[SocketAddr],
+        exclude: Option<SocketAddr>,
+        now: Instant,
+        (r1, r2): (u64, u64),
+    ) -> Option<SocketAddr> {
+        let cands: Vec<Candidate> = nodes
+            .iter()
+            .map(|&a| {
+                let (usable, in_flight) = self.usable(a, now);
+                Candidate { usable, in_flight }
+            })
+            .collect();
+        let excluded = exclude.and_then(|x| nodes.iter().position(|&a| a == x));
+        choose(&cands, excluded, r1, r2).map(|i| nodes[i])
+    }
+
     /// The first node of `nodes` usable at `now`, else the first (for the control plane's
     /// own calls: metering, purges).
     pub fn first_usable(&self, nodes: &[SocketAddr], now: Instant) -> Option<SocketAddr> {
@@ -176,9 +214,10 @@ impl NodeBook {
             .filter_map(|a| map.get(a))
             .filter(|n| n.ejected_until_ms.load(Ordering::Relaxed) > now_ms)
             .count();
-        let may = may_eject(&self.settings, ejected, pool.len().max(1));
+        let settings = node.settings.load();
+        let may = may_eject(&settings, ejected, pool.len().max(1));
         let mut h = node.health.lock().unwrap_or_else(|e| e.into_inner());
-        let change = h.on_passive(p, &self.settings, now, may);
+        let change = h.on_passive(p, &settings, now, may);
         node.failing.store(
             !matches!(p, Passive::Answered | Passive::Overloaded),
             Ordering::Relaxed,
@@ -199,7 +238,7 @@ impl NodeBook {
             node.checks_failed.fetch_add(1, Ordering::Relaxed);
         }
         let mut h = node.health.lock().unwrap_or_else(|e| e.into_inner());
-        let change = h.on_check(c, &self.settings);
+        let change = h.on_check(c, &node.settings.load());
         match change {
             Change::Down => eprintln!("searchgate: upstream {} is down (health checks)", node.addr),
             Change::Up => eprintln!("searchgate: upstream {} is up (health checks)", node.addr),
@@ -207,6 +246,16 @@ impl NodeBook {
         }
         self.publish(node, &h, now);
         change
+    }
+
+    /// Shows `resolver`'s names with the nodes (the first one given counts).
+    pub fn watch_names(&self, resolver: Arc<Resolver>) {
+        let _ = self.names.set(resolver);
+    }
+
+    /// The host names looked up, their addresses and failed lookups.
+    pub fn names(&self) -> Vec<NameView> {
+        self.names.get().map(|r| r.names()).unwrap_or_default()
     }
 
     /// Counts a retry.
@@ -251,9 +300,10 @@ impl NodeBook {
 }
 
 impl Node {
-    fn new(addr: SocketAddr) -> Node {
+    fn new(addr: SocketAddr, settings: Arc<HealthSettings>) -> Node {
         Node {
             addr,
+            settings: ArcSwap::new(settings),
             health: Mutex::new(NodeHealth::default()),
             up: AtomicBool::new(true),
             ejected_until_ms: AtomicU64::new(0),
@@ -262,6 +312,11 @@ impl Node {
             checks_failed: AtomicU64::new(0),
             in_flight: AtomicU32::new(0),
         }
+    }
+
+    /// How it is checked and ejected now.
+    pub fn settings(&self) -> Arc<HealthSettings> {
+        self.settings.load_full()
     }
 
     fn usable(&self, now_ms: u64) -> bool {
@@ -301,9 +356,10 @@ mod tests {
             passive_failures: 1,
             ..HealthSettings::default()
         };
-        let book = NodeBook::new(s);
+        let book = NodeBook::new(HealthSettings::default());
         let (a, b) = (addr(1), addr(2));
-        book.sync([a, b]);
+        let s = Arc::new(s);
+        book.sync([(a, s.clone()), (b, s.clone())]);
         let t = Instant::now();
         assert_eq!(book.usable(a, t), (true, 0));
         book.report(a, Passive::ConnectionFailed, &[a, b], t);
@@ -315,7 +371,7 @@ mod tests {
         assert_eq!(views[1].state(), "up");
         assert!(book.usable(addr(3), t).0, "unknown nodes are tried");
         // sync keeps the state of known nodes, drops the others
-        book.sync([a]);
+        book.sync([(a, s)]);
         assert!(!book.usable(a, t).0);
         assert_eq!(book.views(t).len(), 1);
         let g = book.node(a).unwrap().enter();

@@ -11,7 +11,9 @@ pub mod book;
 pub mod checker;
 pub mod choose;
 pub mod health;
+pub mod resolve;
 
 pub use book::{InFlight, Node, NodeBook, NodeView, RetryReason};
 pub use choose::{choose, Candidate, RetryBudget};
 pub use health::{may_eject, Change, Check, HealthSettings, NodeHealth, Passive};
+pub use resolve::Resolver;

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 
 use crate::cidr::{self, Cidr};
-use crate::config::{ClusterClass, Config, Mode};
+use crate::config::{pool_named, ClusterClass, Config, HealthSettings, Mode, PoolSpec};
 use crate::policy::admit::{limit_for, Allowance, Lanes, Limit, Split};
 use crate::policy::auth::Credential;
 use crate::policy::keys::{AuthFail, KeyGrant, Principal};
@@ -103,8 +103,10 @@ pub struct Cluster {
     pub username: String,
     /// The username and the salted hash of the password.
     pub credential: Credential,
-    /// Upstream nodes, resolved.
+    /// Upstream nodes, resolved (every address of every name).
     pub upstreams: Vec<SocketAddr>,
+    /// The `[[upstream_pools]]` its nodes are, if it names one.
+    pub pool: Option<Arc<str>>,
     /// The allowance shared by every core (runtime state, kept across snapshots).
     pub allowance: Arc<Allowance>,
     /// The search and write allowances its plan may give (runtime state, kept too).
@@ -243,6 +245,10 @@ pub struct Snapshot {
     /// Usernames of destroyed clusters that no live cluster uses: a request routed by one
     /// of them meets Cluster Not Found, as at the cluster's host name, not a 401.
     destroyed_usernames: std::collections::HashSet<String>,
+    /// The named pools, each with the addresses its nodes resolved to (empty: none yet).
+    pub pools: Vec<(Arc<PoolSpec>, Vec<SocketAddr>)>,
+    /// `[upstream_health]`: the checks of nodes listed by clusters rather than pools.
+    pub health: Arc<HealthSettings>,
 }
 
 /// Why a catalog cannot be served (an upstream that does not resolve, tenants that would
@@ -265,6 +271,10 @@ pub struct Settings {
     /// another shared upstream is taken to have Elasticsearch's default.
     pub engine_contexts: u64,
     pub key: TenancyKey,
+    /// `[[upstream_pools]]`, checked.
+    pub pools: Vec<Arc<PoolSpec>>,
+    /// `[upstream_health]`, defaults filled in.
+    pub health: Arc<HealthSettings>,
 }
 
 impl Settings {
@@ -279,7 +289,20 @@ impl Settings {
                 .as_ref()
                 .map_or(UPSTREAM_OPEN_CONTEXTS, |e| e.max_open_contexts),
             key: key.clone(),
+            // Config::parse checked both: not reached with a loaded config
+            pools: config
+                .pools()
+                .unwrap_or_default()
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            health: Arc::new(config.upstream_health.settings().unwrap_or_default()),
         }
+    }
+
+    /// The pool named `name`.
+    pub fn pool(&self, name: &str) -> Option<&Arc<PoolSpec>> {
+        self.pools.iter().find(|p| p.name == name)
     }
 }
 
@@ -288,6 +311,7 @@ impl Settings {
 struct Compiled {
     record: Arc<ClusterRecord>,
     upstreams: Vec<SocketAddr>,
+    pool: Option<Arc<str>>,
     prefix: Option<Prefix>,
 }
 
@@ -296,6 +320,8 @@ struct Compiled {
 pub struct Checked {
     catalog: Arc<Catalog>,
     clusters: Vec<Compiled>,
+    /// Every named pool's addresses (empty for an unused pool whose names do not resolve).
+    pools: Vec<(Arc<PoolSpec>, Vec<SocketAddr>)>,
 }
 
 impl Checked {
@@ -305,53 +331,83 @@ impl Checked {
     }
 }
 
-/// Resolves `host:port` (DNS): what [`compile`] uses outside tests.
-pub fn resolve(u: &str) -> Result<SocketAddr, String> {
-    u.to_socket_addrs()
+/// Resolves `host:port` (DNS) to every address it has: what [`compile`] uses where no
+/// cache of lookups is kept (tests, benchmarks; the control plane keeps one, see
+/// `nodes::resolve`).
+pub fn resolve(u: &str) -> Result<Vec<SocketAddr>, String> {
+    let addrs: Vec<SocketAddr> = u
+        .to_socket_addrs()
         .map_err(|e| format!("upstream `{u}`: {e}"))?
-        .next()
-        .ok_or_else(|| format!("upstream `{u}` resolves to nothing"))
+        .collect();
+    if addrs.is_empty() {
+        return Err(format!("upstream `{u}` resolves to nothing"));
+    }
+    Ok(addrs)
 }
 
+/// How names are resolved for [`compile`]: `host:port` to every address.
+pub type Resolve<'a> = &'a dyn Fn(&str) -> Result<Vec<SocketAddr>, String>;
+
 /// Checks that `cat` can be served: every live cluster's upstreams resolve (with
-/// `resolve`), and tenants of a shared upstream are isolated. Changes nothing.
+/// `resolve`; a pool's name must be one of `settings.pools`), and tenants of a shared
+/// upstream are isolated. Changes nothing.
 pub fn compile(
     cat: &Arc<Catalog>,
     settings: &Settings,
-    resolve: &dyn Fn(&str) -> Result<SocketAddr, String>,
+    resolve: Resolve<'_>,
 ) -> Result<Checked, RegistryError> {
-    let mut cache: HashMap<&str, SocketAddr> = HashMap::new();
+    let mut cache: HashMap<String, Result<Vec<SocketAddr>, String>> = HashMap::new();
+    let mut addrs_of = |list: &[String]| -> Result<Vec<SocketAddr>, String> {
+        let mut out = Vec::with_capacity(list.len());
+        for u in list {
+            let found = cache.entry(u.clone()).or_insert_with(|| resolve(u));
+            for a in found.clone()? {
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
+        }
+        Ok(out)
+    };
+    type Found = Result<Vec<SocketAddr>, String>;
+    let pools: Vec<(Arc<PoolSpec>, Found)> = settings
+        .pools
+        .iter()
+        .map(|p| (p.clone(), addrs_of(&p.nodes)))
+        .collect();
     let mut clusters = Vec::with_capacity(cat.clusters.len());
     for c in cat.live() {
         let err = |message: String| RegistryError {
             cluster: c.id.clone(),
             message,
         };
-        let upstreams = match &c.upstream {
-            Some(list) => {
-                let mut out = Vec::with_capacity(list.len());
-                for u in list {
-                    let addr = match cache.get(u.as_str()) {
-                        Some(a) => *a,
-                        None => {
-                            let a = resolve(u).map_err(err)?;
-                            cache.insert(u, a);
-                            a
-                        }
-                    };
-                    out.push(addr);
+        let (upstreams, pool) = match &c.upstream {
+            Some(list) => match pool_named(list) {
+                Some(name) => {
+                    let (spec, found) = pools
+                        .iter()
+                        .find(|(p, _)| p.name == name)
+                        .ok_or_else(|| err(format!("no upstream pool named `{name}`")))?;
+                    let addrs = found
+                        .clone()
+                        .map_err(|e| err(format!("pool `{name}`: {e}")))?;
+                    (addrs, Some(Arc::from(spec.name.as_str())))
                 }
-                out
-            }
-            None => vec![settings
-                .engine
-                .ok_or_else(|| err("no upstream and no engine".into()))?],
+                None => (addrs_of(list).map_err(err)?, None),
+            },
+            None => (
+                vec![settings
+                    .engine
+                    .ok_or_else(|| err("no upstream and no engine".into()))?],
+                None,
+            ),
         };
         let prefix =
             (c.class == ClusterClass::Multitenant).then(|| Prefix::derive(&settings.key, &c.id));
         clusters.push(Compiled {
             record: c.clone(),
             upstreams,
+            pool,
             prefix,
         });
     }
@@ -359,6 +415,10 @@ pub fn compile(
     Ok(Checked {
         catalog: cat.clone(),
         clusters,
+        pools: pools
+            .into_iter()
+            .map(|(p, found)| (p, found.unwrap_or_default()))
+            .collect(),
     })
 }
 
@@ -418,6 +478,8 @@ impl Snapshot {
             domain: settings.domain.clone(),
             route_by_username: settings.route_by_username,
             catalog: cat.clone(),
+            pools: checked.pools.clone(),
+            health: settings.health.clone(),
             ..Snapshot::default()
         };
         snap.contexts = context_ledgers(checked, &plans, prev, settings);
@@ -434,6 +496,7 @@ impl Snapshot {
                     && o.lanes.same(&h.lanes)
                     && Arc::ptr_eq(&o.state, &h.state)
                     && o.upstreams == c.upstreams
+                    && o.pool == c.pool
                     && same_ledger(&o.contexts, &snap.ledger_of(c))
             });
             let cluster = match reuse {
@@ -630,6 +693,7 @@ fn view(
         username: r.username.clone(),
         credential: Credential::new(&r.username, &r.password),
         upstreams: c.upstreams.clone(),
+        pool: c.pool.clone(),
         allowance: h.allowance.clone(),
         lanes: h.lanes.clone(),
         state: h.state.clone(),

@@ -315,3 +315,63 @@ fn multitenant_clusters_get_distinct_prefixes_and_single_tenant_cannot_share() {
     assert_eq!(e.cluster, "solo");
     assert!(e.message.contains("cannot share its upstream"), "{e}");
 }
+
+// issue 28: a cluster naming a pool gets every address of every node of the pool (a
+// name with several addresses gives them all, each once); an unknown pool is refused and
+// changes nothing; an unused pool whose names do not resolve is listed without addresses
+#[test]
+fn pools_compile_to_every_address_of_their_nodes() {
+    let pools = r#"
+[[upstream_pools]]
+name = "main"
+nodes = ["es.example:9200", "10.0.0.9:9200"]
+[[upstream_pools]]
+name = "gone"
+nodes = ["gone.example:9200"]
+"#;
+    let c = config(&format!("upstream = \"main\"\n{pools}"), 2);
+    let fake = |u: &str| -> Result<Vec<SocketAddr>, String> {
+        match u {
+            "es.example:9200" => Ok(vec![
+                "10.0.0.1:9200".parse().unwrap(),
+                "10.0.0.2:9200".parse().unwrap(),
+                "10.0.0.9:9200".parse().unwrap(),
+            ]),
+            "gone.example:9200" => Err("NXDOMAIN".into()),
+            other => other.parse().map(|a| vec![a]).map_err(|_| "bad".into()),
+        }
+    };
+    let settings = Settings::from_config(&c, &key());
+    let cat = Arc::new(seed::catalog_of(&c, 0).unwrap());
+    let checked = compile(&cat, &settings, &fake).unwrap();
+    let addrs: Vec<SocketAddr> = ["10.0.0.1:9200", "10.0.0.2:9200", "10.0.0.9:9200"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    let acme = &checked.clusters[0];
+    assert_eq!(acme.upstreams, addrs, "every address, each once");
+    assert_eq!(acme.pool.as_deref(), Some("main"));
+    assert_eq!(checked.pools[0].1, addrs);
+    assert!(
+        checked.pools[1].1.is_empty(),
+        "unused and unresolved: listed, empty"
+    );
+    let runtime = Runtime::new(checked.catalog());
+    let snap = Snapshot::assemble(&checked, &runtime, None, &settings, 1, (Instant::now(), 0));
+    assert_eq!(snap.by_id("acme").unwrap().upstreams, addrs);
+    assert_eq!(snap.pools.len(), 2);
+    // the pool "gone" used: refused, naming the cluster and the pool
+    let mut cat2 = Catalog::clone(&cat);
+    let mut rec = ClusterRecord::clone(&cat2.clusters["acme"]);
+    rec.upstream = Some(vec!["gone".into()]);
+    cat2.clusters.insert("acme".into(), Arc::new(rec.clone()));
+    let e = compile(&Arc::new(cat2.clone()), &settings, &fake).unwrap_err();
+    assert!(e.to_string().contains("pool `gone`: NXDOMAIN"), "{e}");
+    rec.upstream = Some(vec!["nope".into()]);
+    cat2.clusters.insert("acme".into(), Arc::new(rec));
+    let e = compile(&Arc::new(cat2), &settings, &fake).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cluster `acme`: no upstream pool named `nope`"
+    );
+}

@@ -176,3 +176,154 @@ fn a_cluster_with_every_node_down_answers_503_and_recovers() {
         "the first read tried both nodes: {text}"
     );
 }
+
+const ADMIN: &str = "[admin]\nlisten = \"127.0.0.1:0\"\ntoken = \"pools-test-token-0123456789\"\n";
+
+/// `[[upstream_pools]]` `main` with `nodes` (checked every 100ms, down after 2 failures).
+fn pool_main(nodes: &[String]) -> String {
+    let list: Vec<String> = nodes.iter().map(|n| format!("\"{n}\"")).collect();
+    format!(
+        "[[upstream_pools]]\nname = \"main\"\nnodes = [{}]\ninterval = \"100ms\"\nfall = 2\n",
+        list.join(", ")
+    )
+}
+
+/// `searchgate admin pools --json` against `server`'s admin listener.
+fn admin_pools(server: &Server) -> serde_json::Value {
+    let line = server
+        .out
+        .wait_for("searchgate: admin API on ", Duration::from_secs(5))
+        .expect("the admin listener");
+    let url = line.split_whitespace().nth(4).expect("its url");
+    let token = server.dir.path().join("token");
+    std::fs::write(&token, "pools-test-token-0123456789").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_searchgate"))
+        .args(["admin", "--json", "--url", url, "--token-file"])
+        .arg(&token)
+        .arg("pools")
+        .output()
+        .expect("searchgate admin pools");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+// issue 28 (named pools): two clusters name one `[[upstream_pools]]` whose nodes are given
+// by name (`localhost:port`) and by address: both clusters use both nodes; each node is
+// checked once (one state per node in the metrics and in `searchgate admin pools`); a
+// dead node is taken out for both at once; a reload that changes the pool's nodes moves
+// both clusters, and one naming a pool that does not exist is refused whole.
+#[test]
+fn clusters_on_a_named_pool_share_its_nodes_checks_and_reloads() {
+    let front = Mock::start();
+    let (m1, m2, m3) = (Mock::start(), Mock::start(), Mock::start());
+    let x = ClusterSpec::new("x", front.addr).pool("main");
+    let y = ClusterSpec::new("y", front.addr).pool("main");
+    let base = Setup::new(front.addr)
+        .cluster(x.clone())
+        .cluster(y.clone())
+        .section(HEALTH)
+        .section(ADMIN);
+    let by_name = format!("localhost:{}", m1.addr.port());
+    let setup = base
+        .clone()
+        .section(&pool_main(&[by_name, m2.addr.to_string()]));
+    let mut server = setup.start();
+    for i in 0..20 {
+        for c in [&x, &y] {
+            let r = server.send(&req(c, "GET", &format!("/{}{i}/_search", c.id)));
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+    }
+    for m in [&m1, &m2] {
+        let of = |c: &str| {
+            (0..20)
+                .map(|i| received(m, &format!("/{c}{i}/_search")))
+                .sum::<usize>()
+        };
+        assert!(
+            of("x") > 0 && of("y") > 0,
+            "{} serves both clusters",
+            m.addr
+        );
+    }
+    wait_state(&server, m1.addr, "up");
+    wait_state(&server, m2.addr, "up");
+    let text = metrics::scrape(server.metrics.unwrap());
+    let lines = |a: SocketAddr| {
+        let needle = format!("searchgate_upstream_node_up{{node=\"{a}\"");
+        text.lines().filter(|l| l.starts_with(&needle)).count()
+    };
+    assert_eq!(
+        (lines(m1.addr), lines(m2.addr)),
+        (1, 1),
+        "one state per node"
+    );
+    let pools = admin_pools(&server);
+    let main = &pools["pools"][0];
+    assert_eq!(main["name"], "main");
+    assert_eq!(main["clusters"], serde_json::json!(["x", "y"]));
+    let nodes: Vec<(String, String)> = main["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["address"].as_str().unwrap().into(),
+                n["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let mut nodes = nodes;
+    nodes.sort();
+    let mut want = vec![
+        (m1.addr.to_string(), "up".into()),
+        (m2.addr.to_string(), "up".into()),
+    ];
+    want.sort();
+    assert_eq!(nodes, want);
+    // the named node dies: down for both clusters, and no read fails
+    let dead = m1.addr;
+    drop(m1);
+    wait_state(&server, dead, "down");
+    for i in 0..10 {
+        for c in [&x, &y] {
+            let r = server.send(&req(c, "GET", &format!("/d{i}/_search")));
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+    }
+    // reload: the pool is now m2 and m3; both clusters reach m3
+    server.rewrite(
+        base.clone()
+            .section(&pool_main(&[m2.addr.to_string(), m3.addr.to_string()])),
+    );
+    eventually("both clusters on m3", Duration::from_secs(10), || {
+        for c in [&x, &y] {
+            assert_eq!(
+                server
+                    .send(&req(c, "GET", &format!("/m3{}/_search", c.id)))
+                    .status,
+                200
+            );
+        }
+        (received(&m3, "/m3x/_search") > 0 && received(&m3, "/m3y/_search") > 0).then_some(())
+    });
+    // a cluster naming an unknown pool: the whole reload is refused, the pool keeps serving
+    let mut bad = base
+        .clone()
+        .section(&pool_main(&[m2.addr.to_string(), m3.addr.to_string()]));
+    bad.clusters.iter_mut().find(|c| c.id == "x").unwrap().pool = Some("nope".into());
+    server.rewrite(bad);
+    server
+        .err
+        .wait_for(
+            "no [[upstream_pools]] named `nope`",
+            Duration::from_secs(10),
+        )
+        .expect("the reload refused, naming the pool");
+    let r = server.send(&req(&x, "GET", "/after/_search"));
+    assert_eq!(r.status, 200, "{}", r.text());
+}

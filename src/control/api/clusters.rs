@@ -289,18 +289,31 @@ pub(super) fn create(api: &Api, req: &Request) -> Result<Response, ApiError> {
             ));
         }
     }
-    let upstream = body.upstream.map(|u| match u {
-        OneOrMany::One(s) => vec![s],
-        OneOrMany::Many(v) => v,
-    });
-    if let Some(bad) = upstream.iter().flatten().find(|u| !u.contains(':')) {
-        return Err(ApiError::bad_request(format!(
-            "upstream `{bad}` must be host:port"
-        )));
-    }
-    if upstream.as_ref().is_some_and(Vec::is_empty) {
-        return Err(ApiError::bad_request("`upstream`: at least one host:port"));
-    }
+    // A string without `:` names an `[[upstream_pools]]` (checked when the catalog is
+    // compiled); nodes are `host:port`.
+    let upstream = match body.upstream {
+        None => None,
+        Some(OneOrMany::One(s)) if !s.contains(':') => {
+            if !crate::config::valid_pool_name(&s) {
+                return Err(ApiError::bad_request(format!(
+                    "upstream `{s}` is neither host:port nor a pool's name"
+                )));
+            }
+            Some(vec![s])
+        }
+        Some(OneOrMany::One(s)) => Some(vec![s]),
+        Some(OneOrMany::Many(v)) => {
+            if let Some(bad) = v.iter().find(|u| !u.contains(':')) {
+                return Err(ApiError::bad_request(format!(
+                    "upstream `{bad}` must be host:port (a pool is named by a string, not a list)"
+                )));
+            }
+            if v.is_empty() {
+                return Err(ApiError::bad_request("`upstream`: at least one host:port"));
+            }
+            Some(v)
+        }
+    };
     let (username, password) = (generate_username(), generate_password());
     let id = new_id();
     let shared = api.env.shared_upstreams.clone();

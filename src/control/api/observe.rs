@@ -100,17 +100,30 @@ fn latency(o: &Observe, req: &Request, id: &str) -> Result<Response, ApiError> {
     Ok(Response::ok(200, body))
 }
 
-/// The upstream pools (each distinct list of nodes the live clusters use; unnamed), the
-/// clusters on each, and each node's health. Nodes of one-node pools are not checked:
-/// their state is `unchecked`.
+/// The upstream pools: the named ones (`[[upstream_pools]]`, used or not), then each
+/// distinct list of nodes the other live clusters use (unnamed); the clusters on each, and
+/// each node's health. Nodes nobody checks (a cluster's only node) are `unchecked`.
 fn pools(o: &Observe, req: &Request) -> Result<Response, ApiError> {
     only_params(req, &[])?;
     let snap = o.registry.load();
-    let mut pools: Vec<(Vec<SocketAddr>, Vec<String>)> = Vec::new();
+    let mut named: Vec<(&str, Vec<String>)> = snap
+        .pools
+        .iter()
+        .map(|(p, _)| (p.name.as_str(), Vec::new()))
+        .collect();
+    let mut lists: Vec<(Vec<SocketAddr>, Vec<String>)> = Vec::new();
     for c in snap.clusters() {
-        match pools.iter_mut().find(|(nodes, _)| *nodes == c.upstreams) {
+        if let Some(ids) = c
+            .pool
+            .as_deref()
+            .and_then(|p| named.iter_mut().find(|(n, _)| *n == p).map(|(_, ids)| ids))
+        {
+            ids.push(c.id.clone());
+            continue;
+        }
+        match lists.iter_mut().find(|(nodes, _)| *nodes == c.upstreams) {
             Some((_, ids)) => ids.push(c.id.clone()),
-            None => pools.push((c.upstreams.clone(), vec![c.id.clone()])),
+            None => lists.push((c.upstreams.clone(), vec![c.id.clone()])),
         }
     }
     let views = o.nodes.views(Instant::now());
@@ -125,16 +138,33 @@ fn pools(o: &Observe, req: &Request) -> Result<Response, ApiError> {
         }),
         None => json!({"address": a.to_string(), "state": "unchecked"}),
     };
-    let list: Vec<Value> = pools
+    let mut list: Vec<Value> = snap
+        .pools
         .iter()
-        .map(|(nodes, ids)| {
+        .zip(&named)
+        .map(|((spec, addrs), (_, ids))| {
             json!({
-                "name": null,
+                "name": spec.name,
+                "hosts": spec.nodes,
                 "clusters": ids,
-                "nodes": nodes.iter().map(node).collect::<Vec<_>>(),
+                "nodes": addrs.iter().map(node).collect::<Vec<_>>(),
+                "check": {
+                    "path": spec.health.path,
+                    "interval_ms": spec.health.interval.as_millis() as u64,
+                    "timeout_ms": spec.health.timeout.as_millis() as u64,
+                    "rise": spec.health.rise,
+                    "fall": spec.health.fall,
+                },
             })
         })
         .collect();
+    list.extend(lists.iter().map(|(nodes, ids)| {
+        json!({
+            "name": null,
+            "clusters": ids,
+            "nodes": nodes.iter().map(node).collect::<Vec<_>>(),
+        })
+    }));
     Ok(Response::ok(200, json!({ "pools": list })))
 }
 

@@ -190,7 +190,7 @@ fn pools_list_nodes_their_clusters_and_health() {
     let node = &px["nodes"][0];
     assert_eq!(node["state"], "unchecked");
     let addr: std::net::SocketAddr = node["address"].as_str().unwrap().parse().unwrap();
-    a.observe.nodes.sync([addr]);
+    a.observe.nodes.sync([(addr, Default::default())]);
     let r = get(&a, "/v1/pools");
     let pools = r.body["pools"].as_array().unwrap();
     let px = pools
@@ -206,4 +206,56 @@ fn pools_list_nodes_their_clusters_and_health() {
         handle(&a, &req(Method::Post, "/v1/pools", None)).status,
         405
     );
+}
+
+// issue 28: the admin API's `upstream` names a pool by a string; `GET /v1/pools` lists the
+// named pools first (used or not) with their clusters, nodes and checks; an unknown pool
+// or a pool's name in a list is refused and creates nothing
+#[test]
+fn clusters_name_pools_and_pools_are_listed_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = api(dir.path());
+    let before = get(&a, "/v1/pools");
+    assert_eq!(before.body["pools"][0]["name"], "main");
+    assert_eq!(before.body["pools"][0]["clusters"], json!([]));
+    let r = create(
+        &a,
+        json!({"plan": "small", "class": "single-tenant", "upstream": "main"}),
+    );
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let id = r.body["id"].as_str().unwrap().to_string();
+    let pools = get(&a, "/v1/pools").body["pools"].clone();
+    let main = &pools[0];
+    assert_eq!(main["name"], "main");
+    assert_eq!(main["clusters"], json!([id]));
+    assert_eq!(main["hosts"], json!(["127.0.0.1:9555", "127.0.0.1:9556"]));
+    let addrs: Vec<&str> = main["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["address"].as_str().unwrap())
+        .collect();
+    assert_eq!(addrs, ["127.0.0.1:9555", "127.0.0.1:9556"]);
+    assert_eq!(main["check"]["path"], "/");
+    let n = get(&a, "/v1/clusters").body["clusters"]
+        .as_array()
+        .unwrap()
+        .len();
+    let r = create(&a, json!({"plan": "small", "upstream": "nope"}));
+    assert_eq!(r.status, 400);
+    assert!(
+        reason(&r).contains("no upstream pool named `nope`"),
+        "{}",
+        reason(&r)
+    );
+    let r = create(&a, json!({"plan": "small", "upstream": ["main"]}));
+    assert_eq!(r.status, 400);
+    assert!(reason(&r).contains("must be host:port"), "{}", reason(&r));
+    let r = create(&a, json!({"plan": "small", "upstream": "Not A Pool"}));
+    assert_eq!(r.status, 400);
+    let after = get(&a, "/v1/clusters").body["clusters"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(after, n, "refused: nothing created");
 }

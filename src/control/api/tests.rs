@@ -18,6 +18,13 @@ pub(super) fn api(dir: &std::path::Path) -> Api {
         engine: Some("127.0.0.1:9201".parse().unwrap()),
         engine_contexts: 500,
         key: TenancyKey::from_bytes([3; 32]),
+        // a named pool no cluster uses until a test puts one there
+        pools: vec![Arc::new(crate::config::PoolSpec {
+            name: "main".into(),
+            nodes: vec!["127.0.0.1:9555".into(), "127.0.0.1:9556".into()],
+            health: Default::default(),
+        })],
+        health: Default::default(),
     };
     let mut plane = Plane::open(Box::new(store), settings).unwrap();
     plane

@@ -155,8 +155,15 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
                     .flatten()
                     .map(cell)
                     .collect();
-                for n in p["nodes"].as_array().into_iter().flatten() {
-                    let mut row = vec![clusters.join(",")];
+                let nodes = p["nodes"].as_array().map_or(&[][..], |v| &v[..]);
+                if nodes.is_empty() {
+                    // a pool whose names do not resolve (yet): still listed
+                    let mut row = vec![cell(&p["name"]), clusters.join(",")];
+                    row.extend(["-", "unresolved", "-", "-", "-"].map(String::from));
+                    rows.push(row);
+                }
+                for n in nodes {
+                    let mut row = vec![cell(&p["name"]), clusters.join(",")];
                     for k in [
                         "address",
                         "state",
@@ -170,6 +177,7 @@ pub fn print(cmd: &AdminCommand, v: &Value) {
                 }
             }
             let header = [
+                "POOL",
                 "CLUSTERS",
                 "NODE",
                 "STATE",

@@ -29,6 +29,8 @@ pub struct ClusterSpec {
     pub upstream: SocketAddr,
     /// Further nodes of its upstream, after `upstream`.
     pub more_nodes: Vec<SocketAddr>,
+    /// The `[[upstream_pools]]` it names instead of listing nodes.
+    pub pool: Option<String>,
 }
 
 impl ClusterSpec {
@@ -43,7 +45,14 @@ impl ClusterSpec {
             mode: "normal".into(),
             upstream,
             more_nodes: Vec::new(),
+            pool: None,
         }
+    }
+
+    /// The same cluster on the pool `name` (its `upstream` names it; the nodes are unused).
+    pub fn pool(mut self, name: &str) -> ClusterSpec {
+        self.pool = Some(name.into());
+        self
     }
 
     /// The same cluster with these nodes after `upstream`.
@@ -67,10 +76,14 @@ impl ClusterSpec {
             .chain(&self.more_nodes)
             .map(|a| format!("\"{a}\""))
             .collect();
+        let upstream = match &self.pool {
+            Some(p) => format!("\"{p}\""),
+            None => format!("[{}]", nodes.join(", ")),
+        };
         format!(
             "[[clusters]]\nid = \"{}\"\nhostname = \"{}\"\nregion = \"{}\"\nclass = \"single-tenant\"\n\
-             plan = \"test\"\nusername = \"{}\"\npassword = \"{}\"\nmode = \"{}\"\nupstream = [{}]\n\n",
-            self.id, self.hostname, self.region, self.username, self.password, self.mode, nodes.join(", ")
+             plan = \"test\"\nusername = \"{}\"\npassword = \"{}\"\nmode = \"{}\"\nupstream = {}\n\n",
+            self.id, self.hostname, self.region, self.username, self.password, self.mode, upstream
         )
     }
 }
@@ -104,6 +117,7 @@ impl Setup {
             mode: "normal".into(),
             upstream,
             more_nodes: Vec::new(),
+            pool: None,
         };
         Setup {
             edge: Vec::new(),
