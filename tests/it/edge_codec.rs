@@ -259,6 +259,58 @@ fn smuggling_is_refused_with_400_and_close() {
     );
 }
 
+// issue 31 (one body reader): a bad chunk gets the same answer whether the edge reads the
+// body whole before forwarding (an index creation: its shards are counted first) or
+// streams it (a document write): 400 with the same error, the connection closed, nothing
+// complete upstream. The rows are the codec's own bad-chunk cases (crates/core
+// proto/tests/body.rs, where each is also decoded whole and split at every byte).
+#[test]
+fn a_bad_chunk_gets_one_answer_read_whole_or_streamed() {
+    let (mock, server) = start();
+    let table: [(&str, &[u8]); 6] = [
+        ("size not hex", b"zz\r\nhello\r\n0\r\n\r\n"),
+        ("space after size", b"5 \r\nhello\r\n0\r\n\r\n"),
+        ("data longer than its size", b"5\r\nhelloX\r\n0\r\n\r\n"),
+        ("bare LF after size", b"5\nhello\r\n0\r\n\r\n"),
+        (
+            "trailer without colon",
+            b"5\r\nhello\r\n0\r\nno colon\r\n\r\n",
+        ),
+        ("size overflow", b"10000000000000000\r\n"),
+    ];
+    for (name, body) in table {
+        let mut answers = Vec::new();
+        for (method, target) in [("PUT", "/fresh-idx"), ("POST", "/idx/_doc")] {
+            let mut raw = server
+                .req(method, target)
+                .header("Transfer-Encoding", "chunked")
+                .head_bytes();
+            raw.extend_from_slice(body);
+            let mut c: Conn = server.conn();
+            c.send(&raw);
+            let r = c.response();
+            r.assert_es_error(400);
+            assert!(r.closes(), "{name} ({method} {target}): Connection: close");
+            assert!(c.is_closed(), "{name} ({method} {target}): closed");
+            answers.push(r.json()["error"].clone());
+        }
+        assert_eq!(answers[0], answers[1], "{name}: whole and streamed agree");
+    }
+    mock.wait_all_closed();
+    let complete: Vec<String> = mock.requests().iter().map(|r| r.target.clone()).collect();
+    assert!(
+        complete.is_empty(),
+        "reached the upstream whole: {complete:?}"
+    );
+    // Read whole, the body is refused before anything is forwarded; streamed, the head may
+    // have gone upstream, and that request stays cut.
+    let cut: Vec<String> = mock.cuts().iter().map(|c| c.target.clone()).collect();
+    assert!(
+        cut.iter().all(|t| t == "/idx/_doc"),
+        "cut upstream: {cut:?}"
+    );
+}
+
 // A pipelined request after a chunked body is parsed from the right place.
 #[test]
 fn pipelined_request_after_chunked_body() {

@@ -397,7 +397,6 @@ const CYCLES_BEING_REMOVED: &[&str] = &[
     "searchgate control: api boot plane webhook",
     "searchgate tenancy: body contexts ndjson painless references request",
     "searchgate tenancy::references: bulk_fast docs",
-    "searchgate-engine <root>: aggs query",
     "searchgate-engine aggs: ranges rewrite",
     "searchgate-engine mapping: coerce mapper",
     "searchgate-engine query: compile more numeric patterns target",

@@ -93,6 +93,7 @@ pub mod resolve;
 pub mod script;
 pub mod search;
 pub mod store;
+pub mod zones;
 
 use std::io::Write;
 use std::net::TcpListener;

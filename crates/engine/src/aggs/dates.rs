@@ -8,7 +8,7 @@
 //! Pure functions.
 
 use jiff::civil::Weekday;
-use jiff::tz::{Offset, TimeZone};
+use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan, Zoned};
 
 use crate::error::{EngineError, EngineResult};
@@ -77,30 +77,7 @@ pub fn legacy(v: &str) -> EngineResult<Interval> {
     calendar(v).or_else(|_| fixed(v))
 }
 
-/// A `time_zone`.
-pub fn zone(v: &str) -> EngineResult<TimeZone> {
-    if v == "Z" || v.eq_ignore_ascii_case("utc") {
-        return Ok(TimeZone::UTC);
-    }
-    if let Some(off) = parse_offset(v) {
-        return Ok(TimeZone::fixed(off));
-    }
-    TimeZone::get(v).map_err(|_| EngineError::IllegalArgument(format!("Unknown time-zone ID: {v}")))
-}
-
-fn parse_offset(v: &str) -> Option<Offset> {
-    let (sign, rest) = match v.as_bytes().first()? {
-        b'+' => (1, &v[1..]),
-        b'-' => (-1, &v[1..]),
-        _ => return None,
-    };
-    let (h, m) = match rest.split_once(':') {
-        Some((h, m)) => (h.parse::<i32>().ok()?, m.parse::<i32>().ok()?),
-        None if rest.len() == 4 => (rest[..2].parse().ok()?, rest[2..].parse().ok()?),
-        None => (rest.parse().ok()?, 0),
-    };
-    Offset::from_seconds(sign * (h * 3600 + m * 60)).ok()
-}
+pub use crate::zones::zone;
 
 fn zoned(ms: i64, tz: &TimeZone) -> EngineResult<Zoned> {
     Timestamp::from_millisecond(ms)

@@ -182,13 +182,6 @@ pub fn finish(
     Ok(v)
 }
 
-/// The offset of `tz` (an offset, `UTC` or an IANA name) at `ms`, in milliseconds.
-pub fn zone_offset_ms(tz: &str, ms: i64) -> Option<i64> {
-    let z = dates::zone(tz).ok()?;
-    let t = jiff::Timestamp::from_millisecond(ms).ok()?;
-    Some(z.to_offset(t).seconds() as i64 * 1000)
-}
-
 /// Refuses a field without per-document values for aggregations and sorting, as
 /// Elasticsearch does: text without `fielddata`, other fields with `doc_values: false`.
 pub(crate) fn check_not_text(mapping: &Mapping, field: &str) -> EngineResult<()> {

@@ -650,7 +650,7 @@ fn in_zone(ms: i64, text: &str, tz: Option<&str>) -> i64 {
             .rfind(['+', '-'])
             .is_some_and(|i| i > 10 && date[i..].contains(':'))
         || date.bytes().all(|b| b.is_ascii_digit());
-    match (zoned, crate::aggs::zone_offset_ms(tz, ms)) {
+    match (zoned, crate::zones::zone_offset_ms(tz, ms)) {
         (false, Some(off)) => ms - off,
         _ => ms,
     }
