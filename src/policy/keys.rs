@@ -237,18 +237,36 @@ fn body_names_all(v: &Value) -> bool {
 }
 
 /// Whether `name` (no wildcard) matches `pattern` (`*` matches any run of characters).
+///
+/// Linear in `name` for every pattern: the text before the first `*` must start the name,
+/// the text after the last `*` must end it, and each literal run between stars is found
+/// leftmost in what is left (for `*`-only patterns the leftmost choice is never worse).
+/// The recursive form tried every split at every `*`: a key pattern `*a*a…*b` against a
+/// 60-byte name held a worker for good (attack: `tests/it/attack_keys.rs`).
 pub fn glob_match(pattern: &[u8], name: &[u8]) -> bool {
-    match pattern.iter().position(|&b| b == b'*') {
-        None => pattern == name,
-        Some(star) => {
-            let (head, rest) = (&pattern[..star], &pattern[star + 1..]);
-            if !name.starts_with(head) {
-                return false;
-            }
-            let tail = &name[head.len()..];
-            (0..=tail.len()).any(|i| glob_match(rest, &tail[i..]))
+    let (Some(first), Some(last)) = (
+        memchr::memchr(b'*', pattern),
+        memchr::memrchr(b'*', pattern),
+    ) else {
+        return pattern == name;
+    };
+    let (head, tail) = (&pattern[..first], &pattern[last + 1..]);
+    if name.len() < head.len() + tail.len() || !name.starts_with(head) || !name.ends_with(tail) {
+        return false;
+    }
+    let mut rest = &name[head.len()..name.len() - tail.len()];
+    // Between the first and the last star (nothing when they are one).
+    let middle = pattern.get(first + 1..last).unwrap_or_default();
+    for run in middle.split(|&b| b == b'*') {
+        if run.is_empty() {
+            continue;
+        }
+        match memchr::memmem::find(rest, run) {
+            Some(i) => rest = &rest[i + run.len()..],
+            None => return false,
         }
     }
+    true
 }
 
 /// Whether every index name the expression item `item` can match is matched by

@@ -267,3 +267,59 @@ fn closing_all_contexts_in_every_spelling() {
     assert!(restricted(&k(Role::Read, &[])));
     assert!(restricted(&k(Role::Search, &[])));
 }
+
+/// The definition of `*`-globs, tried every way (exponential: short inputs only).
+fn glob_by_definition(p: &[u8], s: &[u8]) -> bool {
+    match p.split_first() {
+        None => s.is_empty(),
+        Some((b'*', rest)) => (0..=s.len()).any(|i| glob_by_definition(rest, &s[i..])),
+        Some((c, rest)) => s.first() == Some(c) && glob_by_definition(rest, &s[1..]),
+    }
+}
+
+// Attack (tests/it/attack_keys.rs): the glob agrees with its definition on every pattern
+// and name over a small alphabet, and a pathological pattern against a long name is
+// linear work, not a worker held for good.
+#[test]
+fn glob_agrees_with_its_definition_and_is_linear() {
+    let words = |max: usize, alphabet: &[u8]| {
+        let mut out: Vec<Vec<u8>> = vec![vec![]];
+        let mut last: Vec<Vec<u8>> = vec![vec![]];
+        for _ in 0..max {
+            let next: Vec<Vec<u8>> = last
+                .iter()
+                .flat_map(|w| {
+                    alphabet.iter().map(move |&c| {
+                        let mut w = w.clone();
+                        w.push(c);
+                        w
+                    })
+                })
+                .collect();
+            out.extend(next.iter().cloned());
+            last = next;
+        }
+        out
+    };
+    let patterns = words(5, b"ab*");
+    let names = words(5, b"ab");
+    for p in &patterns {
+        for n in &names {
+            assert_eq!(
+                glob_match(p, n),
+                glob_by_definition(p, n),
+                "{} {}",
+                String::from_utf8_lossy(p),
+                String::from_utf8_lossy(n)
+            );
+        }
+    }
+    let evil = "*a".repeat(120) + "*b";
+    let name = "a".repeat(255);
+    assert!(!glob_match(evil.as_bytes(), name.as_bytes()));
+    assert!(!contained(name.as_bytes(), evil.as_bytes()));
+    assert!(glob_match(evil.as_bytes(), (name + "b").as_bytes()));
+    let item = "*a".repeat(2000);
+    assert!(!contained(item.as_bytes(), b"site*"));
+    assert!(confine(item.as_bytes(), &pats(&[&evil])).is_err());
+}
