@@ -112,35 +112,38 @@ pub fn node_figures(views: &[NodeView], retries: &[(RetryReason, u64)]) -> Strin
     out.0
 }
 
+/// A family of the host-name series: name, type, help, and its value for one name.
+type NameFamily = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&NameView) -> u64,
+);
+
 /// The upstream host names: how many addresses each resolves to now, and failed lookups
 /// (a name that stops resolving keeps its last addresses).
 pub fn name_figures(names: &[NameView]) -> String {
     let mut out = Out(String::with_capacity(128 + names.len() * 200));
-    out.family(
-        "searchgate_upstream_name_addresses",
-        "gauge",
-        "Addresses an upstream host name resolves to (kept from the last answer when a lookup fails).",
-    );
-    for n in names {
-        let labels = format!("name=\"{}\"", escape(&n.name));
-        out.sample(
+    let families: [NameFamily; 2] = [
+        (
             "searchgate_upstream_name_addresses",
-            &labels,
-            n.addrs.len() as u64,
-        );
-    }
-    out.family(
-        "searchgate_upstream_resolve_failures_total",
-        "counter",
-        "Lookups of an upstream host name that failed or found nothing.",
-    );
-    for n in names {
-        let labels = format!("name=\"{}\"", escape(&n.name));
-        out.sample(
+            "gauge",
+            "Addresses an upstream host name resolves to (kept from the last answer when a lookup fails).",
+            |n| n.addrs.len() as u64,
+        ),
+        (
             "searchgate_upstream_resolve_failures_total",
-            &labels,
-            n.failures,
-        );
+            "counter",
+            "Lookups of an upstream host name that failed or found nothing.",
+            |n| n.failures,
+        ),
+    ];
+    for (family, kind, help, value) in families {
+        out.family(family, kind, help);
+        for n in names {
+            let labels = format!("name=\"{}\"", escape(&n.name));
+            out.sample(family, &labels, value(n));
+        }
     }
     out.0
 }

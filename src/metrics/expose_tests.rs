@@ -353,3 +353,37 @@ fn the_exposition_follows_the_text_format_with_the_recorded_figures() {
         None
     );
 }
+
+// Issue 28: each host name has its address count and its failed lookups, the name escaped.
+#[test]
+fn host_names_have_their_addresses_and_failures() {
+    use crate::nodes::resolve::NameView;
+    let names = [
+        NameView {
+            name: "es.internal:9200".into(),
+            addrs: vec![
+                "10.0.0.1:9200".parse().unwrap(),
+                "10.0.0.2:9200".parse().unwrap(),
+            ],
+            failing: false,
+            failures: 0,
+        },
+        NameView {
+            name: "gone\"x:9200".into(),
+            addrs: vec!["10.0.0.3:9200".parse().unwrap()],
+            failing: true,
+            failures: 4,
+        },
+    ];
+    let text = super::name_figures(&names);
+    for line in [
+        "# TYPE searchgate_upstream_name_addresses gauge",
+        "searchgate_upstream_name_addresses{name=\"es.internal:9200\"} 2",
+        "searchgate_upstream_name_addresses{name=\"gone\\\"x:9200\"} 1",
+        "# TYPE searchgate_upstream_resolve_failures_total counter",
+        "searchgate_upstream_resolve_failures_total{name=\"es.internal:9200\"} 0",
+        "searchgate_upstream_resolve_failures_total{name=\"gone\\\"x:9200\"} 4",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");
+    }
+}

@@ -39,6 +39,17 @@ fn node(url: &str, node: &str, engine: &Engine) -> Config {
     c
 }
 
+/// A throw-away store, one shared engine and nodes `a` and `b` on them (drop order: the
+/// nodes first, then the engine and the store).
+fn two_nodes() -> (Pg, Engine, Edge, Edge) {
+    let pg = Pg::start();
+    let url = pg.database();
+    let engine = Engine::start();
+    let a = Edge::start(node(&url, "a", &engine));
+    let b = Edge::start(node(&url, "b", &engine));
+    (pg, engine, a, b)
+}
+
 /// Waits until `edge` answers `req` of tenant `t` with `status`.
 fn served(edge: &Edge, what: &str, t: &Tenant, method: &str, path: &str, status: u16) {
     eventually(what, PROPAGATION, || {
@@ -64,11 +75,7 @@ fn id_of(v: &Value) -> String {
 // spec 1.1, 3, 4, 5.4: each kind of change made through one node is served by the other.
 #[test]
 fn changes_through_one_node_are_served_by_the_other() {
-    let pg = Pg::start();
-    let url = pg.database();
-    let engine = Engine::start();
-    let a = Edge::start(node(&url, "a", &engine));
-    let b = Edge::start(node(&url, "b", &engine));
+    let (_pg, _engine, a, b) = two_nodes();
 
     let created = a.admin().create(json!({"plan": "p"}));
     let id = id_of(&created);
@@ -143,11 +150,7 @@ fn changes_through_one_node_are_served_by_the_other() {
 // Each node's `/metrics` says whether it reaches the store (`searchgate_store_up`).
 #[test]
 fn the_store_restarted_mid_run() {
-    let pg = Pg::start();
-    let url = pg.database();
-    let engine = Engine::start();
-    let a = Edge::start(node(&url, "a", &engine));
-    let b = Edge::start(node(&url, "b", &engine));
+    let (pg, _engine, a, b) = two_nodes();
     let created = a.admin().create(json!({"plan": "p"}));
     let id = id_of(&created);
     let t = tenant(&created);
@@ -350,11 +353,7 @@ fn a_batch_without_a_notification_is_read_by_the_poll() {
 // so that at least some rounds have both nodes pass the replay check before either commits.
 #[test]
 fn one_idempotency_key_on_two_nodes_commits_once() {
-    let pg = Pg::start();
-    let url = pg.database();
-    let engine = Engine::start();
-    let a = Edge::start(node(&url, "a", &engine));
-    let b = Edge::start(node(&url, "b", &engine));
+    let (_pg, _engine, a, b) = two_nodes();
     for round in 0..6 {
         let key = format!("same-create-{round}");
         let body = json!({"plan": "p", "name": format!("twice {round}")});
