@@ -52,20 +52,58 @@ fn scenarios(cmd: &str) -> Vec<String> {
         .collect()
 }
 
+/// The load-test scripts a text names (`loadtest/<name>.py`), with `run.py` and
+/// `tenancy_bench.py` (what `run.sh` and `tenancy_bench.sh` exec).
+fn scripts_named(text: &str) -> BTreeSet<String> {
+    let mut names: BTreeSet<String> = ["run.py", "tenancy_bench.py"].map(String::from).into();
+    for (i, _) in text.match_indices("loadtest/") {
+        let rest = &text[i + "loadtest/".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        if let Some(stem) = name.strip_suffix(".py") {
+            if !stem.is_empty() && !stem.contains('.') {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+/// The script a command runs: `loadtest/run.sh ...` is `run.py`, `tenancy_bench.sh`
+/// is `tenancy_bench.py`, `python3 loadtest/X.py ...` is `X.py`.
+fn script_of(cmd: &str) -> Option<String> {
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    match words.as_slice() {
+        ["loadtest/run.sh", ..] => Some("run.py".into()),
+        ["loadtest/tenancy_bench.sh", ..] => Some("tenancy_bench.py".into()),
+        ["python3", script, ..] => script.strip_prefix("loadtest/").map(String::from),
+        _ => None,
+    }
+}
+
 // issue 32: the load-test commands of the docs use options and scenarios the tools have
 #[test]
 fn the_load_test_commands_in_the_docs_are_ones_the_tools_take() {
-    let tools = [
-        ("loadtest/run.sh", help("run.py")),
-        ("loadtest/tenancy_bench.sh", help("tenancy_bench.py")),
-    ];
+    let both = format!("{LOADTEST_MD}\n{METRICS_MD}");
+    let helps: Vec<(String, String)> = scripts_named(&both)
+        .into_iter()
+        .map(|s| {
+            let h = help(&s);
+            (s, h)
+        })
+        .collect();
+    let help_of = |script: &str| helps.iter().find(|(s, _)| s == script).map(|(_, h)| h);
     let mut checked = 0;
     for doc in [LOADTEST_MD, METRICS_MD] {
         for block in blocks(doc, "sh") {
             for cmd in commands(block) {
-                let Some((_, help)) = tools.iter().find(|(t, _)| cmd.text.starts_with(t)) else {
+                let Some(script) = script_of(&cmd.text) else {
                     continue;
                 };
+                let help = help_of(&script)
+                    .unwrap_or_else(|| panic!("`{}` runs {script}, not found", cmd.text));
                 let known = options(help);
                 for o in options(&cmd.text) {
                     assert!(known.contains(&o), "`{}`: {o} is not in\n{help}", cmd.text);
@@ -80,32 +118,45 @@ fn the_load_test_commands_in_the_docs_are_ones_the_tools_take() {
             }
         }
     }
-    // docs/loadtest.md: three run.sh lines, the two against a cluster URL, three
-    // tenancy_bench.sh lines; docs/metrics.md: the cost of recording.
-    assert_eq!(checked, 9);
-    // And the flags its prose names for run.sh (`--nginx-auth basic`, `--perf DIR`, ...).
-    let run = options(&tools[0].1);
+    // At least docs/loadtest.md's run.sh, tenancy_bench.sh, fleet.py and
+    // failover.py lines and docs/metrics.md's cost of recording.
+    assert!(checked >= 12, "only {checked} load-test commands found");
+    // The flags its prose names belong to one of the tools it names, or to the
+    // `cargo`/`searchgate` commands it shows.
     let cargo_or_serve = [
         "--bench",
         "--bin",
         "--release",
-        // loadtest/fleet.py's (the fleet's propagation figures)
-        "--changes",
-        "--nodes",
-        "--pause",
-        "--skip-build",
         "--threads",
         "--driver",
         "--upstream",
         "--from-wrk",
     ];
     for o in options(LOADTEST_MD) {
-        let tenancy = options(&tools[1].1).contains(&o);
+        let taken = helps.iter().any(|(_, h)| options(h).contains(&o));
         assert!(
-            run.contains(&o) || tenancy || cargo_or_serve.contains(&o.as_str()),
-            "docs/loadtest.md names {o}, which neither load-test tool takes"
+            taken || cargo_or_serve.contains(&o.as_str()),
+            "docs/loadtest.md names {o}, which none of the load-test tools it names takes"
         );
     }
+}
+
+#[test]
+fn scripts_are_read_from_a_text_and_a_command() {
+    let names = scripts_named("run `loadtest/fleet.py` then loadtest/confs.py; loadtest/run.sh");
+    assert_eq!(
+        names.into_iter().collect::<Vec<_>>(),
+        ["confs.py", "fleet.py", "run.py", "tenancy_bench.py"]
+    );
+    assert_eq!(
+        script_of("loadtest/run.sh --rounds 3"),
+        Some("run.py".into())
+    );
+    assert_eq!(
+        script_of("python3 loadtest/failover.py --seconds 3"),
+        Some("failover.py".into())
+    );
+    assert_eq!(script_of("cargo bench --bench nodes"), None);
 }
 
 #[test]
