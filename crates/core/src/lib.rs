@@ -7,7 +7,8 @@
 //! (`percent`); the one blocking head-reading loop of the thread-per-connection servers
 //! (`blocking`, generic over `std::io::Read`); and the one reading of parameter values
 //! (`params`: time values, byte sizes, booleans, integers, comma lists, query strings);
-//! and address ranges for allowlists (`cidr`).
+//! address ranges for allowlists (`cidr`); and the PROXY protocol v2 header a trusted load
+//! balancer puts before a connection's bytes (`proxy_v2`).
 //!
 //! Must not touch: sockets, threads, files, clocks, tenants, clusters or any engine
 //! internals. It depends on none of its sibling crates, so the compiler keeps it a leaf.
@@ -20,3 +21,4 @@ pub mod errors;
 pub mod params;
 pub mod percent;
 pub mod proto;
+pub mod proxy_v2;
