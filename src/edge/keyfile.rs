@@ -39,7 +39,7 @@ pub fn shared(data_dir: &Path, store: &mut dyn Store) -> Result<TenancyKey, Stri
         None => hex(&TenancyKey::generate()),
     };
     let stored = match (store.shared_value(STORE_NAME, &proposed), &local) {
-        Ok(v) => v,
+        (Ok(v), _) => v,
         // A node that started with the fleet before holds the fleet's key in its file.
         (Err(StoreError::Busy(_)), Some(own)) => return Ok(own.clone()),
         (Err(e), _) => return Err(format!("the fleet's tenancy key: {e}")),
