@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::e2e::admin::tenant_of as tenant;
-use crate::support::e2e::fill::fill_past;
+use crate::support::e2e::fill::fill_past_on;
 use crate::support::e2e::hook::{hold, Hook};
 use crate::support::e2e::{
     es_error, eventually, metrics, Config, Edge, Engine, PlanSpec, Response, Tenant,
@@ -276,9 +276,10 @@ fn three_nodes_through_a_store_outage() {
         .expect(200);
     let (old, t) = (tenant(&created), tenant(&rotated));
     for n in &f.nodes {
-        served(n, "every node to serve the rotation", &t, "PUT", "/books", 200);
+        served(n, "every node to serve the rotation", &t, "GET", "/", 200);
         served(n, "and to refuse the old pair", &old, "GET", "/", 401);
     }
+    assert_eq!(f.node(0).send(&t.req("PUT", "/books")).status, 200);
     // Usage is counted on another cluster, which n3's first run (killed below with the
     // counts it had not written yet, as any killed process) never serves.
     let counted = f.node(0).admin().create(json!({"plan": "p"}));
@@ -407,7 +408,7 @@ fn a_killed_leader_is_replaced_and_work_runs_once() {
     let over = tenant(&full);
     served(f.node(2), "the tiny cluster", &over, "PUT", "/logs", 200);
     let prefix = crate::support::e2e::prefix_of(f.engine.addr, "logs");
-    fill_past(f.node(2), &over, "logs", &prefix, 64 * 1024);
+    fill_past_on(f.node(2), f.engine.addr, &over, "logs", &prefix, 64 * 1024);
     let (status, first) = hook.got.recv_timeout(PROPAGATION * 2).expect("the notice's POST");
     assert_eq!((status, first["step"].as_str()), (None, Some("notice")));
     let notice = first["notice_id"].as_u64().expect("notice_id");
