@@ -335,7 +335,7 @@ fn three_nodes_through_a_store_outage() {
     served(f.node(0), "n1 to refuse writes", &t, "PUT", "/books3", 403);
     let normal = json!({"mode": "normal"});
     f.node(1).admin().call("PUT", &mode, Some(&normal)).expect(200);
-    served(n3, "n3 to take writes again", &t, "PUT", "/books3", 200);
+    served(n3, "n3 to take writes again", &t, "PUT", "/books5", 200);
     let audit = f
         .node(0)
         .admin()
