@@ -128,7 +128,10 @@ fn main() {
             .collect();
         writer.submit(change(cmds)).expect("the clusters");
     }
-    println!("fleet_apply: {n} clusters created in {:.1} s", t.elapsed().as_secs_f64());
+    println!(
+        "fleet_apply: {n} clusters created in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 
     let before = rss();
     let t = Instant::now();
@@ -149,7 +152,11 @@ fn main() {
     let mut submitted = Vec::with_capacity(rounds);
     for r in 0..rounds {
         let id = format!("c{:06}", (r * 7919) % n);
-        let mode = if r % 2 == 0 { Mode::ReadOnly } else { Mode::Normal };
+        let mode = if r % 2 == 0 {
+            Mode::ReadOnly
+        } else {
+            Mode::Normal
+        };
         let cmd = Command::SetMode {
             id,
             mode,

@@ -91,6 +91,7 @@ pub fn open(
                 known.seq,
                 config.edge.data_dir.join(lastknown::COPY_FILE).display()
             );
+            let known = *known;
             let at = (known.catalog, known.seq, declared);
             (Plane::open_at(store, settings, clock, at)?, false)
         }
@@ -117,7 +118,7 @@ enum Start {
     /// The store answers.
     Store(Box<dyn Store>),
     /// The store is unreachable: this node's last known catalog.
-    LastKnown(Box<dyn Store>, lastknown::Known),
+    LastKnown(Box<dyn Store>, Box<lastknown::Known>),
 }
 
 /// Asks the store first; when it cannot be reached (and only then), the last known
@@ -126,7 +127,7 @@ fn fleet_start(mut store: Box<dyn Store>, data_dir: &Path) -> Result<Start, Stri
     match store.seed() {
         Ok(_) => Ok(Start::Store(store)),
         Err(StoreError::Busy(e)) => match LastKnown::load(data_dir)? {
-            Some(known) => Ok(Start::LastKnown(store, known)),
+            Some(known) => Ok(Start::LastKnown(store, Box::new(known))),
             None => Err(format!(
                 "{e}; and this node has no last known catalog in {} to start from",
                 data_dir.display()

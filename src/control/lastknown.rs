@@ -239,7 +239,7 @@ mod tests {
         let mut lk = LastKnown::new(dir.path());
         lk.save(&cat, 7, &serde_json::json!({"plans": []})).unwrap();
         let mut b = record("b", "p");
-        b.name = "second".into();
+        b.name = Some("second".into());
         let events = vec![Event::Cluster {
             record: Box::new(b.clone()),
         }];
@@ -275,7 +275,11 @@ mod tests {
         let mut lk = LastKnown::new(dir.path());
         lk.save(&cat, 1, &Value::Null).unwrap();
         let mut seq = 1;
-        let journal = || std::fs::metadata(dir.path().join(JOURNAL_FILE)).unwrap().len();
+        let journal = || {
+            std::fs::metadata(dir.path().join(JOURNAL_FILE))
+                .unwrap()
+                .len()
+        };
         let mut folded = false;
         while seq < 20_000 && !folded {
             seq += 1;

@@ -197,21 +197,21 @@ mod tests {
     fn samples_count_what_happened_since_the_previous_one() {
         let mut s = Sampler::new(60_000, 3_600_000);
         assert!(s.due(0));
-        let (first, prune) = s.take(1_000_000, vec![("a".into(), reading(5), counted(7))]);
-        assert_eq!(prune, 1_000_000 - 3_600_000);
+        let (first, prune) = s.take(1_020_000, vec![("a".into(), reading(5), counted(7))]);
+        assert_eq!(prune, 1_020_000 - 3_600_000);
         assert_eq!(first[0].1.requests, 7, "since the process started");
         assert_eq!(first[0].1.disk_bytes, 5);
-        assert!(!s.due(1_059_999));
-        assert!(s.due(1_060_000));
+        assert!(!s.due(1_079_999));
+        assert!(s.due(1_080_000));
         let (second, _) = s.take(
-            1_060_000,
+            1_080_000,
             vec![
                 ("a".into(), reading(6), counted(10)),
                 ("b".into(), reading(1), counted(2)),
             ],
         );
         assert_eq!(second[0].1.requests, 3);
-        assert_eq!(second[0].1.at, 1_020_000, "at the interval's boundary");
+        assert_eq!(second[0].1.at, 1_080_000, "at the interval's boundary");
         assert_eq!(second[0].1.bytes_in, 30);
         assert_eq!(second[0].1.bytes_out, 300);
         assert_eq!(second[1].1.requests, 2, "a new cluster counts from zero");

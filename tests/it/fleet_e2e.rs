@@ -190,7 +190,14 @@ fn three_nodes_serve_every_change_and_sum_usage() {
     let created = n1.admin().create(json!({"plan": "p"}));
     let id = id_of(&created);
     let old = tenant(&created);
-    sent.until(n3, "n3 to serve the new cluster", &old, "PUT", "/books", 200);
+    sent.until(
+        n3,
+        "n3 to serve the new cluster",
+        &old,
+        "PUT",
+        "/books",
+        200,
+    );
     assert_eq!(sent.send(n1, &old, "GET", "/books/_search"), 200);
 
     // spec 5.4: rotated through n2; n1 and n3 refuse the old pair, serve the new one.
@@ -250,7 +257,14 @@ fn three_nodes_serve_every_change_and_sum_usage() {
         .expect(200);
     assert_eq!(gone["state"], "destroyed");
     for n in [n1, n3] {
-        served(n, "the cluster to be forgotten", &new, "GET", "/books/_search", 404);
+        served(
+            n,
+            "the cluster to be forgotten",
+            &new,
+            "GET",
+            "/books/_search",
+            404,
+        );
         let (kind, _) = es_error(&n.send(&new.req("GET", "/books/_search")), 404);
         assert_eq!(kind, "cluster_not_found_exception");
     }
@@ -284,7 +298,14 @@ fn three_nodes_through_a_store_outage() {
     // counts it had not written yet, as any killed process) never serves.
     let counted = f.node(0).admin().create(json!({"plan": "p"}));
     let (uid, u) = (id_of(&counted), tenant(&counted));
-    sent.until(f.node(1), "n2 to serve the counted cluster", &u, "PUT", "/u", 200);
+    sent.until(
+        f.node(1),
+        "n2 to serve the counted cluster",
+        &u,
+        "PUT",
+        "/u",
+        200,
+    );
 
     f.pg.stop();
     for n in &f.nodes {
@@ -292,7 +313,11 @@ fn three_nodes_through_a_store_outage() {
             .wait_for("the store is unreachable", PROPAGATION)
             .unwrap_or_else(|| panic!("a node did not notice:\n{}", n.out.text()));
         assert_eq!(store_up(n), Some(0), "/metrics says the store is down");
-        assert_eq!(n.send(&t.req("GET", "/books/_search")).status, 200, "serves");
+        assert_eq!(
+            n.send(&t.req("GET", "/books/_search")).status,
+            200,
+            "serves"
+        );
     }
     let mode = format!("/v1/clusters/{id}/mode");
     let ro = json!({"mode": "read-only", "reason": "while the store is down"});
@@ -300,8 +325,16 @@ fn three_nodes_through_a_store_outage() {
     assert_eq!(refused.status, 503, "{}", refused.body);
     assert!(refused.retry_after.is_some(), "503 with Retry-After");
     assert_eq!(refused.body["status"], 503, "{}", refused.body);
-    assert!(refused.body["error"]["type"].is_string(), "{}", refused.body);
-    assert_eq!(f.node(0).send(&t.req("PUT", "/books2")).status, 200, "unchanged");
+    assert!(
+        refused.body["error"]["type"].is_string(),
+        "{}",
+        refused.body
+    );
+    assert_eq!(
+        f.node(0).send(&t.req("PUT", "/books2")).status,
+        200,
+        "unchanged"
+    );
 
     // n3 killed and started again while the store is down: from its last known catalog.
     let dir = f.nodes.pop().expect("n3").kill9();
@@ -311,8 +344,16 @@ fn three_nodes_through_a_store_outage() {
     n3.out
         .wait_for("starts from its last known catalog", Duration::ZERO)
         .unwrap_or_else(|| panic!("n3 did not say so:\n{}", n3.out.text()));
-    assert_eq!(n3.send(&t.req("GET", "/books/_search")).status, 200, "n3 serves");
-    assert_eq!(n3.send(&old.req("GET", "/")).status, 401, "the rotation too");
+    assert_eq!(
+        n3.send(&t.req("GET", "/books/_search")).status,
+        200,
+        "n3 serves"
+    );
+    assert_eq!(
+        n3.send(&old.req("GET", "/")).status,
+        401,
+        "the rotation too"
+    );
     let refused = n3.admin().call("PUT", &mode, Some(&ro));
     assert_eq!(refused.status, 503, "{}", refused.body);
     // Requests counted while the store is down, on every node (n3: its second run).
@@ -334,7 +375,10 @@ fn three_nodes_through_a_store_outage() {
     n3.admin().call("PUT", &mode, Some(&ro)).expect(200);
     served(f.node(0), "n1 to refuse writes", &t, "PUT", "/books3", 403);
     let normal = json!({"mode": "normal"});
-    f.node(1).admin().call("PUT", &mode, Some(&normal)).expect(200);
+    f.node(1)
+        .admin()
+        .call("PUT", &mode, Some(&normal))
+        .expect(200);
     served(n3, "n3 to take writes again", &t, "PUT", "/books5", 200);
     let audit = f
         .node(0)
@@ -366,7 +410,10 @@ fn three_nodes_through_a_store_outage() {
 fn a_killed_leader_is_replaced_and_work_runs_once() {
     let (held, release) = hold();
     let hook = Hook::start(vec![held]);
-    let billing = format!("[billing]\nwebhook = \"{}\"\nwebhook_timeout = \"1h\"\n", hook.url());
+    let billing = format!(
+        "[billing]\nwebhook = \"{}\"\nwebhook_timeout = \"1h\"\n",
+        hook.url()
+    );
     let edit = move |c: Config| {
         c.edge("metering_interval", "\"200ms\"")
             .section(&billing)
@@ -384,7 +431,10 @@ fn a_killed_leader_is_replaced_and_work_runs_once() {
     let t = tenant(&created);
     let maint = json!({"mode": "maintenance", "reason": "upgrade", "until": "3s"});
     let mode = format!("/v1/clusters/{id}/mode");
-    f.node(1).admin().call("PUT", &mode, Some(&maint)).expect(200);
+    f.node(1)
+        .admin()
+        .call("PUT", &mode, Some(&maint))
+        .expect(200);
     eventually(
         "the window's end to be recorded",
         Duration::from_secs(20),
@@ -409,7 +459,10 @@ fn a_killed_leader_is_replaced_and_work_runs_once() {
     served(f.node(2), "the tiny cluster", &over, "PUT", "/logs", 200);
     let prefix = crate::support::e2e::prefix_of(f.engine.addr, "logs");
     fill_past_on(f.node(2), f.engine.addr, &over, "logs", &prefix, 64 * 1024);
-    let (status, first) = hook.got.recv_timeout(PROPAGATION * 2).expect("the notice's POST");
+    let (status, first) = hook
+        .got
+        .recv_timeout(PROPAGATION * 2)
+        .expect("the notice's POST");
     assert_eq!((status, first["step"].as_str()), (None, Some("notice")));
     let notice = first["notice_id"].as_u64().expect("notice_id");
 
@@ -420,7 +473,10 @@ fn a_killed_leader_is_replaced_and_work_runs_once() {
     eventually("another node to lead", Duration::from_secs(20), || {
         f.nodes.iter().any(leads).then_some(())
     });
-    let (status, again) = hook.got.recv_timeout(PROPAGATION * 2).expect("delivered again");
+    let (status, again) = hook
+        .got
+        .recv_timeout(PROPAGATION * 2)
+        .expect("delivered again");
     assert_eq!(status, Some(204));
     assert_eq!(again["notice_id"], notice, "the same notice: {again}");
     let steps = f.node(0).admin().overage_steps(&id_of(&full));
@@ -428,10 +484,24 @@ fn a_killed_leader_is_replaced_and_work_runs_once() {
 
     let later = f.node(0).admin().create(json!({"plan": "p"}));
     let lt = tenant(&later);
-    served(f.node(1), "a cluster made after the kill", &lt, "PUT", "/later", 200);
+    served(
+        f.node(1),
+        "a cluster made after the kill",
+        &lt,
+        "PUT",
+        "/later",
+        200,
+    );
     let config = f.config("n1", &edit);
     let n1 = Edge::start_in(dir, config, &[]);
-    served(&n1, "the restarted node to serve it", &lt, "GET", "/later/_search", 200);
+    served(
+        &n1,
+        "the restarted node to serve it",
+        &lt,
+        "GET",
+        "/later/_search",
+        200,
+    );
     assert_eq!(n1.send(&t.req("GET", "/")).status, 200);
     assert!(
         n1.out.wait_for("node n1 leads", Duration::ZERO).is_none(),
@@ -499,7 +569,7 @@ fn one_idempotency_key_on_two_nodes_commits_once() {
     for round in 0..6 {
         let key = format!("same-create-{round}");
         let body = json!({"plan": "p", "name": format!("twice {round}")});
-        let [x, y] = on_both(&a, &b, "POST", "/v1/clusters", &body, &key);
+        let [x, y] = on_both(a, b, "POST", "/v1/clusters", &body, &key);
         assert_eq!(x.status, 201, "{}", x.body);
         assert_eq!(y.status, 201, "{}", y.body);
         let id = id_of(&x.body);
@@ -515,7 +585,7 @@ fn one_idempotency_key_on_two_nodes_commits_once() {
 
         let keys = format!("/v1/clusters/{id}/keys");
         let kb = json!({"name": "site search", "role": "search"});
-        let [x, y] = on_both(&a, &b, "POST", &keys, &kb, &format!("same-key-{round}"));
+        let [x, y] = on_both(a, b, "POST", &keys, &kb, &format!("same-key-{round}"));
         assert_eq!(x.status, 201, "{}", x.body);
         assert_eq!(y.status, 201, "{}", y.body);
         assert_eq!(x.body["id"], y.body["id"]);
