@@ -40,6 +40,7 @@ mod metrics_http;
 mod outcome;
 #[cfg(test)]
 mod pipeline_tests;
+mod preamble;
 mod precreate;
 mod relay;
 mod send;
