@@ -134,6 +134,40 @@ fn three_nodes_share_one_allowance() {
         grants >= 12,
         "the home granted the others' permits: {grants}"
     );
+
+    // A peer listener never serves a customer's request: an HTTP request (valid
+    // credentials and all) gets no byte back, the connection is closed.
+    let line = a
+        .out
+        .wait_for("peers on ", Duration::from_secs(5))
+        .expect("the line");
+    let peer = line
+        .split("peers on ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
+    let mut conn = std::net::TcpStream::connect(peer).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let req = format!(
+        "GET /books/_search HTTP/1.1\r\nHost: c1.r1.example.test\r\nAuthorization: Basic {}\r\n\r\n",
+        base64_of(b"c1user:c1pass")
+    );
+    use std::io::{Read, Write};
+    conn.write_all(req.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let _ = conn.read_to_end(&mut got);
+    assert!(
+        got.is_empty(),
+        "the peer listener answered: {:?}",
+        String::from_utf8_lossy(&got)
+    );
+}
+
+fn base64_of(b: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
 }
 
 // spec 7, 8 (issue 27): a full queue answers 429 at once and a queue timeout 429 after the
