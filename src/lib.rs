@@ -64,4 +64,4 @@ pub mod tenancy;
 pub mod tools;
 
 /// The sans-IO core crate's modules, under the names the edge has always used.
-pub use searchgate_core::{cidr, errors, params, percent, proto};
+pub use searchgate_core::{cidr, errors, ndjson, params, percent, proto, proxy_v2};

@@ -113,10 +113,13 @@ pub(super) enum HeadEnd {
 }
 
 impl<T: Transport> Client<T> {
-    /// A client connection on `core`, with a pooled read buffer.
-    pub fn new(core: Rc<Core>, io: T, peer: SocketAddr) -> Client<T> {
+    /// A client connection on `core`, with a pooled read buffer holding `early` (the
+    /// connection's first bytes, when they were read before).
+    pub fn new(core: Rc<Core>, io: T, peer: SocketAddr, early: &[u8]) -> Client<T> {
+        let mut buf = core.take_buffer();
+        buf.extend_from_slice(early);
         Client {
-            buf: core.take_buffer(),
+            buf,
             core,
             io,
             peer,

@@ -164,6 +164,21 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         let len = buffered::read_whole(self.client, self.deadline, limit).await?;
         let body = buffered::body(self.client, len);
         let refused = match check_body(&key.indices, kb.kind, body, &kb.action) {
+            Ok(()) if kb.open_ids => {
+                let bound = crate::tenancy::ids_binding(&self.d.cluster.id, Some(&key.id));
+                let ids = crate::tenancy::key_ids::KeyIds {
+                    sealer: Some(&*self.client.core.shared.sealer),
+                    binding: &bound,
+                };
+                let opened = crate::tenancy::key_ids::open_body(&ids, kb.kind, body)?;
+                if let Some(new) = opened.body {
+                    self.client.replace_body(len, &new);
+                }
+                if opened.pit && self.d.key_scoped {
+                    crate::tenancy::key_ids::drop_first_segment(&mut self.targets.target);
+                }
+                return Ok(());
+            }
             Ok(()) => return Ok(()),
             Err(BodyRefusal::Denied(d)) => EdgeError::Forbidden {
                 key: key.name.clone(),
@@ -195,9 +210,14 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         if let Some(new) = whole.body {
             self.client.replace_body(len, &new);
         }
+        let key_scoped = self.d.key_scoped;
         if let Some(t) = self.d.tenant.as_mut() {
-            t.plan
-                .apply_body_facts(whole.facts, &t.prefix, &mut self.targets.target)?;
+            t.plan.apply_body_facts(
+                whole.facts,
+                &t.prefix,
+                &mut self.targets.target,
+                key_scoped,
+            )?;
         }
         if self.d.reserve != Reservation::CreateIndex {
             return Ok(None);
@@ -599,7 +619,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             let bound = crate::tenancy::ids_binding(&cluster.id, key);
             (core.shared.sealer.clone(), Arc::from(bound.as_ref()))
         };
-        let mut filter = ResponseFilter::for_response(self.d.tenant.as_ref(), rh, &up.buf, ids);
+        let mut filter = ResponseFilter::for_response(self.d, rh, &up.buf, ids);
         if let Some(owner) = super::contexts::pit_owner(self.d, self.contexts.as_ref()) {
             filter.set_pit_owner(owner);
         }

@@ -150,9 +150,10 @@ pub(super) enum ResponseFilter {
     Pass,
     /// The tenant's prefix removed everywhere (and other tenants' `_cat` rows dropped):
     /// re-framed, chunked (close-delimited to HTTP/1.0 clients). `prefix` is stripped from
-    /// the head's values too.
+    /// the head's values too. Without a prefix: a single-tenant key's response, its ids
+    /// sealed (`tenancy::key_ids`).
     Rewrite {
-        prefix: Prefix,
+        prefix: Option<Prefix>,
         un: ResponseRewriter,
         /// The client accepts gzip and the response has a body: it goes out compressed.
         gzip: Option<GzipStream>,
@@ -186,29 +187,34 @@ impl ResponseFilter {
     }
 
     /// The filter for the response whose head `rh` was parsed from `buf`, to a request
-    /// planned with `tenant`.
-    /// `ids`: the node's sealer and the cluster id, for responses whose scroll or
-    /// point-in-time ids are sealed (asked for only when the plan has some).
+    /// decided as `d` (its tenant plan, or a single-tenant key's ids to seal).
+    /// `ids`: the node's sealer and the binding of the principal, for responses whose
+    /// scroll or point-in-time ids are sealed (asked for only when the plan has some).
     pub fn for_response(
-        tenant: Option<&TenantPlan>,
+        d: &Decision<'_, Arc<Cluster>>,
         rh: &ResponseHead,
         buf: &[u8],
         ids: impl FnOnce() -> (Arc<IdSealer>, Arc<str>),
     ) -> Self {
-        match tenant {
-            Some(t) => {
-                let content_type = rh.header(buf, b"content-type");
+        let content_type = rh.header(buf, b"content-type");
+        match (d.tenant.as_ref(), d.seal) {
+            (Some(t), _) => {
                 let ids = t.plan.response.ids.map(|_| ids());
                 let body = rh.framing != Framing::None;
                 ResponseFilter::Rewrite {
-                    prefix: t.prefix,
+                    prefix: Some(t.prefix),
                     un: t
                         .plan
                         .response_rewriter(t.prefix, rh.status, content_type, ids),
                     gzip: (t.gzip_response && body).then(GzipStream::default),
                 }
             }
-            None => ResponseFilter::Pass,
+            (None, Some(fields)) if rh.framing != Framing::None => ResponseFilter::Rewrite {
+                prefix: None,
+                un: ResponseRewriter::sealing(fields, rh.status, content_type, ids()),
+                gzip: None,
+            },
+            _ => ResponseFilter::Pass,
         }
     }
 }

@@ -42,6 +42,7 @@ mod outcome;
 mod peer;
 #[cfg(test)]
 mod pipeline_tests;
+mod preamble;
 mod precreate;
 mod relay;
 mod send;

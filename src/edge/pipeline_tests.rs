@@ -155,6 +155,7 @@ where
                 core,
                 edge,
                 "192.0.2.7:5555".parse().unwrap(),
+                Vec::new(),
             ));
             let peer = test(peer).await;
             peer.close();

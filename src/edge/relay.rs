@@ -125,7 +125,10 @@ impl<T: Transport> Relaying<'_, T> {
                 // Location, Warning and the like name indices too.
                 self.rewritten.clear();
                 write_forward_response(self.rewritten, rh, &self.up.buf, version, to, keep, &[]);
-                prefix.strip_into(self.rewritten, &mut c.out);
+                match prefix {
+                    Some(p) => p.strip_into(self.rewritten, &mut c.out),
+                    None => c.out.extend_from_slice(self.rewritten),
+                }
                 let mut extra: Vec<(&str, &[u8])> = Vec::new();
                 if gzip.is_some() {
                     extra.push(("Content-Encoding", b"gzip"));

@@ -65,7 +65,13 @@ impl<T: Transport> Sending<'_, T> {
             false => framing,
         };
         let prefix = d.tenant.as_ref().map(|t| &t.prefix);
-        self.write_head(target, up_framing, prefix, d.inflate.is_some());
+        self.write_head(
+            target,
+            up_framing,
+            prefix,
+            d.inflate.is_some(),
+            d.seal.is_some(),
+        );
         loop {
             match self.client.step_body(&mut cur, max_body)? {
                 Step::Piece(data) => self.send_data(filter, d, data, up_framing).await?,
@@ -129,13 +135,16 @@ impl<T: Transport> Sending<'_, T> {
 
     /// Stages the forwarded head: the client's, re-serialised for the upstream; for a tenant
     /// (`prefix`), only the headers of its table (`tenancy::headers::FORWARDED`); a body the
-    /// edge inflated (`inflated`) goes without its `Content-Encoding`.
+    /// edge inflated (`inflated`) goes without its `Content-Encoding`; a request whose
+    /// response ids the edge seals (`sealed`: a single-tenant key's) without
+    /// `Accept-Encoding`, so that the response comes back readable.
     fn write_head(
         &mut self,
         target: &[u8],
         framing: Framing,
         prefix: Option<&Prefix>,
         inflated: bool,
+        sealed: bool,
     ) {
         let c = &*self.client;
         let mut ip = [0u8; 48];
@@ -158,6 +167,9 @@ impl<T: Transport> Sending<'_, T> {
                     allow: &FORWARDED,
                     tag: p.as_bytes(),
                 },
+                None if sealed => {
+                    ForwardHeaders::AllBut(&[b"content-encoding", b"accept-encoding"])
+                }
                 None if inflated => ForwardHeaders::AllBut(&[b"content-encoding"]),
                 None => ForwardHeaders::All,
             },

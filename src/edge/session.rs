@@ -29,11 +29,12 @@ use crate::policy::decide::{decide, preflight, Listener, Targets};
 use crate::registry::requestlog::RequestEntry;
 use crate::registry::Cluster;
 
-/// Serves one client connection to its end.
-pub async fn serve<T: Transport>(core: Rc<Core>, io: T, peer: SocketAddr) {
+/// Serves one client connection to its end; `early` are its first bytes, when something
+/// read them before (`preamble`).
+pub async fn serve<T: Transport>(core: Rc<Core>, io: T, peer: SocketAddr, early: Vec<u8>) {
     let _counted = Counted::new(&core);
     let mut s = Session {
-        client: Client::new(core.clone(), io, peer),
+        client: Client::new(core.clone(), io, peer, &early),
         scratch: Scratch::default(),
         targets: Targets::default(),
         line: RequestLine::default(),

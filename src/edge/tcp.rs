@@ -39,6 +39,22 @@ pub async fn read_tcp_cancelable(
     (res, slice.into_inner())
 }
 
+/// Reads from `tcp` into `buf` until at most `want` bytes are in it (never past them: the
+/// bytes after belong to whoever reads next).
+pub async fn read_tcp_upto(
+    tcp: &mut TcpStream,
+    mut buf: Vec<u8>,
+    want: usize,
+) -> (io::Result<usize>, Vec<u8>) {
+    let len = buf.len();
+    if want <= len {
+        return (Ok(0), buf);
+    }
+    buf.reserve(want - len);
+    let (res, slice) = tcp.read(buf.slice_mut(len..want)).await;
+    (res, slice.into_inner())
+}
+
 /// Writes `buf[range]` fully to `tcp`.
 pub async fn write_tcp(
     tcp: &mut TcpStream,

@@ -44,13 +44,20 @@ fn tls_err(e: rustls::Error) -> io::Error {
 }
 
 impl TlsStream {
-    /// Runs the server handshake on `tcp`.
-    pub async fn accept(tcp: TcpStream, config: Arc<ServerConfig>) -> io::Result<TlsStream> {
+    /// Runs the server handshake on `tcp`, whose first bytes, when something read them
+    /// before (`preamble`), are `early`.
+    pub async fn accept(
+        tcp: TcpStream,
+        config: Arc<ServerConfig>,
+        early: Vec<u8>,
+    ) -> io::Result<TlsStream> {
         let conn = ServerConnection::new(config).map_err(tls_err)?;
+        let mut cipher = Vec::with_capacity(CIPHER_BUF.max(early.len()));
+        cipher.extend_from_slice(&early);
         let mut s = TlsStream {
             tcp,
             conn,
-            cipher: Vec::with_capacity(CIPHER_BUF),
+            cipher,
             cpos: 0,
             out: Vec::with_capacity(CIPHER_BUF),
         };
@@ -266,7 +273,9 @@ mod tests {
                     std.set_nonblocking(true).unwrap();
                     let l = monoio::net::TcpListener::from_std(std).unwrap();
                     let (tcp, _) = l.accept().await.unwrap();
-                    let mut s = TlsStream::accept(tcp, config.clone()).await.unwrap();
+                    let mut s = TlsStream::accept(tcp, config.clone(), Vec::new())
+                        .await
+                        .unwrap();
                     assert_eq!(s.sni(), Some("localhost"));
                     read_all(&mut s).await
                 });

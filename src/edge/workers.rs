@@ -18,6 +18,7 @@ use monoio::net::TcpListener;
 use super::core::{Core, Shared};
 use super::faults;
 use super::io::ClientIo;
+use super::preamble;
 use super::session;
 use super::tls::TlsStream;
 use crate::metrics::faults::panic_message;
@@ -225,23 +226,38 @@ async fn accept_loop(core: Rc<Core>, listener: TcpListener, tls: bool) {
     }
 }
 
-/// One accepted connection: its TLS handshake when `tls`, then its session.
-async fn connection(core: Rc<Core>, tcp: monoio::net::TcpStream, peer: SocketAddr, tls: bool) {
-    let io = if tls {
+/// One accepted connection: a trusted proxy's PROXY header, its TLS handshake when `tls`,
+/// then its session.
+async fn connection(core: Rc<Core>, mut tcp: monoio::net::TcpStream, peer: SocketAddr, tls: bool) {
+    let handshake = core.shared.limits.head_timeout;
+    let trusted = &core.shared.limits.trusted_proxies;
+    let opened = if trusted.iter().any(|c| c.contains(peer.ip())) {
+        match monoio::time::timeout(handshake, preamble::read(&mut tcp, peer)).await {
+            Ok(Ok(o)) => o,
+            _ => return,
+        }
+    } else {
+        preamble::Opened {
+            peer,
+            early: Vec::new(),
+        }
+    };
+    let preamble::Opened { peer, early } = opened;
+    let (io, early) = if tls {
         let config = core
             .shared
             .tls
             .clone()
             .expect("TLS listener has a TLS config");
-        let handshake = core.shared.limits.head_timeout;
-        match monoio::time::timeout(handshake, TlsStream::accept(tcp, config)).await {
-            Ok(Ok(s)) => ClientIo::Tls(Box::new(s)),
+        let accept = TlsStream::accept(tcp, config, early);
+        match monoio::time::timeout(handshake, accept).await {
+            Ok(Ok(s)) => (ClientIo::Tls(Box::new(s)), Vec::new()),
             _ => return,
         }
     } else {
-        ClientIo::Plain(tcp)
+        (ClientIo::Plain(tcp), early)
     };
-    session::serve(core, io, peer).await;
+    session::serve(core, io, peer, early).await;
 }
 
 #[cfg(test)]

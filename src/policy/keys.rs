@@ -181,8 +181,21 @@ pub fn restricted(k: &KeyGrant) -> bool {
     k.role != Role::Full || !k.indices.is_empty()
 }
 
-/// Why a restricted key may not close every context of the cluster.
-const ALL_CONTEXTS: &str = "it closes search contexts the key did not open (`_all`)";
+/// Why a restricted key may not close (or list) every context of the cluster.
+const ALL_CONTEXTS: &str = "it reaches search contexts the key did not open (`_all`)";
+
+/// A restricted key's request to an endpoint the edge does not know (`None`: a known
+/// one): refused, since the edge cannot read what such a request names (a search
+/// template's rendered body can carry another principal's point in time, an SQL cursor a
+/// scroll; `tenancy::key_ids`).
+pub fn unknown_denied(k: &KeyGrant, method: Method, c: &Classified<'_>) -> Option<Denied> {
+    (restricted(k) && c.route.is_none()).then(|| Denied {
+        action: action_of(method, c),
+        why: Cow::Borrowed(
+            "a restricted key may call the endpoints the edge reads only (it cannot check what this one names)",
+        ),
+    })
+}
 
 /// The refusal of a request that closes every scroll or point in time of the cluster.
 pub fn all_contexts_denied(method: Method, c: &Classified<'_>) -> Denied {
@@ -192,12 +205,17 @@ pub fn all_contexts_denied(method: Method, c: &Classified<'_>) -> Denied {
     }
 }
 
-/// Whether the request (its path and query; the body is [`check_body`]'s) closes every
-/// scroll or point in time of the cluster: `DELETE /_search/point_in_time/_all`, or a
+/// Whether the request (its path and query; the body is [`check_body`]'s) closes or lists
+/// every scroll or point in time of the cluster: `/_search/point_in_time/_all` with any
+/// method (a list seals every id for the key that asked), or a
 /// `DELETE` of `_search/scroll` with `_all` among the ids of its path or of its
 /// `scroll_id` parameter (any item of a comma list, encoded or not: the engine clears all
 /// for each of these forms).
 pub fn clears_all(method: Method, c: &Classified<'_>, query: Option<&[u8]>) -> bool {
+    // Listing every point in time hands out ids the key did not open (sealed for it).
+    if c.route.map(|r| r.name) == Some("_search/point_in_time/_all") {
+        return true;
+    }
     if method != Method::Delete {
         return false;
     }
@@ -367,6 +385,12 @@ pub fn scope_path(
             why: Cow::Borrowed("a key limited to indices may call known endpoints only"),
         });
     };
+    if TEMPLATES.contains(&route.name) {
+        return Err(Denied {
+            action: action_of(method, c),
+            why: Cow::Borrowed(TEMPLATE_WHY),
+        });
+    }
     let at = index_positions(route);
     let insert = match route.tenancy {
         Tenancy::Rewrite { all_at, .. } if at.is_empty() => all_at,
@@ -401,6 +425,29 @@ pub fn scope_path(
         encode_segment(s, &mut out);
     }
     Ok(Some(out))
+}
+
+/// Endpoints of cluster-level configuration whose path names (templates) are not index
+/// names: a key limited to indices neither reads nor writes them (a template named
+/// `site-t` can hold settings, mappings and aliases of `secret*`; its name says nothing of
+/// what its body reaches, and reading it back would show the master's configuration).
+const TEMPLATES: &[&str] = &["_template", "_index_template", "_component_template"];
+
+const TEMPLATE_WHY: &str = "templates are cluster-level configuration, beyond a key limited to indices (their names are not index names)";
+
+/// Whether [`scope_path`] puts a key's patterns into the path of `c` (it names no index
+/// and its endpoint reads all of them then).
+pub fn inserts_patterns(c: &Classified<'_>) -> bool {
+    c.route.is_some_and(|route| {
+        index_positions(route).is_empty()
+            && matches!(
+                route.tenancy,
+                Tenancy::Rewrite {
+                    all_at: Some(_),
+                    ..
+                }
+            )
+    })
 }
 
 /// Positions of the path segments a row reads as index or alias names.

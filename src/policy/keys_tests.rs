@@ -239,7 +239,8 @@ fn closing_all_contexts_in_every_spelling() {
         (Method::Delete, "/_search/scroll/abc", None, false),
         (Method::Delete, "/_search/scroll", q("scroll_id=abc"), false),
         (Method::Get, "/_search/scroll/_all", None, false),
-        (Method::Get, "/_search/point_in_time/_all", None, false),
+        // a list seals every point in time for the key that asked
+        (Method::Get, "/_search/point_in_time/_all", None, true),
         (Method::Delete, "/_all", None, false),
     ] {
         assert_eq!(clears_all(m, &c(m, p), query), want, "{m:?} {p} {query:?}");

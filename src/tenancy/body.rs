@@ -100,12 +100,16 @@ pub fn single_tenant_reindex(body: &[u8]) -> Result<Vec<u8>, EdgeError> {
 
 impl RequestPlan {
     /// Applies what reading the body found: a point-in-time search names no index in its
-    /// path (Elasticsearch refuses one) and gets its `pit_id` sealed.
+    /// path (Elasticsearch refuses one) and gets its `pit_id` sealed. The first path
+    /// segment goes when the edge put it there: the tenant's `<P>*`, or (`key_scoped`) a
+    /// key's patterns, inserted in a path that named no index (the point in time, which
+    /// the key opened within them, names the indices instead).
     pub fn apply_body_facts(
         &mut self,
         facts: BodyFacts,
         prefix: &super::Prefix,
         target: &mut Vec<u8>,
+        key_scoped: bool,
     ) -> Result<(), EdgeError> {
         if !facts.pit {
             return Ok(());
@@ -114,12 +118,23 @@ impl RequestPlan {
         all.push(b'/');
         all.extend_from_slice(prefix.as_bytes());
         all.extend_from_slice(b"*/");
-        if !(self.inserted_all && target.starts_with(&all)) {
+        let first = if self.inserted_all && target.starts_with(&all) {
+            Some(all.len() - 1)
+        } else if key_scoped
+            && target
+                .get(1..)
+                .is_some_and(|t| t.starts_with(prefix.as_bytes()))
+        {
+            memchr::memchr(b'/', &target[1..]).map(|i| i + 1)
+        } else {
+            None
+        };
+        let Some(first) = first else {
             return Err(illegal(
                 "[indices] cannot be used with point in time. Do not specify any index with point in time.",
             ));
-        }
-        target.drain(..all.len() - 1);
+        };
+        target.drain(..first);
         self.response.ids = Some(super::ids::IdFields::Search);
         self.contexts = super::contexts::ContextUse::Continue;
         Ok(())

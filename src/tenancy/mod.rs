@@ -67,6 +67,7 @@ pub mod encoding;
 pub mod headers;
 pub mod ids;
 pub mod json;
+pub mod key_ids;
 pub mod lucene;
 pub mod media;
 pub mod names;

@@ -2,32 +2,30 @@
 //! written again line by line by the edge, streaming: at most one line is held (bounded by
 //! the request body limit), `_bulk` document lines pass through without being held.
 //!
-//! The rules (`BulkRequestParser.parse`, `MultiSearchRequest.readMultiLineFormat`):
-//! - a line ends at `\n` only; one `\r` before it is trimmed;
-//! - `_bulk`: an action line that is empty or whitespace-only is skipped (still counted
-//!   as a line); every action but `delete` takes the next line as its source, whatever it
-//!   holds;
-//! - `_msearch`: a `\n` as the very first byte is skipped; an empty or whitespace-only
-//!   header is an empty header (defaults from the path); every header is followed by a
-//!   body line, which must hold a search body;
-//! - bytes after the last `\n` are refused ("must be terminated by a newline [\n]", as
-//!   7.10 answers), and so is an action or header whose source or body line is missing
-//!   (7.10 drops it silently; the edge does not guess).
+//! The framing is the core's one framer (`searchgate_core::ndjson::Framer`: where a line
+//! ends, which lines are actions, sources, headers and bodies, which blank lines are
+//! skipped); the edge's `_bulk` count and the embedded engine read bodies with it too. What
+//! is decided here is what the edge refuses on top of that framing:
+//! - bytes after the last `\n` ("must be terminated by a newline [\n]", as 7.10 answers),
+//!   and an action or header whose source or body line is missing (7.10 drops it
+//!   silently; the edge does not guess);
+//! - a blank source line (an upstream that skipped it would pair the lines differently);
+//! - an action line whose parsed action is not the one the framing read from its first
+//!   key (cannot happen for a line the parser accepts; checked, not assumed).
 //!
-//! A `_bulk` line that ends in the chunk it started in is read where it lies; only a line
-//! split across chunks is collected first. Action lines of the common shapes are read
-//! without a value tree (`references::bulk_fast`), their end found by reading them, the
+//! A line whole in the chunk it came in is read where it lies; only a line split across
+//! chunks is collected first. Action lines of the common shapes are read without a value
+//! tree (`references::bulk_fast`, with the per-body cache of `references::bulk_heads`), the
 //! others by the strict parser.
 //!
 //! The edge writes one compact JSON line per action, header or body and passes `index`/
 //! `create` sources as sent (a document never names an index), each line ending in `\n`:
-//! no blank lines, no `\r`. A blank source line is refused (an upstream that skipped it
-//! would pair the lines differently). The row of the reference table for each key is in
+//! no blank lines, no `\r`. The row of the reference table for each key is in
 //! `references::docs`.
 //!
-//! Must not touch: paths, responses, I/O.
+//! Must not touch: paths, responses, I/O, the framing rules (the core's `ndjson`).
 
-use memchr::memchr;
+use searchgate_core::ndjson::{ActionKey, End, Format, Framer, Segment};
 
 use super::json;
 use super::prefix::Prefix;
@@ -50,7 +48,7 @@ fn not_terminated(what: &str) -> EdgeError {
     ))
 }
 
-/// Collects one line at a time across chunks.
+/// Collects one line across chunks.
 #[derive(Debug, Default)]
 struct Line {
     buf: Vec<u8>,
@@ -64,16 +62,24 @@ impl Line {
         Ok(())
     }
 
-    fn push(&mut self, bytes: &[u8]) -> Result<(), EdgeError> {
-        Self::check_len(self.buf.len() + bytes.len())?;
-        self.buf.extend_from_slice(bytes);
-        Ok(())
+    /// The line of which `seg` is a piece, once it is complete: read where it lies when it
+    /// came whole, else collected here. `None`: more pieces to come.
+    fn collect<'s>(&'s mut self, seg: &Segment<'s>) -> Result<Option<&'s [u8]>, EdgeError> {
+        if let Some(whole) = seg.whole() {
+            Line::check_len(whole.len())?;
+            return Ok(Some(whole));
+        }
+        if seg.first {
+            self.buf.clear();
+        }
+        Line::check_len(self.buf.len() + seg.bytes().len())?;
+        self.buf.extend_from_slice(seg.bytes());
+        Ok(seg.end.then_some(&self.buf[..]))
     }
+}
 
-    /// The line without a trailing `\r`.
-    fn trimmed(&self) -> &[u8] {
-        self.buf.strip_suffix(b"\r").unwrap_or(&self.buf)
-    }
+fn trim_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 fn is_blank(b: &[u8]) -> bool {
@@ -89,25 +95,22 @@ fn is_blank_source(b: &[u8]) -> bool {
     b.iter().all(|&c| c <= b' ' || c == 0x7f)
 }
 
-/// What the next `_bulk` line is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BulkNext {
-    Action,
-    /// The source of an `index`/`create`: streamed through.
-    Document,
-    /// The source of an `update`: held and checked.
-    Update,
-}
-
 /// The `_bulk` body rewriter: action lines read and rewritten, documents streamed, actions
 /// counted against the plan's limit (413 at `max_actions + 1`).
 #[derive(Debug)]
 pub struct BulkRewriter {
+    framer: Framer,
+    st: BulkState,
+}
+
+/// What the rewriter keeps between segments.
+#[derive(Debug)]
+struct BulkState {
     prefix: Prefix,
     max_actions: u64,
     actions: u64,
-    lines: usize,
-    next: BulkNext,
+    /// The action whose source line comes next.
+    action: BulkAction,
     line: Line,
     /// Streaming a document: a non-blank byte seen, and a `\r` held back.
     doc_started: bool,
@@ -120,88 +123,115 @@ pub struct BulkRewriter {
 impl BulkRewriter {
     pub fn new(prefix: Prefix, max_actions: u64) -> Self {
         BulkRewriter {
-            prefix,
-            max_actions,
-            actions: 0,
-            lines: 0,
-            next: BulkNext::Action,
-            line: Line::default(),
-            doc_started: false,
-            doc_cr: false,
-            candidates: Vec::new(),
-            heads: HeadCache::default(),
+            framer: Framer::new(Format::Bulk),
+            st: BulkState {
+                prefix,
+                max_actions,
+                actions: 0,
+                action: BulkAction::Delete,
+                line: Line::default(),
+                doc_started: false,
+                doc_cr: false,
+                candidates: Vec::new(),
+                heads: HeadCache::default(),
+            },
         }
     }
 
     /// Actions seen so far.
     pub fn actions(&self) -> u64 {
-        self.actions
+        self.st.actions
     }
 
     /// Whitelisted index names (as the tenant wrote them) that index/create/update actions
     /// target: the edge creates `<prefix><name>` for each before sending the body's end.
     pub fn auto_create_candidates(&self) -> &[Vec<u8>] {
-        &self.candidates
+        &self.st.candidates
     }
 
     /// Rewrites `input`, appending to `out`. `Err`: refuse the request and abandon the
     /// upstream request unterminated.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let mut i = 0;
-        while i < input.len() {
-            if self.next == BulkNext::Action && self.line.buf.is_empty() {
-                if let Some(taken) = self.fast_action(&input[i..], out)? {
-                    i += taken;
-                    continue;
-                }
-            }
-            let Some(nl) = memchr(b'\n', &input[i..]).map(|k| i + k) else {
-                match self.next {
-                    BulkNext::Document => self.document_bytes(&input[i..], out),
-                    _ => self.line.push(&input[i..])?,
-                }
-                break;
-            };
-            self.lines += 1;
-            let piece = &input[i..nl];
-            match self.next {
-                BulkNext::Document => {
-                    self.document_bytes(piece, out);
-                    self.document_end(out)?;
-                }
-                // A line whole in this chunk is read where it is, not copied first.
-                _ if self.line.buf.is_empty() => {
-                    Line::check_len(piece.len())?;
-                    self.line_end(piece, out)?;
-                }
-                _ => {
-                    self.line.push(piece)?;
-                    let line = std::mem::take(&mut self.line.buf);
-                    let ended = self.line_end(&line, out);
-                    self.line.buf = line;
-                    self.line.buf.clear();
-                    ended?;
-                }
-            }
-            i = nl + 1;
-        }
-        Ok(())
+        let st = &mut self.st;
+        self.framer.feed(input, |seg| st.segment(seg, out))
     }
 
     /// Ends the body: nothing may follow the last `\n`, and no source line may be missing.
     pub fn finish(&mut self, _out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let pending = match self.next {
-            BulkNext::Document => self.doc_started || self.doc_cr,
-            _ => !self.line.buf.is_empty(),
-        };
-        if pending {
-            return Err(not_terminated("bulk"));
+        match self.framer.finish() {
+            End::Complete => Ok(()),
+            End::Unterminated => Err(not_terminated("bulk")),
+            End::MissingSource { line } => Err(illegal(format!(
+                "Malformed action/metadata line [{line}], the source line is missing"
+            ))),
         }
-        if self.next != BulkNext::Action {
-            return Err(illegal(format!(
-                "Malformed action/metadata line [{}], the source line is missing",
-                self.lines
-            )));
+    }
+}
+
+impl BulkState {
+    fn segment(&mut self, seg: Segment<'_>, out: &mut Vec<u8>) -> Result<(), EdgeError> {
+        match (seg.role, self.action) {
+            (searchgate_core::ndjson::Role::Action, _) => self.action_segment(seg, out),
+            (_, BulkAction::Update) => {
+                let Some(line) = self.line.collect(&seg)? else {
+                    return Ok(());
+                };
+                let text = trim_cr(line);
+                if is_blank(text) {
+                    return Err(illegal(format!(
+                        "the source line [{}] of a bulk action is empty",
+                        seg.line
+                    )));
+                }
+                bulk_update_source(text, seg.line, out)?;
+                out.push(b'\n');
+                Ok(())
+            }
+            _ => {
+                self.document_bytes(seg.bytes(), out);
+                match seg.end {
+                    true => self.document_end(seg.line, out),
+                    false => Ok(()),
+                }
+            }
+        }
+    }
+
+    fn action_segment(&mut self, seg: Segment<'_>, out: &mut Vec<u8>) -> Result<(), EdgeError> {
+        if seg.first {
+            self.count_action()?;
+        }
+        let t = Tenant {
+            prefix: &self.prefix,
+            ids: None,
+        };
+        // A line whole in the chunk, of the common shapes: read where it lies, its head
+        // perhaps from the cache (the fast reader finds the line's end by reading it: it
+        // must be the framing's).
+        let mark = out.len();
+        let raw = seg.with_newline();
+        let fast = match seg.whole() {
+            Some(_) => bulk_action_fast_cached(&t, raw, out, &mut self.heads),
+            None => None,
+        };
+        let a = match fast {
+            Some((a, taken)) if taken == raw.len() => a,
+            _ => {
+                out.truncate(mark);
+                let Some(line) = self.line.collect(&seg)? else {
+                    return Ok(());
+                };
+                bulk_action(&t, trim_cr(line), seg.line, out)?
+            }
+        };
+        let key = seg.key.unwrap_or(ActionKey::Unreadable);
+        action_read(a, key, seg.line, &mut self.candidates, out).map(|action| self.action = action)
+    }
+
+    fn count_action(&mut self) -> Result<(), EdgeError> {
+        self.actions += 1;
+        if self.actions > self.max_actions {
+            return Err(EdgeError::TooManyBulkActions(self.max_actions));
         }
         Ok(())
     }
@@ -222,143 +252,100 @@ impl BulkRewriter {
         self.doc_cr = cr;
     }
 
-    fn document_end(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
+    fn document_end(&mut self, n: usize, out: &mut Vec<u8>) -> Result<(), EdgeError> {
         self.doc_cr = false;
         if !std::mem::take(&mut self.doc_started) {
             return Err(illegal(format!(
-                "the source line [{}] of a bulk action is empty",
-                self.lines
+                "the source line [{n}] of a bulk action is empty"
             )));
         }
         out.push(b'\n');
-        self.next = BulkNext::Action;
         Ok(())
     }
+}
 
-    /// An action or update source line ended (`line`: without its `\n`).
-    fn line_end(&mut self, line: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let text = line.strip_suffix(b"\r").unwrap_or(line);
-        match self.next {
-            BulkNext::Update => self.update_end(text, out),
-            _ => self.action_end(text, out),
+/// An action line was read and written (without its `\n`): the action, once it is known to
+/// be the one the framing read from the line's first key; its auto-created index noted.
+fn action_read(
+    a: ActionLine<'_>,
+    key: ActionKey,
+    n: usize,
+    candidates: &mut Vec<Vec<u8>>,
+    out: &mut Vec<u8>,
+) -> Result<BulkAction, EdgeError> {
+    let framed = match key {
+        ActionKey::Index => Some(BulkAction::Index),
+        ActionKey::Create => Some(BulkAction::Create),
+        ActionKey::Update => Some(BulkAction::Update),
+        ActionKey::Delete => Some(BulkAction::Delete),
+        _ => None,
+    };
+    if framed != Some(a.action) {
+        return Err(illegal(format!(
+            "Malformed action/metadata line [{n}], its action is read two ways"
+        )));
+    }
+    out.push(b'\n');
+    if let Some(name) = a.auto_create {
+        let known = candidates.iter().any(|c| c == name.as_bytes());
+        if candidates.len() < MAX_CANDIDATES && !known {
+            candidates.push(name.into_owned().into_bytes());
         }
     }
-
-    /// An action line of the common shapes at the start of `rest`, read where it lies with
-    /// its end found by reading it (`references::bulk_fast`): the bytes it took. `None`:
-    /// the line goes the general way (its end searched for, then read).
-    fn fast_action(&mut self, rest: &[u8], out: &mut Vec<u8>) -> Result<Option<usize>, EdgeError> {
-        let t = Tenant {
-            prefix: &self.prefix,
-            ids: None,
-        };
-        let Some((a, taken)) = bulk_action_fast_cached(&t, rest, out, &mut self.heads) else {
-            return Ok(None);
-        };
-        self.lines += 1;
-        self.count_action()?;
-        self.action_read(a, out);
-        Ok(Some(taken))
-    }
-
-    fn count_action(&mut self) -> Result<(), EdgeError> {
-        self.actions += 1;
-        if self.actions > self.max_actions {
-            return Err(EdgeError::TooManyBulkActions(self.max_actions));
-        }
-        Ok(())
-    }
-
-    fn action_end(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        if is_blank(text) {
-            return Ok(());
-        }
-        self.count_action()?;
-        let t = Tenant {
-            prefix: &self.prefix,
-            ids: None,
-        };
-        let a = bulk_action(&t, text, self.lines, out)?;
-        self.action_read(a, out);
-        Ok(())
-    }
-
-    /// An action line was read and written (without its `\n`): what follows it.
-    fn action_read(&mut self, a: ActionLine<'_>, out: &mut Vec<u8>) {
-        out.push(b'\n');
-        if let Some(name) = a.auto_create {
-            let known = self.candidates.iter().any(|c| c == name.as_bytes());
-            if self.candidates.len() < MAX_CANDIDATES && !known {
-                self.candidates.push(name.into_owned().into_bytes());
-            }
-        }
-        self.next = match a.action {
-            BulkAction::Delete => BulkNext::Action,
-            BulkAction::Update => BulkNext::Update,
-            BulkAction::Index | BulkAction::Create => BulkNext::Document,
-        };
-    }
-
-    fn update_end(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        if is_blank(text) {
-            return Err(illegal(format!(
-                "the source line [{}] of a bulk action is empty",
-                self.lines
-            )));
-        }
-        bulk_update_source(text, self.lines, out)?;
-        out.push(b'\n');
-        self.next = BulkNext::Action;
-        Ok(())
-    }
+    Ok(a.action)
 }
 
 /// The `_msearch` body rewriter: headers and bodies read, rewritten and written again.
 #[derive(Debug)]
 pub struct MsearchRewriter {
+    framer: Framer,
+    st: MsearchState,
+}
+
+#[derive(Debug)]
+struct MsearchState {
     prefix: Prefix,
-    at_start: bool,
-    in_body: bool,
     line: Line,
 }
 
 impl MsearchRewriter {
     pub fn new(prefix: Prefix) -> Self {
         MsearchRewriter {
-            prefix,
-            at_start: true,
-            in_body: false,
-            line: Line::default(),
+            framer: Framer::new(Format::Msearch),
+            st: MsearchState {
+                prefix,
+                line: Line::default(),
+            },
         }
     }
 
     /// Rewrites `input`, appending to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        let mut i = 0;
-        if self.at_start && !input.is_empty() {
-            self.at_start = false;
-            if input[0] == b'\n' {
-                i = 1; // "support first line with \n"
-            }
-        }
-        while i < input.len() {
-            let nl = memchr(b'\n', &input[i..]).map(|k| i + k);
-            let end = nl.unwrap_or(input.len());
-            self.line.push(&input[i..end])?;
-            let Some(nl) = nl else { break };
-            self.line_end(out)?;
-            i = nl + 1;
-        }
-        Ok(())
+        let st = &mut self.st;
+        self.framer.feed(input, |seg| st.segment(seg, out))
     }
 
-    fn line_end(&mut self, out: &mut Vec<u8>) -> Result<(), EdgeError> {
+    /// Ends the body.
+    pub fn finish(&mut self, _out: &mut Vec<u8>) -> Result<(), EdgeError> {
+        match self.framer.finish() {
+            End::Complete => Ok(()),
+            End::Unterminated => Err(not_terminated("msearch")),
+            End::MissingSource { .. } => Err(illegal("the msearch body line is missing")),
+        }
+    }
+}
+
+impl MsearchState {
+    fn segment(&mut self, seg: Segment<'_>, out: &mut Vec<u8>) -> Result<(), EdgeError> {
         let t = Tenant {
             prefix: &self.prefix,
             ids: None,
         };
-        let text = self.line.trimmed();
-        if self.in_body {
+        let Some(line) = self.line.collect(&seg)? else {
+            return Ok(());
+        };
+        let text = trim_cr(line);
+        if seg.role == searchgate_core::ndjson::Role::Body {
             let Some(mut body) = json::parse_opt(text)? else {
                 return Err(parsing(
                     "Expected [START_OBJECT] but found [null] (an empty msearch body line)",
@@ -370,19 +357,6 @@ impl MsearchRewriter {
             msearch_header(&t, text, out)?;
         }
         out.push(b'\n');
-        self.in_body = !self.in_body;
-        self.line.buf.clear();
-        Ok(())
-    }
-
-    /// Ends the body.
-    pub fn finish(&mut self, _out: &mut Vec<u8>) -> Result<(), EdgeError> {
-        if !self.line.buf.is_empty() {
-            return Err(not_terminated("msearch"));
-        }
-        if self.in_body {
-            return Err(illegal("the msearch body line is missing"));
-        }
         Ok(())
     }
 }

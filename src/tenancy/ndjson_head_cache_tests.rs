@@ -145,7 +145,7 @@ struct Outcome {
 
 fn rewrite(chunks: &[&[u8]], max_actions: u64, cache: bool) -> Outcome {
     let mut rw = BulkRewriter::new(prefix(), max_actions);
-    rw.heads.off = !cache;
+    rw.st.heads.off = !cache;
     let mut out = Vec::new();
     let result = chunks
         .iter()
@@ -156,7 +156,7 @@ fn rewrite(chunks: &[&[u8]], max_actions: u64, cache: bool) -> Outcome {
         out,
         actions: rw.actions(),
         candidates: rw.auto_create_candidates().to_vec(),
-        hits: rw.heads.hits,
+        hits: rw.st.heads.hits,
     }
 }
 

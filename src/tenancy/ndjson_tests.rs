@@ -293,6 +293,14 @@ fn msearch_blank_line_attack_is_confined() {
     }
 }
 
+/// What the oracle reads next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BulkNext {
+    Action,
+    Document,
+    Update,
+}
+
 /// `_bulk` bodies framed line by line by a plain reading of 7.10's rules, every action
 /// line read by the strict parser alone: what the rewriter (fast readers, lines read in
 /// place or collected across chunks) must produce, refusals included.
@@ -350,6 +358,12 @@ pub(super) fn bulk_oracle_max(body: &[u8], max_actions: u64) -> Result<Vec<u8>, 
                 BulkNext::Action
             }
         };
+    }
+    // An action counts from its first byte (the one framing's count), so an unterminated
+    // action line over the limit is refused as such.
+    let begun = rest.iter().any(|b| !matches!(b, b' ' | b'\t' | b'\r'));
+    if next == BulkNext::Action && begun && actions + 1 > max_actions {
+        return Err(EdgeError::TooManyBulkActions(max_actions));
     }
     let pending = match next {
         BulkNext::Document => !is_blank(rest) || rest.ends_with(b"\r"),

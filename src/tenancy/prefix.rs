@@ -133,6 +133,8 @@ pub struct Stripper {
     finder: memmem::Finder<'static>,
     /// A proper prefix of the prefix, held back from the end of the last chunk.
     carry: Vec<u8>,
+    /// Strips nothing ([`Stripper::none`]).
+    off: bool,
 }
 
 impl Stripper {
@@ -141,16 +143,32 @@ impl Stripper {
             prefix,
             finder: memmem::Finder::new(&prefix.0).into_owned(),
             carry: Vec::with_capacity(PREFIX_LEN),
+            off: false,
+        }
+    }
+
+    /// A stripper that passes every byte (the single-tenant class has no prefix; its keys'
+    /// responses go through the id filter only: `key_ids`).
+    pub fn none() -> Self {
+        Stripper {
+            prefix: Prefix([b'-'; PREFIX_LEN]),
+            finder: memmem::Finder::new(&[]).into_owned(),
+            carry: Vec::new(),
+            off: true,
         }
     }
 
     /// Whether `hay` contains the prefix.
     pub fn contains(&self, hay: &[u8]) -> bool {
-        self.finder.find(hay).is_some()
+        !self.off && self.finder.find(hay).is_some()
     }
 
     /// Strips `input`, appending the output to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        if self.off {
+            out.extend_from_slice(input);
+            return;
+        }
         let p = &self.prefix.0;
         let mut i = 0;
         while !self.carry.is_empty() {

@@ -61,7 +61,8 @@ impl ResponsePlan {
 /// first ([`SnippetRedactor`], attacks-10 r2 #1), then the prefix removed as the plan says.
 #[derive(Debug)]
 pub struct ResponseRewriter {
-    snippets: SnippetRedactor,
+    /// `None`: a single-tenant key's response, whose ids only are sealed.
+    snippets: Option<SnippetRedactor>,
     /// The redacted bytes of the chunk being fed (reused).
     redacted: Vec<u8>,
     kind: Kind,
@@ -168,17 +169,70 @@ impl ResponseRewriter {
         ids: Option<(Arc<IdSealer>, Arc<str>)>,
     ) -> Self {
         ResponseRewriter {
-            snippets: SnippetRedactor::new(),
+            snippets: Some(SnippetRedactor::new()),
             redacted: Vec::new(),
             kind: Kind::new(prefix, plan, status, content_type, ids),
         }
     }
 
+    /// The transform of a response to a single-tenant key's request (`key_ids`): no prefix,
+    /// the ids of `fields` sealed with `ids` (the node's sealer and the key's binding);
+    /// a body that is not JSON where ids are sealed is never released. OpenSearch's close
+    /// answer lists only ids the key sent (opened from its own tokens): all are sealed.
+    pub fn sealing(
+        fields: IdFields,
+        status: u16,
+        content_type: Option<&[u8]>,
+        ids: (Arc<IdSealer>, Arc<str>),
+    ) -> Self {
+        let (sealer, binding) = ids;
+        let plan = ResponsePlan {
+            kind: ResponseKind::Search,
+            verbose: false,
+            help: false,
+            ids: Some(fields),
+        };
+        let kind = if fields == IdFields::PitList && (200..300).contains(&status) {
+            let all: PitOwner = Arc::new(|_: &str| true);
+            Kind::Pits(PitList {
+                strip: Stripper::none(),
+                sealer,
+                cluster: binding,
+                owner: Some(all),
+                buf: Vec::new(),
+                too_long: false,
+            })
+        } else if plan.check_upstream(content_type).is_err() {
+            Kind::Ids(Box::new(IdFilter::refusing(
+                Stripper::none(),
+                sealer,
+                fields,
+            )))
+        } else {
+            Kind::Ids(Box::new(IdFilter::new(
+                Stripper::none(),
+                sealer,
+                binding,
+                fields,
+            )))
+        };
+        ResponseRewriter {
+            snippets: None,
+            redacted: Vec::new(),
+            kind,
+        }
+    }
+
     /// Transforms the next chunk of the body.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
-        self.redacted.clear();
-        self.snippets.feed(input, &mut self.redacted);
-        self.kind.feed(&self.redacted, out);
+        match &mut self.snippets {
+            Some(snippets) => {
+                self.redacted.clear();
+                snippets.feed(input, &mut self.redacted);
+                self.kind.feed(&self.redacted, out);
+            }
+            None => self.kind.feed(input, out),
+        }
     }
 
     /// The upstream scroll and point-in-time ids sealed so far (none unless the plan
@@ -208,9 +262,11 @@ impl ResponseRewriter {
 
     /// Ends the body.
     pub fn finish(&mut self, out: &mut Vec<u8>) {
-        self.redacted.clear();
-        self.snippets.finish(&mut self.redacted);
-        self.kind.feed(&self.redacted, out);
+        if let Some(snippets) = &mut self.snippets {
+            self.redacted.clear();
+            snippets.finish(&mut self.redacted);
+            self.kind.feed(&self.redacted, out);
+        }
         self.kind.finish(out);
     }
 }

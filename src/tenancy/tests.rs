@@ -317,7 +317,7 @@ impl Tenant {
                 || plan.body == crate::request::classify::BodyKind::None =>
             {
                 let facts = rewrite_json_body(&t, plan.body, body, &mut up_body)?;
-                plan.apply_body_facts(facts, &self.prefix, &mut up_target)?;
+                plan.apply_body_facts(facts, &self.prefix, &mut up_target, false)?;
             }
             None => up_body.extend_from_slice(body),
         }

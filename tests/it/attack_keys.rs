@@ -14,8 +14,13 @@
 //! - on the multitenant class, a key holding the master's scroll id over `secret` read
 //!   `secret` through `_search/scroll`: tokens are now bound to the principal that opened
 //!   them (the master pair, or one key), so a key continues only its own scrolls and points
-//!   in time. (Not yet on the single-tenant class: its ids are the engine's own, passed
-//!   unsealed; binding them needs the id sealing of the multitenant class there too.)
+//!   in time;
+//! - on the single-tenant class, a key holding the master's raw scroll or point-in-time id
+//!   continued, searched or closed it: a key's ids are now sealed and bound to the key
+//!   there too (`tenancy::key_ids`), a raw id is a missing context for a key, and the
+//!   places the edge would not read are refused to keys (a body in the query string,
+//!   endpoints it does not know such as search templates, the list of every point in time;
+//!   the list sealed the master's points in time for any key on the multitenant class);
 //! - a key pattern full of stars (`*a*a…*b`) against a long name held a worker for good
 //!   (the glob tried every split at every star): the match is now linear.
 //!
@@ -143,12 +148,17 @@ fn keys_create_no_names_beyond_their_patterns() {
         for (path, body, action) in refused {
             let r = c.send(&writer.json("PUT", path, &body));
             let reason = forbidden(&r, "writer", action);
-            assert!(reason.contains("outside the key's indices"), "{reason}");
+            let why = if action == "PUT index" {
+                "outside the key's indices"
+            } else {
+                "cluster-level configuration"
+            };
+            assert!(reason.contains(why), "{reason}");
         }
-        // within the patterns: allowed
+        // templates are the cluster's configuration: not even within the patterns
         let ok = json!({"index_patterns": ["site-z*"], "aliases": {"site-z-all": {}}});
         let r = c.send(&writer.json("PUT", "/_template/site-z", &ok));
-        assert_eq!(r.status, 200, "{}", r.text());
+        forbidden(&r, "writer", "PUT _template");
         let ok = json!({"aliases": {"site8-all": {}}});
         let r = c.send(&writer.json("PUT", "/site8", &ok));
         assert_eq!(r.status, 200, "{}", r.text());
@@ -270,6 +280,191 @@ fn context_ids_open_only_for_their_principal() {
     let r = c.send(&master.json("POST", "/_search", &search));
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(hit_indices(&r.json()), ["secret", "secret"]);
+    // listing every point in time sealed the master's for the key that asked: refused
+    let r = c.send(&other.req("GET", "/_search/point_in_time/_all"));
+    let reason = forbidden(&r, "other", "GET _search/point_in_time/_all");
+    assert!(reason.contains("did not open"), "{reason}");
+    bystander_answers(&mut c, &bystander);
+}
+
+// Spec 5.8 (issue 29): a key limited to indices opens a point in time within its
+// patterns (both forms), and not outside them; templates, the cluster's configuration,
+// it neither reads nor writes, whatever their names (the master's template `site-t`
+// holds the mappings and aliases of `secret*`), on both classes.
+#[test]
+fn index_limited_keys_open_points_in_time_and_reach_no_template() {
+    let (_engine, edge, mut c, created, bystander) = setup();
+    for cl in &created {
+        let master = tenant_of(cl);
+        let reader = key_of(
+            &edge,
+            cl,
+            json!({"name": "reader", "role": "read", "indices": ["site*"]}),
+        );
+        let r = c.send(&reader.req("POST", "/site1/_pit?keep_alive=1m"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let pit = r.json()["id"].as_str().unwrap().to_string();
+        let search = json!({"pit": {"id": pit}, "size": 10});
+        let r = c.send(&reader.json("POST", "/_search", &search));
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(hit_indices(&r.json()), ["site1", "site1"]);
+        let r = c.send(&reader.req("POST", "/site2/_search/point_in_time?keep_alive=1m"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let r = c.send(&reader.req("POST", "/secret/_pit?keep_alive=1m"));
+        forbidden(&r, "reader", "POST _pit");
+
+        let t = json!({"index_patterns": ["secret*"], "aliases": {"secret-all": {}},
+            "mappings": {"properties": {"salary": {"type": "long"}}}});
+        let r = c.send(&master.json("PUT", "/_template/site-t", &t));
+        assert_eq!(r.status, 200, "{}", r.text());
+        for (path, action) in [
+            ("/_template/site-t", "GET _template"),
+            ("/_template/site*", "GET _template"),
+            ("/_template", "GET _template"),
+            ("/_index_template/site-t", "GET _index_template"),
+            ("/_component_template/site-c", "GET _component_template"),
+        ] {
+            let r = c.send(&reader.req("GET", path));
+            let reason = forbidden(&r, "reader", action);
+            assert!(reason.contains("cluster-level"), "{reason}");
+            assert!(!r.text().contains("salary"), "{}", r.text());
+        }
+        let r = c.send(&master.req("GET", "/_template/site-t"));
+        assert_eq!(r.status, 200, "the master reads it: {}", r.text());
+    }
+    bystander_answers(&mut c, &bystander);
+}
+
+/// 404 `search_context_missing_exception`, nothing of `secret` in it.
+fn missing_context(r: &e2e::Response) {
+    assert_eq!(r.status, 404, "{}", r.text());
+    let cause = &r.json()["error"]["root_cause"][0]["type"];
+    assert_eq!(cause, "search_context_missing_exception", "{}", r.text());
+    assert!(!r.text().contains("secret page"), "{}", r.text());
+}
+
+// Spec 5.5, 5.8 (issue 29): on the single-tenant class, where the master pair gets the
+// engine's own ids, a key's ids are sealed and bound to the key: the master's raw scroll
+// or point-in-time id, another key's token, a tampered one, are a missing context for a
+// key, in the path, the query and the body; a key's own token works for it alone; the
+// places the edge would not read (a body in the query string, endpoints it does not know,
+// the list of every point in time) are refused to a key.
+#[test]
+fn single_tenant_context_ids_open_only_for_their_principal() {
+    let (_engine, edge, mut c, created, bystander) = setup();
+    let cl = &created[1];
+    let master = tenant_of(cl);
+    let web = key_of(
+        &edge,
+        cl,
+        json!({"name": "web", "role": "search", "indices": ["site*"]}),
+    );
+    let other = key_of(&edge, cl, json!({"name": "other", "role": "read"}));
+
+    let masters = open_scroll(&mut c, &master, "/secret/_search");
+    assert!(
+        !masters.starts_with("sg1."),
+        "the master's ids are the engine's"
+    );
+    let r = c.send(&master.req("POST", "/secret/_pit?keep_alive=5m"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let master_pit = r.json()["id"].as_str().unwrap().to_string();
+    for t in [&web, &other] {
+        missing_context(&next_page(&mut c, t, &masters));
+        let enc = masters.replace('=', "%3D");
+        missing_context(&c.send(&t.req("GET", &format!("/_search/scroll/{enc}?scroll=1m"))));
+        let q = format!("/_search/scroll?scroll=1m&scroll%5Fid={enc}");
+        missing_context(&c.send(&t.req("GET", &q)));
+        let r = c.send(&t.json(
+            "DELETE",
+            "/_search/scroll",
+            &json!({"scroll_id": [masters]}),
+        ));
+        missing_context(&r);
+        let pit = json!({"pit": {"id": master_pit}, "size": 10});
+        missing_context(&c.send(&t.json("POST", "/_search", &pit)));
+        let r = c.send(&t.json("DELETE", "/_pit", &json!({"id": master_pit})));
+        if std::ptr::eq(t, &web) {
+            forbidden(&r, "web", "DELETE _pit");
+        } else {
+            missing_context(&r);
+        }
+    }
+    // the places the edge would not read
+    let src = format!("/_search?source_content_type=application/json&source=%7B%22pit%22%3A%7B%22id%22%3A%22{master_pit}%22%7D%7D");
+    c.send(&other.req("GET", &src)).assert_es_error(400);
+    let tpl = json!({"source": {"pit": {"id": "{{id}}"}}, "params": {"id": master_pit}});
+    for path in [
+        "/_search/template",
+        "/_msearch/template",
+        "/_sql?format=json",
+    ] {
+        let r = c.send(&other.json("POST", path, &tpl));
+        assert!(r.status == 403 || r.status == 501, "{path}: {}", r.text());
+        assert!(!r.text().contains("secret page"), "{}", r.text());
+    }
+    let r = c.send(&other.req("GET", "/_search/point_in_time/_all"));
+    forbidden(&r, "other", "GET _search/point_in_time/_all");
+    let dup = format!(r#"{{"pit":{{"id":"x"}},"pit":{{"id":"{master_pit}"}}}}"#);
+    let r = c.send(
+        &other
+            .req("POST", "/_search")
+            .header("Content-Type", "application/json")
+            .body(dup),
+    );
+    r.assert_es_error(400);
+    // the master's contexts survived all of it
+    assert_eq!(next_page(&mut c, &master, &masters).status, 200);
+    let pit = json!({"pit": {"id": master_pit}, "size": 10});
+    let r = c.send(&master.json("POST", "/_search", &pit));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(hit_indices(&r.json()), ["secret", "secret"]);
+
+    // a key's own scroll: sealed, for it alone
+    let webs = open_scroll(&mut c, &web, "/site1/_search");
+    assert!(webs.starts_with("sg1."), "{webs}");
+    let r = next_page(&mut c, &web, &webs);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json()["_scroll_id"],
+        webs.as_str(),
+        "one token per scroll"
+    );
+    missing_context(&next_page(&mut c, &other, &webs));
+    let r = c.send(&other.json("DELETE", "/_search/scroll", &json!({"scroll_id": webs})));
+    missing_context(&r);
+    let mut tampered = webs.clone();
+    let last = if tampered.ends_with('A') { 'B' } else { 'A' };
+    tampered.pop();
+    tampered.push(last);
+    missing_context(&next_page(&mut c, &web, &tampered));
+    let r = next_page(&mut c, &master, &webs);
+    assert!(r.status >= 400 && r.status < 500, "{}", r.text());
+    assert_eq!(next_page(&mut c, &web, &webs).status, 200);
+    let r = c.send(&web.req("DELETE", &format!("/_search/scroll/{webs}")));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["num_freed"], 1, "{}", r.text());
+
+    // a key's own point in time, both forms
+    let r = c.send(&other.req("POST", "/site1/_pit?keep_alive=5m"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let own = r.json()["id"].as_str().unwrap().to_string();
+    assert!(own.starts_with("sg1."), "{own}");
+    let search = json!({"pit": {"id": own, "keep_alive": "1m"}, "size": 10});
+    let r = c.send(&other.json("POST", "/_search", &search));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["pit_id"], own.as_str(), "{}", r.text());
+    assert_eq!(hit_indices(&r.json()), ["site1", "site1"]);
+    missing_context(&c.send(&web.json("POST", "/_search", &search)));
+    let r = c.send(&other.req("POST", "/site2/_search/point_in_time?keep_alive=5m"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let os = r.json()["pit_id"].as_str().unwrap().to_string();
+    assert!(os.starts_with("sg1."), "{os}");
+    let r = c.send(&other.json("DELETE", "/_search/point_in_time", &json!({"pit_id": [os]})));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["pits"][0]["pit_id"], os.as_str(), "{}", r.text());
+    let r = c.send(&other.json("DELETE", "/_pit", &json!({"id": own})));
+    assert_eq!(r.status, 200, "{}", r.text());
     bystander_answers(&mut c, &bystander);
 }
 

@@ -634,3 +634,132 @@ fn ip_allowlists_from_the_socket() {
 fn ip_allowlists_behind_a_trusted_proxy() {
     ip_allowlists_with(true);
 }
+
+/// A request through a connection that starts with `preamble`, over TLS or not.
+fn after_preamble(edge: &Edge, preamble: &[u8], tls: bool, req: &e2e::Req) -> e2e::Response {
+    let host = req.host.clone().unwrap();
+    let mut c = if tls {
+        let config = e2e::client::tls_client_config(&edge.ca());
+        e2e::Conn::tls_after(edge.https.unwrap(), config, &host, preamble)
+    } else {
+        e2e::Conn::plain_after(edge.http, preamble)
+    };
+    e2e::exchange(&mut c, req)
+}
+
+fn proxy_header(source: &str) -> Vec<u8> {
+    let source: std::net::SocketAddr = source.parse().unwrap();
+    let destination = if source.is_ipv4() {
+        "10.0.0.1:9243"
+    } else {
+        "[2001:db8::1]:9243"
+    };
+    searchgate::proxy_v2::header_for(source, destination.parse().unwrap())
+}
+
+// issue 29: IP allowlists behind a load balancer in TCP mode that sends the PROXY protocol
+// v2 header (HAProxy's `send-proxy-v2`): from a trusted peer the header names the client,
+// on both listeners, for every request of the connection; without a header the socket's
+// address stands; a header that cannot be read closes the connection unanswered; from an
+// untrusted peer the header is not believed (400, nothing granted).
+#[test]
+fn ip_allowlists_behind_a_proxy_protocol_balancer() {
+    let cfg = config()
+        .edge("trusted_proxies", "[\"127.0.0.1/32\"]")
+        .edge("https", "\"127.0.0.1:0\"");
+    let edge = Edge::start(cfg);
+    let admin = edge.admin();
+    let created = admin.create(json!({"plan": "small"}));
+    let id = created["id"].as_str().unwrap();
+    let master = tenant_of(&created);
+    let local = json!({"name": "local", "role": "search", "allowed_ips": ["127.0.0.1"]});
+    let (_, local) = key(admin, id, local, &master.host);
+    let office = json!({"name": "office", "role": "search", "allowed_ips": ["198.51.100.0/24", "2001:db8::/32"]});
+    let (_, office) = key(admin, id, office, &master.host);
+    let refused_as = |r: &e2e::Response, key: &str, addr: &str| {
+        let reason = forbidden(r, key, "use");
+        assert!(reason.contains(addr), "{reason}");
+    };
+    for tls in [false, true] {
+        let via = |t: &Tenant, source: Option<&str>| {
+            let pre = source.map(proxy_header).unwrap_or_default();
+            after_preamble(&edge, &pre, tls, &t.req("GET", "/"))
+        };
+        assert_eq!(
+            via(&office, Some("198.51.100.7:40000")).status,
+            200,
+            "tls {tls}"
+        );
+        assert_eq!(via(&office, Some("[2001:db8::7]:40000")).status, 200);
+        refused_as(
+            &via(&office, Some("203.0.113.5:40000")),
+            "office",
+            "203.0.113.5",
+        );
+        refused_as(
+            &via(&local, Some("198.51.100.7:1")),
+            "local",
+            "198.51.100.7",
+        );
+        // no header from the trusted peer: its own address (X-Forwarded-For still read)
+        refused_as(&via(&office, None), "office", "127.0.0.1");
+        assert_eq!(via(&local, None).status, 200);
+        // the balancer's own health checks (LOCAL): the socket's address
+        let mut local_cmd = proxy_header("198.51.100.7:1");
+        local_cmd[12] = 0x20;
+        let r = after_preamble(&edge, &local_cmd, tls, &office.req("GET", "/"));
+        refused_as(&r, "office", "127.0.0.1");
+    }
+    // every request of a kept-alive connection is the header's client's
+    let mut c = e2e::Conn::plain_after(edge.http, &proxy_header("198.51.100.9:2"));
+    for _ in 0..3 {
+        assert_eq!(e2e::exchange(&mut c, &office.req("GET", "/")).status, 200);
+    }
+    // the header's client is not a trusted proxy: its X-Forwarded-For says nothing
+    let xff = office
+        .req("GET", "/")
+        .header("X-Forwarded-For", "198.51.100.7");
+    let r = after_preamble(&edge, &proxy_header("203.0.113.5:1"), false, &xff);
+    refused_as(&r, "office", "203.0.113.5");
+    // the request log shows the header's client
+    let log = admin
+        .call("GET", &format!("/v1/clusters/{id}/requests"), None)
+        .expect(200);
+    let clients: Vec<&str> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["client"].as_str())
+        .collect();
+    assert!(clients.contains(&"198.51.100.9"), "{clients:?}");
+    // a header that cannot be read (version 1 in the binary form): closed unanswered
+    let mut bad = proxy_header("198.51.100.7:1");
+    bad[12] = 0x11;
+    for tls in [false, true] {
+        let addr = if tls { edge.https.unwrap() } else { edge.http };
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        use std::io::{Read, Write};
+        s.write_all(&bad).unwrap();
+        let _ = s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        assert!(got.is_empty(), "{}", String::from_utf8_lossy(&got));
+    }
+
+    // an edge that trusts no proxy: the header is bytes of a malformed request
+    let edge = Edge::start(config());
+    let admin = edge.admin();
+    let created = admin.create(json!({"plan": "small"}));
+    let id = created["id"].as_str().unwrap();
+    let master = tenant_of(&created);
+    let office = json!({"name": "office", "role": "search", "allowed_ips": ["198.51.100.0/24"]});
+    let (_, office) = key(admin, id, office, &master.host);
+    let r = after_preamble(
+        &edge,
+        &proxy_header("198.51.100.7:1"),
+        false,
+        &office.req("GET", "/"),
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+}

@@ -508,3 +508,47 @@ fn every_integration_test_file_is_in_the_one_binary() {
         }
     }
 }
+
+/// The text files of the repository a merge can leave markers in (build output, VCS data
+/// and fuzz corpora left out).
+fn text_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !matches!(
+                name.as_str(),
+                "target" | ".git" | "node_modules" | "corpus" | "artifacts"
+            ) {
+                text_files(&path, out);
+            }
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("rs" | "md" | "toml" | "py" | "sh" | "lua" | "html" | "cfg" | "yml")
+        ) || name == "run"
+        {
+            out.push(path);
+        }
+    }
+}
+
+// A merge resolved in haste once left its conflict markers in the README, on main.
+#[test]
+fn no_file_holds_the_markers_of_an_unresolved_merge() {
+    let root = crate::support::repo_root();
+    let mut files = Vec::new();
+    text_files(&root, &mut files);
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut found = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with("<<<<<<< ") || line.starts_with(">>>>>>> ") {
+                found.push(format!("{}:{}", f.display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "conflict markers at {found:?}");
+}

@@ -27,6 +27,7 @@ mod docs_guides;
 mod docs_keys;
 mod docs_loadtest;
 mod docs_readme;
+mod docs_site_search;
 mod edge_allowance;
 mod edge_codec;
 mod edge_failover;

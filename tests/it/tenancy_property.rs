@@ -409,7 +409,7 @@ fn check(method: Method, target: &str, ct: &str, body: &str) -> Fate {
             Ok(())
         }
         None => rewrite_json_body(&t, plan.body, body.as_bytes(), &mut up_body)
-            .and_then(|f| plan.apply_body_facts(f, &w.a, &mut fwd)),
+            .and_then(|f| plan.apply_body_facts(f, &w.a, &mut fwd, false)),
     };
     if rewritten.is_err() {
         return Fate::Refused; // nothing reaches the upstream

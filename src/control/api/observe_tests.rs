@@ -223,7 +223,13 @@ fn clusters_name_pools_and_pools_are_listed_by_name() {
         json!({"plan": "small", "class": "single-tenant", "upstream": "main"}),
     );
     assert_eq!(r.status, 201, "{:?}", r.body);
+    // shown as it was given: the pool's name, not a list of one node called "main"
+    assert_eq!(r.body["upstream"], "main");
     let id = r.body["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        get(&a, &format!("/v1/clusters/{id}")).body["upstream"],
+        "main"
+    );
     let pools = get(&a, "/v1/pools").body["pools"].clone();
     let main = &pools[0];
     assert_eq!(main["name"], "main");

@@ -151,7 +151,7 @@ pub fn cluster(
         "localhost_address": localhost_address(r, env, None),
         "username": r.username,
         "previous_credentials_valid_until": grace,
-        "upstream": r.upstream.clone().map_or(json!("embedded engine"), |u| json!(u)),
+        "upstream": upstream(r.upstream.as_deref()),
         "usage": usage,
         "source": match r.source { Source::File => "file", Source::Api => "api" },
         "created_at": time(r.created_at),
@@ -164,6 +164,16 @@ pub fn cluster(
         v["differs_from_file"] = json!(differs_from_file(d, r));
     }
     v
+}
+
+/// A cluster's upstream as the API takes it: a pool by its name (a string), nodes as a
+/// list of `host:port`, or the embedded engine.
+fn upstream(u: Option<&[String]>) -> Value {
+    match u {
+        None => json!("embedded engine"),
+        Some([pool]) if !pool.contains(':') => json!(pool),
+        Some(nodes) => json!(nodes),
+    }
 }
 
 /// An overage in progress: its step, since when, and what comes next.

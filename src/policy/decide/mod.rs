@@ -135,6 +135,13 @@ pub struct Decision<'s, C> {
     /// and checks it (`keys::check_body`) before anything is sent. The action, for the
     /// refusal.
     pub key_body: Option<KeyBody>,
+    /// A key's request on the single-tenant class: the ids its response carries, sealed for
+    /// the key (`tenancy::key_ids`). `None`: the response passes as it comes.
+    pub seal: Option<tenancy::IdFields>,
+    /// A key limited to indices sent a path that named no index and the edge put the key's
+    /// patterns there: a point-in-time search takes them out again (its point in time,
+    /// opened by the key within its patterns, names the indices).
+    pub key_scoped: bool,
     /// The body came compressed and the edge reads it (every body of the multitenant
     /// class; on the single-tenant class one it checks: an index creation, a counted
     /// `_bulk`, a `_reindex`, a key's body): inflated first, bounded by the body limit,
@@ -149,6 +156,9 @@ pub struct KeyBody {
     pub method: crate::proto::Method,
     /// The request's action, named in a refusal.
     pub action: String,
+    /// A single-tenant key's body that may carry its scroll or point-in-time tokens: they
+    /// are opened before it is forwarded (`tenancy::key_ids::open_body`).
+    pub open_ids: bool,
 }
 
 impl<C> Decision<'_, C> {
@@ -266,6 +276,7 @@ fn decide_for<'s, C: ClusterView>(
         Some(k) => key_scope(k, head.method, &classified, head.query(buf))?,
         None => None,
     };
+    let key_scoped = scoped.is_some() && keys::inserts_patterns(&classified);
     let classified = match &scoped {
         Some(path) => classify_request(head.method, path, cluster.class())?,
         None => classified,
@@ -274,9 +285,20 @@ fn decide_for<'s, C: ClusterView>(
     out.auto_create.clear();
     let tenant = match cluster.prefix() {
         None => {
-            classified
-                .path
-                .write_target(head.query(buf), &mut out.target);
+            match key {
+                Some(k) => {
+                    let bound = tenancy::ids_binding(cluster.id(), Some(k.id.as_str()));
+                    let ids = tenancy::key_ids::KeyIds {
+                        sealer: listener.ids,
+                        binding: &bound,
+                    };
+                    let q = head.query(buf);
+                    tenancy::key_ids::write_target(&ids, &classified, q, &mut out.target)?;
+                }
+                None => classified
+                    .path
+                    .write_target(head.query(buf), &mut out.target),
+            }
             None
         }
         Some(prefix) => {
@@ -325,18 +347,26 @@ fn decide_for<'s, C: ClusterView>(
     } else {
         Reservation::None
     };
-    // A restricted key's clear-scroll body is read for `_all` even without indices.
+    // A restricted key's clear-scroll body is read for `_all` even without indices; a
+    // single-tenant key's body that may carry its tokens, to open them.
+    let open_ids = key.is_some() && tenant.is_none() && tenancy::key_ids::reads_body(kind);
     let key_body = key
         .filter(|k| {
             has_body(head)
                 && ((!k.indices.is_empty() && keys::body_checked(kind))
-                    || (keys::restricted(k) && kind == BodyKind::ClearScroll))
+                    || (keys::restricted(k) && kind == BodyKind::ClearScroll)
+                    || open_ids)
         })
         .map(|_| KeyBody {
             kind,
             method: head.method,
             action: keys::action_of(head.method, &classified),
+            open_ids,
         });
+    let seal = match (key, &tenant) {
+        (Some(_), None) => tenancy::key_ids::response_ids(&classified),
+        _ => None,
+    };
     let inflate = inflation(head, buf, tenant.is_some(), body, key_body.is_some())?;
     Ok(Decision {
         cluster,
@@ -347,6 +377,8 @@ fn decide_for<'s, C: ClusterView>(
         key,
         cors: false,
         key_body,
+        seal,
+        key_scoped,
         inflate,
     })
 }
@@ -386,6 +418,9 @@ fn key_scope(
         why: d.why.into_owned(),
     };
     keys::permits(k.role, method, c).map_err(refuse)?;
+    if let Some(d) = keys::unknown_denied(k, method, c) {
+        return Err(refuse(d));
+    }
     if keys::restricted(k) && keys::clears_all(method, c, query) {
         return Err(refuse(keys::all_contexts_denied(method, c)));
     }

@@ -222,7 +222,7 @@ fn roles_on_the_single_tenant_class() {
             denied(
                 "fl",
                 "GET _nodes/stats",
-                "a key limited to indices may call known endpoints only",
+                "a restricted key may call the endpoints the edge reads only (it cannot check what this one names)",
             ),
         ),
         (
@@ -341,7 +341,12 @@ fn bodies_to_check() {
     );
     assert_eq!(
         check("POST /_search HTTP/1.1", "readuser", JSON),
+        Ok(Some((BodyKind::Search, "POST _search".into()))),
+        "a key without indices: read for its point-in-time token (tenancy::key_ids)"
+    );
+    assert_eq!(
+        check("POST /_count HTTP/1.1", "readuser", JSON),
         Ok(None),
-        "a key without indices"
+        "a key without indices: a body that carries no context id"
     );
 }

@@ -123,7 +123,14 @@ pub fn tls_client_config(ca: &Path) -> Arc<rustls::ClientConfig> {
 impl Conn {
     /// A plain TCP connection.
     pub fn plain(addr: SocketAddr) -> Conn {
-        let tcp = TcpStream::connect(addr).expect("connect to the edge");
+        Conn::plain_after(addr, &[])
+    }
+
+    /// A plain TCP connection whose first bytes are `preamble` (a load balancer's PROXY
+    /// header).
+    pub fn plain_after(addr: SocketAddr, preamble: &[u8]) -> Conn {
+        let mut tcp = TcpStream::connect(addr).expect("connect to the edge");
+        tcp.write_all(preamble).unwrap();
         tcp.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
         tcp.set_nodelay(true).unwrap();
         Conn {
@@ -145,7 +152,18 @@ impl Conn {
         config: Arc<rustls::ClientConfig>,
         server_name: &str,
     ) -> Conn {
-        let tcp = TcpStream::connect(addr).expect("connect to the edge");
+        Conn::tls_after(addr, config, server_name, &[])
+    }
+
+    /// As [`Conn::tls_with`], the TLS handshake after `preamble` (a PROXY header).
+    pub fn tls_after(
+        addr: SocketAddr,
+        config: Arc<rustls::ClientConfig>,
+        server_name: &str,
+        preamble: &[u8],
+    ) -> Conn {
+        let mut tcp = TcpStream::connect(addr).expect("connect to the edge");
+        tcp.write_all(preamble).unwrap();
         tcp.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
         tcp.set_nodelay(true).unwrap();
         let name = ServerName::try_from(server_name.to_string()).expect("a server name");
