@@ -135,6 +135,14 @@ fn three_nodes_share_one_allowance() {
         "the home granted the others' permits: {grants}"
     );
 
+    // The map a load balancer reads names the same home on every node.
+    let names = ["a", "b", "c"];
+    for n in nodes {
+        let addr = n.metrics.expect("a metrics listener");
+        let map = http_get(addr, "/fleet/homes.map");
+        assert_eq!(map, format!("c1.r1. {}\n", names[home]), "{}", n.out.text());
+    }
+
     // A peer listener never serves a customer's request: an HTTP request (valid
     // credentials and all) gets no byte back, the connection is closed.
     let line = a
@@ -163,6 +171,18 @@ fn three_nodes_share_one_allowance() {
         "the peer listener answered: {:?}",
         String::from_utf8_lossy(&got)
     );
+}
+
+/// The body of `GET path` on a metrics listener.
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: metrics\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
 }
 
 fn base64_of(b: &[u8]) -> String {
