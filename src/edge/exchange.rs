@@ -336,10 +336,11 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             connect_timeout: client.core.shared.limits.connect_timeout,
         };
         let got = peer::acquire(asking, hook, home, &acquire, self.deadline).await;
-        let waited = Some(start.elapsed().as_micros() as u64);
+        let waited_us = start.elapsed().as_micros() as u64;
+        let waited = Some(waited_us);
         let e = match got {
             Ok(p) => return Ok((Slot::Remote(p), waited)),
-            Err(Refused::Gone) => return Err(Refusal::Gone(waited.unwrap_or(0))),
+            Err(Refused::Gone) => return Err(Refusal::Gone(waited_us)),
             Err(Refused::Unreachable | Refused::Verdict(Verdict::NotHome)) => {
                 return Err(self.unavailable())
             }
