@@ -371,10 +371,11 @@ impl Store for SqliteStore {
 
     fn record_usage(
         &mut self,
+        flush: Option<&str>,
         samples: &[(String, UsageSample)],
         prune_before: Millis,
     ) -> Result<(), StoreError> {
-        billing::record_usage(&mut self.conn, samples, prune_before)
+        billing::record_usage(&mut self.conn, flush, samples, prune_before)
     }
 
     fn usage(

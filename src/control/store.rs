@@ -157,8 +157,12 @@ pub trait Store: Send {
     fn plan_history(&mut self, cluster: &str) -> Result<Vec<PlanChange>, StoreError>;
     /// Adds usage samples by cluster id (a second sample of a cluster at the same instant
     /// adds its counters to the first) and deletes every sample before `prune_before`.
+    /// With a `flush` name, the batch is recorded under it in the same transaction, and a
+    /// batch of that name already recorded adds nothing (written again after its answer
+    /// was lost: counted once).
     fn record_usage(
         &mut self,
+        flush: Option<&str>,
         samples: &[(String, UsageSample)],
         prune_before: Millis,
     ) -> Result<(), StoreError>;

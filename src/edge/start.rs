@@ -132,6 +132,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         metering_interval: config.edge.metering_interval.0,
         usage_interval: config.billing.usage_interval.0,
         usage_retention: config.billing.usage_retention.0,
+        node: config.fleet.node_id(),
     };
     let control = control::spawn(
         plane.clone(),
