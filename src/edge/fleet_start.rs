@@ -80,6 +80,7 @@ pub fn start(
             me: me.clone(),
             peer: bound,
             max_hold: config.edge.deadline.0 + Duration::from_secs(5),
+            membership: membership.clone(),
         },
     };
     let beat = beat::spawn(open, membership.clone(), s)

@@ -101,6 +101,8 @@ pub struct Asker {
     pub peer: SocketAddr,
     /// The longest the old home's requests may run.
     pub max_hold: Duration,
+    /// This node's view (an old home that left the fleet holds nothing any more).
+    pub membership: Arc<super::membership::Membership>,
 }
 
 /// Starts the handover of `cluster` from `from`, holding `charges` until it ends.
@@ -111,12 +113,15 @@ pub fn start(asker: Asker, cluster: String, from: Member, mut charges: Charges) 
             let end = Instant::now() + asker.max_hold;
             let got = ask(&asker, &cluster, from.peer, end, &mut charges);
             if let Err(e) = got {
-                // Unreachable: its requests are bounded by the deadline; hold till then.
+                // Unreachable: hold the places until its registration runs out (its
+                // permits ended with it) or the deadline passed (its requests did).
                 eprintln!(
-                    "searchgate: fleet: handover of {cluster} from {}: {e}; holding its places until the deadline",
+                    "searchgate: fleet: handover of {cluster} from {}: {e}; holding its places until it leaves the fleet or the deadline passes",
                     from.node
                 );
-                std::thread::sleep(end.saturating_duration_since(Instant::now()));
+                while Instant::now() < end && asker.membership.view().members.contains(&from) {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
             }
             drop(charges);
         });
