@@ -227,21 +227,25 @@ def start_node(exe, work, name, url, engine_port):
     return p, http_port, admin_port, boot
 
 
-def rotate_and_wait(nodes, i, cluster, results):
-    """Change `i`: rotates `cluster` through node i, waits for node i+1 to serve it."""
+def rotate_and_wait(nodes, i, cluster, results, failed):
+    """Change `i`: rotates `cluster` through node i, waits for node i+1 to serve it (a
+    change whose admin call or propagation takes over 30 s counts as failed)."""
     _, a_admin = nodes[i % len(nodes)]
     b_http, _ = nodes[(i + 1) % len(nodes)]
     cid, host = cluster
-    r = admin_call(a_admin, "POST", f"/v1/clusters/{cid}/credentials/rotate", {})
-    t1 = time.perf_counter()
-    t2 = wait_served(Edge(b_http), host, r["username"], r["password"])
-    results.append((t2 - t1) * 1000)
+    try:
+        r = admin_call(a_admin, "POST", f"/v1/clusters/{cid}/credentials/rotate", {})
+        t1 = time.perf_counter()
+        t2 = wait_served(Edge(b_http), host, r["username"], r["password"])
+        results.append((t2 - t1) * 1000)
+    except (RuntimeError, OSError, http.client.HTTPException) as e:
+        failed.append(str(e))
 
 
 def propagation_at(nodes, clusters, rate, seconds):
     """Changes at `rate` per second for `seconds` (open loop: each in its own thread);
     returns the propagation times in ms, sorted."""
-    results, threads = [], []
+    results, failed, threads = [], [], []
     total = max(1, int(rate * seconds))
     t0 = time.perf_counter()
     for i in range(total):
@@ -250,13 +254,13 @@ def propagation_at(nodes, clusters, rate, seconds):
         if delay > 0:
             time.sleep(delay)
         th = threading.Thread(target=rotate_and_wait,
-                              args=(nodes, i, clusters[i % len(clusters)], results))
+                              args=(nodes, i, clusters[i % len(clusters)], results, failed))
         th.start()
         threads.append(th)
     for th in threads:
         th.join()
     achieved = total / max(1e-9, time.perf_counter() - t0)
-    return sorted(results), achieved
+    return sorted(results), achieved, len(failed)
 
 
 def scale(args, exe, work):
@@ -292,15 +296,15 @@ def scale(args, exe, work):
         per_rate = max(int(r * args.seconds) for r in args.rates)
         clusters = [(f"c{i:06d}", f"c{i:06d}.bench.localhost")
                     for i in range(min(args.clusters, per_rate))]
-        # Their first rotation needs the current pair: none of these was rotated yet, so
-        # the stored password is the id (node i+1 polls the new pair only).
         for rate in args.rates:
-            xs, achieved = propagation_at(nodes, clusters, rate, args.seconds)
+            xs, achieved, failed = propagation_at(nodes, clusters, rate, args.seconds)
             with open("/proc/loadavg") as f:
                 load = f.read().split()[0]
+            figures = (f"p50 {pct(xs, 0.5):.1f} ms, p99 {pct(xs, 0.99):.1f} ms, max {xs[-1]:.1f} ms"
+                       if xs else "none served")
             log(f"propagation at {rate} changes/s (achieved {achieved:.1f}/s, {len(xs)} changes, "
-                f"{args.nodes} nodes, {args.clusters} clusters, load {load}): "
-                f"p50 {pct(xs, 0.5):.1f} ms, p99 {pct(xs, 0.99):.1f} ms, max {xs[-1]:.1f} ms")
+                f"{failed} failed or over 30 s, {args.nodes} nodes, {args.clusters} clusters, "
+                f"load {load}): {figures}")
     finally:
         cleanup()
         stop_pg()
