@@ -214,6 +214,7 @@ fn deciding(c: &mut Criterion) {
         sni: None,
         max_body: 40 << 20,
         ids: None,
+        wall_ms: 1_711_108_800_000,
     };
     let mut targets = Targets::default();
     let mut group = c.benchmark_group("decide_100k_clusters");

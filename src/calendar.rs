@@ -60,6 +60,12 @@ pub fn write_rfc3339_millis(out: &mut String, t: SystemTime) {
     write_utc(out, t, true);
 }
 
+/// `t` as ms since the epoch (before 1970: 0).
+pub fn millis_of(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// `ms` since the epoch as RFC 3339 (UTC, whole seconds); negative counts as 0.
 pub fn rfc3339_of_millis(ms: i64) -> String {
     rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms.max(0).unsigned_abs()))

@@ -16,12 +16,13 @@ use rustls::ServerConfig;
 use super::api::observe::Observe;
 use super::api::{server, Api, ApiEnv};
 use super::clock::Clock;
+use super::lastknown::{self, LastKnown};
 use super::lease::Lease;
 use super::pg::PgStore;
 use super::plane::{Change, Plane};
 use super::seed;
 use super::sqlite::{SqliteStore, DB_FILE};
-use super::store::Store;
+use super::store::{Store, StoreError};
 use super::token::{AdminToken, TOKEN_FILE};
 use crate::config::{AdminConfig, Config};
 use crate::registry::Settings;
@@ -71,20 +72,69 @@ pub fn open(
         }
         None => Clock::system(),
     };
-    let mut plane = Plane::open_with(store, Settings::from_config(config, key), clock)?;
-    plane.queue_notices(config.billing.webhook.is_some());
-    if config.store.url.is_some() {
-        let node = config.fleet.node_id();
-        println!(
-            "searchgate: fleet: node {node} on the shared PostgreSQL store, at change {}",
-            plane.seq()
-        );
-        plane.set_lease(Lease::new(node, config.fleet.lease.0));
+    let settings = Settings::from_config(config, key);
+    if config.store.url.is_none() {
+        let mut plane = Plane::open_with(store, settings, clock)?;
+        plane.queue_notices(config.billing.webhook.is_some());
+        let plane = Arc::new(Mutex::new(plane));
+        apply_file(&plane, config)
+            .map_err(|e| format!("the configuration's clusters and plans: {e}"))?;
+        return Ok(plane);
     }
+    let node = config.fleet.node_id();
+    let (mut plane, online) = match fleet_start(store, &config.edge.data_dir)? {
+        Start::Store(store) => (Plane::open_with(store, settings, clock)?, true),
+        Start::LastKnown(store, known) => {
+            let declared = serde_json::from_value(known.declared.clone()).unwrap_or_default();
+            eprintln!(
+                "searchgate: fleet: the store is unreachable; node {node} starts from its last known catalog (change {}, in {}); admin writes answer 503 until the store is back",
+                known.seq,
+                config.edge.data_dir.join(lastknown::COPY_FILE).display()
+            );
+            let known = *known;
+            let at = (known.catalog, known.seq, declared);
+            (Plane::open_at(store, settings, clock, at)?, false)
+        }
+    };
+    plane.queue_notices(config.billing.webhook.is_some());
+    plane.keep_last_known(LastKnown::new(&config.edge.data_dir));
+    println!(
+        "searchgate: fleet: node {node} on the shared PostgreSQL store, at change {}",
+        plane.seq()
+    );
+    plane.set_lease(Lease::new(node, config.fleet.lease.0));
     let plane = Arc::new(Mutex::new(plane));
-    apply_file(&plane, config)
-        .map_err(|e| format!("the configuration's clusters and plans: {e}"))?;
+    if online {
+        apply_file(&plane, config)
+            .map_err(|e| format!("the configuration's clusters and plans: {e}"))?;
+    } else {
+        eprintln!("searchgate: fleet: the file's clusters and plans are applied at the next reload (SIGHUP) once the store is back");
+    }
     Ok(plane)
+}
+
+/// Where a fleet node's catalog comes from at start.
+enum Start {
+    /// The store answers.
+    Store(Box<dyn Store>),
+    /// The store is unreachable: this node's last known catalog.
+    LastKnown(Box<dyn Store>, Box<lastknown::Known>),
+}
+
+/// Asks the store first; when it cannot be reached (and only then), the last known
+/// catalog in `data_dir`. A node that never kept one cannot start without the store.
+fn fleet_start(mut store: Box<dyn Store>, data_dir: &Path) -> Result<Start, String> {
+    match store.seed() {
+        Ok(_) => Ok(Start::Store(store)),
+        Err(StoreError::Busy(e)) => match LastKnown::load(data_dir)? {
+            Some(known) => Ok(Start::LastKnown(store, Box::new(known))),
+            None => Err(format!(
+                "{e}; and this node has no last known catalog in {} to start from",
+                data_dir.display()
+            )),
+        },
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Applies the file's `[[plans]]` and `[[clusters]]` through the command path (see

@@ -2,7 +2,8 @@
 //!
 //! Owns: the durable store ([`store`]: one small trait; [`schema`]: the tables, described
 //! once for both back ends; [`sqlite`]: SQLite in WAL mode, the default; [`pg`]:
-//! PostgreSQL, the store a fleet of nodes shares), the writer that applies, commits, then publishes every
+//! PostgreSQL, the store a fleet of nodes shares; [`lastknown`]: a fleet node's copy of the
+//! catalog in its data directory), the writer that applies, commits, then publishes every
 //! change ([`plane`]) on its own [`clock`], the file's plans and clusters as a declarative
 //! seed ([`seed`]), the admin API on its own listener with bearer-token auth, served on the
 //! project's own sans-IO HTTP codec ([`api`]), the admin token ([`token`]); and billing:
@@ -17,6 +18,7 @@ pub mod billing;
 pub mod boot;
 pub mod clock;
 pub mod follow;
+pub mod lastknown;
 pub mod lease;
 pub mod overage;
 pub mod pg;

@@ -26,8 +26,8 @@ use super::pg_billing as billing;
 use super::schema::{ddl, Dialect, MIGRATIONS};
 use super::sqlite::json_err;
 use super::store::{
-    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, Notice, PlanChange, Store,
-    StoreError, UsageSample,
+    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, NodeRow, Notice, PlanChange,
+    Store, StoreError, UsageSample,
 };
 use crate::registry::{Catalog, ClusterRecord, Millis, PlanRecord};
 
@@ -44,6 +44,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 pub struct PgStore {
     config: postgres::Config,
     client: Option<Client>,
+    /// The migrations ran on this server (checked on the first connection).
+    migrated: bool,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -83,24 +85,36 @@ fn int(v: u64) -> i64 {
 }
 
 impl PgStore {
-    /// Connects to `url` and migrates the database.
+    /// Connects to `url` and migrates the database. A server that cannot be reached is
+    /// not an error here (a node can start from its last known catalog): the first call
+    /// that reaches it migrates, and until then every call fails with
+    /// [`StoreError::Busy`].
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
         let config = parse_url(url).map_err(StoreError::Failed)?;
         let mut store = PgStore {
             config,
             client: None,
+            migrated: false,
         };
-        store.migrate()?;
-        Ok(store)
+        match store.client() {
+            Ok(_) | Err(StoreError::Busy(_)) => Ok(store),
+            Err(e) => Err(e),
+        }
     }
 
-    /// The connection, opened again when it was lost.
+    /// The connection, opened again (and the database migrated, the first time) when it
+    /// was lost.
     fn client(&mut self) -> Result<&mut Client, StoreError> {
         if self.client.as_ref().is_some_and(Client::is_closed) {
             self.client = None;
         }
         if self.client.is_none() {
-            self.client = Some(self.config.connect(NoTls).map_err(failed)?);
+            let mut c = self.config.connect(NoTls).map_err(failed)?;
+            if !self.migrated {
+                migrate(&mut c).map_err(failed)??;
+                self.migrated = true;
+            }
+            self.client = Some(c);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }
@@ -117,47 +131,44 @@ impl PgStore {
         out.map_err(failed)
     }
 
-    fn migrate(&mut self) -> Result<(), StoreError> {
-        self.with(|c| {
-            let mut tx = c.transaction()?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
-            tx.batch_execute(
-                "CREATE TABLE IF NOT EXISTS schema_version (
-                     one INTEGER PRIMARY KEY CHECK (one = 1),
-                     version BIGINT NOT NULL)",
-            )?;
-            let v: Option<i64> = tx
-                .query_opt("SELECT version FROM schema_version", &[])?
-                .map(|r| r.get(0));
-            let version = v.unwrap_or(0).max(0) as usize;
-            if version > MIGRATIONS.len() {
-                tx.rollback()?;
-                return Ok(Err(version));
-            }
-            for items in MIGRATIONS.iter().skip(version) {
-                tx.batch_execute(&ddl(items, Dialect::Postgres))?;
-            }
-            tx.execute(
-                "INSERT INTO schema_version (one, version) VALUES (1, $1)
-                 ON CONFLICT (one) DO UPDATE SET version = excluded.version",
-                &[&(MIGRATIONS.len() as i64)],
-            )?;
-            tx.commit()?;
-            Ok(Ok(()))
-        })?
-        .map_err(|v| {
-            StoreError::Failed(format!(
-                "the database has schema {v}, newer than this searchgate ({})",
-                MIGRATIONS.len()
-            ))
-        })
-    }
-
     /// The schema version of the database.
     pub fn schema_version(&mut self) -> Result<usize, StoreError> {
         self.with(|c| c.query_one("SELECT version FROM schema_version", &[]))
             .map(|r| r.get::<_, i64>(0).max(0) as usize)
     }
+}
+
+/// Brings the database's schema up to [`MIGRATIONS`] (nodes starting together migrate
+/// once: under an advisory lock).
+fn migrate(c: &mut Client) -> Result<Result<(), StoreError>, postgres::Error> {
+    let mut tx = c.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATE_LOCK])?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (
+             one INTEGER PRIMARY KEY CHECK (one = 1),
+             version BIGINT NOT NULL)",
+    )?;
+    let v: Option<i64> = tx
+        .query_opt("SELECT version FROM schema_version", &[])?
+        .map(|r| r.get(0));
+    let version = v.unwrap_or(0).max(0) as usize;
+    if version > MIGRATIONS.len() {
+        tx.rollback()?;
+        return Ok(Err(StoreError::Failed(format!(
+            "the database has schema {version}, newer than this searchgate ({})",
+            MIGRATIONS.len()
+        ))));
+    }
+    for items in MIGRATIONS.iter().skip(version) {
+        tx.batch_execute(&ddl(items, Dialect::Postgres))?;
+    }
+    tx.execute(
+        "INSERT INTO schema_version (one, version) VALUES (1, $1)
+         ON CONFLICT (one) DO UPDATE SET version = excluded.version",
+        &[&(MIGRATIONS.len() as i64)],
+    )?;
+    tx.commit()?;
+    Ok(Ok(()))
 }
 
 fn last_seq(tx: &mut Transaction<'_>) -> Result<u64, postgres::Error> {
@@ -416,10 +427,11 @@ impl Store for PgStore {
 
     fn record_usage(
         &mut self,
+        flush: Option<&str>,
         samples: &[(String, UsageSample)],
         prune_before: Millis,
     ) -> Result<(), StoreError> {
-        self.with(|c| billing::record_usage(c, samples, prune_before))
+        self.with(|c| billing::record_usage(c, flush, samples, prune_before))
     }
 
     fn usage(
@@ -475,6 +487,45 @@ impl Store for PgStore {
             )?;
             Ok(r.is_some())
         })
+    }
+
+    fn heartbeat(
+        &mut self,
+        node: &str,
+        peer: &str,
+        ttl: Millis,
+    ) -> Result<Vec<NodeRow>, StoreError> {
+        self.with(|c| {
+            // The server's clock, not this node's: every node compares against the same.
+            let now: i64 = c
+                .query_one(
+                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                    &[],
+                )?
+                .get(0);
+            c.execute(
+                "INSERT INTO nodes (node, peer, expires_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (node) DO UPDATE
+                    SET peer = excluded.peer, expires_at = excluded.expires_at",
+                &[&node, &peer, &now.saturating_add(ttl)],
+            )?;
+            let rows = c.query(
+                "SELECT node, peer FROM nodes WHERE expires_at > $1 ORDER BY node",
+                &[&now],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| NodeRow {
+                    node: r.get(0),
+                    peer: r.get(1),
+                })
+                .collect())
+        })
+    }
+
+    fn leave(&mut self, node: &str) -> Result<(), StoreError> {
+        self.with(|c| c.execute("DELETE FROM nodes WHERE node = $1", &[&node]))
+            .map(drop)
     }
 
     fn release(&mut self, name: &str, holder: &str) -> Result<(), StoreError> {

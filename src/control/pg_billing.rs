@@ -7,6 +7,7 @@
 use postgres::{Client, Transaction};
 
 use super::sqlite::json_err;
+use super::sqlite_billing::FLUSH_PREFIX;
 use super::store::{Notice, StoreError, UsageSample};
 use crate::registry::Millis;
 
@@ -31,10 +32,21 @@ pub(super) fn queue_notices(
 
 pub(super) fn record_usage(
     c: &mut Client,
+    flush: Option<&str>,
     samples: &[(String, UsageSample)],
     prune_before: Millis,
 ) -> Result<(), postgres::Error> {
     let mut tx = c.transaction()?;
+    if let Some(name) = flush {
+        let at = samples.iter().map(|(_, u)| u.at).max().unwrap_or(0);
+        let new = tx.execute(
+            "INSERT INTO fleet (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            &[&format!("{FLUSH_PREFIX}{name}"), &at.to_string()],
+        )?;
+        if new == 0 {
+            return tx.commit();
+        }
+    }
     for (id, u) in samples {
         tx.execute(
             "INSERT INTO usage_history (cluster_id, at, disk_bytes, documents, shards, indices,
@@ -60,6 +72,10 @@ pub(super) fn record_usage(
         )?;
     }
     tx.execute("DELETE FROM usage_history WHERE at < $1", &[&prune_before])?;
+    tx.execute(
+        "DELETE FROM fleet WHERE name LIKE 'usage-flush/%' AND CAST(value AS BIGINT) < $1",
+        &[&prune_before],
+    )?;
     tx.commit()
 }
 

@@ -22,6 +22,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::clock::Clock;
+use super::lastknown::LastKnown;
 use super::lease::{Leads, Lease};
 use super::seed::Declared;
 use super::store::{AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError};
@@ -125,6 +126,8 @@ pub struct Plane {
     lease: Option<Lease>,
     /// Upstream names and their addresses (looked up again by the checker thread).
     resolver: Arc<Resolver>,
+    /// A fleet node's copy of the catalog in its data directory (see `control::lastknown`).
+    last_known: Option<LastKnown>,
 }
 
 impl std::fmt::Debug for Plane {
@@ -150,6 +153,18 @@ impl Plane {
             Some(v) => serde_json::from_value(v).map_err(|e| format!("stored seed: {e}"))?,
             None => Declared::default(),
         };
+        Plane::open_at(store, settings, clock, (cat, seq, declared))
+    }
+
+    /// A plane serving `cat`, committed by the store up to `seq`, the file's seed last
+    /// applied being `declared` (a fleet node started from its last known catalog while
+    /// the store is unreachable: the store is read again when it answers).
+    pub fn open_at(
+        store: Box<dyn Store>,
+        settings: Settings,
+        clock: Clock,
+        (cat, seq, declared): (Catalog, u64, Declared),
+    ) -> Result<Plane, String> {
         let resolver = Arc::new(Resolver::system());
         let by = |u: &str| resolver.resolve(u);
         let checked = compile(&Arc::new(cat), &settings, &by).map_err(|e| e.to_string())?;
@@ -175,7 +190,31 @@ impl Plane {
             notice_bell: Arc::default(),
             lease: None,
             resolver,
+            last_known: None,
         })
+    }
+
+    /// Keeps this node's last known catalog in `lk` from now on (written whole now, then
+    /// each batch the plane applies). A failure to write is said, not fatal: the store
+    /// holds the truth.
+    pub fn keep_last_known(&mut self, lk: LastKnown) {
+        let declared = serde_json::to_value(&self.declared).unwrap_or_default();
+        let mut lk = lk;
+        let cat = self.registry.load().catalog.clone();
+        if let Err(e) = lk.save(&cat, self.seq, &declared) {
+            eprintln!("searchgate: fleet: keeping the last known catalog: {e}");
+        }
+        self.last_known = Some(lk);
+    }
+
+    /// Adds batch `seq` (`events`) to the last known catalog, now `cat`.
+    fn remember(&mut self, seq: u64, events: &[Event], declared: Option<&Value>, cat: &Catalog) {
+        let Some(lk) = self.last_known.as_mut() else {
+            return;
+        };
+        if let Err(e) = lk.append(seq, events, declared, cat) {
+            eprintln!("searchgate: fleet: keeping the last known catalog: {e}");
+        }
     }
 
     /// The control plane's time now (milliseconds since the Unix epoch).
@@ -290,6 +329,7 @@ impl Plane {
     pub fn refresh(&mut self) -> Result<(), ControlError> {
         let prev = self.registry.load();
         self.install(&prev, Catalog::clone(&prev.catalog), self.seq)
+            .map(drop)
     }
 
     /// A cluster's current usage (runtime state).
@@ -375,6 +415,7 @@ impl Plane {
             }
             self.seq = n;
             seq = Some(n);
+            self.remember(n, &batch.events, batch.seed.as_ref(), &next);
             self.failpoint("after-commit", &change.actor);
         }
         if let Some(s) = change.seed {
@@ -436,7 +477,10 @@ impl Plane {
                 apply_events(&mut next, &c.events);
             }
             let last = page.last().map_or(self.seq, |c| c.seq);
-            self.install(&prev, next, last)?;
+            let next = self.install(&prev, next, last)?;
+            for c in &page {
+                self.remember(c.seq, &c.events, None, &next);
+            }
         }
     }
 
@@ -444,7 +488,15 @@ impl Plane {
     pub fn reload(&mut self) -> Result<(), ControlError> {
         let (cat, seq) = self.store.load()?;
         let prev = self.registry.load();
-        self.install(&prev, cat, seq)
+        let cat = self.install(&prev, cat, seq)?;
+        if let Some(mut lk) = self.last_known.take() {
+            let declared = serde_json::to_value(&self.declared).unwrap_or_default();
+            if let Err(e) = lk.save(&cat, seq, &declared) {
+                eprintln!("searchgate: fleet: keeping the last known catalog: {e}");
+            }
+            self.last_known = Some(lk);
+        }
+        Ok(())
     }
 
     /// Publishes `next`, committed by the store up to `seq`, after `prev`.
@@ -453,15 +505,15 @@ impl Plane {
         prev: &Arc<Snapshot>,
         next: Catalog,
         seq: u64,
-    ) -> Result<(), ControlError> {
+    ) -> Result<Arc<Catalog>, ControlError> {
         let next = Arc::new(next);
         // What another node committed was checked there: a failure here is this node's
         // settings (e.g. an upstream it cannot resolve), and it must still follow.
         let checked = self.compile(&next)?;
         let d = diff(&prev.catalog, &next);
         self.seq = seq;
-        self.publish(prev, next, &checked, &d);
-        Ok(())
+        self.publish(prev, next.clone(), &checked, &d);
+        Ok(next)
     }
 
     fn failpoint(&self, at: &str, actor: &str) {

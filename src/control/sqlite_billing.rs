@@ -29,12 +29,28 @@ pub(super) fn queue_notices(
     Ok(())
 }
 
+/// What the names of usage batches written start with in the `fleet` table.
+pub(super) const FLUSH_PREFIX: &str = "usage-flush/";
+
 pub(super) fn record_usage(
     conn: &mut Connection,
+    flush: Option<&str>,
     samples: &[(String, UsageSample)],
     prune_before: Millis,
 ) -> Result<(), StoreError> {
     let tx = conn.transaction().map_err(failed)?;
+    if let Some(name) = flush {
+        let at = samples.iter().map(|(_, u)| u.at).max().unwrap_or(0);
+        let new = tx
+            .execute(
+                "INSERT INTO fleet (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+                params![format!("{FLUSH_PREFIX}{name}"), at.to_string()],
+            )
+            .map_err(failed)?;
+        if new == 0 {
+            return tx.commit().map_err(failed);
+        }
+    }
     for (id, u) in samples {
         tx.execute(
             "INSERT INTO usage_history (cluster_id, at, disk_bytes, documents, shards, indices,
@@ -59,6 +75,11 @@ pub(super) fn record_usage(
     }
     tx.execute("DELETE FROM usage_history WHERE at < ?1", [prune_before])
         .map_err(failed)?;
+    tx.execute(
+        "DELETE FROM fleet WHERE name LIKE 'usage-flush/%' AND CAST(value AS BIGINT) < ?1",
+        [prune_before],
+    )
+    .map_err(failed)?;
     tx.commit().map_err(failed)
 }
 

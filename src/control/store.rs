@@ -117,6 +117,14 @@ pub struct AuditQuery {
     pub limit: usize,
 }
 
+/// A node of the fleet whose registration has not run out (see [`Store::heartbeat`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRow {
+    pub node: String,
+    /// The address of its peer listener, as it advertised it.
+    pub peer: String,
+}
+
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -149,8 +157,12 @@ pub trait Store: Send {
     fn plan_history(&mut self, cluster: &str) -> Result<Vec<PlanChange>, StoreError>;
     /// Adds usage samples by cluster id (a second sample of a cluster at the same instant
     /// adds its counters to the first) and deletes every sample before `prune_before`.
+    /// With a `flush` name, the batch is recorded under it in the same transaction, and a
+    /// batch of that name already recorded adds nothing (written again after its answer
+    /// was lost: counted once).
     fn record_usage(
         &mut self,
+        flush: Option<&str>,
         samples: &[(String, UsageSample)],
         prune_before: Millis,
     ) -> Result<(), StoreError>;
@@ -178,6 +190,17 @@ pub trait Store: Send {
     ) -> Result<bool, StoreError>;
     /// Gives lease `name` up, if `holder` holds it.
     fn release(&mut self, name: &str, holder: &str) -> Result<(), StoreError>;
+    /// Registers node `node` (its peer listener at `peer`) until `ttl` milliseconds after
+    /// the store's own clock reads now, and returns every node registered past that
+    /// instant (this one included), ordered by name: the fleet's live nodes.
+    fn heartbeat(
+        &mut self,
+        node: &str,
+        peer: &str,
+        ttl: Millis,
+    ) -> Result<Vec<NodeRow>, StoreError>;
+    /// Removes node `node`'s registration (a clean stop: its clusters move at once).
+    fn leave(&mut self, node: &str) -> Result<(), StoreError>;
     /// Records a delivery attempt of notice `id`: delivered at `delivered`, or failed with
     /// `error`.
     fn notice_attempt(

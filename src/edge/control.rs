@@ -27,7 +27,7 @@ use crate::control::boot::{lock, SharedPlane};
 use crate::control::clock::Clock;
 use crate::control::overage::step_of;
 use crate::control::plane::{Change, Purge};
-use crate::control::usage::{Counters, Sampler};
+use crate::control::usage::{Counters, Flushes, Sampler};
 use crate::metrics::MetricsHub;
 use crate::nodes::NodeBook;
 use crate::outbound::{self, Trust};
@@ -56,6 +56,8 @@ pub struct ControlSettings {
     pub usage_interval: Duration,
     /// Samples older than this are deleted.
     pub usage_retention: Duration,
+    /// This node's name (`[fleet] node_id`): the usage batches it writes are named after it.
+    pub node: String,
 }
 
 /// Probes every cluster whose upstream has not answered yet, once, and records the first
@@ -200,31 +202,59 @@ fn metered(c: &Cluster) -> bool {
     c.state.is_ready() && !matches!(c.mode, ConfigMode::Provisioning | ConfigMode::Destroyed)
 }
 
-/// Stores a usage sample of every metered cluster that has a reading.
-fn sample_usage(snap: &Snapshot, hub: &MetricsHub, sampler: &mut Sampler, plane: &SharedPlane) {
-    let totals: HashMap<String, _> = hub
-        .snapshot(SystemTime::now())
-        .clusters
-        .into_iter()
-        .collect();
-    let clusters: Vec<(String, _, Counters)> = snap
-        .clusters()
-        .iter()
-        .filter(|c| metered(c) && c.state.readings() > 0)
-        .map(|c| {
-            let t = totals.get(&c.id);
-            let counters = Counters {
-                requests: t.map_or(0, |t| t.requests),
-                bytes_in: t.map_or(0, |t| t.bytes_in),
-                bytes_out: t.map_or(0, |t| t.bytes_out),
-            };
-            (c.id.clone(), c.state.usage(), counters)
-        })
-        .collect();
+/// Takes a usage sample of every metered cluster that has a reading (when `take`), then
+/// writes the batches waiting, oldest first (those the store did not take before too).
+fn sample_usage(
+    snap: &Snapshot,
+    hub: &MetricsHub,
+    (sampler, flushes): (&mut Sampler, &mut Flushes),
+    plane: &SharedPlane,
+    take: bool,
+) {
+    if take {
+        let totals: HashMap<String, _> = hub
+            .snapshot(SystemTime::now())
+            .clusters
+            .into_iter()
+            .collect();
+        let clusters: Vec<(String, _, Counters)> = snap
+            .clusters()
+            .iter()
+            .filter(|c| metered(c) && c.state.readings() > 0)
+            .map(|c| {
+                let t = totals.get(&c.id);
+                let counters = Counters {
+                    requests: t.map_or(0, |t| t.requests),
+                    bytes_in: t.map_or(0, |t| t.bytes_in),
+                    bytes_out: t.map_or(0, |t| t.bytes_out),
+                };
+                (c.id.clone(), c.state.usage(), counters)
+            })
+            .collect();
+        let now = lock(plane).now();
+        let (samples, prune_before) = sampler.take(now, clusters);
+        sampler.retain(|id| snap.by_id(id).is_some());
+        flushes.push(samples, prune_before);
+    }
+    if flushes.is_empty() {
+        return;
+    }
+    let waiting = flushes.len();
     let mut p = lock(plane);
-    let (samples, prune_before) = sampler.take(p.now(), clusters);
-    if let Err(e) = p.store().record_usage(&samples, prune_before) {
-        eprintln!("searchgate: storing usage samples: {e}");
+    let out = flushes.write(|f| {
+        p.store()
+            .record_usage(Some(&f.name), &f.samples, f.prune_before)
+    });
+    match out {
+        Err(e) if take => eprintln!(
+            "searchgate: storing usage samples: {e} ({} batches kept, written when the store answers)",
+            flushes.len()
+        ),
+        Err(_) => {}
+        Ok(()) if waiting > 1 => {
+            println!("searchgate: usage: {waiting} batches of samples kept while the store was unreachable are written")
+        }
+        Ok(()) => {}
     }
 }
 
@@ -248,6 +278,8 @@ pub fn spawn(
     let clock = lock(&plane).clock().clone();
     let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
     let mut sampler = Sampler::new(ms(settings.usage_interval), ms(settings.usage_retention));
+    let started = crate::control::clock::system_ms();
+    let mut flushes = Flushes::new(format!("{}/{started}", settings.node));
     std::thread::Builder::new()
         .name("control".into())
         .spawn(move || {
@@ -267,15 +299,16 @@ pub fn spawn(
                             meter(&agent, &snap, c, &plane, at);
                         }
                     }
-                    if sampler.due(clock.now_ms()) {
-                        sample_usage(&snap, &hub, &mut sampler, &plane);
-                    }
+                    let due = sampler.due(clock.now_ms());
+                    let usage = (&mut sampler, &mut flushes);
+                    sample_usage(&snap, &hub, usage, &plane, due);
                     next_metering = Instant::now() + settings.metering_interval;
                 }
                 std::thread::sleep(Duration::from_millis(500));
             }
             // The counts since the last sample, so a clean stop loses none.
-            sample_usage(&registry.load(), &hub, &mut sampler, &plane);
+            let usage = (&mut sampler, &mut flushes);
+            sample_usage(&registry.load(), &hub, usage, &plane, true);
         })
 }
 

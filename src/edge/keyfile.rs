@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::control::store::Store;
+use crate::control::store::{Store, StoreError};
 use crate::tenancy::TenancyKey;
 
 /// File name inside the data directory.
@@ -30,16 +30,20 @@ pub fn load_or_create(data_dir: &Path) -> Result<TenancyKey, String> {
 /// The fleet's key, from the store `store` that the nodes share: this node's file
 /// proposes its key (a new one when there is none) and the first proposal stored wins; a
 /// node without a file keeps the fleet's key in it; a node whose file holds another key
-/// refuses to start.
+/// refuses to start. While the store is unreachable, a node with a file starts with it
+/// (it took the fleet's key, or was checked against it, when it first started).
 pub fn shared(data_dir: &Path, store: &mut dyn Store) -> Result<TenancyKey, String> {
     let local = read(data_dir)?;
     let proposed = match &local {
         Some(k) => hex(k),
         None => hex(&TenancyKey::generate()),
     };
-    let stored = store
-        .shared_value(STORE_NAME, &proposed)
-        .map_err(|e| format!("the fleet's tenancy key: {e}"))?;
+    let stored = match (store.shared_value(STORE_NAME, &proposed), &local) {
+        (Ok(v), _) => v,
+        // A node that started with the fleet before holds the fleet's key in its file.
+        (Err(StoreError::Busy(_)), Some(own)) => return Ok(own.clone()),
+        (Err(e), _) => return Err(format!("the fleet's tenancy key: {e}")),
+    };
     let fleet = parse(&stored).ok_or("the store's tenancy key is not 64 hex digits")?;
     match local {
         Some(own) if own.to_bytes() != fleet.to_bytes() => Err(format!(

@@ -3,7 +3,8 @@
 //! multitenant class the upstream's own whitelist cannot match prefixed names, so the edge
 //! must; on both classes this is where the plan's shard capacity is checked for them
 //! (with the upstream's default shards). `resource_already_exists_exception` counts as
-//! success, and a core remembers for a short while the indices it found, so a stream of
+//! success (so does an alias of that name, which the upstream refuses to shadow with an
+//! index: the write then goes through the alias), and a core remembers for a short while the indices it found, so a stream of
 //! writes makes one extra request, not one each.
 //!
 //! The extra request reads its answer through `UpstreamConn::read_head`, the same as the
@@ -78,7 +79,14 @@ pub(super) async fn ensure_index(
     reserved.finish(&path[1..], created);
     let exists = match &answer {
         Ok((200..=299, _)) => true,
-        Ok((_, body)) => memchr::memmem::find(body, b"resource_already_exists_exception").is_some(),
+        // An alias of that name: the write goes through it (to its write index, or is
+        // refused as Elasticsearch refuses it), nothing is created beside it.
+        Ok((_, body)) => [
+            "resource_already_exists_exception",
+            "already exists as alias",
+        ]
+        .iter()
+        .any(|m| memchr::memmem::find(body, m.as_bytes()).is_some()),
         Err(_) => false,
     };
     if exists {

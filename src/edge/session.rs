@@ -180,6 +180,7 @@ impl<T: Transport> Session<T> {
             sni: c.io.sni(),
             max_body: c.core.shared.limits.max_body,
             ids: Some(&c.core.shared.sealer),
+            wall_ms: crate::calendar::millis_of(std::time::SystemTime::now()),
         };
         c.cors_origin.clear();
         if let Some(cluster) = preflight(&**snap, c.head(), c.buf(), Instant::now()) {

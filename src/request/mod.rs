@@ -11,6 +11,7 @@
 
 pub mod blocked;
 pub mod classify;
+pub mod datemath;
 pub mod endpoints;
 pub mod path;
 pub mod routes;

@@ -326,10 +326,13 @@ fn usage_history(open: Open<'_>) {
         bytes_out: requests * 20,
     };
     let a = |u: UsageSample| ("a".to_string(), u);
-    s.record_usage(&[a(at(1000, 5)), ("b".into(), at(1000, 1))], 0)
+    s.record_usage(None, &[a(at(1000, 5)), ("b".into(), at(1000, 1))], 0)
         .unwrap();
-    s.record_usage(&[a(at(2000, 3))], 0).unwrap();
-    s.record_usage(&[a(at(2000, 4))], 0).unwrap(); // a second sample at the same instant
+    s.record_usage(Some("n1/1"), &[a(at(2000, 3))], 0).unwrap();
+    // A second sample at the same instant (another node's); then the first node's batch
+    // written again (its answer lost): counted once.
+    s.record_usage(Some("n2/1"), &[a(at(2000, 4))], 0).unwrap();
+    s.record_usage(Some("n1/1"), &[a(at(2000, 3))], 0).unwrap();
     let mut s = open();
     let got = s.usage("a", 0, i64::MAX, 100).unwrap();
     assert_eq!(got.len(), 2);
@@ -338,7 +341,7 @@ fn usage_history(open: Open<'_>) {
     assert_eq!(sums, (7, 70, 140));
     assert_eq!(s.usage("a", 1500, 2000, 100).unwrap().len(), 1, "both ends");
     assert_eq!(s.usage("a", 0, i64::MAX, 1).unwrap().len(), 1, "the limit");
-    s.record_usage(&[a(at(3000, 1))], 2000).unwrap();
+    s.record_usage(None, &[a(at(3000, 1))], 2000).unwrap();
     let kept: Vec<i64> = s
         .usage("a", 0, i64::MAX, 100)
         .unwrap()

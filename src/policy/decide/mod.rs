@@ -39,6 +39,7 @@ use super::view::{ClusterView, Directory};
 use crate::errors::EdgeError;
 use crate::proto::{Framing, RequestHead};
 use crate::request::classify::{classify_request, BodyKind, Class, Classified, Route};
+use crate::request::datemath;
 use crate::request::waits;
 use crate::tenancy::encoding::{accepts_gzip, Coding};
 use crate::tenancy::{self, IdSealer, Prefix, RequestPlan, Tenant};
@@ -60,6 +61,9 @@ pub struct Listener<'a> {
     /// The client's address: the socket's, or what a trusted proxy's `X-Forwarded-For`
     /// says (`cidr::client_address`). Keys' `allowed_ips` are checked against it.
     pub client: IpAddr,
+    /// The wall clock at the request, ms since the epoch (UTC): date-math index names
+    /// are resolved at it (`request::datemath`).
+    pub wall_ms: i64,
 }
 
 /// Bytes a decision writes, into buffers the connection keeps from one request to the
@@ -270,6 +274,12 @@ fn decide_for<'s, C: ClusterView>(
     // Classify on the decoded path, apply the mode, and forward exactly what was classified
     // (for the multitenant class: with every index name in the tenant's namespace).
     let classified = classify_request(head.method, head.path(buf), cluster.class())?;
+    // Date-math names resolved here, once: what follows reads concrete names.
+    let resolved = datemath_path(&classified, listener.wall_ms)?;
+    let classified = match &resolved {
+        Some(path) => classify_request(head.method, path, cluster.class())?,
+        None => classified,
+    };
     mode::decide(cluster.mode(now), &classified.class)?;
     // A key: its role, then its indices (the path confined to them, classified again).
     let scoped = match key {
@@ -428,6 +438,41 @@ fn key_scope(
         return Ok(None);
     }
     keys::scope_path(&k.indices, method, c).map_err(refuse)
+}
+
+/// The path of `c` with the date-math items of its index and alias names resolved at
+/// `wall_ms` (`request::datemath`), encoded; `None` when it has none.
+fn datemath_path(c: &Classified<'_>, wall_ms: i64) -> Result<Option<Vec<u8>>, EdgeError> {
+    let Some(route) = c.route else {
+        return Ok(None);
+    };
+    let mut changed = false;
+    let mut segs: Vec<Vec<u8>> = Vec::with_capacity(c.path.len());
+    for (i, seg) in c.path.segments().enumerate() {
+        let names = matches!(
+            route.pattern.get(i),
+            Some(crate::request::classify::Seg::Index | crate::request::classify::Seg::Alias)
+        );
+        match names
+            .then(|| datemath::resolve_list(seg, wall_ms))
+            .transpose()?
+        {
+            Some(Some(new)) => {
+                changed = true;
+                segs.push(new);
+            }
+            _ => segs.push(seg.to_vec()),
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(c.path.len() * 16 + 16);
+    for s in &segs {
+        out.push(b'/');
+        crate::request::path::encode_segment(s, &mut out);
+    }
+    Ok(Some(out))
 }
 
 /// The request declared a body.

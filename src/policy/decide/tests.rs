@@ -225,6 +225,8 @@ fn decided<R>(
         sni,
         max_body,
         ids: None,
+        // 2024-03-22T12:00:00Z
+        wall_ms: 1_711_108_800_000,
     };
     let mut out = Targets::default();
     let d = decide(dir, &h, raw, &listener, Instant::now(), &mut out);

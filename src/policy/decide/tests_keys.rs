@@ -118,13 +118,19 @@ fn roles_on_the_single_tenant_class() {
             read("/site*,-site9/_search"),
         ),
         (
-            "search key: date math cannot be checked",
+            "search key: date math resolved by the edge first, then checked",
             k("GET /%3Csite-%7Bnow%2Fd%7D%3E/_search HTTP/1.1", "srchuser"),
+            None,
+            read("/site-2024.03.22/_search"),
+        ),
+        (
+            "search key: a date-math name outside the patterns",
+            k("GET /%3Csecret-%7Bnow%2Fd%7D%3E/_search HTTP/1.1", "srchuser"),
             None,
             denied(
                 "srch",
                 "GET _search",
-                "index `<site-{now/d}>` is outside the key's indices",
+                "index `secret-2024.03.22` is outside the key's indices",
             ),
         ),
         (

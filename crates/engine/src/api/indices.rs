@@ -8,6 +8,7 @@ use super::json::json_body;
 use super::{ApiResult, Engine, Request, Response};
 use crate::error::EngineError;
 use crate::mapping::parse_mapping_body;
+use crate::names::wildcard_match;
 use crate::resolve::Options;
 use crate::store::index::IndexHandle;
 use crate::store::settings::flatten;
@@ -130,18 +131,52 @@ pub fn mapping(
         }
         return Ok(Response::json(200, &json!({"acknowledged": true})));
     }
+    get_mapping(req, &indices, type_name)
+}
+
+/// `GET /[<index>/]_mapping[/<types>]`: with types (a comma list; `_all` and wildcards
+/// match as Elasticsearch 7.10's typed form does), each index's mapping when its type is
+/// asked for, `{}` otherwise; types that match no index's type make it a 404 whose body
+/// names them beside the mappings found (`type [x] missing`, `types [x,y] missing`).
+fn get_mapping(
+    req: &Request<'_>,
+    indices: &[std::sync::Arc<IndexHandle>],
+    types: Option<&str>,
+) -> ApiResult {
     let typed = typed(req)?;
+    let types: Vec<&str> = types.map(|t| t.split(',').collect()).unwrap_or_default();
+    if !types.is_empty() && !typed {
+        return Err(EngineError::IllegalArgument(
+            "Types cannot be provided in get mapping requests, unless include_type_name is set to true.".into(),
+        ));
+    }
+    let asks = |pattern: &str, name: &str| pattern == "_all" || wildcard_match(pattern, name);
     let mut out = Map::new();
     for h in indices {
-        let mut m = h.mappings_json(typed);
-        if let (Some(t), true) = (type_name, typed) {
-            if h.type_name() != t {
-                m = json!({});
-            }
-        }
+        let name = h.type_name();
+        let m = match types.is_empty() || types.iter().any(|t| asks(t, &name)) {
+            true => h.mappings_json(typed),
+            false => json!({}),
+        };
         out.insert(h.name.clone(), json!({ "mappings": m }));
     }
-    Ok(Response::json(200, &Value::Object(out)))
+    let missing: Vec<&str> = types
+        .iter()
+        .copied()
+        .filter(|t| !indices.iter().any(|h| asks(t, &h.type_name())))
+        .collect();
+    if missing.is_empty() {
+        return Ok(Response::json(200, &Value::Object(out)));
+    }
+    let error = match missing.as_slice() {
+        [one] => format!("type [{one}] missing"),
+        many => format!("types [{}] missing", many.join(",")),
+    };
+    let mut body = Map::new();
+    body.insert("error".into(), json!(error));
+    body.insert("status".into(), json!(404));
+    body.extend(out);
+    Ok(Response::json(404, &Value::Object(body)))
 }
 
 /// `GET|PUT /[<index>/]_settings`.

@@ -244,6 +244,10 @@ pub fn route(segs: &[String]) -> Option<Route> {
             index: None,
             type_name: None,
         },
+        ["_mapping" | "_mappings", t] => Route::Mapping {
+            index: None,
+            type_name: opt(t),
+        },
         ["_settings"] => Route::Settings { index: None },
         ["_template"] => Route::Template {
             name: None,

@@ -218,6 +218,43 @@ fn index_document_flow() {
         typeless["books"]["mappings"]["properties"]["year"]["type"],
         "long"
     );
+    // the typed forms 7.10 still takes: a type, `_all`, wildcards, comma lists, with or
+    // without an index; a type no index has is a 404 naming it beside what was found
+    for path in [
+        "/books/_mapping/doc",
+        "/books/_mapping/_all",
+        "/books/_mapping/d*",
+        "/_mapping/doc",
+        "/_mapping/_all",
+        "/books/_mapping/doc?include_type_name=true",
+    ] {
+        let r = call(&e, Method::Get, path, "");
+        assert_eq!(r.status, 200, "{path}: {}", r.json());
+        let year = &r.json()["books"]["mappings"]["doc"]["properties"]["year"]["type"];
+        assert_eq!(year, "long", "{path}");
+    }
+    let r = call(&e, Method::Get, "/books/_mapping/doc,nope", "");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "type [nope] missing");
+    assert_eq!(r.json()["status"], 404);
+    assert_eq!(
+        r.json()["books"]["mappings"]["doc"]["properties"]["year"]["type"],
+        "long"
+    );
+    let r = call(&e, Method::Get, "/_mapping/nope,x*", "");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "types [nope,x*] missing");
+    assert_eq!(r.json()["books"]["mappings"], serde_json::json!({}));
+    let r = call(
+        &e,
+        Method::Get,
+        "/books/_mapping/doc?include_type_name=false",
+        "",
+    );
+    assert_eq!(r.status, 400);
+    assert!(r
+        .text()
+        .contains("Types cannot be provided in get mapping requests"));
     let g = call(&e, Method::Get, "/books/doc/1", "").json();
     assert_eq!(g["found"], true);
     assert_eq!(g["_source"]["year"], 1966);

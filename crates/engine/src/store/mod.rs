@@ -246,6 +246,7 @@ impl Store {
                 uuid: existing.uuid.to_string(),
             });
         }
+        self.check_alias_names(name, &req)?;
         let uuid = super::names::generate_uuid();
         let dir = self.root.join("indices").join(&uuid);
         let handle = match IndexHandle::create(&dir, name, &uuid, req, self.opts) {
@@ -257,6 +258,27 @@ impl Store {
         };
         write_map(&self.indices).insert(name.to_string(), handle.clone());
         Ok(handle)
+    }
+
+    /// A new index `name` with the aliases of `req` may not share a name with an alias
+    /// or an index, as Elasticsearch 7.10 refuses: an index named like an existing alias
+    /// (`invalid_index_name_exception`: a write to the alias's name would otherwise
+    /// create an index beside it, and auto-creation did), an alias named like an index
+    /// (`invalid_alias_name_exception`), the index itself included.
+    fn check_alias_names(&self, name: &str, req: &CreateIndex) -> EngineResult<()> {
+        let universe = self.universe();
+        if universe.iter().any(|i| i.aliases.contains_key(name)) {
+            return Err(EngineError::InvalidIndexName {
+                name: name.to_string(),
+                reason: "already exists as alias".into(),
+            });
+        }
+        for alias in req.aliases.keys() {
+            if alias == name || universe.iter().any(|i| &i.name == alias) {
+                return Err(EngineError::InvalidAliasName(alias.clone()));
+            }
+        }
+        Ok(())
     }
 
     /// Creates an index from a create-index body, with the matching templates applied.

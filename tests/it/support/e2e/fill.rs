@@ -58,7 +58,18 @@ pub fn bulk_lines(
 /// Writes documents into the tenant's `index` through the edge until the engine holds more
 /// than `bytes` under `prefix` (or the edge refuses with 403). Returns the documents written.
 pub fn fill_past(edge: &Edge, t: &Tenant, index: &str, prefix: &str, bytes: u64) -> u32 {
-    let engine = edge.engine();
+    fill_past_on(edge, edge.engine(), t, index, prefix, bytes)
+}
+
+/// [`fill_past`] through an edge whose upstream is `engine` (not its own).
+pub fn fill_past_on(
+    edge: &Edge,
+    engine: SocketAddr,
+    t: &Tenant,
+    index: &str,
+    prefix: &str,
+    bytes: u64,
+) -> u32 {
     let mut c = edge.client();
     let mut noise = Noise(0x9e37_79b9_7f4a_7c15);
     let mut docs = 0u32;
