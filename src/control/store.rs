@@ -29,6 +29,22 @@ pub enum Event {
     PlanRemoved { name: String },
 }
 
+/// Records of committed events put in place in `cat`.
+pub fn apply_events(cat: &mut Catalog, events: &[Event]) {
+    for e in events {
+        match e {
+            Event::Cluster { record } => cat.put(ClusterRecord::clone(record)),
+            Event::Plan { record } => {
+                cat.plans
+                    .insert(record.name.clone(), std::sync::Arc::new(record.clone()));
+            }
+            Event::PlanRemoved { name } => {
+                cat.plans.remove(name);
+            }
+        }
+    }
+}
+
 /// Who changed what, when, before and after (without secrets).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntry {
