@@ -86,10 +86,7 @@ pub fn start(
     let beat = beat::spawn(open, membership.clone(), s)
         .map_err(|e| format!("fleet heartbeat thread: {e}"))?;
     let until = Instant::now() + lease;
-    while membership.view().valid_until.is_none() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let view = membership.view();
+    let view = membership.wait_for(until, |v| v.valid_until.is_some());
     match view.valid_until {
         Some(_) => println!(
             "searchgate: fleet: node {me} admits its clusters' requests for the fleet; peers on {bound}; {} live nodes",

@@ -119,9 +119,7 @@ pub fn start(asker: Asker, cluster: String, from: Member, mut charges: Charges) 
                     "searchgate: fleet: handover of {cluster} from {}: {e}; holding its places until it leaves the fleet or the deadline passes",
                     from.node
                 );
-                while Instant::now() < end && asker.membership.view().members.contains(&from) {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
+                asker.membership.wait_for(end, |v| !v.members.contains(&from));
             }
             drop(charges);
         });

@@ -13,7 +13,7 @@
 //! one, the peer code the other); the clock is passed in.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
@@ -136,13 +136,42 @@ impl View {
 #[derive(Debug)]
 pub struct Membership {
     view: ArcSwap<View>,
+    /// Views published so far, and the bell rung on each: threads waiting on a change of
+    /// the view ([`Membership::wait_for`]) wake on it instead of polling.
+    published: Mutex<u64>,
+    bell: Condvar,
 }
 
 impl Membership {
     pub fn new(me: String) -> Membership {
         Membership {
             view: ArcSwap::from_pointee(View::empty(me)),
+            published: Mutex::new(0),
+            bell: Condvar::new(),
         }
+    }
+
+    /// Waits until the view satisfies `done` or `until` passes, woken by each publish;
+    /// returns the last view seen.
+    pub fn wait_for(&self, until: Instant, done: impl Fn(&View) -> bool) -> Arc<View> {
+        let mut seen = self.published.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            let v = self.view();
+            let now = Instant::now();
+            if done(&v) || now >= until {
+                return v;
+            }
+            seen = match self.bell.wait_timeout(seen, until - now) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    /// Rings the bell after the view changed.
+    fn ring(&self) {
+        *self.published.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.bell.notify_all();
     }
 
     /// The current view.
@@ -168,6 +197,7 @@ impl Membership {
                 .collect();
             v
         });
+        self.ring();
     }
 
     /// This node stops acting as a home (a clean stop): its registration counts as run
@@ -177,6 +207,7 @@ impl Membership {
             valid_until: None,
             ..View::clone(cur)
         });
+        self.ring();
     }
 
     /// Records that `cluster` was handed to `to` until `until`.
