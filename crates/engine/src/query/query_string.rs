@@ -278,7 +278,14 @@ struct Parser<'a> {
     toks: Vec<Tok>,
     pos: usize,
     opts: &'a QsOptions,
+    /// Parentheses open at the current position.
+    depth: usize,
 }
+
+/// The deepest nesting of parentheses read: deeper would recurse past the connection
+/// thread's stack, and a stack overflow ends the whole engine, not one request (the same
+/// bound as the nesting of a JSON body).
+pub const MAX_NESTING: usize = 100;
 
 /// Parses a query string into a query.
 pub fn parse_query_string(q: &str, opts: &QsOptions) -> EngineResult<Query> {
@@ -291,6 +298,7 @@ pub fn parse_query_string(q: &str, opts: &QsOptions) -> EngineResult<Query> {
         toks,
         pos: 0,
         opts,
+        depth: 0,
     };
     let query = p.query(None)?;
     if p.pos < p.toks.len() {
@@ -428,7 +436,13 @@ impl Parser<'_> {
     fn atom(&mut self, field: Option<&str>, tok: Tok) -> EngineResult<Query> {
         Ok(match tok {
             Tok::LParen => {
+                if self.depth == MAX_NESTING {
+                    let why = format!("parentheses nested deeper than {MAX_NESTING} levels");
+                    return Err(perr(self.q, &why));
+                }
+                self.depth += 1;
                 let inner = self.query(field)?;
+                self.depth -= 1;
                 if self.next() != Some(Tok::RParen) {
                     return Err(perr(self.q, "missing ')'"));
                 }

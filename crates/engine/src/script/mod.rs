@@ -125,9 +125,54 @@ fn key_str(v: &Value) -> EngineResult<String> {
 struct Run<'a> {
     ctx: &'a mut Value,
     params: &'a Value,
+    /// Bytes of values the run may still build (see [`MAX_BUILT`]).
+    left: usize,
+}
+
+/// The most a script's run may build (values read, computed or listed, counted by their
+/// JSON size): each `s += s` doubles a string, so forty statements asked for terabytes
+/// and the engine grew by gigabytes for minutes (issue 25). Past it the run fails, as
+/// Elasticsearch fails a script its circuit breaker stops.
+pub const MAX_BUILT: usize = 16 << 20;
+
+/// The JSON size of `v`, counted no further than `cap`.
+fn weight(v: &Value, cap: usize) -> usize {
+    let mut n = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += match v {
+            Value::String(s) => s.len() + 2,
+            Value::Array(a) => {
+                stack.extend(a.iter());
+                a.len() + 2
+            }
+            Value::Object(o) => {
+                stack.extend(o.values());
+                o.keys().map(|k| k.len() + 4).sum::<usize>() + 2
+            }
+            _ => 8,
+        };
+        if n > cap {
+            break;
+        }
+    }
+    n
 }
 
 impl Run<'_> {
+    /// Counts `v` against what the run may build.
+    fn charge(&mut self, v: Value) -> EngineResult<Value> {
+        let w = weight(&v, self.left);
+        if w > self.left {
+            return Err(script_error(format!(
+                "runtime error: the script built more than [{}mb] of values",
+                MAX_BUILT >> 20
+            )));
+        }
+        self.left -= w;
+        Ok(v)
+    }
+
     fn keys(&mut self, keys: &[Expr]) -> EngineResult<Vec<Value>> {
         keys.iter().map(|k| self.eval(k)).collect()
     }
@@ -186,6 +231,11 @@ impl Run<'_> {
     }
 
     fn eval(&mut self, e: &Expr) -> EngineResult<Value> {
+        let v = self.eval_uncharged(e)?;
+        self.charge(v)
+    }
+
+    fn eval_uncharged(&mut self, e: &Expr) -> EngineResult<Value> {
         Ok(match e {
             Expr::Lit(v) => v.clone(),
             Expr::Path(root, keys) => self.read(root, keys)?,
@@ -283,11 +333,17 @@ impl Run<'_> {
                     let r = self.eval(rhs)?;
                     let ks = self.keys(keys)?;
                     let slot = self.slot(&ks)?;
-                    *slot = match op {
+                    // the value of `=` was counted when evaluated; `+=` and `-=` build anew
+                    let v = match op {
                         AssignOp::Set => r,
                         AssignOp::Add => binary(slot, "+", &r)?,
                         AssignOp::Sub => binary(slot, "-", &r)?,
                     };
+                    let v = match op {
+                        AssignOp::Set => v,
+                        _ => self.charge(v)?,
+                    };
+                    *self.slot(&ks)? = v;
                 }
             }
         }
@@ -370,6 +426,7 @@ impl Script {
         Run {
             ctx: &mut ctx,
             params: &params,
+            left: MAX_BUILT,
         }
         .exec(&self.stmts)?;
         let decided = match ctx.get("op").and_then(Value::as_str) {

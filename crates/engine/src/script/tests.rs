@@ -59,3 +59,30 @@ fn unsupported_constructs_are_named() {
     assert!(parse_script(&json!({"source": "1", "lang": "expression"})).is_err());
     assert!(parse_script(&json!({"id": "stored"})).is_err());
 }
+
+/// Issue 25: what a run builds is bounded ([`MAX_BUILT`]). Each `s += s` doubles a string
+/// and each `l.add(l)` a list: forty of them asked for terabytes, and the engine grew by
+/// gigabytes, for minutes, after the edge had answered 504. Now a 400 script error; a
+/// script building a few megabytes still runs.
+#[test]
+fn what_a_script_builds_is_bounded() {
+    let doubling =
+        "ctx._source.s = 'ab'; ".to_string() + &"ctx._source.s += ctx._source.s; ".repeat(40);
+    let listing =
+        "ctx._source.l.add(1); ".to_string() + &"ctx._source.l.add(ctx._source.l); ".repeat(40);
+    for src in [doubling.as_str(), listing.as_str()] {
+        let e = run(src, json!({}), json!({"l": []})).unwrap_err();
+        assert_eq!(e.status(), 400);
+        let cause = e.body().caused_by.unwrap();
+        assert_eq!(cause.0, "script_exception");
+        assert!(cause.1.contains("built more than [16mb]"), "{}", cause.1);
+    }
+    let big = "x".repeat(3 << 20);
+    let (_, v) = run(
+        "ctx._source.s = params.s + params.s",
+        json!({"s": big}),
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(v["s"].as_str().unwrap().len(), 6 << 20);
+}

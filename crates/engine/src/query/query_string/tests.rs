@@ -126,3 +126,25 @@ fn only_lucene_whitespace_separates_terms() {
         assert_eq!(field_of(&q), "_index", "{ws:?}: {q:?}");
     }
 }
+
+/// Issue 25: parentheses nested past the bound are a 400, at N+1 and far beyond (a
+/// hundred thousand levels overflowed the connection thread's stack, which aborts the
+/// whole engine); N levels still parse, on a thread with the engine's connection stack.
+#[test]
+fn nesting_is_bounded_not_a_stack_overflow() {
+    let nested = |n: usize| format!("{}a{}", "(".repeat(n), ")".repeat(n));
+    let parsed = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let at = |n| parse_query_string(&nested(n), &QsOptions::default());
+            assert!(at(MAX_NESTING).is_ok());
+            for n in [MAX_NESTING + 1, 100_000] {
+                let e = at(n).unwrap_err();
+                assert_eq!(e.status(), 400);
+                assert!(e.to_string().contains("nested deeper than 100"), "{e}");
+            }
+        })
+        .unwrap()
+        .join();
+    assert!(parsed.is_ok());
+}
