@@ -559,7 +559,11 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
                 // its own) and stopped reading: relay that answer rather than a 502.
                 let early = (Instant::now() + EARLY_ANSWER_WAIT).min(self.deadline);
                 let timer = &mut self.client.timer;
-                if up.read_head(rhead, method, timer, early).await.is_err() {
+                if up
+                    .read_head(rhead, method, timer, early, &|| false)
+                    .await
+                    .is_err()
+                {
                     let answered = self.client.fail(SendFail::Upstream).await;
                     return Err(Tried::Done(answered));
                 }
@@ -568,7 +572,13 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             }
             Err(fail) => Err(Tried::Done(self.client.fail(fail).await)),
             Ok(n) => match up
-                .read_head(rhead, method, &mut self.client.timer, self.deadline)
+                .read_head(
+                    rhead,
+                    method,
+                    &mut self.client.timer,
+                    self.deadline,
+                    &|| self.client.io.peer_closed(),
+                )
                 .await
             {
                 Ok(()) => Ok(n),
@@ -579,12 +589,12 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
                     })),
                     None => {
                         let e = HeadFail::NoBytes
-                            .error(self.client.core.shared.limits.deadline.as_secs());
+                            .answer(self.client.core.shared.limits.deadline.as_secs());
                         Err(Tried::Done(self.client.fail(e).await))
                     }
                 },
                 Err(f) => {
-                    let e = f.error(self.client.core.shared.limits.deadline.as_secs());
+                    let e = f.answer(self.client.core.shared.limits.deadline.as_secs());
                     Err(Tried::Done(self.client.fail(e).await))
                 }
             },

@@ -74,18 +74,22 @@ pub(super) enum HeadFail {
     Bad(&'static str),
     /// The request's deadline passed: 504.
     Deadline,
+    /// The client went away meanwhile: nobody to answer (the upstream connection is
+    /// dropped, which ends the upstream's work).
+    ClientGone,
 }
 
 impl HeadFail {
-    /// The answer to the client; `deadline_secs` is the edge's request deadline.
-    pub fn error(self, deadline_secs: u64) -> EdgeError {
-        match self {
+    /// What the client gets; `deadline_secs` is the edge's request deadline.
+    pub fn answer(self, deadline_secs: u64) -> SendFail {
+        SendFail::Refuse(match self {
             HeadFail::NoBytes => {
                 EdgeError::BadGateway("the search engine closed the connection without answering")
             }
             HeadFail::Bad(why) => EdgeError::BadGateway(why),
             HeadFail::Deadline => EdgeError::GatewayTimeout(deadline_secs),
-        }
+            HeadFail::ClientGone => return SendFail::Client,
+        })
     }
 }
 

@@ -121,7 +121,7 @@ pub(super) async fn fetch(
         _ => return Err(SendFail::Upstream),
     }
     let mut head = ResponseHead::default();
-    up.read_head(&mut head, method, &mut timer, deadline)
+    up.read_head(&mut head, method, &mut timer, deadline, &|| false)
         .await
         .map_err(|_| SendFail::Upstream)?;
     let mut cur =

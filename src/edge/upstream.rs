@@ -1,7 +1,9 @@
 //! Upstream connections: per-core keep-alive pools (reused most-recently-returned first,
 //! dropped when idle too long or closed by the peer), and reading a response head from a
 //! connection, the one place where interim (1xx) heads are skipped, for the main request
-//! and the edge's own requests alike.
+//! and the edge's own requests alike. While the head is awaited, the client is looked at
+//! every [`WATCH_SLICE`]: a client that went away ends the wait (`HeadFail::ClientGone`),
+//! and the exchange drops the connection, which tells the upstream to stop the work.
 //!
 //! Must not touch: policy, the request (see `send`); the exchange decides what is
 //! reusable.
@@ -19,6 +21,9 @@ use super::outcome::HeadFail;
 use super::sock::set_congestion;
 use super::timer::Timer;
 use crate::proto::{HeadLimits, Method, ResponseHead};
+
+/// How often the client is looked at while a response head is awaited.
+pub const WATCH_SLICE: Duration = Duration::from_millis(100);
 
 /// Response buffer kept with each upstream connection.
 pub const UPSTREAM_BUF: usize = 64 * 1024;
@@ -52,6 +57,37 @@ impl UpstreamConn {
         }
     }
 
+    /// [`Self::read_more`], looking every [`WATCH_SLICE`] whether the client is `gone`: an
+    /// error of kind `ConnectionAborted` when it is (the buffer is then lost with the read).
+    async fn read_more_watching(
+        &mut self,
+        timer: &mut Timer,
+        deadline: Instant,
+        gone: &dyn Fn() -> bool,
+    ) -> io::Result<usize> {
+        let buf = std::mem::take(&mut self.buf);
+        let read = {
+            let mut read = std::pin::pin!(super::tcp::read_tcp(&mut self.tcp, buf));
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    break Err(io::ErrorKind::TimedOut);
+                }
+                match timer
+                    .run((now + WATCH_SLICE).min(deadline), read.as_mut())
+                    .await
+                {
+                    Some(done) => break Ok(done),
+                    None if gone() => break Err(io::ErrorKind::ConnectionAborted),
+                    None => {}
+                }
+            }
+        };
+        let (res, buf) = read?;
+        self.buf = buf;
+        res
+    }
+
     /// Reads the response head to a `method` request into `rh`, skipping interim 1xx heads
     /// (`100 Continue` and the like: their bytes are dropped and the next head is read).
     /// The body that follows starts at `buf[rh.len..]`.
@@ -61,6 +97,7 @@ impl UpstreamConn {
         method: Method,
         timer: &mut Timer,
         deadline: Instant,
+        gone: &dyn Fn() -> bool,
     ) -> Result<(), HeadFail> {
         let limits = HeadLimits {
             max_head: 64 * 1024,
@@ -84,9 +121,12 @@ impl UpstreamConn {
                     }
                 }
             }
-            match self.read_more(timer, deadline).await {
+            match self.read_more_watching(timer, deadline, gone).await {
                 Ok(n) if n > 0 => got_any = true,
                 Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(HeadFail::Deadline),
+                Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {
+                    return Err(HeadFail::ClientGone)
+                }
                 _ if got_any => {
                     return Err(HeadFail::Bad("the search engine cut its response head"))
                 }

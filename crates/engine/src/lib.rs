@@ -81,6 +81,7 @@
 pub mod aggs;
 pub mod analysis;
 pub mod api;
+pub mod cancel;
 pub mod cat;
 pub mod date_names;
 pub mod error;

@@ -294,6 +294,7 @@ fn run_batches(
         let end = (n + size).min(snap.docs.len());
         let mut items = Vec::new();
         for i in n..end {
+            crate::cancel::check();
             match make(&snap.doc(i)?)? {
                 Some(item) => items.push(item),
                 None => t.noops += 1,

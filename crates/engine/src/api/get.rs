@@ -242,6 +242,7 @@ pub fn mget(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiR
     let base = GetOpts::from_params(&req.params)?;
     let mut docs = Vec::new();
     for (i, id, keys) in entries(&body, index)? {
+        crate::cancel::check();
         let o = base.with_doc(&keys)?;
         let doc = engine
             .store

@@ -333,7 +333,10 @@ pub fn msearch(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> A
     }
     let responses: Vec<Value> = searches
         .iter()
-        .map(|(i, p, b)| one(engine, i.as_deref(), p, b))
+        .map(|(i, p, b)| {
+            crate::cancel::check();
+            one(engine, i.as_deref(), p, b)
+        })
         .collect();
     Ok(Response::json(
         200,

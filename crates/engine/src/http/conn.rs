@@ -5,7 +5,8 @@
 //! A panic in the API while it handles a request is caught here: the request is answered
 //! 500 (nothing of its response was written yet) and the connection closes; the caller
 //! (`http::serve`) catches any other panic of the connection's thread. The API can ask
-//! whether the client is still there ([`client_gone`]) to stop waiting for no one.
+//! whether the client is still there ([`client_gone`]) to stop waiting for no one, and the
+//! request's work stops when it is not (`cancel`: the connection then closes unanswered).
 
 use std::io::{self, Write};
 use std::net::TcpStream;
@@ -17,6 +18,7 @@ use super::encoding::{with_decoded, Coding};
 use super::idle::IdleSet;
 use crate::api::params::{segments, Params};
 use crate::api::{Body, Engine, Request, Response};
+use crate::cancel::{self, Cancelled};
 use crate::error::EngineError;
 use searchgate_core::blocking::read_request_head;
 use searchgate_core::errors::{EdgeError, ErrorBody, ProtoLimits};
@@ -51,7 +53,8 @@ struct Head {
 pub struct ConnOptions {
     /// The test-only fault injection is on (`--debug-panic-hooks`): a request with
     /// `x-searchgate-debug-panic: engine` panics in its handler, one with `engine-exit`
-    /// ends the process (for the supervisor to start it again).
+    /// ends the process (for the supervisor to start it again), one with `engine-busy`
+    /// works until its client goes away.
     pub debug_hooks: bool,
 }
 
@@ -214,11 +217,24 @@ fn exchange(
         let mut reader = BodyReader::new(&mut read_half, buf, cur);
         let watch = &*stream;
         let gone = move || client_gone(watch);
+        let watched = stream.try_clone()?;
+        let look = Box::new(move || client_gone(&watched));
         let out = catch_unwind(AssertUnwindSafe(|| {
-            handle(engine, h, has_body, coding, &mut reader, &gone)
+            cancel::watching(look, || {
+                handle(engine, h, has_body, coding, &mut reader, &gone)
+            })
         }));
         let out = match out {
             Ok(out) => out,
+            Err(payload) if payload.is::<Cancelled>() => {
+                let n = cancel::count_cancelled();
+                let method = format!("{:?}", h.method).to_uppercase();
+                eprintln!(
+                    "searchgate engine: stopped {method} {}: its client went away (stopped so far: {n})",
+                    h.path
+                );
+                return Ok(false);
+            }
             Err(payload) => (panicked(h, &*payload), false),
         };
         let used = reader.consumed();
@@ -248,6 +264,15 @@ fn panicked(h: &Head, payload: &(dyn std::any::Any + Send)) -> Response {
 fn inject(h: &Head) {
     match h.debug_panic.as_deref() {
         Some("engine") => panic!("injected panic in the engine (test hook)"),
+        Some("engine-busy") => {
+            // work that ends only when its client goes away (or after two minutes)
+            eprintln!("searchgate engine: busy as asked (test hook)");
+            let end = std::time::Instant::now() + Duration::from_secs(120);
+            while std::time::Instant::now() < end {
+                crate::cancel::check();
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         Some("engine-exit") => {
             eprintln!("searchgate engine: exiting as asked (test hook)");
             std::process::exit(70);

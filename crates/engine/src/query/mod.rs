@@ -16,10 +16,20 @@ mod parse_more;
 mod patterns;
 pub mod query_string;
 pub mod target;
+mod watched;
 
 use serde_json::Value;
 
-pub use compile::{compile, Ctx};
+pub use compile::Ctx;
+
+/// Compiles `q` for the index described by `ctx`, its documents counted as the request's
+/// work (`watched`: the search stops when the request's client went away).
+pub fn compile(
+    q: &Query,
+    ctx: &Ctx<'_>,
+) -> crate::error::EngineResult<Box<dyn tantivy::query::Query>> {
+    compile::compile(q, ctx).map(watched::watch)
+}
 pub use parse::parse_query;
 
 /// `operator` of match queries and `default_operator` of query strings.
