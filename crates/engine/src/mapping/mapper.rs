@@ -9,7 +9,10 @@ use serde_json::{json, Map, Value};
 
 use super::coerce::{convert, Converted, KwValue};
 use super::date::detect_date;
-use super::{join, parse, Dynamic, LeafKind, LeafMapping, Mapping, ObjectMapping, Property};
+use super::{
+    join, parse, Dynamic, LeafKind, LeafMapping, Mapping, ObjectMapping, Property, MAX_DEPTH,
+    MAX_TOTAL_FIELDS,
+};
 use crate::error::{EngineError, EngineResult};
 
 /// What one document contributes to the index.
@@ -26,9 +29,13 @@ pub struct IndexedDoc {
     pub field_names: Vec<String>,
 }
 
-/// Maps `source` (a JSON object) for document `id`. Returns the values to index and the
-/// grown mapping when dynamic fields were added.
+/// Maps `source` (a JSON object) for document `id` of `index`. Returns the values to index
+/// and the grown mapping when dynamic fields were added: at most [`MAX_TOTAL_FIELDS`]
+/// fields, objects at most [`MAX_DEPTH`] deep (Elasticsearch's defaults of
+/// `index.mapping.total_fields.limit` and `index.mapping.depth.limit`; a hundred thousand
+/// new fields in one document took the engine minutes, issue 25).
 pub fn map_document(
+    index: &str,
     mapping: &Mapping,
     source: &Map<String, Value>,
     id: &str,
@@ -36,6 +43,7 @@ pub fn map_document(
     let mut mapper = Mapper {
         base: mapping,
         updated: None,
+        index,
         id,
         copying: false,
     };
@@ -49,6 +57,7 @@ pub fn map_document(
 struct Mapper<'a> {
     base: &'a Mapping,
     updated: Option<Mapping>,
+    index: &'a str,
     id: &'a str,
     /// Inside a `copy_to`: the target's own `copy_to` is not followed (not transitive).
     copying: bool,
@@ -175,6 +184,18 @@ impl Mapper<'_> {
         let Some(prop) = infer(self.current(), val) else {
             return Ok(()); // null or empty array: nothing to map yet
         };
+        if path.split('.').count() > MAX_DEPTH {
+            return Err(EngineError::IllegalArgument(format!(
+                "Limit of mapping depth [{MAX_DEPTH}] in index [{}] has been exceeded due to object field [{parent}]",
+                self.index
+            )));
+        }
+        if self.current().total_fields() >= MAX_TOTAL_FIELDS {
+            return Err(EngineError::IllegalArgument(format!(
+                "Limit of total fields [{MAX_TOTAL_FIELDS}] in index [{}] has been exceeded",
+                self.index
+            )));
+        }
         let m = self.updated.get_or_insert_with(|| self.base.clone());
         let obj = m.object_mut(parent).ok_or_else(|| {
             EngineError::mapper(format!(
@@ -357,7 +378,7 @@ mod tests {
         let m = Mapping::default();
         let doc = src(json!({"n": 1, "f": 1.5, "b": true, "d": "2015-01-01",
             "s": "hello", "o": {"x": 1}, "a": [1, 2], "nil": null, "e": []}));
-        let (_, grown) = map_document(&m, &doc, "1").unwrap();
+        let (_, grown) = map_document("i", &m, &doc, "1").unwrap();
         let g = grown.unwrap();
         assert_eq!(g.field("n").unwrap().kind, LeafKind::Long);
         assert_eq!(g.field("f").unwrap().kind, LeafKind::Double);
@@ -377,6 +398,7 @@ mod tests {
             "n": {"type": "long"}, "t": {"type": "text", "fields": {"k": {"type": "keyword"}}},
             "d": {"type": "date"}, "b": {"type": "boolean"}}}));
         let (doc, grown) = map_document(
+            "i",
             &m,
             &src(json!({"n": "42", "t": "Hi there",
             "d": "1970-01-01T00:00:01Z", "b": "true"})),
@@ -399,7 +421,7 @@ mod tests {
     #[test]
     fn string_in_long_field_is_refused() {
         let m = mapping(json!({"properties": {"n": {"type": "long"}}}));
-        let e = map_document(&m, &src(json!({"n": "abc"})), "7").unwrap_err();
+        let e = map_document("i", &m, &src(json!({"n": "abc"})), "7").unwrap_err();
         let b = e.body();
         assert_eq!(b.status, 400);
         assert_eq!(b.kind, "mapper_parsing_exception");
@@ -416,7 +438,7 @@ mod tests {
             "d": {"type": "date"}, "o": {"properties": {"x": {"type": "long"}}},
             "i": {"type": "integer", "coerce": false}}}),
         );
-        let err = |v: Value| map_document(&m, &src(v), "1").unwrap_err().body();
+        let err = |v: Value| map_document("i", &m, &src(v), "1").unwrap_err().body();
         assert!(err(json!({"n": 300}))
             .caused_by
             .unwrap()
@@ -458,6 +480,7 @@ mod tests {
             "k": {"type": "keyword", "ignore_above": 3}, "s": {"type": "scaled_float", "scaling_factor": 10},
             "m": {"type": "long", "ignore_malformed": true}, "z": {"type": "keyword", "null_value": "NULL"}}}));
         let (doc, _) = map_document(
+            "i",
             &m,
             &src(json!({"n": 4.7, "k": ["abc", "abcd"], "s": 1.26,
             "m": "x", "z": null})),
@@ -481,10 +504,10 @@ mod tests {
     #[test]
     fn strict_and_false_dynamic() {
         let strict = mapping(json!({"dynamic": "strict", "properties": {"a": {"type": "long"}}}));
-        let e = map_document(&strict, &src(json!({"b": 1})), "1").unwrap_err();
+        let e = map_document("i", &strict, &src(json!({"b": 1})), "1").unwrap_err();
         assert_eq!(e.body().kind, "strict_dynamic_mapping_exception");
         let off = mapping(json!({"dynamic": false}));
-        let (doc, grown) = map_document(&off, &src(json!({"b": 1})), "1").unwrap();
+        let (doc, grown) = map_document("i", &off, &src(json!({"b": 1})), "1").unwrap();
         assert!(grown.is_none());
         assert!(doc.keywords.is_empty());
     }
@@ -493,6 +516,7 @@ mod tests {
     fn dotted_keys_and_arrays_of_objects() {
         let m = Mapping::default();
         let (doc, grown) = map_document(
+            "i",
             &m,
             &src(json!({"a.b": "x", "list": [{"k": 1}, {"k": 2, "j": true}]})),
             "1",
@@ -511,7 +535,7 @@ mod tests {
     #[test]
     fn subfield_under_a_leaf_is_refused() {
         let m = mapping(json!({"properties": {"t": {"type": "long"}}}));
-        let e = map_document(&m, &src(json!({"t.x": 1})), "1").unwrap_err();
+        let e = map_document("i", &m, &src(json!({"t.x": 1})), "1").unwrap_err();
         assert_eq!(e.body().kind, "mapper_parsing_exception");
     }
 
@@ -527,6 +551,7 @@ mod tests {
             "k": {"type": "keyword", "copy_to": "dyn"}
         }}));
         let (doc, grown) = map_document(
+            "i",
             &m,
             &src(json!({"first": ["Ann", "Bo"], "n": 42, "k": "x"})),
             "1",
@@ -559,7 +584,7 @@ mod tests {
             "obj": {"properties": {"x": {"type": "long"}}},
             "n": {"type": "long"}
         }}));
-        let err = |v: Value| map_document(&m, &src(v), "1").unwrap_err().body();
+        let err = |v: Value| map_document("i", &m, &src(v), "1").unwrap_err().body();
         let e = err(json!({"s": "abc"}));
         assert_eq!(e.caused_by.unwrap().0, "number_format_exception");
         assert_eq!(
@@ -569,7 +594,7 @@ mod tests {
         assert!(err(json!({"o": "a"}))
             .reason
             .contains("tried to parse field [obj] as object"));
-        let (doc, _) = map_document(&m, &src(json!({"s": "7"})), "1").unwrap();
+        let (doc, _) = map_document("i", &m, &src(json!({"s": "7"})), "1").unwrap();
         assert!(doc.keywords.contains(&("n".into(), KwValue::I64(7))));
         let bad = |v: Value| {
             super::super::parse::parse_root(&v, &Default::default())
@@ -586,5 +611,49 @@ mod tests {
         let e = bad(json!({"properties": {"g": {"type": "geo_point", "copy_to": "x"}}}));
         assert!(e.reason.contains("[copy_to]"), "{}", e.reason);
         assert_eq!(e.kind, "mapper_parsing_exception");
+    }
+
+    /// Issue 25: dynamic mapping stops at 1000 fields (N; N+1 is refused, naming the
+    /// index) and at paths 20 segments deep (N; N+1 refused), as Elasticsearch's default
+    /// limits do; a hundred thousand fields took the engine minutes.
+    #[test]
+    fn dynamic_mapping_is_bounded() {
+        let m = Mapping::default();
+        let wide = |n: usize| {
+            src(Value::Object(
+                (0..n).map(|i| (format!("f{i}"), json!(i))).collect(),
+            ))
+        };
+        let (_, grown) = map_document("i", &m, &wide(MAX_TOTAL_FIELDS), "1").unwrap();
+        assert_eq!(grown.unwrap().total_fields(), MAX_TOTAL_FIELDS);
+        for n in [MAX_TOTAL_FIELDS + 1, 100_000] {
+            let e = map_document("i", &m, &wide(n), "1").unwrap_err().body();
+            assert_eq!(
+                (e.status, e.kind.as_str()),
+                (400, "illegal_argument_exception")
+            );
+            assert_eq!(
+                e.reason,
+                "Limit of total fields [1000] in index [i] has been exceeded"
+            );
+        }
+        let deep = |n: usize| {
+            let mut v = json!(1);
+            for _ in 0..n {
+                v = json!({ "a": v });
+            }
+            src(v)
+        };
+        assert!(map_document("i", &m, &deep(MAX_DEPTH), "1").is_ok());
+        let e = map_document("i", &m, &deep(MAX_DEPTH + 1), "1")
+            .unwrap_err()
+            .body();
+        assert_eq!(e.status, 400);
+        assert!(
+            e.reason
+                .starts_with("Limit of mapping depth [20] in index [i]"),
+            "{}",
+            e.reason
+        );
     }
 }

@@ -227,6 +227,13 @@ pub struct ObjectMapping {
     pub properties: BTreeMap<String, Property>,
 }
 
+/// The most fields a mapping may grow to by dynamic mapping (Elasticsearch's default
+/// `index.mapping.total_fields.limit`).
+pub const MAX_TOTAL_FIELDS: usize = 1000;
+/// The deepest a dynamic field may lie, in path segments (Elasticsearch's default
+/// `index.mapping.depth.limit`).
+pub const MAX_DEPTH: usize = 20;
+
 /// A mapped property (a small tree: the size difference of the variants does not matter).
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -388,6 +395,21 @@ impl Mapping {
             f.slot = self.slots.get(p).copied();
         }
         self.flat = flat;
+    }
+
+    /// The fields mapped, as `index.mapping.total_fields.limit` counts them: objects,
+    /// leaves and multi-fields.
+    pub fn total_fields(&self) -> usize {
+        fn objects(o: &ObjectMapping) -> usize {
+            o.properties
+                .values()
+                .map(|p| match p {
+                    Property::Object(o) => 1 + objects(o),
+                    Property::Leaf(_) => 0,
+                })
+                .sum()
+        }
+        objects(&self.root) + self.flat.len()
     }
 
     /// True when no field is mapped.

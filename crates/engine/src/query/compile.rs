@@ -505,7 +505,27 @@ pub(super) fn term_field(ctx: &Ctx<'_>, f: &str, value: &Value) -> EngineResult<
     })
 }
 
+/// Clauses of one `bool` query at most (Elasticsearch's `indices.query.bool.max_clause_count`,
+/// 1024): twenty thousand took the engine seconds each (issue 25).
+pub const MAX_CLAUSES: usize = 1024;
+/// Values of one `terms` query at most (Elasticsearch's `index.max_terms_count`).
+pub const MAX_TERMS: usize = 65_536;
+
+/// Lucene's `TooManyClauses`, as a client error (a 500 would read as a failing node).
+fn too_many_clauses() -> EngineError {
+    EngineError::SearchPhase {
+        kind: "too_many_clauses".into(),
+        reason: format!("maxClauseCount is set to {MAX_CLAUSES}"),
+    }
+}
+
 fn terms(ctx: &Ctx<'_>, f: &str, values: &[Value]) -> EngineResult<Q> {
+    if values.len() > MAX_TERMS {
+        return Err(EngineError::IllegalArgument(format!(
+            "The number of terms [{}] used in the Terms Query request has exceeded the allowed maximum of [{MAX_TERMS}]. This maximum can be set by changing the [index.max_terms_count] index level setting.",
+            values.len()
+        )));
+    }
     let ts: Vec<Term> = match target::target(ctx, f)? {
         Target::Text { field, path, .. } => values
             .iter()
@@ -664,6 +684,10 @@ fn bool_query(
     filter: &[Query],
     msm: Option<super::Msm>,
 ) -> EngineResult<Q> {
+    let n = must.len() + should.len() + must_not.len() + filter.len();
+    if n > MAX_CLAUSES {
+        return Err(too_many_clauses());
+    }
     let mut clauses: Vec<(Occur, Q)> = Vec::new();
     for q in must {
         clauses.push((Occur::Must, compile(q, ctx)?));

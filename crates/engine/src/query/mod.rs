@@ -383,6 +383,61 @@ impl Query {
 mod tests {
     use super::*;
 
+    /// Issue 25: a `bool` of 1024 clauses compiles, 1025 is Lucene's `too_many_clauses` as
+    /// a 400 (so also a query string of that many terms); a `terms` query of 65,536 values
+    /// compiles, one more is refused naming `index.max_terms_count`.
+    #[test]
+    fn clauses_and_terms_are_bounded() {
+        use crate::mapping::Mapping;
+        use crate::store::schema;
+        let (mapping, fields) = (
+            Mapping::default(),
+            schema::fields(&schema::build_schema()).unwrap(),
+        );
+        let ctx = Ctx {
+            mapping: &mapping,
+            fields: &fields,
+            index_name: "i",
+            now_ms: 0,
+        };
+        let should = |n: usize| Query::Bool {
+            must: vec![],
+            should: (0..n).map(|_| Query::MatchAll { boost: 1.0 }).collect(),
+            must_not: vec![],
+            filter: vec![],
+            msm: None,
+            boost: 1.0,
+        };
+        assert!(compile(&should(compile::MAX_CLAUSES), &ctx).is_ok());
+        let e = compile(&should(compile::MAX_CLAUSES + 1), &ctx)
+            .err()
+            .unwrap()
+            .body();
+        assert_eq!(e.status, 400);
+        assert_eq!(
+            e.caused_by.unwrap(),
+            (
+                "too_many_clauses".into(),
+                "maxClauseCount is set to 1024".into()
+            )
+        );
+        let words: Vec<String> = (0..=compile::MAX_CLAUSES)
+            .map(|i| format!("w{i}"))
+            .collect();
+        let qs = query_string::parse_query_string(&words.join(" "), &Default::default()).unwrap();
+        assert_eq!(compile(&qs, &ctx).err().unwrap().status(), 400);
+        let terms = |n: usize| {
+            parse_query(&serde_json::json!({"terms": {"k": (0..n).collect::<Vec<_>>()}})).unwrap()
+        };
+        assert!(compile(&terms(compile::MAX_TERMS), &ctx).is_ok());
+        let e = compile(&terms(compile::MAX_TERMS + 1), &ctx)
+            .err()
+            .unwrap()
+            .body();
+        assert_eq!(e.status, 400);
+        assert!(e.reason.contains("[index.max_terms_count]"), "{}", e.reason);
+    }
+
     #[test]
     fn minimum_should_match_forms() {
         assert_eq!(Msm::Count(2).required(5), 2);

@@ -240,7 +240,7 @@ impl IndexHandle {
     pub fn map_document(&self, src: &Map<String, Value>, id: &str) -> EngineResult<IndexedDoc> {
         for _ in 0..8 {
             let m = self.mapping();
-            let (doc, grown) = map_document(&m, src, id)?;
+            let (doc, grown) = map_document(&self.name, &m, src, id)?;
             let Some(grown) = grown else { return Ok(doc) };
             if self.install_mapping(&m, grown)? {
                 return Ok(doc);
