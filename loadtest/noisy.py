@@ -9,7 +9,8 @@ rounds (quiet alone, then with noise; then with noise, then alone; ...) so that 
 drifts of the machine hit both alike. In the noisy phase another process runs the hostile
 patterns of tests/it/defence_noisy.rs in `--noisy-workers` processes: scrolls and points
 in time never cleared, hour-long `_cluster/health` waits, out-of-range numbers, deep
-nesting, malformed framing, half-sent requests and slowloris connections.
+nesting (JSON, query strings), scripts building gigabytes, heavy aggregations abandoned
+after a second, malformed framing, half-sent requests and slowloris connections.
 
 Prints, per phase, the quiet tenant's requests, failures (any non-2xx: the correctness
 part, which must be 0), p50 and p99 latency; then the median over the rounds of each and
@@ -167,6 +168,9 @@ def hostile_worker(addr, seconds, seed):
     """One hostile process: the patterns of tests/it/defence_noisy.rs in a loop."""
     t = Tenant(addr, "noisy")
     deep = '{"bool":{"must":' * 3000 + "{}" + "}}" * 3000
+    # an aggregation of 20,000 ranges, each one a query: seconds of engine work, abandoned
+    # by the client after its timeout (the engine stops it when the edge drops the request)
+    heavy = {"size": 0, "aggs": {"r": {"range": {"field": "n", "ranges": [{"from": i, "to": i + 1} for i in range(20000)]}}}}
     reqs = [
         ("GET", "/big/_search?scroll=150000000000000d", None),
         ("POST", "/big/_pit?keep_alive=99999999999999999999d", None),
@@ -177,11 +181,14 @@ def hostile_worker(addr, seconds, seed):
         ("GET", "/_cluster/health/missing?wait_for_status=green&timeout=1h", None),
         ("POST", "/big/_search", '{"query":' + deep + "}"),
         ("POST", "/big/_search", {"size": 1e300, "timeout": "999999999d"}),
+        ("POST", "/big/_search", {"query": {"query_string": {"query": "(" * 100000 + "a" + ")" * 100000}}}),
+        ("POST", "/big/_update_by_query", {"script": {"source": "ctx._source.s = 'ab'; " + "ctx._source.s += ctx._source.s; " * 40}}),
+        ("POST", "/big/_search", heavy),
     ]
     end = time.time() + seconds
     while time.time() < end:
         for method, path, body in reqs:
-            t.call(method, path, body, timeout=6)
+            t.call(method, path, body, timeout=1 if body is heavy else 6)
         raw(addr, b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n")
         raw(addr, b"A" * 70000)
         half = f"POST /big/_doc HTTP/1.1\r\nHost: {t.host}\r\nAuthorization: {t.auth}\r\n"
@@ -255,6 +262,13 @@ def main():
             body = {"settings": {"number_of_shards": 5, "number_of_replicas": 0}}
             status, data = t.call("PUT", f"/{name}", body)
             assert status == 200, data
+        # the hostile tenant's documents, for its scripts and aggregations to chew on
+        lines = []
+        for i in range(2000):
+            lines.append(json.dumps({"index": {"_index": "big", "_id": str(i)}}))
+            lines.append(json.dumps({"n": i}))
+        status, data = noisy.call("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n", "application/x-ndjson")
+        assert status == 200 and not json.loads(data)["errors"], data[:300]
         order = []
         for r in range(a.rounds):
             order += [False, True] if r % 2 == 0 else [True, False]

@@ -5,7 +5,7 @@
 //! 8: limits per plan). The hostile patterns: many scrolls and points in time never
 //! cleared, long waits (`_cluster/health` for an hour), slowloris heads and bodies,
 //! connections dropped mid-request, and crash attempts with out-of-range numbers, deep
-//! nesting and malformed framing. Afterwards both tenants are answered and no panic was
+//! nesting (JSON, query strings), scripts building gigabytes and malformed framing. Afterwards both tenants are answered and no panic was
 //! caught anywhere (the hostile requests are refused, not contained).
 //!
 //! The half-sent bodies hold the hostile tenant's own allowance slots while they trickle,
@@ -48,6 +48,9 @@ fn raw(addr: SocketAddr, bytes: &[u8]) {
 /// 429, a 504); none may crash anything.
 fn hostile_requests(t: &Tenant) -> Vec<e2e::client::Req> {
     let deep = "{\"bool\":{\"must\":".repeat(3000) + "{}" + &"}}".repeat(3000);
+    let parens = "(".repeat(100_000) + "a" + &")".repeat(100_000);
+    let doubling =
+        "ctx._source.s = 'ab'; ".to_string() + &"ctx._source.s += ctx._source.s; ".repeat(40);
     vec![
         t.req("GET", "/big/_search?scroll=150000000000000d"),
         t.req("POST", "/big/_pit?keep_alive=99999999999999999999d"),
@@ -70,6 +73,17 @@ fn hostile_requests(t: &Tenant) -> Vec<e2e::client::Req> {
         t.req("GET", "/big/_search")
             .header("Content-Type", "application/json")
             .body(vec![0xff, 0xfe, b'{']),
+        // a stack overflow aborted the whole engine; a script grew it by gigabytes
+        t.json(
+            "POST",
+            "/big/_search",
+            &json!({"query": {"query_string": {"query": parens}}}),
+        ),
+        t.json(
+            "POST",
+            "/big/_update_by_query",
+            &json!({"script": {"source": doubling}}),
+        ),
     ]
 }
 
@@ -202,6 +216,9 @@ fn a_noisy_neighbour_cannot_make_a_quiet_tenant_fail() {
     let (noisy, quiet) = (edge.tenant("noisy"), edge.tenant("quiet"));
     index(&edge, &noisy, "big", 5);
     index(&edge, &quiet, "docs", 5);
+    // a document for the hostile scripts to run on
+    let r = edge.send(&noisy.json("PUT", "/big/_doc/1?refresh=true", &json!({"n": 1})));
+    assert!(r.status < 300, "{}", r.text());
 
     let stop = AtomicBool::new(false);
     // hostile requests sent, and those answered with a 5xx other than 504

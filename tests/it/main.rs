@@ -22,6 +22,7 @@ mod control_store;
 mod cors_e2e;
 mod defence_budgets;
 mod defence_faults;
+mod defence_limits;
 mod defence_noisy;
 mod docs_guides;
 mod docs_keys;
