@@ -75,6 +75,7 @@ pub mod ndjson;
 pub mod painless;
 pub mod prefix;
 pub mod references;
+pub mod refusals;
 pub mod request;
 pub mod response;
 pub mod snippets;
@@ -93,6 +94,8 @@ pub use request::{
 };
 pub use response::{ResponsePlan, ResponseRewriter};
 
+#[cfg(test)]
+mod attacks_r2_tests;
 #[cfg(test)]
 mod stream_props_tests;
 #[cfg(test)]
