@@ -61,6 +61,7 @@
 //! Must not touch: sockets, monoio, the registry, the classification table (it reads it).
 
 pub mod body;
+pub mod cat;
 pub mod context_shares;
 pub mod contexts;
 pub mod encoding;
