@@ -618,7 +618,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         self.client.rewind_body();
         let sent = self.send(&mut up).await;
         self.client.end_body_reads(); // the next request head is read as soon as any byte comes
-        let body_bytes = match self.response_head(&mut up, sent, facts).await {
+        let body_bytes = match self.response_head(&mut up, sent, facts, addr).await {
             Ok(n) => n,
             Err(tried) => {
                 if !up.reused {
@@ -654,6 +654,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         up: &mut UpstreamConn,
         sent: Result<u64, SendFail>,
         facts: RetryFacts,
+        addr: SocketAddr,
     ) -> Result<u64, Tried> {
         let method = self.client.method();
         let rhead = &mut self.scratch.rhead;
@@ -678,27 +679,55 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
                 Ok(self.client.bytes_past_head())
             }
             Err(fail) => Err(Tried::Done(self.client.fail(fail).await)),
-            Ok(n) => match up
-                .read_head(rhead, method, &mut self.client.timer, self.deadline)
-                .await
-            {
+            Ok(n) => match self.head_unless_down(up, addr).await {
                 Ok(()) => Ok(n),
-                Err(HeadFail::NoBytes) => match retry_allowed(Unanswered::NoAnswer, facts) {
-                    Some(to) => Err(Tried::Retry(Retry {
-                        to,
-                        failed: Unanswered::NoAnswer,
-                    })),
-                    None => {
-                        let e = HeadFail::NoBytes
-                            .error(self.client.core.shared.limits.deadline.as_secs());
-                        Err(Tried::Done(self.client.fail(e).await))
+                Err(f @ (HeadFail::NoBytes | HeadFail::NodeDown)) => {
+                    let failed = match f {
+                        HeadFail::NodeDown => Unanswered::NodeDown,
+                        _ => Unanswered::NoAnswer,
+                    };
+                    match retry_allowed(failed, facts) {
+                        Some(to) => Err(Tried::Retry(Retry { to, failed })),
+                        None => {
+                            let e = f.error(self.client.core.shared.limits.deadline.as_secs());
+                            Err(Tried::Done(self.client.fail(e).await))
+                        }
                     }
-                },
+                }
                 Err(f) => {
                     let e = f.error(self.client.core.shared.limits.deadline.as_secs());
                     Err(Tried::Done(self.client.fail(e).await))
                 }
             },
+        }
+    }
+
+    /// The response head from `addr` into `scratch.rhead`, given up on (`NodeDown`) when
+    /// the node's health checks take it down meanwhile: a node that accepts and never
+    /// answers costs its requests one check timeout, not the whole deadline, and frees
+    /// their slots. A node already down when chosen (every node was) is waited for.
+    async fn head_unless_down(
+        &mut self,
+        up: &mut UpstreamConn,
+        addr: SocketAddr,
+    ) -> Result<(), HeadFail> {
+        let core = self.client.core.clone();
+        let node = core.shared.nodes.node(addr);
+        let downs = node.as_ref().map_or(0, |n| n.downs());
+        let method = self.client.method();
+        let rhead = &mut self.scratch.rhead;
+        let timer = &mut self.client.timer;
+        let mut read = std::pin::pin!(up.read_head(rhead, method, timer, self.deadline));
+        loop {
+            let bell = core.node_down_bell();
+            monoio::select! {
+                r = &mut read => return r,
+                _ = bell.wait() => {
+                    if node.as_ref().is_some_and(|n| n.downs() != downs) {
+                        return Err(HeadFail::NodeDown);
+                    }
+                }
+            }
         }
     }
 
