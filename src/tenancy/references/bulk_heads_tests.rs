@@ -297,7 +297,8 @@ fn auto_created_names_come_from_the_line_read() {
 /// leave the line where it lies), or not that shape (blank space dropped).
 #[test]
 fn insertion_finds_where_the_written_head_adds_bytes() {
-    let rows: &[(&str, &str, Option<(usize, usize)>)] = &[
+    type Row = (&'static str, &'static str, Option<(usize, usize)>);
+    let rows: &[Row] = &[
         (
             r#"{"index":{"_id":""#,
             r#"{"index":{"_id":""#,
