@@ -27,6 +27,8 @@
 //! metrics/   per-core recording, the hub (counters, buckets, latency window), renderers
 //! edge/      thread-per-core runtime, listeners, TLS, the request pipeline (session ->
 //!            exchange -> send / relay), upstream pools (all edge I/O); docs/request-path.md
+//! fleet/     one allowance per cluster across a fleet: live nodes, rendezvous homes, the
+//!            peer protocol and the home's peer listener (the requester's side is edge/peer)
 //! tools/     operator tools, clients of public APIs (bulk loader, admin CLI, planner, latency)
 //! proto, errors  re-exported from searchgate-core
 //! ```
@@ -37,7 +39,8 @@
 //! - `edge` uses them. The engine is not a dependency of this crate at all: the compiler
 //!   refuses any import of it, so real Elasticsearch/OpenSearch nodes can replace it.
 //! - `tools` never imports `edge`, `control`, `registry` or `policy`.
-//! - `control` never imports `edge`; `edge::start` opens it.
+//! - `control` never imports `edge`; `edge::start` opens it. `fleet` never imports `edge`,
+//!   and `control` never imports `fleet`.
 //! - `policy` imports nothing of `registry`: it sees clusters through `policy::view`'s
 //!   traits, which the registry implements (the registry uses policy's allowance,
 //!   credential comparison and modes).
@@ -50,6 +53,7 @@ pub mod calendar;
 pub mod config;
 pub mod control;
 pub mod edge;
+pub mod fleet;
 pub mod metrics;
 pub mod nodes;
 pub mod outbound;

@@ -29,9 +29,16 @@ pub struct FleetConfig {
     /// The follower reads the feed at least this often, doorbell or not.
     #[serde(default = "default_poll")]
     pub poll_interval: Dur,
-    /// A leader that stops renewing its lease is replaced after this long.
+    /// A leader that stops renewing its lease is replaced after this long; a node that
+    /// stops renewing its registration leaves the fleet after this long (its clusters
+    /// find another home).
     #[serde(default = "default_lease")]
     pub lease: Dur,
+    /// Where this node listens for its peers (`"IP:PORT"`, advertised in the store as
+    /// is, so a specific address; port 0: any free port). Set: one cluster, one
+    /// allowance across the fleet (each cluster admitted by its home node, see
+    /// docs/fleet.md); absent: every node counts its clusters' allowances alone.
+    pub peer_listen: Option<std::net::SocketAddr>,
 }
 
 impl Default for FleetConfig {
@@ -40,6 +47,7 @@ impl Default for FleetConfig {
             node_id: None,
             poll_interval: default_poll(),
             lease: default_lease(),
+            peer_listen: None,
         }
     }
 }
@@ -81,6 +89,13 @@ impl FleetConfig {
         }
         if self.lease.0 < Duration::from_secs(1) {
             return Err("fleet.lease: must be at least 1s".into());
+        }
+        if let Some(a) = self.peer_listen {
+            if a.ip().is_unspecified() {
+                return Err(format!(
+                    "fleet.peer_listen: `{a}`: a specific address (it is advertised to the other nodes as is)"
+                ));
+            }
         }
         Ok(())
     }

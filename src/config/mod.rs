@@ -610,6 +610,12 @@ impl Config {
         self.billing.validate()?;
         self.store.validate()?;
         self.fleet.validate()?;
+        if self.fleet.peer_listen.is_some() && self.store.url.is_none() {
+            return Err(
+                "fleet.peer_listen: a fleet needs a shared store ([store] url = \"postgres://...\")"
+                    .into(),
+            );
+        }
         self.validate_plans()?;
         self.validate_clusters(&pool_names)
     }

@@ -20,8 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::plane::apply_events;
-use super::store::Event;
+use super::store::{apply_events, Event};
 use crate::registry::{Catalog, ClusterRecord, PlanRecord};
 
 /// The copy of the whole catalog.

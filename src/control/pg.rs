@@ -26,8 +26,8 @@ use super::pg_billing as billing;
 use super::schema::{ddl, Dialect, MIGRATIONS};
 use super::sqlite::json_err;
 use super::store::{
-    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, Notice, PlanChange, Store,
-    StoreError, UsageSample,
+    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, NodeRow, Notice, PlanChange,
+    Store, StoreError, UsageSample,
 };
 use crate::registry::{Catalog, ClusterRecord, Millis, PlanRecord};
 
@@ -487,6 +487,45 @@ impl Store for PgStore {
             )?;
             Ok(r.is_some())
         })
+    }
+
+    fn heartbeat(
+        &mut self,
+        node: &str,
+        peer: &str,
+        ttl: Millis,
+    ) -> Result<Vec<NodeRow>, StoreError> {
+        self.with(|c| {
+            // The server's clock, not this node's: every node compares against the same.
+            let now: i64 = c
+                .query_one(
+                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+                    &[],
+                )?
+                .get(0);
+            c.execute(
+                "INSERT INTO nodes (node, peer, expires_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (node) DO UPDATE
+                    SET peer = excluded.peer, expires_at = excluded.expires_at",
+                &[&node, &peer, &now.saturating_add(ttl)],
+            )?;
+            let rows = c.query(
+                "SELECT node, peer FROM nodes WHERE expires_at > $1 ORDER BY node",
+                &[&now],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| NodeRow {
+                    node: r.get(0),
+                    peer: r.get(1),
+                })
+                .collect())
+        })
+    }
+
+    fn leave(&mut self, node: &str) -> Result<(), StoreError> {
+        self.with(|c| c.execute("DELETE FROM nodes WHERE node = $1", &[&node]))
+            .map(drop)
     }
 
     fn release(&mut self, name: &str, holder: &str) -> Result<(), StoreError> {

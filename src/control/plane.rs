@@ -25,7 +25,9 @@ use super::clock::Clock;
 use super::lastknown::LastKnown;
 use super::lease::{Leads, Lease};
 use super::seed::Declared;
-use super::store::{AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError};
+use super::store::{
+    apply_events, AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError,
+};
 use super::webhook::Bell;
 use crate::config::{ClusterClass, Mode};
 use crate::nodes::Resolver;
@@ -47,22 +49,6 @@ pub use super::clock::system_ms as now_ms;
 pub const FEED_PAGE: usize = 1000;
 /// How often a change is applied again after another writer committed first.
 const STALE_RETRIES: u32 = 8;
-
-/// Records of committed events put in place in `cat`.
-pub fn apply_events(cat: &mut Catalog, events: &[Event]) {
-    for e in events {
-        match e {
-            Event::Cluster { record } => cat.put(ClusterRecord::clone(record)),
-            Event::Plan { record } => {
-                cat.plans
-                    .insert(record.name.clone(), Arc::new(record.clone()));
-            }
-            Event::PlanRemoved { name } => {
-                cat.plans.remove(name);
-            }
-        }
-    }
-}
 
 /// A change to submit: commands, who asks, and what to store with it.
 #[derive(Debug, Clone, Default)]

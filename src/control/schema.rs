@@ -116,7 +116,7 @@ pub enum Item {
 }
 
 /// The migrations, in order: migration `i` brings a database to schema version `i + 1`.
-pub const MIGRATIONS: &[&[Item]] = &[INIT, BILLING, FLEET];
+pub const MIGRATIONS: &[&[Item]] = &[INIT, BILLING, FLEET, NODES];
 
 /// Schema 1: the catalog, the change feed, audit, plan history, idempotency, the seed.
 const INIT: &[Item] = &[
@@ -253,6 +253,14 @@ const FLEET: &[Item] = &[
     },
 ];
 
+/// Schema 4 (issue 27): the fleet's live nodes, each with the address of its peer listener
+/// and when its registration runs out (on the store's clock): who may be a cluster's home.
+const NODES: &[Item] = &[Item::Table {
+    name: "nodes",
+    cols: &[text("node").key(), text("peer"), int("expires_at")],
+    key: &[],
+}];
+
 fn column(c: &Col, d: Dialect) -> String {
     let kind = match (c.kind, d) {
         (Kind::Int, Dialect::Sqlite) => "INTEGER",
@@ -330,7 +338,7 @@ mod tests {
         assert!(pg.contains("last_error TEXT,") && pg.contains("delivered_at BIGINT\n"));
         for d in [Dialect::Sqlite, Dialect::Postgres] {
             let all: String = MIGRATIONS.iter().map(|m| ddl(m, d)).collect();
-            assert_eq!(all.matches("CREATE TABLE").count(), 11);
+            assert_eq!(all.matches("CREATE TABLE").count(), 12);
             assert_eq!(all.matches("CREATE INDEX").count(), 4);
         }
     }

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::sqlite_billing as billing;
 use super::store::{
-    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, Notice, PlanChange, Store,
-    StoreError, UsageSample,
+    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, NodeRow, Notice, PlanChange,
+    Store, StoreError, UsageSample,
 };
 use crate::registry::Millis;
 use crate::registry::{Catalog, ClusterRecord, PlanRecord};
@@ -426,6 +426,44 @@ impl Store for SqliteStore {
             )
             .optional()
             .map(|r| r.is_some())
+            .map_err(failed)
+    }
+
+    fn heartbeat(
+        &mut self,
+        node: &str,
+        peer: &str,
+        ttl: Millis,
+    ) -> Result<Vec<NodeRow>, StoreError> {
+        // The store is this machine's file: its clock is this machine's.
+        let now = super::clock::system_ms();
+        self.conn
+            .execute(
+                "INSERT INTO nodes (node, peer, expires_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (node) DO UPDATE
+                    SET peer = excluded.peer, expires_at = excluded.expires_at",
+                params![node, peer, now.saturating_add(ttl)],
+            )
+            .map_err(failed)?;
+        let mut st = self
+            .conn
+            .prepare("SELECT node, peer FROM nodes WHERE expires_at > ?1 ORDER BY node")
+            .map_err(failed)?;
+        let rows = st
+            .query_map([now], |r| {
+                Ok(NodeRow {
+                    node: r.get(0)?,
+                    peer: r.get(1)?,
+                })
+            })
+            .map_err(failed)?;
+        rows.collect::<Result<_, _>>().map_err(failed)
+    }
+
+    fn leave(&mut self, node: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute("DELETE FROM nodes WHERE node = ?1", [node])
+            .map(drop)
             .map_err(failed)
     }
 

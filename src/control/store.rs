@@ -29,6 +29,22 @@ pub enum Event {
     PlanRemoved { name: String },
 }
 
+/// Records of committed events put in place in `cat`.
+pub fn apply_events(cat: &mut Catalog, events: &[Event]) {
+    for e in events {
+        match e {
+            Event::Cluster { record } => cat.put(ClusterRecord::clone(record)),
+            Event::Plan { record } => {
+                cat.plans
+                    .insert(record.name.clone(), std::sync::Arc::new(record.clone()));
+            }
+            Event::PlanRemoved { name } => {
+                cat.plans.remove(name);
+            }
+        }
+    }
+}
+
 /// Who changed what, when, before and after (without secrets).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntry {
@@ -117,6 +133,14 @@ pub struct AuditQuery {
     pub limit: usize,
 }
 
+/// A node of the fleet whose registration has not run out (see [`Store::heartbeat`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRow {
+    pub node: String,
+    /// The address of its peer listener, as it advertised it.
+    pub peer: String,
+}
+
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -182,6 +206,17 @@ pub trait Store: Send {
     ) -> Result<bool, StoreError>;
     /// Gives lease `name` up, if `holder` holds it.
     fn release(&mut self, name: &str, holder: &str) -> Result<(), StoreError>;
+    /// Registers node `node` (its peer listener at `peer`) until `ttl` milliseconds after
+    /// the store's own clock reads now, and returns every node registered past that
+    /// instant (this one included), ordered by name: the fleet's live nodes.
+    fn heartbeat(
+        &mut self,
+        node: &str,
+        peer: &str,
+        ttl: Millis,
+    ) -> Result<Vec<NodeRow>, StoreError>;
+    /// Removes node `node`'s registration (a clean stop: its clusters move at once).
+    fn leave(&mut self, node: &str) -> Result<(), StoreError>;
     /// Records a delivery attempt of notice `id`: delivered at `delivered`, or failed with
     /// `error`.
     fn notice_attempt(

@@ -117,6 +117,9 @@ pub struct Shared {
     /// Every upstream node's health (checked by the `nodes` checker, reported to by
     /// requests).
     pub nodes: Arc<NodeBook>,
+    /// Admission at each cluster's home node (`[fleet] peer_listen`; `None`: this node
+    /// admits every cluster itself).
+    pub fleet: Option<Arc<super::peer::FleetHook>>,
 }
 
 impl Shared {
@@ -135,6 +138,8 @@ pub struct Core {
     #[allow(clippy::redundant_allocation)]
     snapshot: RefCell<Rc<Arc<Snapshot>>>,
     pub pool: Pool,
+    /// Idle connections to other nodes' peer listeners (remote permits).
+    pub peers: Rc<super::peer::PeerPool>,
     pub metrics: RefCell<CoreMetrics>,
     pub log: RefCell<AccessLog>,
     /// Client connections open on this core.
@@ -166,6 +171,7 @@ impl Core {
             shared,
             snapshot,
             pool,
+            peers: Rc::new(super::peer::PeerPool::default()),
             metrics: RefCell::new(CoreMetrics::default()),
             log: RefCell::new(log),
             connections: Cell::new(0),

@@ -35,11 +35,14 @@ use super::io::Transport;
 use super::outcome::{
     retry_allowed, HeadFail, Outcome, Retry, RetryFacts, SendFail, Tried, Unanswered, Where,
 };
+use super::peer::{self, Asking, FleetHook, Refused, Slot};
 use super::precreate;
 use super::relay::Relaying;
 use super::send::Sending;
 use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
+use crate::fleet::membership::Home;
+use crate::fleet::wire::{Acquire, Verdict};
 use crate::nodes::Passive;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
@@ -261,7 +264,111 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         outcome
     }
 
-    async fn wait_for_slot(&mut self) -> Result<(Permit, Option<u64>), Refusal> {
+    /// A slot of the request's allowance: from this node's own allowance, or (in a fleet
+    /// admitting at homes) from the cluster's home node.
+    async fn wait_for_slot(&mut self) -> Result<(Slot, Option<u64>), Refusal> {
+        let core = self.client.core.clone();
+        if let Some(hook) = core.shared.fleet.as_deref() {
+            if let Some(peer) = self.away(hook)? {
+                return self.remote_slot(hook, peer).await;
+            }
+        }
+        let (p, waited) = self.local_slot().await?;
+        if let Some(hook) = core.shared.fleet.as_deref() {
+            // Handed to a new home while this one waited: the permit goes back unused
+            // (the handover counts what is in flight after it marked the cluster).
+            if let Some(peer) = self.away(hook)? {
+                drop(p);
+                return self.remote_slot(hook, peer).await;
+            }
+        }
+        Ok((Slot::Local(p), waited))
+    }
+
+    /// Where the cluster's home is now: `None` here, or the peer listener of another node;
+    /// 503 when no node can admit it now.
+    fn away(&self, hook: &FleetHook) -> Result<Option<std::net::SocketAddr>, Refusal> {
+        match hook
+            .membership
+            .current()
+            .home(&self.d.cluster.id, Instant::now())
+        {
+            Home::Here => Ok(None),
+            Home::Peer(m) => Ok(Some(m.peer)),
+            Home::Unavailable => Err(self.unavailable()),
+        }
+    }
+
+    fn unavailable(&self) -> Refusal {
+        let peers = &self.client.core.shared.metrics.fleet.peers;
+        peers
+            .unavailable
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let e = EdgeError::ServiceUnavailable("the cluster's home node cannot admit requests now");
+        Refusal::Error(e, None)
+    }
+
+    /// A permit from home `home` (issue 27): the home decides as [`Self::local_slot`] does
+    /// here, with what is left of this request's deadline.
+    async fn remote_slot(
+        &mut self,
+        hook: &FleetHook,
+        home: std::net::SocketAddr,
+    ) -> Result<(Slot, Option<u64>), Refusal> {
+        let cluster = self.d.cluster;
+        let read = matches!(self.d.class, Class::Read);
+        let (_, limit) = cluster.allowance_for(read);
+        let start = Instant::now();
+        let budget = self.deadline.saturating_duration_since(start).as_millis();
+        let acquire = Acquire {
+            cluster: cluster.id.clone(),
+            read,
+            budget_ms: u32::try_from(budget).unwrap_or(u32::MAX),
+        };
+        let client = &mut *self.client;
+        let io = &client.io;
+        let gone = || io.peer_closed();
+        let asking = Asking {
+            pool: &client.core.peers,
+            hub: &client.core.shared.metrics,
+            timer: &mut client.timer,
+            gone: &gone,
+            connect_timeout: client.core.shared.limits.connect_timeout,
+        };
+        let got = peer::acquire(asking, hook, home, &acquire, self.deadline).await;
+        let waited_us = start.elapsed().as_micros() as u64;
+        let waited = Some(waited_us);
+        let e = match got {
+            Ok(p) => return Ok((Slot::Remote(p), waited)),
+            Err(Refused::Gone) => return Err(Refusal::Gone(waited_us)),
+            Err(Refused::Unreachable | Refused::Verdict(Verdict::NotHome)) => {
+                return Err(self.unavailable())
+            }
+            Err(Refused::Verdict(Verdict::Deadline | Verdict::Granted)) => {
+                EdgeError::GatewayTimeout(self.client.core.shared.limits.deadline.as_secs())
+            }
+            Err(Refused::Verdict(Verdict::Full {
+                concurrency,
+                queue_size,
+            })) => EdgeError::QueueFull {
+                limit: limit.name(),
+                concurrency,
+                queue_size,
+            },
+            // The home counted the refusal on the allowance.
+            Err(Refused::Verdict(Verdict::QueueTimeout {
+                concurrency,
+                waited_ms,
+            })) => EdgeError::QueueTimeout {
+                limit: limit.name(),
+                concurrency,
+                waited_ms: u64::from(waited_ms),
+            },
+        };
+        Err(Refusal::Error(e, waited))
+    }
+
+    async fn local_slot(&mut self) -> Result<(Permit, Option<u64>), Refusal> {
         let cluster = self.d.cluster;
         let plan = &cluster.plan;
         let (allowance, limit) = cluster.allowance_for(matches!(self.d.class, Class::Read));
@@ -306,7 +413,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
     }
 
     /// Sends the request (retrying once when allowed) and relays the response.
-    async fn forward(&mut self, permit: Permit) -> Outcome {
+    async fn forward(&mut self, permit: Slot) -> Outcome {
         faults::inject(self.client.hook, Point::Slot);
         if !self.client.send_continue().await {
             return Outcome::gone();

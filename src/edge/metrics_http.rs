@@ -4,6 +4,8 @@
 //! belongs on loopback or an operator network; one thread, blocking I/O, one request per
 //! connection (scrapes are rare and small), on the crate's own codec.
 //!
+//! On a fleet node, `GET /fleet/homes.map` gives a load balancer each cluster's home.
+//!
 //! Tests wait on these gauges ("the second request is queued") instead of sleeping.
 //!
 //! Must not touch: the request path (it only reads the snapshot and the hub).
@@ -50,11 +52,38 @@ fn serve(mut conn: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         buf.extend_from_slice(&chunk[..n]);
     }
+    if head.method == Method::Get && head.path(&buf) == b"/fleet/homes.map" {
+        return homes_map(&mut conn, shared);
+    }
     if head.method != Method::Get || head.path(&buf) != b"/metrics" {
-        return answer(&mut conn, 404, b"only GET /metrics here\n");
+        return answer(
+            &mut conn,
+            404,
+            b"only GET /metrics and GET /fleet/homes.map here\n",
+        );
     }
     let text = expose::scrape(&shared.metrics, &shared.registry.load(), &shared.nodes);
     answer(&mut conn, 200, text.as_bytes())
+}
+
+/// `GET /fleet/homes.map` (issue 27): each live cluster's host prefix
+/// (`<hostname>.<region>.`) and its home node, for a load balancer's map (`map_beg` on the
+/// TLS SNI, docs/fleet.md); 404 on a node that does not admit at homes.
+fn homes_map(conn: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
+    let Some(hook) = &shared.fleet else {
+        return answer(
+            conn,
+            404,
+            b"this node does not admit at homes ([fleet] peer_listen)\n",
+        );
+    };
+    let snap = shared.registry.load();
+    let clusters = snap
+        .clusters()
+        .iter()
+        .map(|c| (c.id.as_str(), format!("{}.{}.", c.hostname, c.region)));
+    let text = hook.membership.view().homes_map(clusters);
+    answer(conn, 200, text.as_bytes())
 }
 
 fn answer(conn: &mut TcpStream, status: u16, body: &[u8]) -> std::io::Result<()> {

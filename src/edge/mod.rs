@@ -34,10 +34,12 @@ mod engine_child;
 mod exchange;
 mod faults;
 mod filter;
+mod fleet_start;
 mod io;
 mod keyfile;
 mod metrics_http;
 mod outcome;
+mod peer;
 #[cfg(test)]
 mod pipeline_tests;
 mod preamble;

@@ -125,6 +125,7 @@ upstream = ["{up}"]
         sealer: Arc::new(crate::tenancy::IdSealer::new(&key)),
         debug_hooks: true,
         nodes: Arc::new(crate::nodes::NodeBook::new(Default::default())),
+        fleet: None,
     };
     Rc::new(Core::new(Arc::new(shared)).unwrap())
 }

@@ -91,6 +91,12 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         None => None,
     };
     let registry = boot::lock(&plane).registry().clone();
+    let fleet = match config.fleet.peer_listen {
+        Some(addr) => Some(super::fleet_start::start(
+            &config, addr, &key, &registry, &metrics,
+        )?),
+        None => None,
+    };
     let tls = match config.edge.https {
         Some(_) => Some(tls_config(&config, &plane)?),
         None => None,
@@ -118,6 +124,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         sealer,
         debug_hooks,
         nodes: nodes.clone(),
+        fleet: fleet.as_ref().map(|f| f.hook.clone()),
     });
     control::probe_unready(&registry, &plane);
     let stop_control = Arc::new(AtomicBool::new(false));
@@ -206,6 +213,9 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         a.stop();
     }
     workers.join();
+    if let Some(f) = fleet {
+        f.stop(); // after this node's own requests ended: then its clusters move
+    }
     if let Some(log) = latency_log {
         log.stop(); // after the workers' last hand-over: the open minute is written too
     }

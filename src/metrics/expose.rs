@@ -61,6 +61,9 @@ pub fn prometheus(hub: &HubSnapshot, registry: &Snapshot, process: &ProcessFigur
     if let Some(f) = &hub.fleet {
         fleet_figures(&mut out, f);
     }
+    if let Some(p) = &hub.peers {
+        peer_figures(&mut out, p);
+    }
     out.0
 }
 
@@ -488,6 +491,48 @@ fn fleet_figures(out: &mut Out, f: &super::fleet::FleetFigures) {
     ];
     for (name, help, value) in gauges {
         out.family(name, "gauge", help);
+        out.sample(name, "", value);
+    }
+}
+
+/// This node's part in admitting each cluster at its home (issue 27).
+fn peer_figures(out: &mut Out, p: &super::fleet::PeerFigures) {
+    out.family(
+        "searchgate_fleet_homes",
+        "gauge",
+        "Clusters this node is home of (it admits their requests for the whole fleet).",
+    );
+    out.sample("searchgate_fleet_homes", "", p.homes);
+    out.family(
+        "searchgate_fleet_nodes",
+        "gauge",
+        "Live nodes of the fleet in this node's view (itself included).",
+    );
+    out.sample("searchgate_fleet_nodes", "", p.nodes);
+    let counters = [
+        (
+            "searchgate_fleet_handovers_total",
+            "Clusters this node became home of since it started (a node joined, left or died).",
+            p.handovers,
+        ),
+        (
+            "searchgate_fleet_remote_permits_total",
+            "Requests this node admitted with a permit from another node, their cluster's home.",
+            p.remote_permits,
+        ),
+        (
+            "searchgate_fleet_peer_grants_total",
+            "Permits this node granted to other nodes as a cluster's home.",
+            p.peer_grants,
+        ),
+        (
+            "searchgate_fleet_unavailable_total",
+            "Requests answered 503 because no home could admit them at that moment.",
+            p.unavailable,
+        ),
+    ];
+    for (name, help, value) in counters {
+        out.family(name, "counter", help);
         out.sample(name, "", value);
     }
 }

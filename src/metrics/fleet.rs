@@ -4,6 +4,12 @@
 //! (`searchgate_feed_applied_seq`). Written by the follower after each read of the feed,
 //! read by the exposition; silent on a node with its own SQLite store (no fleet).
 //!
+//! On a node that admits as a fleet (`[fleet] peer_listen`, issue 27), also its part in
+//! one allowance per cluster across the fleet ([`FleetCounters`]): the clusters it is home
+//! of, the clusters it became home of (handovers), the requests it admitted with a permit
+//! from another node's home, the permits it granted to its peers as a home, and the
+//! requests answered 503 because no home could admit them.
+//!
 //! Must not touch: anything but the gauges (the follower owns the reading of the feed).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,6 +24,58 @@ pub struct FleetGauges {
     applied_seq: AtomicU64,
     /// Unix milliseconds of the last read of the feed that reached its end.
     read_at_ms: AtomicU64,
+    /// Admission at each cluster's home (issue 27).
+    pub peers: FleetCounters,
+}
+
+/// This node's part in admitting each cluster at its home (written by the heartbeat, the
+/// peer listener and the workers; read by the scrapes).
+#[derive(Debug, Default)]
+pub struct FleetCounters {
+    /// Set once the heartbeat runs: only then are the series exposed.
+    pub on: AtomicBool,
+    /// Live nodes in this node's view of the fleet (itself included).
+    pub nodes: AtomicU64,
+    /// Clusters this node is home of now.
+    pub homes: AtomicU64,
+    /// Clusters this node became home of since it started (after its first view).
+    pub handovers: AtomicU64,
+    /// Requests this node admitted with a permit from another node (their home).
+    pub remote_permits: AtomicU64,
+    /// Permits this node granted to its peers as a home.
+    pub peer_grants: AtomicU64,
+    /// Requests answered 503 because their home could not admit them (unreachable, not
+    /// home yet, or this node's registration could not be renewed).
+    pub unavailable: AtomicU64,
+}
+
+/// A copy of [`FleetCounters`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeerFigures {
+    pub nodes: u64,
+    pub homes: u64,
+    pub handovers: u64,
+    pub remote_permits: u64,
+    pub peer_grants: u64,
+    pub unavailable: u64,
+}
+
+impl FleetCounters {
+    /// The figures, or `None` on a node that does not admit as a fleet.
+    pub fn figures(&self) -> Option<PeerFigures> {
+        if !self.on.load(Ordering::Relaxed) {
+            return None;
+        }
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Some(PeerFigures {
+            nodes: get(&self.nodes),
+            homes: get(&self.homes),
+            handovers: get(&self.handovers),
+            remote_permits: get(&self.remote_permits),
+            peer_grants: get(&self.peer_grants),
+            unavailable: get(&self.unavailable),
+        })
+    }
 }
 
 /// A copy of the gauges at one moment.

@@ -94,6 +94,8 @@ pub struct HubSnapshot {
     pub faults: super::faults::FaultCounts,
     /// The fleet's store as this node sees it (`None`: no shared store).
     pub fleet: Option<super::fleet::FleetFigures>,
+    /// This node's part in admitting clusters at their homes (`None`: not a fleet).
+    pub peers: Option<super::fleet::PeerFigures>,
 }
 
 /// A cluster's latency histograms over a window.
@@ -276,6 +278,7 @@ impl MetricsHub {
             window_evicted: store.window.evicted,
             faults: self.faults.counts(),
             fleet: self.fleet.figures(unix_ms(now)),
+            peers: self.fleet.peers.figures(),
         }
     }
 

@@ -29,10 +29,9 @@ use searchgate_core::ndjson::{ActionKey, End, Format, Framer, Segment};
 
 use super::json;
 use super::prefix::Prefix;
+use super::references::bulk_fast::bulk_action;
 use super::references::bulk_heads::{bulk_action_fast_cached, HeadCache};
-use super::references::docs::{
-    bulk_action, bulk_update_source, msearch_header, ActionLine, BulkAction,
-};
+use super::references::docs::{bulk_update_source, msearch_header, ActionLine, BulkAction};
 use super::references::search::search_body;
 use super::references::{illegal, parsing, Tenant};
 use crate::errors::EdgeError;

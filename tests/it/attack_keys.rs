@@ -734,3 +734,124 @@ fn starred_key_patterns_hold_no_worker() {
         r.text()
     );
 }
+
+// Issue 29 (compression on every class), spec 7 (400, 413): a compressed body is checked
+// as it will be read, inflated, on both classes: a key's forbidden index or action inside
+// a gzip or deflate body (every spelling of the coding) is refused as it is in plain
+// text; a coding list the edge would not read, or a bomb, never reaches the engine.
+#[test]
+fn compressed_bodies_carry_no_forbidden_action() {
+    use crate::compress_e2e::{deflate, gzip};
+    let (_engine, edge, mut c, created, bystander) = setup();
+    for (cl, multitenant) in created.iter().zip([true, false]) {
+        let master = tenant_of(cl);
+        let web = key_of(
+            &edge,
+            cl,
+            json!({"name": "web", "role": "search", "indices": ["site*"]}),
+        );
+        let writer = key_of(
+            &edge,
+            cl,
+            json!({"name": "writer", "role": "full", "indices": ["site*"]}),
+        );
+        let read = key_of(&edge, cl, json!({"name": "read", "role": "read"}));
+        let packed = |t: &Tenant, path: &str, ct: &str, coding: &str, body: &[u8]| {
+            let bytes = if coding == "deflate" {
+                deflate(body)
+            } else {
+                gzip(body)
+            };
+            t.req("POST", path)
+                .header("Content-Type", ct)
+                .header("Content-Encoding", coding)
+                .body(bytes)
+        };
+        let nd = "application/x-ndjson";
+        let js = "application/json";
+        for coding in ["gzip", "x-gzip", "GZIP", "deflate"] {
+            let msearch = b"{\"index\":\"site1\"}\n{}\n{\"index\":\"secret\"}\n{}\n";
+            let r = c.send(&packed(&web, "/_msearch", nd, coding, msearch));
+            forbidden(&r, "web", "POST _msearch");
+            let mget = br#"{"docs":[{"_index":"secret","_id":"1"}]}"#;
+            let r = c.send(&packed(&web, "/site1/_mget", js, coding, mget));
+            forbidden(&r, "web", "POST _mget");
+            let bulk =
+                b"{\"index\":{\"_index\":\"secret\",\"_id\":\"9\"}}\n{\"title\":\"pwned\"}\n";
+            let r = c.send(&packed(&writer, "/_bulk?refresh=true", nd, coding, bulk));
+            forbidden(&r, "writer", "POST _bulk");
+            let all = br#"{"scroll_id":["_all"]}"#;
+            let mut req = packed(&read, "/_search/scroll", js, coding, all);
+            req.method = "DELETE".into();
+            let r = c.send(&req);
+            forbidden(&r, "read", "DELETE _search/scroll");
+        }
+        if multitenant {
+            // the tenant's own gzip bodies stay in its namespace: the bystander's `mine`
+            // is neither read nor written
+            let bulk = b"{\"index\":{\"_index\":\"mine\",\"_id\":\"1\"}}\n{\"t\":\"x\"}\n";
+            let r = c.send(&packed(&master, "/_bulk", nd, "gzip", bulk));
+            assert!(r.status == 200 || r.status == 404, "{}", r.text());
+            let msearch = b"{\"index\":\"mine\"}\n{}\n";
+            let r = c.send(&packed(&master, "/_msearch", nd, "deflate", msearch));
+            assert_eq!(r.status, 200, "{}", r.text());
+            let by = c.send(&bystander.req("GET", "/mine/_count"));
+            assert_eq!(by.json()["count"], 0, "{}", by.text());
+        } else {
+            let masters = open_scroll(&mut c, &master, "/secret/_search");
+            let body = json!({"scroll_id": masters, "scroll": "1m"}).to_string();
+            let r = c.send(&packed(
+                &read,
+                "/_search/scroll",
+                js,
+                "gzip",
+                body.as_bytes(),
+            ));
+            missing_context(&r);
+        }
+        // two codings, or an identity that hides a gzip body: never read as the engine would
+        let msearch = gzip(b"{\"index\":\"secret\"}\n{}\n");
+        for coding in ["gzip, gzip", "identity, gzip", "br"] {
+            let req = web
+                .req("POST", "/_msearch")
+                .header("Content-Type", nd)
+                .header("Content-Encoding", coding)
+                .body(msearch.clone());
+            let r = c.send(&req);
+            assert!(r.status == 400 || r.status == 403, "{coding}: {}", r.text());
+            assert!(!r.text().contains("secret page"), "{}", r.text());
+        }
+        let req = web
+            .req("POST", "/_msearch")
+            .header("Content-Type", nd)
+            .header("Content-Encoding", "identity")
+            .header("Content-Encoding", "gzip")
+            .body(msearch.clone());
+        let r = c.send(&req);
+        assert!(r.status == 400 || r.status == 403, "{}", r.text());
+        assert!(!r.text().contains("secret page"), "{}", r.text());
+        // a bomb: 64MB of spaces in well under 100KB
+        let spaces = vec![b' '; 64 << 20];
+        let bomb = packed(&web, "/_msearch", nd, "gzip", &spaces);
+        assert!(bomb.body.len() < 100 << 10);
+        let r = c.send(&bomb);
+        assert_eq!(r.status, 413, "{}", r.text());
+        // compressed twice: inflated once, it is not JSON
+        let r = c.send(&packed(
+            &web,
+            "/_msearch",
+            nd,
+            "gzip",
+            &gzip(
+                b"{}
+{}
+",
+            ),
+        ));
+        r.assert_es_error(400);
+        // nothing was written, the master still reads its own
+        let r = c.send(&master.req("GET", "/secret/_count"));
+        assert_eq!(r.json()["count"], 2, "{}", r.text());
+    }
+    bystander_answers(&mut c, &bystander);
+}

@@ -21,13 +21,13 @@ use serde_json::{json, Value};
 /// The edge's default body limit (`[edge] max_body`, 40mb).
 const LIMIT: usize = 40 << 20;
 
-fn gzip(b: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(b: &[u8]) -> Vec<u8> {
     let mut e = GzEncoder::new(Vec::new(), Compression::default());
     e.write_all(b).unwrap();
     e.finish().unwrap()
 }
 
-fn deflate(b: &[u8]) -> Vec<u8> {
+pub(crate) fn deflate(b: &[u8]) -> Vec<u8> {
     let mut e = ZlibEncoder::new(Vec::new(), Compression::default());
     e.write_all(b).unwrap();
     e.finish().unwrap()

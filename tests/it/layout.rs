@@ -396,9 +396,6 @@ fn sibling_cycles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
 const CYCLES_BEING_REMOVED: &[&str] = &[
     "searchgate control: api boot plane webhook",
     "searchgate tenancy: body contexts ndjson painless references request",
-    "searchgate tenancy::references: bulk_fast docs",
-    "searchgate-engine aggs: ranges rewrite",
-    "searchgate-engine mapping: coerce mapper",
     "searchgate-engine query: compile more numeric patterns target",
     "searchgate-engine query: parse parse_more query_string",
 ];

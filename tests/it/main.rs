@@ -44,6 +44,7 @@ mod engine_durability;
 mod engine_http;
 mod engine_indices;
 mod engine_search;
+mod fleet_allowance;
 mod fleet_e2e;
 mod keys_e2e;
 mod layout;

@@ -167,6 +167,16 @@ impl Allowance {
         })
     }
 
+    /// Takes a permit whatever the count (it may go over the limit; permits then drain as
+    /// after a lowered limit): how a new home of a cluster in a fleet holds the places of
+    /// the requests the old home still has in flight, until they end (`fleet::handover`).
+    pub fn charge(self: &Arc<Self>) -> Permit {
+        self.in_flight.fetch_add(1, SeqCst);
+        Permit {
+            allowance: self.clone(),
+        }
+    }
+
     /// Grants permits to waiters from the head while the allowance has room.
     fn dispatch(&self, q: &mut VecDeque<Arc<Waiter>>) {
         while !q.is_empty() && self.try_take() {

@@ -192,3 +192,28 @@ fn exact_under_contention_from_many_threads() {
     assert_eq!(a.in_flight(), 0);
     assert_eq!(a.queued(), 0);
 }
+
+// Issue 27: charged permits (a new home holding the old home's requests' places) count
+// like any other: the allowance is full while they are out, and each one given back lets
+// the head of the queue in, FIFO.
+#[test]
+fn charged_permits_hold_places_until_given_back() {
+    let a = Arc::new(Allowance::new(2, 4));
+    let charges = vec![a.charge(), a.charge()];
+    assert_eq!(a.in_flight(), 2);
+    let mut first = match a.acquire() {
+        Admission::Queued(t) => t,
+        other => panic!("queued behind the charges: {other:?}"),
+    };
+    assert!(poll_once(&mut first).is_pending());
+    let mut iter = charges.into_iter();
+    drop(iter.next());
+    let p = match poll_once(&mut first) {
+        Poll::Ready(p) => p,
+        Poll::Pending => panic!("the freed place went to the head of the queue"),
+    };
+    assert_eq!(a.in_flight(), 2);
+    drop(iter);
+    drop(p);
+    assert_eq!(a.in_flight(), 0);
+}

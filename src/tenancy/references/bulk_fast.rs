@@ -1,7 +1,8 @@
 //! The fast reading of the common `_bulk` action lines (`{"index":{"_index":"x","_id":"1"}}`
 //! and its kin): a strict subset of JSON that every JSON reader reads alike, taken whole or
 //! not at all. A line outside the subset, or one the slow reader would refuse, is left to
-//! the slow reader (`docs::bulk_action`, the full strict parser), which decides it.
+//! the slow reader (`docs::bulk_action_strict`, the full strict parser), which decides it;
+//! [`bulk_action`] is the one entry that tries them in that order.
 //!
 //! The subset: an object of one action key (`index`, `create`, `update`, `delete`) whose
 //! value is an object of distinct keys of [`BULK_ACTION_KEYS`], each holding a string
@@ -30,8 +31,24 @@
 use std::borrow::Cow;
 
 use super::super::names::{is_auto_create, is_concrete, rewrite_name_part};
-use super::docs::{ActionLine, BulkAction, BULK_ACTION_KEYS};
+use super::docs::{bulk_action_strict, ActionLine, BulkAction, BULK_ACTION_KEYS};
 use super::{is_one_name, Tenant};
+use crate::errors::EdgeError;
+
+/// Reads action line number `n` (1-based, as Elasticsearch counts lines), appending its
+/// rewritten form (compact, no newline) to `out`. The common shapes are read by
+/// `bulk_fast` without building a tree; every other line by the strict parser.
+pub fn bulk_action<'l>(
+    t: &Tenant,
+    line: &'l [u8],
+    n: usize,
+    out: &mut Vec<u8>,
+) -> Result<ActionLine<'l>, EdgeError> {
+    match bulk_action_fast(t, line, out) {
+        Some(a) => Ok(a),
+        None => bulk_action_strict(t, line, n, out),
+    }
+}
 
 /// Reads `line` (without its `\n` and trailing `\r`) when it is in the subset, appending
 /// the line the slow reader would write to `out`. `None`, with `out` as it was: the slow

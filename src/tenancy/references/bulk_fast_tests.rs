@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 
-use super::super::docs::{bulk_action, bulk_action_strict, BulkAction};
+use super::super::docs::{bulk_action_strict, BulkAction};
 use super::*;
 use crate::tenancy::prefix::Prefix;
 

@@ -10,7 +10,6 @@ use super::super::ids::IdKind;
 use super::super::json::{self, Object, Value};
 use super::super::names::{is_auto_create, is_concrete};
 use super::super::painless::check_script;
-use super::bulk_fast::bulk_action_fast;
 use super::params::body_keep_alive;
 use super::{
     at, illegal, known_keys, object_mut, parsing, rewrite_expression, rewrite_name, Tenant,
@@ -52,22 +51,8 @@ pub struct ActionLine<'l> {
     pub auto_create: Option<Cow<'l, str>>,
 }
 
-/// Reads action line number `n` (1-based, as Elasticsearch counts lines), appending its
-/// rewritten form (compact, no newline) to `out`. The common shapes are read by
-/// `bulk_fast` without building a tree; every other line by the strict parser.
-pub fn bulk_action<'l>(
-    t: &Tenant,
-    line: &'l [u8],
-    n: usize,
-    out: &mut Vec<u8>,
-) -> Result<ActionLine<'l>, EdgeError> {
-    match bulk_action_fast(t, line, out) {
-        Some(a) => Ok(a),
-        None => bulk_action_strict(t, line, n, out),
-    }
-}
-
-/// [`bulk_action`] by the strict parser: a value tree read, checked, rewritten, written.
+/// The strict reading of a `_bulk` action line (`bulk_fast::bulk_action` tries the fast
+/// reader first): a value tree read, checked, rewritten, written.
 pub fn bulk_action_strict(
     t: &Tenant,
     line: &[u8],

@@ -18,20 +18,23 @@
 //!
 //! [`Framer::feed`] takes the body in pieces of any size (the state between pieces is
 //! carried) and hands every line over as [`Segment`]s: a line whole in a piece comes as one
-//! segment, a line across pieces as several. Line ends are found with memchr's vectorised
-//! search over the whole piece; only the first bytes of action lines are read besides
-//! (most are decided by one 8-byte compare), so a body of tiny documents costs little more
-//! than the search for its `\n`s (`benches/ndjson.rs`). What a consumer refuses (a blank
+//! segment, a line across pieces as several. Line ends are found in whole 64-byte blocks
+//! with SSE2 compare masks, and with memchr inside long lines (`newlines`); only the first
+//! bytes of action lines are read besides (most are decided by one 8-byte compare), so a
+//! body of tiny documents costs about what `memchr::memchr_iter` costs to visit its `\n`s
+//! (`benches/ndjson.rs`). What a consumer refuses (a blank
 //! document, a line too long) is its own decision; the framing is decided here only.
 //!
 //! Must not touch: I/O, JSON beyond an action's first key, tenants, limits.
 
 mod key;
+mod newlines;
 #[cfg(test)]
 mod tests;
 
 pub use key::ActionKey;
 use key::{quick_key, KeyReader};
+use newlines::Newlines;
 
 /// Which NDJSON API a body is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,16 +174,15 @@ impl Framer {
             // "support first line with \n"
             start = usize::from(self.format == Format::Msearch && chunk[0] == b'\n');
         }
-        let skip = start;
-        let mut nls = memchr::memchr_iter(b'\n', &chunk[skip..]).map(|i| i + skip);
+        let mut nls = Newlines::new(chunk, start);
         if self.mid {
-            let Some(nl) = nls.next() else {
+            let Some(nl) = self.next_nl(&mut nls) else {
                 return self.piece(&chunk[start..], false, &mut f);
             };
             self.piece(&chunk[start..=nl], true, &mut f)?;
             start = nl + 1;
         }
-        for nl in nls {
+        while let Some(nl) = self.next_nl(&mut nls) {
             self.whole(&chunk[start..=nl], &mut f)?;
             start = nl + 1;
         }
@@ -207,6 +209,16 @@ impl Framer {
             End::MissingSource { line: self.opened }
         } else {
             End::Complete
+        }
+    }
+
+    /// The end of the line under way or next: a source or search body (the long lines) is
+    /// searched past the current block with memchr.
+    #[inline(always)]
+    fn next_nl(&self, nls: &mut Newlines<'_>) -> Option<usize> {
+        match self.next {
+            Role::Source | Role::Body => nls.next_far(),
+            Role::Action | Role::Header => nls.next(),
         }
     }
 

@@ -385,3 +385,28 @@ proptest! {
         prop_assert_eq!(fr.count(&body[last..]), want.2);
     }
 }
+
+#[test]
+fn newline_masks_match_a_plain_scan() {
+    use super::newlines::Newlines;
+    let mut data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 13) as u8).collect();
+    for (i, b) in data.iter_mut().enumerate() {
+        if i % 13 == 0 || i % 64 == 63 {
+            *b = b'\n';
+        }
+    }
+    for start in [0, 1, 17, 63, 64, 500, 999, 1000] {
+        let plain: Vec<usize> = (start..data.len()).filter(|&i| data[i] == b'\n').collect();
+        assert_eq!(
+            Newlines::new(&data, start).collect::<Vec<_>>(),
+            plain,
+            "from {start}"
+        );
+        let mut far = Newlines::new(&data, start);
+        let mut got = Vec::new();
+        while let Some(i) = far.next_far() {
+            got.push(i);
+        }
+        assert_eq!(got, plain, "next_far from {start}");
+    }
+}

@@ -10,29 +10,11 @@
 use jiff::tz::TimeZone;
 use serde_json::{json, Map, Value};
 
-use super::rewrite::{Note, Rewriter};
+use super::rewrite::{Note, RangeEntry, RangeNote, Rewriter};
 use super::{dates, perr};
 use crate::error::{EngineError, EngineResult};
 use crate::mapping::LeafKind;
 use crate::query::{compile, Query, RangeBounds};
-
-/// One requested range (epoch milliseconds for dates).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RangeEntry {
-    pub from: Option<f64>,
-    pub to: Option<f64>,
-    pub key: Option<String>,
-}
-
-/// How a range aggregation renders.
-#[derive(Debug, Clone)]
-pub struct RangeNote {
-    /// Sorted as Elasticsearch sorts them; sibling `i` is entry `i`.
-    pub entries: Vec<RangeEntry>,
-    pub keyed: bool,
-    /// Dates: the zone and format of keys and `*_as_string`.
-    pub dates: Option<(TimeZone, Option<String>)>,
-}
 
 /// A double as Java's `Double.toString` prints it (`4.0`, `4.5`, `1.0E7`).
 pub fn java_double(x: f64) -> String {

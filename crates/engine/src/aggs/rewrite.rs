@@ -15,6 +15,24 @@ use crate::error::{EngineError, EngineResult};
 use crate::query::{compile, parse_query};
 use crate::store::schema::F_KW;
 
+/// One requested range (epoch milliseconds for dates).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeEntry {
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub key: Option<String>,
+}
+
+/// How a range aggregation renders.
+#[derive(Debug, Clone)]
+pub struct RangeNote {
+    /// Sorted as Elasticsearch sorts them; sibling `i` is entry `i`.
+    pub entries: Vec<RangeEntry>,
+    pub keyed: bool,
+    /// Dates: the zone and format of keys and `*_as_string`.
+    pub dates: Option<(TimeZone, Option<String>)>,
+}
+
 /// What rendering needs to know about one rewritten aggregation.
 #[derive(Debug, Clone)]
 pub enum Note {
@@ -28,7 +46,7 @@ pub enum Note {
         key_desc: bool,
     },
     /// `range` and `date_range`: sibling filters named `<name>\u{1}<i>`.
-    Ranges(super::ranges::RangeNote),
+    Ranges(RangeNote),
     /// Rewritten as sibling filters named `<name>\u{1}<i>`.
     Filters { names: Vec<String>, keyed: bool },
     /// `terms` on `_index`: sibling filters named `<name>\u{1}<index>`.

@@ -5,9 +5,17 @@
 use serde_json::Value;
 
 use super::date::{number_to_millis, parse_date};
-use super::mapper::KwValue;
 use super::{LeafKind, LeafMapping};
 use crate::error::{EngineError, EngineResult};
+
+/// A value for the keyword/number JSON field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KwValue {
+    Str(String),
+    I64(i64),
+    F64(f64),
+    Bool(bool),
+}
 
 /// A leaf value converted for indexing.
 pub(super) enum Converted {

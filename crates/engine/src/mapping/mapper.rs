@@ -7,19 +7,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::coerce::{convert, Converted};
+use super::coerce::{convert, Converted, KwValue};
 use super::date::detect_date;
 use super::{join, parse, Dynamic, LeafKind, LeafMapping, Mapping, ObjectMapping, Property};
 use crate::error::{EngineError, EngineResult};
-
-/// A value for the keyword/number JSON field.
-#[derive(Debug, Clone, PartialEq)]
-pub enum KwValue {
-    Str(String),
-    I64(i64),
-    F64(f64),
-    Bool(bool),
-}
 
 /// What one document contributes to the index.
 #[derive(Debug, Default, Clone, PartialEq)]

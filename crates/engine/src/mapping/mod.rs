@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-pub use mapper::{map_document, IndexedDoc, KwValue};
+pub use coerce::KwValue;
+pub use mapper::{map_document, IndexedDoc};
 pub use parse::{parse_mapping_body, parse_mappings, ParsedMappings};
 
 use date::DateFormat;

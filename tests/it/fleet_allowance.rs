@@ -1,0 +1,381 @@
+//! One cluster, one allowance, across the fleet (issue 27): three `searchgate serve` nodes
+//! sharing one PostgreSQL store (`support::pg`) in front of one slow upstream (the edge
+//! tests' mock, which records the most requests it held at once). A cluster's plan is
+//! exact across the fleet: requests spread over every node never have more in flight
+//! upstream than the plan's concurrency (spec 1.6, 1.7, 8); a full queue and a queue
+//! timeout answer 429 wherever the request arrived (spec 7); the home killed with SIGKILL
+//! under load: its clusters move within the lease, every request is answered 200, 429 or
+//! 503, never more in flight than the plan.
+//!
+//! Waits are on events (a gauge, a status, the mock's count), never sleeps.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::support::e2e::metrics;
+use crate::support::e2e::mock::Mock;
+use crate::support::e2e::{es_error, eventually, ClusterSpec, Config, Edge, PlanSpec, Tenant};
+use crate::support::pg::Pg;
+
+/// The lease of the nodes' registrations in these tests.
+const LEASE: Duration = Duration::from_secs(2);
+
+/// Node `node` of a fleet on store `url`: one cluster `c1` on `upstream`, plan `p2`
+/// (concurrency 2, a queue of `queue`, `queue_timeout`).
+fn node(
+    url: &str,
+    node: &str,
+    upstream: std::net::SocketAddr,
+    queue: u32,
+    timeout: &str,
+) -> Config {
+    let mut c = Config::new()
+        .plan(PlanSpec::new("p2").allowance(2, queue, timeout))
+        .cluster(ClusterSpec::single("c1", "p2", upstream))
+        .section(&format!(
+            "[store]\nurl = {url:?}\n\n[fleet]\nnode_id = {node:?}\npoll_interval = \"1s\"\nlease = \"{}s\"\npeer_listen = \"127.0.0.1:0\"\n",
+            LEASE.as_secs()
+        ));
+    c.engine = false;
+    c
+}
+
+/// A gauge or counter of node `n` without labels.
+fn figure(n: &Edge, name: &str) -> Option<u64> {
+    metrics::series(
+        &metrics::scrape(n.metrics.expect("a metrics listener")),
+        name,
+    )
+}
+
+/// Waits until every node of `nodes` sees `count` live nodes and exactly one of them is
+/// home of the one cluster; returns the home's index.
+fn settled(nodes: &[&Edge], count: u64) -> usize {
+    eventually(
+        "the fleet to agree on its nodes",
+        Duration::from_secs(20),
+        || {
+            let seen: Vec<_> = nodes
+                .iter()
+                .map(|n| figure(n, "searchgate_fleet_nodes"))
+                .collect();
+            if seen.iter().any(|s| *s != Some(count)) {
+                return None;
+            }
+            let homes: Vec<_> = nodes
+                .iter()
+                .map(|n| figure(n, "searchgate_fleet_homes"))
+                .collect();
+            let home: Vec<usize> = (0..nodes.len()).filter(|i| homes[*i] == Some(1)).collect();
+            (home.len() == 1 && homes.iter().all(|h| h.is_some())).then(|| home[0])
+        },
+    )
+}
+
+/// A search of `t` the mock answers after `ms` (or holds, with `hold`).
+fn search(t: &Tenant, how: &str) -> crate::support::e2e::Req {
+    t.req("GET", "/books/_search").header("X-Mock", how)
+}
+
+/// Sends `per_node` requests of `t` to each node at once; the statuses.
+fn spread(nodes: &[&Edge], t: &Tenant, per_node: usize, how: &str) -> Vec<u16> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = nodes
+            .iter()
+            .flat_map(|n| (0..per_node).map(move |_| n))
+            .map(|n| s.spawn(|| n.send(&search(t, how)).status))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+// spec 1.6, 1.7, 8 (issue 27): a plan of concurrency 2 loaded through all three nodes never
+// has more than 2 requests in flight upstream, and uses both; the nodes away from home ask
+// the home for permits.
+#[test]
+fn three_nodes_share_one_allowance() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let mock = Mock::start();
+    let a = Edge::start(node(&url, "a", mock.addr, 30, "20s"));
+    let b = Edge::start(node(&url, "b", mock.addr, 30, "20s"));
+    let c = Edge::start(node(&url, "c", mock.addr, 30, "20s"));
+    let nodes = [&a, &b, &c];
+    let home = settled(&nodes, 3);
+    let t = a.tenant("c1");
+    for n in nodes {
+        assert_eq!(
+            n.send(&search(&t, "delay=1")).status,
+            200,
+            "{}",
+            n.out.text()
+        );
+    }
+    let statuses = spread(&nodes, &t, 6, "delay=150");
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    assert_eq!(
+        mock.max_in_flight(),
+        2,
+        "the upstream held at most the plan's 2 at once, and the plan was used in full"
+    );
+    for (i, n) in nodes.iter().enumerate() {
+        let remote = figure(n, "searchgate_fleet_remote_permits_total").expect("exposed");
+        if i == home {
+            assert_eq!(remote, 0, "the home admits its own requests");
+        } else {
+            assert!(
+                remote >= 6,
+                "node {i} asked the home for each of its requests: {remote}"
+            );
+        }
+    }
+    let grants = figure(nodes[home], "searchgate_fleet_peer_grants_total").unwrap();
+    assert!(
+        grants >= 12,
+        "the home granted the others' permits: {grants}"
+    );
+
+    // The map a load balancer reads names the same home on every node.
+    let names = ["a", "b", "c"];
+    for n in nodes {
+        let addr = n.metrics.expect("a metrics listener");
+        let map = http_get(addr, "/fleet/homes.map");
+        assert_eq!(map, format!("c1.r1. {}\n", names[home]), "{}", n.out.text());
+    }
+
+    // A peer listener never serves a customer's request: an HTTP request (valid
+    // credentials and all) gets no byte back, the connection is closed.
+    let line = a
+        .out
+        .wait_for("peers on ", Duration::from_secs(5))
+        .expect("the line");
+    let peer = line
+        .split("peers on ")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap();
+    let mut conn = std::net::TcpStream::connect(peer).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let req = format!(
+        "GET /books/_search HTTP/1.1\r\nHost: c1.r1.example.test\r\nAuthorization: Basic {}\r\n\r\n",
+        base64_of(b"c1user:c1pass")
+    );
+    use std::io::{Read, Write};
+    conn.write_all(req.as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let _ = conn.read_to_end(&mut got);
+    assert!(
+        got.is_empty(),
+        "the peer listener answered: {:?}",
+        String::from_utf8_lossy(&got)
+    );
+}
+
+/// The body of `GET path` on a metrics listener.
+fn http_get(addr: std::net::SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: metrics\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+fn base64_of(b: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+// spec 7, 8 (issue 27): a full queue answers 429 at once and a queue timeout 429 after the
+// plan's timeout, whichever node the request arrived at, as on one node.
+#[test]
+fn queue_overflow_and_timeout_answer_429_from_any_node() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let mock = Mock::start();
+    let a = Edge::start(node(&url, "a", mock.addr, 1, "1s"));
+    let b = Edge::start(node(&url, "b", mock.addr, 1, "1s"));
+    let c = Edge::start(node(&url, "c", mock.addr, 1, "1s"));
+    let nodes = [&a, &b, &c];
+    let home = settled(&nodes, 3);
+    let away: Vec<&Edge> = (0..3).filter(|i| *i != home).map(|i| nodes[i]).collect();
+    let t = a.tenant("c1");
+    std::thread::scope(|s| {
+        // Both permits taken, through the two nodes away from home.
+        let held: Vec<_> = away
+            .iter()
+            .map(|n| s.spawn(|| n.send(&search(&t, "hold")).status))
+            .collect();
+        mock.wait_in_flight(2);
+        // One waits in the queue (from the home itself)...
+        let queued = s.spawn(|| {
+            let r = nodes[home].send(&search(&t, "delay=1"));
+            (r.status, Instant::now())
+        });
+        nodes[home].wait_gauge("searchgate_queue_depth", "c1", "one request queued", |d| {
+            d == 1
+        });
+        // ... so the next one, away from home, finds the queue full.
+        let full = away[0].send(&search(&t, "delay=1"));
+        let (kind, reason) = es_error(&full, 429);
+        assert_eq!(kind, "too_many_requests_exception", "{reason}");
+        assert!(
+            reason.contains("of 2 concurrent requests is in use and its queue of 1 is full"),
+            "{reason}"
+        );
+        // The queued one times out after the plan's 1s: 429.
+        let (status, _) = queued.join().unwrap();
+        assert_eq!(status, 429);
+        // Away from home, a queue timeout is a 429 too.
+        let timed = away[1].send(&search(&t, "delay=1"));
+        let (_, reason) = es_error(&timed, 429);
+        assert!(
+            reason.starts_with("Too Many Requests: waited 1"),
+            "{reason}"
+        );
+        mock.release();
+        for h in held {
+            assert_eq!(h.join().unwrap(), 200);
+        }
+    });
+    assert_eq!(mock.max_in_flight(), 2);
+}
+
+// Issue 27: the home killed with SIGKILL under load: the survivors answer 200, 429 or 503
+// (never anything else), never more than the plan's 2 in flight upstream, and the cluster
+// has a new home within the lease (and a little for the next renewal).
+#[test]
+fn home_killed_under_load_moves_the_cluster_without_overshoot() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let mock = Mock::start();
+    let mut nodes = vec![
+        Edge::start(node(&url, "a", mock.addr, 30, "5s")),
+        Edge::start(node(&url, "b", mock.addr, 30, "5s")),
+        Edge::start(node(&url, "c", mock.addr, 30, "5s")),
+    ];
+    let home = settled(&nodes.iter().collect::<Vec<_>>(), 3);
+    let t = nodes[0].tenant("c1");
+    let killed = nodes.remove(home);
+    let stop = AtomicBool::new(false);
+    let answers = std::thread::scope(|s| {
+        let load: Vec<_> = (0..6)
+            .map(|i| {
+                let (n, t, stop) = (&nodes[i % 2], &t, &stop);
+                s.spawn(move || {
+                    let mut seen = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        seen.push(n.send(&search(t, "delay=50")).status);
+                    }
+                    seen
+                })
+            })
+            .collect();
+        eventually("load to flow", Duration::from_secs(10), || {
+            (mock.requests().len() > 20).then_some(())
+        });
+        let at = Instant::now();
+        drop(killed.kill9());
+        let survivors: Vec<&Edge> = nodes.iter().collect();
+        let new_home = settled(&survivors, 2);
+        let moved = at.elapsed();
+        // Load keeps flowing through the new home.
+        let before = mock.requests().len();
+        eventually(
+            "requests served by the new home",
+            Duration::from_secs(10),
+            || (mock.requests().len() > before + 20).then_some(()),
+        );
+        stop.store(true, Ordering::Relaxed);
+        let all: Vec<u16> = load.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        (all, moved, new_home)
+    });
+    let (all, moved, _) = answers;
+    assert!(
+        all.iter().all(|s| matches!(s, 200 | 429 | 503)),
+        "every request answered 200, 429 or 503: {:?}",
+        all.iter()
+            .filter(|s| !matches!(s, 200 | 429 | 503))
+            .collect::<Vec<_>>()
+    );
+    assert!(all.iter().filter(|s| **s == 200).count() > 40, "{all:?}");
+    assert!(
+        mock.max_in_flight() <= 2,
+        "in flight at once: {}",
+        mock.max_in_flight()
+    );
+    assert!(
+        moved < LEASE + Duration::from_secs(5),
+        "the cluster moved {moved:?} after the kill (lease {LEASE:?})"
+    );
+}
+
+// Issue 27: a node that joins under load and becomes the cluster's home takes it over only
+// as the old home's requests end: never more than the plan's 2 in flight upstream, every
+// request answered 200, 429 or 503, and the new node ends up home.
+#[test]
+fn a_node_joining_under_load_takes_over_without_overshoot() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let mock = Mock::start();
+    let a = Edge::start(node(&url, "a", mock.addr, 30, "5s"));
+    let b = Edge::start(node(&url, "b", mock.addr, 30, "5s"));
+    settled(&[&a, &b], 2);
+    // A name that wins cluster c1 over a and b (rendezvous over the three names).
+    let joiner = (0..1000)
+        .map(|i| format!("n{i}"))
+        .find(|n| {
+            let names = ["a", "b", n.as_str()];
+            searchgate::fleet::rendezvous::home(&names, "c1") == Some(2)
+        })
+        .expect("some name wins");
+    let t = a.tenant("c1");
+    let stop = AtomicBool::new(false);
+    let (all, c) = std::thread::scope(|s| {
+        let load: Vec<_> = (0..6)
+            .map(|i| {
+                let (n, t, stop) = ([&a, &b][i % 2], &t, &stop);
+                s.spawn(move || {
+                    let mut seen = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        seen.push(n.send(&search(t, "delay=100")).status);
+                    }
+                    seen
+                })
+            })
+            .collect();
+        eventually("load to flow", Duration::from_secs(10), || {
+            (mock.requests().len() > 10).then_some(())
+        });
+        let c = Edge::start(node(&url, &joiner, mock.addr, 30, "5s"));
+        let home = settled(&[&a, &b, &c], 3);
+        assert_eq!(home, 2, "the joiner is home of c1");
+        let before = mock.requests().len();
+        eventually(
+            "requests admitted by the new home",
+            Duration::from_secs(10),
+            || (mock.requests().len() > before + 20).then_some(()),
+        );
+        stop.store(true, Ordering::Relaxed);
+        let all: Vec<u16> = load.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        (all, c)
+    });
+    assert!(
+        all.iter().all(|s| matches!(s, 200 | 429 | 503)),
+        "{:?}",
+        all.iter()
+            .filter(|s| !matches!(s, 200 | 429 | 503))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        mock.max_in_flight() <= 2,
+        "in flight at once: {}",
+        mock.max_in_flight()
+    );
+    assert!(figure(&c, "searchgate_fleet_peer_grants_total").unwrap() > 0);
+    assert!(figure(&a, "searchgate_fleet_handovers_total").is_some());
+}
