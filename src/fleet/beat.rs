@@ -143,7 +143,7 @@ fn drain(s: &BeatSettings) {
     let end = Instant::now() + s.asker.max_hold;
     while Instant::now() < end {
         let snap = s.registry.load();
-        let busy = snap.clusters().iter().any(|c| {
+        let busy = snap.clusters().any(|c| {
             crate::policy::admit::Limit::ALL
                 .iter()
                 .any(|l| c.lanes.get(*l, &c.allowance).in_flight() > 0)
@@ -159,7 +159,7 @@ fn drain(s: &BeatSettings) {
 /// are charged in full and asked for (see [`super::handover`]).
 fn take_over(prev: &View, next: &View, s: &BeatSettings) {
     let snap = s.registry.load();
-    let ids = snap.clusters().iter().map(|c| c.id.as_str());
+    let ids = snap.clusters().map(|c| c.id.as_str());
     for (id, from) in handover::takeovers(prev, next, ids) {
         let Some(cluster) = snap.by_id(id) else {
             continue;
@@ -181,7 +181,6 @@ fn count_homes(
     let now = Instant::now();
     let here: HashSet<String> = snap
         .clusters()
-        .iter()
         .filter(|c| view.home(&c.id, now) == Home::Here)
         .map(|c| c.id.clone())
         .collect();
