@@ -15,8 +15,8 @@ use super::checked::{Checked, Compiled};
 use super::diff::Diff;
 use super::runtime::{self, Handles};
 use super::{
-    seed, Catalog, Cluster, ClusterKey, ClusterRecord, Millis, OldCredentials, Plan,
-    RegistryError, Settings, Snapshot, UpstreamContexts, UPSTREAM_OPEN_CONTEXTS,
+    seed, Catalog, Cluster, ClusterKey, ClusterRecord, Millis, OldCredentials, Plan, RegistryError,
+    Settings, Snapshot, UpstreamContexts, UPSTREAM_OPEN_CONTEXTS,
 };
 use crate::cidr::Cidr;
 use crate::config::{ClusterClass, Config};
@@ -204,11 +204,18 @@ impl Snapshot {
             .chain(c.keys.keys())
             .chain(previous);
         for user in users {
-            if !self.by_username.get(user).is_some_and(|x| Arc::ptr_eq(x, &c)) {
+            if !self
+                .by_username
+                .get(user)
+                .is_some_and(|x| Arc::ptr_eq(x, &c))
+            {
                 continue;
             }
             self.by_username.remove(user);
-            let heir = self.previous_users.get(user).and_then(|o| self.by_id.get(o));
+            let heir = self
+                .previous_users
+                .get(user)
+                .and_then(|o| self.by_id.get(o));
             if let Some(heir) = heir.cloned() {
                 self.by_username.insert(user.clone(), heir);
             }

@@ -58,7 +58,9 @@ impl Isolation {
             cluster: cluster.into(),
             message,
         };
-        let shared = |m: &str| format!("a single-tenant cluster cannot share its upstream with the multitenant cluster `{m}` (its indices would not be namespaced)");
+        let shared = |m: &str| {
+            format!("a single-tenant cluster cannot share its upstream with the multitenant cluster `{m}` (its indices would not be namespaced)")
+        };
         match c.prefix {
             Some(p) => {
                 if let Some(other) = self.prefixes.get(&p).filter(|o| o.as_str() != id) {

@@ -113,21 +113,21 @@ impl Diff {
     /// second; `plan_changed`: its plan's limits changed).
     fn consider(
         &mut self,
-        id: &String,
+        id: &str,
         old: Option<&Arc<ClusterRecord>>,
         new: Option<&Arc<ClusterRecord>>,
         plan_changed: bool,
     ) {
         let Some(new) = new else {
-            self.records.push(id.clone());
+            self.records.push(id.to_string());
             if old.is_some_and(|o| o.is_live()) {
-                self.clusters.push((id.clone(), ClusterChange::Removed));
+                self.clusters.push((id.to_string(), ClusterChange::Removed));
             }
             return;
         };
         let same_record = old.is_some_and(|o| Arc::ptr_eq(o, new) || **o == **new);
         if !same_record {
-            self.records.push(id.clone());
+            self.records.push(id.to_string());
         }
         let change = match old.filter(|o| o.is_live()) {
             None if new.is_live() => Some(ClusterChange::Added),
@@ -137,7 +137,7 @@ impl Diff {
             Some(o) => Some(ClusterChange::Changed(fields(o, new, plan_changed))),
         };
         if let Some(c) = change {
-            self.clusters.push((id.clone(), c));
+            self.clusters.push((id.to_string(), c));
         }
     }
 }

@@ -126,7 +126,13 @@ impl Harness {
                 .map_err(|e| e.to_string())
         });
         if let Some(t) = &touched {
-            assert_eq!(t.is_ok(), whole.is_ok(), "{:?} / {:?}", t.as_ref().err(), whole.as_ref().err());
+            assert_eq!(
+                t.is_ok(),
+                whole.is_ok(),
+                "{:?} / {:?}",
+                t.as_ref().err(),
+                whole.as_ref().err()
+            );
         }
         let whole = whole?;
         self.runtime.reconcile(&d, &next);
@@ -135,16 +141,38 @@ impl Harness {
         let snap = match touched {
             Some(t) => {
                 let t = t?;
-                let part = Snapshot::update(&prev, &t, &self.runtime, &d, &self.settings, generation, (at, now_ms));
+                let part = Snapshot::update(
+                    &prev,
+                    &t,
+                    &self.runtime,
+                    &d,
+                    &self.settings,
+                    generation,
+                    (at, now_ms),
+                );
                 // Before the whole one tells the ledgers every member again.
                 let made = shape(&part);
-                let all = Snapshot::assemble(&whole, &self.runtime, Some(&prev), &self.settings, generation, (at, now_ms));
+                let all = Snapshot::assemble(
+                    &whole,
+                    &self.runtime,
+                    Some(&prev),
+                    &self.settings,
+                    generation,
+                    (at, now_ms),
+                );
                 assert_eq!(made, shape(&all), "made from the diff / whole");
                 self.checked = t;
                 part
             }
             None => {
-                let snap = Snapshot::assemble(&whole, &self.runtime, Some(&prev), &self.settings, generation, (at, now_ms));
+                let snap = Snapshot::assemble(
+                    &whole,
+                    &self.runtime,
+                    Some(&prev),
+                    &self.settings,
+                    generation,
+                    (at, now_ms),
+                );
                 self.checked = whole;
                 snap
             }
@@ -446,7 +474,11 @@ fn a_snapshot_made_from_the_diff_serves_what_a_whole_one_would() {
     };
     h.run(&[renamed], 0).unwrap();
     let snap = h.registry.load();
-    assert_eq!(snap.by_username("acmeuser").unwrap().id, "acme", "in its grace");
+    assert_eq!(
+        snap.by_username("acmeuser").unwrap().id,
+        "acme",
+        "in its grace"
+    );
     let mut beta = snap.catalog.clusters["acme"].as_ref().clone();
     beta.id = "beta".into();
     beta.hostname = "beta-1".into();
@@ -454,11 +486,21 @@ fn a_snapshot_made_from_the_diff_serves_what_a_whole_one_would() {
     beta.previous = None;
     beta.version = 1;
     h.run(&[Command::CreateCluster(Box::new(beta))], 1).unwrap();
-    assert_eq!(h.registry.load().by_username("acmeuser").unwrap().id, "beta");
+    assert_eq!(
+        h.registry.load().by_username("acmeuser").unwrap().id,
+        "beta"
+    );
     h.run(&[Command::Destroy { id: "beta".into() }], 2).unwrap();
     let snap = h.registry.load();
     assert!(snap.by_id("beta").is_none());
-    assert_eq!(snap.by_username("acmeuser").unwrap().id, "acme", "given back");
-    assert!(!snap.is_destroyed_username("acmeuser"), "acme's, in its grace");
+    assert_eq!(
+        snap.by_username("acmeuser").unwrap().id,
+        "acme",
+        "given back"
+    );
+    assert!(
+        !snap.is_destroyed_username("acmeuser"),
+        "acme's, in its grace"
+    );
     assert!(snap.by_host("beta-1.us-east-1").is_none());
 }
