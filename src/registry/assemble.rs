@@ -109,6 +109,7 @@ impl Snapshot {
         let cat = &checked.catalog;
         let mut snap = Snapshot {
             by_id: prev.by_id.clone(),
+            ids: prev.ids.clone(),
             by_host: prev.by_host.clone(),
             by_username: prev.by_username.clone(),
             previous_users: prev.previous_users.clone(),
@@ -183,6 +184,7 @@ impl Snapshot {
                 self.by_username.insert(user.clone(), c.clone());
             }
         }
+        self.ids.insert(c.id.clone(), c.clone());
         self.by_id.insert(c.id.clone(), c);
     }
 
@@ -190,6 +192,7 @@ impl Snapshot {
     /// cluster whose it was; returns its view.
     fn remove(&mut self, id: &str) -> Option<Arc<Cluster>> {
         let c = self.by_id.remove(id)?;
+        self.ids.remove(id);
         let host = format!("{}.{}", c.hostname, c.region);
         if self.by_host.get(&host).is_some_and(|x| Arc::ptr_eq(x, &c)) {
             self.by_host.remove(&host);
@@ -227,7 +230,7 @@ impl Snapshot {
     fn bury(&mut self, c: &ClusterRecord) {
         let previous = c.previous.as_ref().map(|p| &p.username);
         for user in std::iter::once(&c.username).chain(previous) {
-            self.destroyed_users.insert(user.clone());
+            self.destroyed_users.insert(user.clone(), ());
         }
     }
 

@@ -33,8 +33,10 @@ pub mod catalog;
 mod checked;
 pub mod diff;
 mod directory;
+mod lookup;
 pub mod requestlog;
 pub mod runtime;
+pub mod samples;
 pub mod seed;
 pub mod state;
 pub use catalog::{Catalog, ClusterRecord, Command, Millis, PlanRecord, Refusal};
@@ -238,12 +240,14 @@ pub struct Snapshot {
     pub route_by_username: bool,
     /// The catalog this snapshot was made from.
     pub catalog: Arc<Catalog>,
-    /// Live clusters by id, by `<hostname>.<region>` and by username (master pair, keys,
-    /// and a rotated-out pair in its grace unless another cluster has it). Persistent
-    /// maps: the next snapshot shares every cluster a change did not touch.
+    /// Live clusters by id (in order), and for the request path by id, by
+    /// `<hostname>.<region>` and by username (master pair, keys, and a rotated-out pair in
+    /// its grace unless another cluster has it). The next snapshot shares every cluster,
+    /// and every lookup shard, a change did not touch.
     by_id: imbl::OrdMap<String, Arc<Cluster>>,
-    by_host: imbl::HashMap<String, Arc<Cluster>>,
-    by_username: imbl::HashMap<String, Arc<Cluster>>,
+    ids: lookup::Lookup<Arc<Cluster>>,
+    by_host: lookup::Lookup<Arc<Cluster>>,
+    by_username: lookup::Lookup<Arc<Cluster>>,
     /// Rotated-out usernames in their grace, and whose they are.
     previous_users: imbl::HashMap<String, String>,
     /// The open search contexts of each shared upstream (carried from one snapshot to the
@@ -251,7 +255,7 @@ pub struct Snapshot {
     contexts: HashMap<SocketAddr, Arc<UpstreamContexts>>,
     /// Usernames of destroyed clusters: one that no live cluster uses meets Cluster Not
     /// Found when a request is routed by it, as at the cluster's host name, not a 401.
-    destroyed_users: imbl::HashSet<String>,
+    destroyed_users: lookup::Lookup<()>,
     /// The named pools, each with the addresses its nodes resolved to (empty: none yet).
     pub pools: Vec<(Arc<PoolSpec>, Vec<SocketAddr>)>,
     /// `[upstream_health]`: the checks of nodes listed by clusters rather than pools.
@@ -331,7 +335,7 @@ impl Snapshot {
 
     /// The cluster with this id.
     pub fn by_id(&self, id: &str) -> Option<&Arc<Cluster>> {
-        self.by_id.get(id)
+        self.ids.get(id)
     }
 
     /// The cluster at `<hostname>.<region>` (lowercase, domain already removed).
@@ -346,7 +350,7 @@ impl Snapshot {
 
     /// Whether `username` was a destroyed cluster's (and is no live cluster's).
     pub fn is_destroyed_username(&self, username: &str) -> bool {
-        self.destroyed_users.contains(username) && !self.by_username.contains_key(username)
+        self.destroyed_users.contains_key(username) && !self.by_username.contains_key(username)
     }
 }
 
