@@ -156,7 +156,7 @@ impl Plane {
         clock: Clock,
         (cat, seq, declared): (Catalog, u64, Declared),
     ) -> Result<Plane, String> {
-        let resolver = Arc::new(Resolver::system());
+        let resolver = Arc::new(Resolver::for_process());
         let by = |u: &str| resolver.resolve(u);
         let checked = compile(&Arc::new(cat), &settings, &by).map_err(|e| e.to_string())?;
         let runtime = Runtime::new(checked.catalog());

@@ -145,6 +145,14 @@ pub struct OldCredentials {
 }
 
 impl Cluster {
+    /// The most shard contexts a scroll or point-in-time open can make its upstream hold
+    /// (what an open reserves before it is forwarded): one per primary shard in use (a
+    /// search of all its indices), at least one, at most its plan's shard capacity.
+    pub fn open_weight(&self) -> u64 {
+        let primaries = self.state.usage().primaries;
+        primaries.clamp(1, self.plan.shards.max(1))
+    }
+
     /// From how many ms a request counts as slow in its request log.
     pub fn slow_request_ms(&self) -> u64 {
         self.record

@@ -212,7 +212,7 @@ impl SharedContexts {
         self.sweep(now);
         let share = self.share(cluster);
         let Some(m) = self.members.get_mut(cluster) else {
-            return Err(refusal(0, 0, weight));
+            return Err(too_many_contexts(0, 0, weight));
         };
         let used = m.used();
         match used.checked_add(weight) {
@@ -220,7 +220,7 @@ impl SharedContexts {
                 m.reserved += weight;
                 Ok(())
             }
-            _ => Err(refusal(share, used, weight)),
+            _ => Err(too_many_contexts(share, used, weight)),
         }
     }
 
@@ -301,7 +301,7 @@ impl SharedContexts {
 
 /// The 429 of an open that does not fit: the cluster's share, what it holds, what the open
 /// needs (Elasticsearch 8's `too_many_scroll_contexts_exception`, with the numbers).
-fn refusal(share: u64, used: u64, weight: u64) -> EdgeError {
+pub fn too_many_contexts(share: u64, used: u64, weight: u64) -> EdgeError {
     EdgeError::Refused {
         status: 429,
         kind: "too_many_scroll_contexts_exception",

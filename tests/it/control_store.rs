@@ -14,8 +14,6 @@ use searchgate::control::store::{
     AuditEntry, AuditQuery, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError,
     UsageSample,
 };
-use searchgate::policy::auth::PasswordHash;
-use searchgate::registry::catalog::Source;
 use searchgate::registry::{samples, ClusterRecord, PlanRecord};
 use serde_json::json;
 
