@@ -72,6 +72,7 @@ fn home() -> TcpStream {
         hub: Arc::new(MetricsHub::default()),
         max_hold: Duration::from_secs(60),
         lease: Duration::from_secs(5),
+        outstanding: Arc::default(),
     };
     std::mem::forget(home::spawn(listener, Arc::new(s)).unwrap());
     handover::connect(addr, &secret, "bench").unwrap()
@@ -84,6 +85,8 @@ fn permit(c: &mut Criterion) {
         cluster: "acme".into(),
         read: true,
         budget_ms: 60_000,
+        index: None,
+        contexts: 0,
     }
     .encode(&mut msg);
     c.bench_function("fleet/permit_round_trip", |b| {

@@ -14,15 +14,22 @@
 //!   (`_shards.total`), or is given back; a continuation restarts its id's keep-alive (or
 //!   follows the new id a point in time got), a 404 drops it.
 //!
+//! In a fleet admitting at homes (issue 27), a request away from its cluster's home counts
+//! nothing here: its reservation travels with its permit request and the rest is told to
+//! the home as [`Held`] messages (`fleet::places`), which the home applies to its ledger
+//! the same way.
+//!
 //! Must not touch: the rules (`tenancy::context_shares`), I/O, the decision.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::errors::EdgeError;
+use crate::fleet::places::Held;
 use crate::policy::decide::Decision;
 use crate::registry::{Cluster, UpstreamContexts};
 use crate::request::classify::ResponseKind;
+use crate::tenancy::context_shares::too_many_contexts;
 use crate::tenancy::contexts::{read_context_request, ContextRequest, DEFAULT_KEEP_ALIVE};
 use crate::tenancy::response::PitOwner;
 use crate::tenancy::{ContextUse, IdKind};
@@ -31,7 +38,8 @@ use crate::tenancy::{ContextUse, IdKind};
 #[derive(Debug)]
 pub(super) struct Counted {
     cluster: Arc<Cluster>,
-    ledger: Arc<UpstreamContexts>,
+    /// Where the contexts are counted: here, or at the cluster's home (`None`).
+    ledger: Option<Arc<UpstreamContexts>>,
     use_: ContextUse,
     req: ContextRequest,
     /// Shard contexts reserved for an open (to be settled exactly once; 0: none).
@@ -47,20 +55,15 @@ pub(super) struct Answered<'a> {
     pub shards: Option<u64>,
 }
 
-/// The most shard contexts an open by `cluster` can make the upstream hold: one per
-/// primary shard of the cluster (a search of all its indices), within its plan.
-fn open_weight(cluster: &Cluster) -> u64 {
-    let primaries = cluster.state.usage().primaries;
-    primaries.clamp(1, cluster.plan.shards.max(1))
-}
-
 impl Counted {
     /// The contexts the request planned by `d` uses, forwarded as `target` with `body`;
-    /// `None` when it uses none. An open reserves its place here (`Err`: 429).
+    /// `None` when it uses none. An open reserves its place here (`Err`: 429), or, `at_home`
+    /// another node, only weighs it (the home reserves it: [`Counted::home_weight`]).
     pub fn reserve(
         d: &Decision<'_, Arc<Cluster>>,
         target: &[u8],
         body: &[u8],
+        at_home: bool,
     ) -> Result<Option<Counted>, EdgeError> {
         let Some(use_) = d.tenant.map(|t| t.plan.contexts) else {
             return Ok(None);
@@ -74,31 +77,57 @@ impl Counted {
         let cluster = d.cluster.clone();
         let mut reserved = 0;
         if matches!(use_, ContextUse::Open(_)) {
-            let weight = open_weight(&cluster);
-            let now = Instant::now();
-            ledger.with(|l| l.reserve(&cluster.id, weight, now))?;
+            let weight = cluster.open_weight();
+            if !at_home {
+                let now = Instant::now();
+                ledger.with(|l| l.reserve(&cluster.id, weight, now))?;
+            }
             reserved = weight;
         }
         Ok(Some(Counted {
             cluster,
-            ledger,
+            ledger: (!at_home).then_some(ledger),
             use_,
             req: read_context_request(target, body),
             reserved,
         }))
     }
 
-    /// The upstream's response head came with `status`.
-    pub fn on_head(&self, status: u16) {
-        if self.use_ == ContextUse::Close && matches!(status, 200 | 404) {
-            let id = &self.cluster.id;
-            self.ledger.with(|l| l.closed(id, &self.req.ids));
+    /// The shard contexts the home reserves for this open (0: none, or counted here).
+    pub fn home_weight(&self) -> u32 {
+        match self.ledger {
+            None => u32::try_from(self.reserved).unwrap_or(u32::MAX),
+            Some(_) => 0,
         }
     }
 
+    /// The 429 of an open the home found beyond the cluster's share (`share`, `used`).
+    pub fn refused_at_home(&self, share: u32, used: u32) -> EdgeError {
+        too_many_contexts(u64::from(share), u64::from(used), self.reserved)
+    }
+
+    /// The upstream's response head came with `status`; what to tell the home first when
+    /// it counts the contexts.
+    pub fn on_head(&self, status: u16) -> Option<Held> {
+        if self.use_ == ContextUse::Close && matches!(status, 200 | 404) {
+            let id = &self.cluster.id;
+            match &self.ledger {
+                Some(l) => l.with(|l| l.closed(id, &self.req.ids)),
+                None => {
+                    let ids = self.req.ids.clone();
+                    return Some(Held::Closed { ids });
+                }
+            }
+        }
+        None
+    }
+
     /// The exchange ended with `status` (the upstream's, or the edge's own refusal), the
-    /// response having said `answered`.
-    pub fn settle(mut self, status: u16, answered: &Answered<'_>) {
+    /// response having said `answered`; what to tell the home when it counts the contexts.
+    pub fn settle(mut self, status: u16, answered: &Answered<'_>) -> Option<Held> {
+        let Some(ledger) = self.ledger.take() else {
+            return self.told(status, answered);
+        };
         let now = Instant::now();
         let (req, use_, id) = (&self.req, self.use_, self.cluster.id.as_str());
         let first = |kind: Option<IdKind>| {
@@ -109,7 +138,7 @@ impl Counted {
                 .map(|(_, id)| id.as_str())
         };
         let reserved = std::mem::take(&mut self.reserved);
-        self.ledger.with(|l| match use_ {
+        ledger.with(|l| match use_ {
             ContextUse::Open(kind) => {
                 let opened = (200..300)
                     .contains(&status)
@@ -125,6 +154,36 @@ impl Counted {
             ContextUse::Continue if status == 404 => l.closed(id, &req.ids),
             _ => {}
         });
+        None
+    }
+
+    /// What the home is told of the exchange [`Counted::settle`] ends.
+    fn told(&self, status: u16, answered: &Answered<'_>) -> Option<Held> {
+        let ok = (200..300).contains(&status);
+        let first = |kind: Option<IdKind>| {
+            answered
+                .sealed
+                .iter()
+                .find(|(k, _)| kind.is_none_or(|want| *k == want))
+                .map(|(_, id)| id.clone())
+        };
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        match self.use_ {
+            ContextUse::Open(kind) => Some(Held::Opened {
+                id: ok.then(|| first(Some(kind))).flatten(),
+                shards: answered.shards,
+                keep_alive_ms: ms(self.req.keep_alive.unwrap_or(DEFAULT_KEEP_ALIVE)),
+            }),
+            ContextUse::Continue if status == 200 => Some(Held::Continued {
+                sent: self.req.ids.clone(),
+                got: first(None),
+                keep_alive_ms: self.req.keep_alive.map(ms),
+            }),
+            ContextUse::Continue if status == 404 => Some(Held::Closed {
+                ids: self.req.ids.clone(),
+            }),
+            _ => None,
+        }
     }
 }
 
@@ -155,10 +214,10 @@ impl Drop for Counted {
     /// An exchange dropped before it settled (its task ended, or panicked) gives its
     /// reservation back.
     fn drop(&mut self) {
-        if self.reserved > 0 {
+        // Away from home the home gives it back when the permit ends.
+        if let (true, Some(ledger)) = (self.reserved > 0, &self.ledger) {
             let (id, reserved, now) = (&self.cluster.id, self.reserved, Instant::now());
-            self.ledger
-                .with(|l| l.opened(id, reserved, None, DEFAULT_KEEP_ALIVE, now));
+            ledger.with(|l| l.opened(id, reserved, None, DEFAULT_KEEP_ALIVE, now));
         }
     }
 }

@@ -150,6 +150,11 @@ pub struct Core {
     /// Retries this core may still make (a share of its requests).
     retries: RefCell<RetryBudget>,
     pub shutdown: Signal,
+    /// Rung (and replaced) by housekeeping when the health checks took any node down:
+    /// requests waiting for a node's answer look whether it was theirs.
+    node_down: RefCell<Rc<Signal>>,
+    /// The book's count of nodes taken down, as housekeeping last saw it.
+    downs_seen: Cell<u64>,
     /// Whitelisted indices this core created or found existing, and when (see `precreate`).
     known_indices: RefCell<HashMap<Vec<u8>, Instant>>,
     /// A request asked the worker itself to panic (test hooks only, see `faults`).
@@ -160,6 +165,7 @@ impl Core {
     /// A core's state over `shared`.
     pub fn new(shared: Arc<Shared>) -> std::io::Result<Core> {
         let log = AccessLog::open(shared.access_log.as_deref())?;
+        let shared_downs = shared.nodes.downs();
         let snapshot = RefCell::new(Rc::new(shared.registry.load()));
         let limits = &shared.limits;
         let pool = Pool::new(
@@ -179,6 +185,8 @@ impl Core {
             rng: Cell::new(seed()),
             retries: RefCell::new(RetryBudget::new(RETRY_PERCENT, RETRY_BURST)),
             shutdown: Signal::default(),
+            node_down: RefCell::new(Rc::new(Signal::default())),
+            downs_seen: Cell::new(shared_downs),
             known_indices: RefCell::new(HashMap::new()),
             crash_requested: Cell::new(false),
         })
@@ -194,6 +202,12 @@ impl Core {
             *cached = Rc::new(self.shared.registry.load());
         }
         cached.clone()
+    }
+
+    /// The bell housekeeping rings when the health checks took some node down (once a
+    /// second at most); wait on it again after it rang.
+    pub fn node_down_bell(&self) -> Rc<Signal> {
+        self.node_down.borrow().clone()
     }
 
     /// A pooled buffer of at least `CLIENT_BUF` bytes, empty.
@@ -267,7 +281,7 @@ impl Core {
     }
 
     /// Core-local housekeeping, about once a second: fold metrics, flush the log, drop
-    /// stale pooled connections, notice shutdown.
+    /// stale pooled connections, ring the node-down bell, notice shutdown.
     pub fn housekeeping(&self, now: Instant) {
         if self.crash_requested.get() {
             panic!("injected worker panic (test hook, [debug] panic_hooks)");
@@ -278,6 +292,11 @@ impl Core {
         drop(metrics);
         self.log.borrow_mut().flush();
         self.pool.sweep(now);
+        let downs = self.shared.nodes.downs();
+        if self.downs_seen.replace(downs) != downs {
+            let rung = self.node_down.replace(Rc::new(Signal::default()));
+            rung.fire();
+        }
         if self.shared.draining() {
             self.shutdown.fire();
         }

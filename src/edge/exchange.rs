@@ -42,17 +42,18 @@ use super::send::Sending;
 use super::upstream::UpstreamConn;
 use crate::errors::EdgeError;
 use crate::fleet::membership::Home;
+use crate::fleet::places::Held;
 use crate::fleet::wire::{Acquire, Verdict};
 use crate::nodes::Passive;
 use crate::policy::admit::{Admission, Permit};
 use crate::policy::decide::{created_index, BodyPlan, Decision, Reservation, Targets};
 use crate::policy::keys::{check_body, BodyRefusal};
-use crate::policy::shards::{create_index_shards, ShardDefaults};
+use crate::policy::shards::{create_index_shards, IndexShards, ShardDefaults};
 use crate::proto::{Framing, ResponseHead};
 use crate::registry::{Cluster, ShardReservation};
 use crate::request::classify::Class;
 use crate::request::waits;
-use crate::tenancy::IdKind;
+use crate::tenancy::{ContextUse, IdKind};
 
 /// How long the edge looks for an upstream's early answer after it stopped reading a body.
 const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(1);
@@ -81,6 +82,15 @@ struct Exchange<'a, 'd, T> {
     sealed: Vec<(IdKind, String)>,
     /// The shards the upstream said it searched (`_shards.total`), when the filter read it.
     shards_total: Option<u64>,
+    /// In a fleet, where the cluster's home was when the request began counting places
+    /// (an index's shards, an open's contexts): `Some(None)` here, `Some(Some(peer))`
+    /// another node, which counts them (issue 27); `None`: it counts none.
+    pinned: Option<Option<SocketAddr>>,
+    /// The shards of an index created away from home (reserved by the home).
+    home_index: Option<IndexShards>,
+    /// The request's permit while its exchange runs (kept after it when the home must
+    /// still be told what the request did with its places).
+    slot: Option<Slot>,
 }
 
 /// Why a queued request did not get a slot, and how long it waited (µs; `None`: it was
@@ -110,6 +120,9 @@ pub(super) async fn run<T: Transport>(
         contexts: None,
         sealed: Vec::new(),
         shards_total: None,
+        pinned: None,
+        home_index: None,
+        slot: None,
     };
     let reserved: Option<ShardReservation<'_>> = match x.prepare().await {
         Ok(n) => n,
@@ -117,18 +130,29 @@ pub(super) async fn run<T: Transport>(
         Err(fail) => return x.client.fail(fail).await,
     };
     let outcome = x.admitted().await;
+    let mut tell = Vec::new();
     if let Some(counted) = x.contexts.take() {
         let answered = Answered {
             sealed: &x.sealed,
             shards: x.shards_total,
         };
-        counted.settle(outcome.status, &answered);
+        tell.extend(counted.settle(outcome.status, &answered));
     }
+    // The real name of the index (the ledger matches it with metering's).
+    let ok = (200..300).contains(&outcome.status);
+    let name = created_index(&x.targets.target);
     if let Some(reserved) = reserved {
-        // The real name of the index (the ledger matches it with metering's).
-        let ok = (200..300).contains(&outcome.status);
-        reserved.finish(created_index(&x.targets.target), ok);
+        reserved.finish(name, ok);
+    } else if x.home_index.is_some() {
+        tell.push(Held::Finished {
+            name: name.to_vec(),
+            created: ok,
+        });
     }
+    for held in &tell {
+        x.tell_home(held).await;
+    }
+    x.slot = None;
     outcome
 }
 
@@ -139,6 +163,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
     /// (429). A compressed body the edge reads is inflated first. Returns the shards
     /// reserved, held until the answer (released on drop).
     async fn prepare(&mut self) -> Result<Option<ShardReservation<'d>>, SendFail> {
+        self.pin_home()?;
         if let Some(coding) = self.d.inflate {
             let limit = self.client.core.shared.limits.max_body;
             buffered::inflate_body(self.client, self.deadline, limit, coding).await?;
@@ -146,8 +171,49 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         self.check_key_body().await?;
         let shards = self.read_whole_body().await?;
         let body = self.client.buffered_body().unwrap_or_default();
-        self.contexts = Counted::reserve(self.d, &self.targets.target, body)?;
+        let at_home = matches!(self.pinned, Some(Some(_)));
+        self.contexts = Counted::reserve(self.d, &self.targets.target, body, at_home)?;
         Ok(shards)
+    }
+
+    /// In a fleet, a request that counts places besides its permit (an index creation's
+    /// shards, a scroll or point in time's contexts) fixes where they are counted now: here
+    /// when this node is the cluster's home, else at the home, with its permit (503 when no
+    /// node can admit the cluster now).
+    fn pin_home(&mut self) -> Result<(), SendFail> {
+        let core = self.client.core.clone();
+        let Some(hook) = core.shared.fleet.as_deref() else {
+            return Ok(());
+        };
+        let contexts = self
+            .d
+            .tenant
+            .as_ref()
+            .is_some_and(|t| t.plan.contexts != ContextUse::None);
+        let counts = self.d.reserve == Reservation::CreateIndex
+            || (contexts && self.d.cluster.contexts.is_some());
+        if counts {
+            match self.away(hook) {
+                Ok(home) => self.pinned = Some(home),
+                Err(Refusal::Error(e, _)) => return Err(SendFail::Refuse(e)),
+                Err(Refusal::Gone(_)) => {
+                    return Err(SendFail::Refuse(EdgeError::ServiceUnavailable(
+                        "the cluster's home node cannot admit requests now",
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells the cluster's home `held` on the permit the request holds from it (nothing
+    /// when the permit is this node's own); the home's answer.
+    async fn tell_home(&mut self, held: &Held) -> Option<Verdict> {
+        let Some(Slot::Remote(p)) = self.slot.as_mut() else {
+            return None;
+        };
+        let until = Instant::now() + self.client.core.shared.limits.connect_timeout;
+        p.tell(&mut self.client.timer, held, until).await
     }
 
     /// A key limited to indices sent a body that may name indices (`Decision::key_body`):
@@ -227,6 +293,11 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             _ => 0,
         };
         let asked = create_index_shards(buffered::body(self.client, len), ShardDefaults::ES7)?;
+        if matches!(self.pinned, Some(Some(_))) {
+            // The home reserves them with the permit.
+            self.home_index = Some(asked);
+            return Ok(None);
+        }
         let cluster: &'d Arc<Cluster> = self.d.cluster;
         let plan = &cluster.plan;
         match cluster.state.reserve_index(asked, plan.shards) {
@@ -269,16 +340,24 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
     async fn wait_for_slot(&mut self) -> Result<(Slot, Option<u64>), Refusal> {
         let core = self.client.core.clone();
         if let Some(hook) = core.shared.fleet.as_deref() {
-            if let Some(peer) = self.away(hook)? {
+            let home = match self.pinned {
+                Some(home) => home,
+                None => self.away(hook)?,
+            };
+            if let Some(peer) = home {
                 return self.remote_slot(hook, peer).await;
             }
         }
         let (p, waited) = self.local_slot().await?;
         if let Some(hook) = core.shared.fleet.as_deref() {
             // Handed to a new home while this one waited: the permit goes back unused
-            // (the handover counts what is in flight after it marked the cluster).
+            // (the handover counts what is in flight after it marked the cluster). Places
+            // counted here are not counted again at the new home: 503.
             if let Some(peer) = self.away(hook)? {
                 drop(p);
+                if self.pinned.is_some() {
+                    return Err(self.unavailable());
+                }
                 return self.remote_slot(hook, peer).await;
             }
         }
@@ -300,12 +379,15 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
     }
 
     fn unavailable(&self) -> Refusal {
+        Refusal::Error(self.unavailable_error(), None)
+    }
+
+    fn unavailable_error(&self) -> EdgeError {
         let peers = &self.client.core.shared.metrics.fleet.peers;
         peers
             .unavailable
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let e = EdgeError::ServiceUnavailable("the cluster's home node cannot admit requests now");
-        Refusal::Error(e, None)
+        EdgeError::ServiceUnavailable("the cluster's home node cannot admit requests now")
     }
 
     /// A permit from home `home` (issue 27): the home decides as [`Self::local_slot`] does
@@ -320,10 +402,13 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         let (_, limit) = cluster.allowance_for(read);
         let start = Instant::now();
         let budget = self.deadline.saturating_duration_since(start).as_millis();
+        let contexts = self.contexts.as_ref().map_or(0, Counted::home_weight);
         let acquire = Acquire {
             cluster: cluster.id.clone(),
             read,
             budget_ms: u32::try_from(budget).unwrap_or(u32::MAX),
+            index: self.home_index,
+            contexts,
         };
         let client = &mut *self.client;
         let io = &client.io;
@@ -335,7 +420,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             gone: &gone,
             connect_timeout: client.core.shared.limits.connect_timeout,
         };
-        let got = peer::acquire(asking, hook, home, &acquire, self.deadline).await;
+        let got = peer::acquire(asking, hook, home, &acquire, limit, self.deadline).await;
         let waited_us = start.elapsed().as_micros() as u64;
         let waited = Some(waited_us);
         let e = match got {
@@ -347,6 +432,16 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             Err(Refused::Verdict(Verdict::Deadline | Verdict::Granted)) => {
                 EdgeError::GatewayTimeout(self.client.core.shared.limits.deadline.as_secs())
             }
+            Err(Refused::Verdict(Verdict::ShardCapacity { in_use })) => EdgeError::ShardCapacity {
+                plan: cluster.plan.name.clone(),
+                capacity: cluster.plan.shards,
+                in_use: u64::from(in_use),
+                asked: self.home_index.map_or(0, IndexShards::total),
+            },
+            Err(Refused::Verdict(Verdict::Contexts { share, used })) => match &self.contexts {
+                Some(c) => c.refused_at_home(share, used),
+                None => self.unavailable_error(),
+            },
             Err(Refused::Verdict(Verdict::Full {
                 concurrency,
                 queue_size,
@@ -415,6 +510,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
     /// Sends the request (retrying once when allowed) and relays the response.
     async fn forward(&mut self, permit: Slot) -> Outcome {
         faults::inject(self.client.hook, Point::Slot);
+        self.slot = Some(permit);
         if !self.client.send_continue().await {
             return Outcome::gone();
         }
@@ -422,8 +518,13 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             let prefix = self.d.tenant.as_ref().map(|t| &t.prefix);
             let name = &self.targets.auto_create;
             let core = &self.client.core;
+            let ledger = match self.slot.as_mut() {
+                Some(Slot::Remote(p)) => precreate::Ledger::Home(p, &mut self.client.timer),
+                _ => precreate::Ledger::Here,
+            };
             let made =
-                precreate::ensure_index(core, self.d.cluster, prefix, name, self.deadline).await;
+                precreate::ensure_index(core, self.d.cluster, prefix, name, self.deadline, ledger)
+                    .await;
             if let Err(fail) = made {
                 return self.client.fail(fail).await;
             }
@@ -446,7 +547,12 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             },
             done => done,
         };
-        drop(permit);
+        // The permit goes back as the exchange ends, unless the home must still be told
+        // what the request did with its places ([`run`] then gives it back).
+        let tells = self.contexts.is_some() || self.home_index.is_some();
+        if !(tells && matches!(self.slot, Some(Slot::Remote(_)))) {
+            self.slot = None;
+        }
         match outcome {
             Tried::Done(o) => o,
             // A second try never asks for a third (`RetryFacts::first`).
@@ -512,7 +618,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         self.client.rewind_body();
         let sent = self.send(&mut up).await;
         self.client.end_body_reads(); // the next request head is read as soon as any byte comes
-        let body_bytes = match self.response_head(&mut up, sent, facts).await {
+        let body_bytes = match self.response_head(&mut up, sent, facts, addr).await {
             Ok(n) => n,
             Err(tried) => {
                 if !up.reused {
@@ -522,8 +628,13 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             }
         };
         self.report(addr, passive_of(self.scratch.rhead.status));
-        if let Some(c) = &self.contexts {
-            c.on_head(self.scratch.rhead.status);
+        if let Some(held) = self
+            .contexts
+            .as_ref()
+            .and_then(|c| c.on_head(self.scratch.rhead.status))
+        {
+            // Out of the home's count before the client hears of it.
+            self.tell_home(&held).await;
         }
         let (o, reusable) = self.relay(&mut up).await;
         if reusable {
@@ -543,6 +654,7 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         up: &mut UpstreamConn,
         sent: Result<u64, SendFail>,
         facts: RetryFacts,
+        addr: SocketAddr,
     ) -> Result<u64, Tried> {
         let method = self.client.method();
         let rhead = &mut self.scratch.rhead;
@@ -571,33 +683,57 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
                 Ok(self.client.bytes_past_head())
             }
             Err(fail) => Err(Tried::Done(self.client.fail(fail).await)),
-            Ok(n) => match up
-                .read_head(
-                    rhead,
-                    method,
-                    &mut self.client.timer,
-                    self.deadline,
-                    &|| self.client.io.peer_closed(),
-                )
-                .await
-            {
+            Ok(n) => match self.head_unless_down(up, addr).await {
                 Ok(()) => Ok(n),
-                Err(HeadFail::NoBytes) => match retry_allowed(Unanswered::NoAnswer, facts) {
-                    Some(to) => Err(Tried::Retry(Retry {
-                        to,
-                        failed: Unanswered::NoAnswer,
-                    })),
-                    None => {
-                        let e = HeadFail::NoBytes
-                            .answer(self.client.core.shared.limits.deadline.as_secs());
-                        Err(Tried::Done(self.client.fail(e).await))
+                Err(f @ (HeadFail::NoBytes | HeadFail::NodeDown)) => {
+                    let failed = match f {
+                        HeadFail::NodeDown => Unanswered::NodeDown,
+                        _ => Unanswered::NoAnswer,
+                    };
+                    match retry_allowed(failed, facts) {
+                        Some(to) => Err(Tried::Retry(Retry { to, failed })),
+                        None => {
+                            let e = f.answer(self.client.core.shared.limits.deadline.as_secs());
+                            Err(Tried::Done(self.client.fail(e).await))
+                        }
                     }
-                },
+                }
                 Err(f) => {
                     let e = f.answer(self.client.core.shared.limits.deadline.as_secs());
                     Err(Tried::Done(self.client.fail(e).await))
                 }
             },
+        }
+    }
+
+    /// The response head from `addr` into `scratch.rhead`, given up on (`NodeDown`) when
+    /// the node's health checks take it down meanwhile: a node that accepts and never
+    /// answers costs its requests one check timeout, not the whole deadline, and frees
+    /// their slots. A node already down when chosen (every node was) is waited for.
+    async fn head_unless_down(
+        &mut self,
+        up: &mut UpstreamConn,
+        addr: SocketAddr,
+    ) -> Result<(), HeadFail> {
+        let core = self.client.core.clone();
+        let node = core.shared.nodes.node(addr);
+        let downs = node.as_ref().map_or(0, |n| n.downs());
+        let method = self.client.method();
+        let rhead = &mut self.scratch.rhead;
+        let client = &mut *self.client;
+        let (timer, io) = (&mut client.timer, &client.io);
+        let gone = || io.peer_closed();
+        let mut read = std::pin::pin!(up.read_head(rhead, method, timer, self.deadline, &gone));
+        loop {
+            let bell = core.node_down_bell();
+            monoio::select! {
+                r = &mut read => return r,
+                _ = bell.wait() => {
+                    if node.as_ref().is_some_and(|n| n.downs() != downs) {
+                        return Err(HeadFail::NodeDown);
+                    }
+                }
+            }
         }
     }
 
@@ -613,6 +749,10 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             out: &mut self.scratch.up_out,
             out_start: 0,
             deadline: self.deadline,
+            home: match self.slot.as_mut() {
+                Some(Slot::Remote(p)) => Some(p),
+                _ => None,
+            },
         };
         sending
             .send(&mut filter, self.d, &self.targets.target)

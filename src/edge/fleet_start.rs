@@ -16,6 +16,7 @@ use crate::fleet::beat::{self, Beat, BeatSettings};
 use crate::fleet::handover::Asker;
 use crate::fleet::home::{self, HomeSettings, PeerListener};
 use crate::fleet::membership::Membership;
+use crate::fleet::outstanding::Outstanding;
 use crate::fleet::wire::PeerSecret;
 use crate::metrics::MetricsHub;
 use crate::registry::Registry;
@@ -57,6 +58,7 @@ pub fn start(
         .map_err(|e| format!("fleet.peer_listen: {e}"))?;
     let membership = Arc::new(Membership::new(me.clone()));
     let secret = PeerSecret::of(key.subkey(PEER_SECRET_CONTEXT));
+    let outstanding = Arc::new(Outstanding::default());
     let settings = HomeSettings {
         secret: secret.clone(),
         registry: registry.clone(),
@@ -64,6 +66,7 @@ pub fn start(
         hub: hub.clone(),
         max_hold: config.edge.deadline.0 + Duration::from_secs(5),
         lease: config.fleet.lease.0,
+        outstanding: outstanding.clone(),
     };
     let listener = home::spawn(listener, Arc::new(settings))
         .map_err(|e| format!("fleet peer listener thread: {e}"))?;
@@ -81,6 +84,7 @@ pub fn start(
             peer: bound,
             max_hold: config.edge.deadline.0 + Duration::from_secs(5),
             membership: membership.clone(),
+            outstanding: outstanding.clone(),
         },
     };
     let beat = beat::spawn(open, membership.clone(), s)
@@ -100,6 +104,7 @@ pub fn start(
         membership,
         secret,
         me,
+        outstanding,
     });
     Ok(FleetParts {
         hook,

@@ -77,6 +77,8 @@ pub(super) enum HeadFail {
     /// The client went away meanwhile: nobody to answer (the upstream connection is
     /// dropped, which ends the upstream's work).
     ClientGone,
+    /// The node's health checks took it down while this waited for its answer.
+    NodeDown,
 }
 
 impl HeadFail {
@@ -88,6 +90,7 @@ impl HeadFail {
             }
             HeadFail::Bad(why) => EdgeError::BadGateway(why),
             HeadFail::Deadline => EdgeError::GatewayTimeout(deadline_secs),
+            HeadFail::NodeDown => Unanswered::NodeDown.error(),
             HeadFail::ClientGone => return SendFail::Client,
         })
     }
@@ -119,6 +122,10 @@ pub(super) enum Unanswered {
     /// The whole request was written and the connection closed without an answer: the
     /// upstream may have carried it out before closing.
     NoAnswer,
+    /// The whole request was written, and the node's health checks took it down before
+    /// it answered (a node that accepts and never answers): given up on, and the
+    /// connection closed. The node may have carried it out.
+    NodeDown,
 }
 
 impl Unanswered {
@@ -128,6 +135,7 @@ impl Unanswered {
             Unanswered::NotConnected => RetryReason::Connect,
             Unanswered::NotSent => RetryReason::NotSent,
             Unanswered::NoAnswer => RetryReason::NoAnswer,
+            Unanswered::NodeDown => RetryReason::NodeDown,
         }
     }
 
@@ -139,6 +147,9 @@ impl Unanswered {
             }
             Unanswered::NotSent | Unanswered::NoAnswer => {
                 EdgeError::BadGateway("the search engine closed the connection without answering")
+            }
+            Unanswered::NodeDown => {
+                EdgeError::BadGateway("the search engine node stopped answering before it answered")
             }
         }
     }
@@ -180,7 +191,8 @@ pub(super) struct RetryFacts {
 /// `proxy_next_upstream` without `non_idempotent`, for the same reason). A connection that
 /// could not be made carried nothing: any request goes to another node. A request that
 /// failed on a fresh connection while being written is not retried (the node may have
-/// started on it).
+/// started on it). A read given up on because its node went down goes to another node,
+/// whatever connection it had.
 pub(super) fn retry_allowed(failed: Unanswered, f: RetryFacts) -> Option<Where> {
     if !f.first {
         return None;
@@ -194,6 +206,7 @@ pub(super) fn retry_allowed(failed: Unanswered, f: RetryFacts) -> Option<Where> 
         Unanswered::NotConnected => return Some(Where::OtherNode),
         Unanswered::NotSent => f.reused && f.replayable,
         Unanswered::NoAnswer => f.replayable && f.read,
+        Unanswered::NodeDown => return (f.replayable && f.read).then_some(Where::OtherNode),
     };
     allowed.then_some(to)
 }
@@ -230,6 +243,12 @@ mod tests {
                 Some(OtherNode),
             ),
             (NotConnected, facts(false, false, true, true), None),
+            (NodeDown, facts(true, true, true, true), Some(OtherNode)),
+            (NodeDown, facts(true, false, true, true), Some(OtherNode)),
+            (NodeDown, facts(true, false, true, false), None),
+            (NodeDown, facts(true, true, true, false), None),
+            (NodeDown, facts(true, false, false, true), None),
+            (NodeDown, facts(false, false, true, true), None),
         ];
         for (failed, f, want) in table {
             assert_eq!(retry_allowed(failed, f), want, "{failed:?} {f:?}");

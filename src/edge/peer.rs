@@ -25,9 +25,11 @@ use monoio::net::TcpStream;
 
 use super::timer::Timer;
 use crate::fleet::membership::Membership;
+use crate::fleet::outstanding::{Counted, Outstanding};
+use crate::fleet::places::{Held, ACK};
 use crate::fleet::wire::{self, Acquire, PeerSecret, Verdict, CHALLENGE, NONCE, RELEASE, VERDICT};
 use crate::metrics::MetricsHub;
-use crate::policy::admit::Permit;
+use crate::policy::admit::{Limit, Permit};
 
 /// How often a waiting acquire looks whether the client went away.
 const SLICE: Duration = Duration::from_millis(50);
@@ -42,6 +44,8 @@ pub struct FleetHook {
     pub membership: Arc<Membership>,
     pub secret: PeerSecret,
     pub me: String,
+    /// The remote permits this node's requests hold (`fleet::outstanding`).
+    pub outstanding: Arc<Outstanding>,
 }
 
 /// A core's idle peer connections, by home.
@@ -86,6 +90,41 @@ pub struct RemotePermit {
     tcp: Option<TcpStream>,
     home: SocketAddr,
     pool: Rc<PeerPool>,
+    /// Counted among the node's remote permits until the exchange ends (a new home that
+    /// takes the cluster over from a departed home counts it, `fleet::orphans`).
+    _counted: Counted,
+}
+
+impl RemotePermit {
+    /// Tells the home what the request did with the places it counts (`fleet::places`) and
+    /// waits, until `until`, for the home's answer: an ack, or a reservation's verdict.
+    /// `None` when the connection failed: the permit and what it held at the home are
+    /// gone (the home gave them back).
+    pub async fn tell(
+        &mut self,
+        timer: &mut Timer,
+        held: &Held,
+        until: Instant,
+    ) -> Option<Verdict> {
+        let mut tcp = self.tcp.take()?;
+        let reserve = matches!(held, Held::ReserveIndex(_));
+        let (res, _) = timer.run(until, tcp.write_all(held.encode())).await?;
+        res.ok()?;
+        let len = if reserve { VERDICT } else { 1 };
+        let (res, buf) = timer.run(until, tcp.read_exact(vec![0u8; len])).await?;
+        res.ok()?;
+        let answer = if reserve {
+            let mut b = [0u8; VERDICT];
+            b.copy_from_slice(&buf);
+            Verdict::parse(&b).ok()?
+        } else if buf[0] == ACK {
+            Verdict::Granted
+        } else {
+            return None;
+        };
+        self.tcp = Some(tcp);
+        Some(answer)
+    }
 }
 
 impl Drop for RemotePermit {
@@ -127,13 +166,14 @@ pub struct Asking<'a> {
     pub connect_timeout: Duration,
 }
 
-/// Asks home `home` for a permit of `acquire`'s allowance, until `deadline` (and a
-/// moment for the home's own deadline verdict to arrive).
+/// Asks home `home` for a permit of `acquire`'s allowance (`limit`), until `deadline`
+/// (and a moment for the home's own deadline verdict to arrive).
 pub async fn acquire(
     a: Asking<'_>,
     hook: &FleetHook,
     home: SocketAddr,
     acquire: &Acquire,
+    limit: Limit,
     deadline: Instant,
 ) -> Result<RemotePermit, Refused> {
     let Asking {
@@ -174,6 +214,7 @@ pub async fn acquire(
                     tcp: Some(tcp),
                     home,
                     pool: pool.clone(),
+                    _counted: hook.outstanding.hold(&acquire.cluster, home, limit),
                 });
             }
             Ok((tcp, v)) => {

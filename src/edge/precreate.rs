@@ -18,9 +18,12 @@ use std::time::Instant;
 
 use super::core::Core;
 use super::outcome::SendFail;
+use super::peer::RemotePermit;
 use super::tcp::write_tcp;
 use super::timer::Timer;
 use crate::errors::EdgeError;
+use crate::fleet::places::Held;
+use crate::fleet::wire::Verdict;
 use crate::policy::shards::{IndexShards, ShardDefaults};
 use crate::proto::{BodyCursor, Method, ResponseHead, Step};
 use crate::registry::Cluster;
@@ -30,14 +33,24 @@ use crate::tenancy::{self, Prefix};
 /// Largest upstream answer to an index creation the edge reads.
 const SMALL_ANSWER: u64 = 64 * 1024;
 
+/// Where the shards of an index the edge creates are counted.
+pub(super) enum Ledger<'a> {
+    /// In this node's ledger of the cluster.
+    Here,
+    /// At the cluster's home (issue 27), through the permit the request holds from it.
+    Home(&'a mut RemotePermit, &'a mut Timer),
+}
+
 /// Makes sure the whitelisted index `name` (as the client named it) exists upstream,
-/// creating it when this core has not seen it recently; `prefix`: the tenant's namespace.
+/// creating it when this core has not seen it recently; `prefix`: the tenant's namespace;
+/// its shards counted in `ledger`.
 pub(super) async fn ensure_index(
     core: &Core,
     cluster: &Cluster,
     prefix: Option<&Prefix>,
     name: &[u8],
     deadline: Instant,
+    mut ledger: Ledger<'_>,
 ) -> Result<(), SendFail> {
     let mut path = Vec::with_capacity(64);
     match prefix {
@@ -56,15 +69,35 @@ pub(super) async fn ensure_index(
         replicas: d.replicas,
     };
     let plan = &cluster.plan;
-    let reserved = cluster
-        .state
-        .reserve_index(asked, plan.shards)
-        .map_err(|in_use| EdgeError::ShardCapacity {
-            plan: plan.name.clone(),
-            capacity: plan.shards,
-            in_use,
-            asked: asked.total(),
-        })?;
+    let refused = |in_use| EdgeError::ShardCapacity {
+        plan: plan.name.clone(),
+        capacity: plan.shards,
+        in_use,
+        asked: asked.total(),
+    };
+    let reserved = match &mut ledger {
+        Ledger::Here => Some(
+            cluster
+                .state
+                .reserve_index(asked, plan.shards)
+                .map_err(refused)?,
+        ),
+        Ledger::Home(permit, timer) => {
+            let until = deadline.min(Instant::now() + core.shared.limits.connect_timeout);
+            match permit.tell(timer, &Held::ReserveIndex(asked), until).await {
+                Some(Verdict::Granted) => None,
+                Some(Verdict::ShardCapacity { in_use }) => {
+                    return Err(refused(u64::from(in_use)).into())
+                }
+                _ => {
+                    let e = EdgeError::ServiceUnavailable(
+                        "the cluster's home node cannot admit requests now",
+                    );
+                    return Err(e.into());
+                }
+            }
+        }
+    };
     let mut req = Vec::with_capacity(128);
     req.extend_from_slice(b"PUT ");
     req.extend_from_slice(&path);
@@ -76,7 +109,18 @@ pub(super) async fn ensure_index(
     };
     let answer = fetch(core, addr, req, Method::Put, deadline).await;
     let created = matches!(answer, Ok((200..=299, _)));
-    reserved.finish(&path[1..], created);
+    match (reserved, ledger) {
+        (Some(r), _) => r.finish(&path[1..], created),
+        (None, Ledger::Home(permit, timer)) => {
+            let until = Instant::now() + core.shared.limits.connect_timeout;
+            let done = Held::Finished {
+                name: path[1..].to_vec(),
+                created,
+            };
+            permit.tell(timer, &done, until).await;
+        }
+        (None, Ledger::Here) => {}
+    }
     let exists = match &answer {
         Ok((200..=299, _)) => true,
         // An alias of that name: the write goes through it (to its write index, or is

@@ -16,6 +16,7 @@ use super::client::Client;
 use super::filter::RequestFilter;
 use super::io::Transport;
 use super::outcome::SendFail;
+use super::peer::RemotePermit;
 use super::precreate;
 use super::tcp::write_tcp;
 use super::upstream::UpstreamConn;
@@ -45,6 +46,9 @@ pub(super) struct Sending<'a, T> {
     /// a chunk written in place, see `proto::push_chunk_with`).
     pub out_start: usize,
     pub deadline: Instant,
+    /// The permit the request holds from its cluster's home, when it is away from home:
+    /// the shards of indices created on the way are counted there (issue 27).
+    pub home: Option<&'a mut RemotePermit>,
 }
 
 impl<T: Transport> Sending<'_, T> {
@@ -113,7 +117,12 @@ impl<T: Transport> Sending<'_, T> {
             while let Some(name) = filter.new_index() {
                 let prefix = d.tenant.as_ref().map(|t| &t.prefix);
                 let core = &self.client.core;
-                precreate::ensure_index(core, d.cluster, prefix, &name, self.deadline).await?;
+                let ledger = match self.home.as_deref_mut() {
+                    Some(p) => precreate::Ledger::Home(p, &mut self.client.timer),
+                    None => precreate::Ledger::Here,
+                };
+                precreate::ensure_index(core, d.cluster, prefix, &name, self.deadline, ledger)
+                    .await?;
             }
         } else {
             // Forwarded as it is (a filter that does not rewrite appends nothing).

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use super::handover::{self, Asker, Charges};
 use super::membership::{margin, Home, Member, Membership, View};
+use super::orphans;
 use crate::control::store::{NodeRow, Store};
 use crate::metrics::MetricsHub;
 use crate::registry::Registry;
@@ -138,28 +139,27 @@ pub fn spawn(
     Ok(Beat { stop, handle })
 }
 
-/// Waits until no permit of any cluster is out here (the edge's deadline at most).
+/// Waits until no permit of any cluster is out here (the edge's deadline at most), woken
+/// each time a permit is released (`policy::admit::bell`).
 fn drain(s: &BeatSettings) {
     let end = Instant::now() + s.asker.max_hold;
-    while Instant::now() < end {
+    crate::policy::admit::bell::wait_until(end, || {
         let snap = s.registry.load();
-        let busy = snap.clusters().iter().any(|c| {
+        let busy = snap.clusters().any(|c| {
             crate::policy::admit::Limit::ALL
                 .iter()
                 .any(|l| c.lanes.get(*l, &c.allowance).in_flight() > 0)
         });
-        if !busy {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+        !busy
+    });
 }
 
 /// Before `next` is published: the clusters this node becomes home of from a live node
-/// are charged in full and asked for (see [`super::handover`]).
+/// are charged in full and asked for (see [`super::handover`]); those whose home left
+/// are charged in full until the permits it granted end ([`super::orphans`]).
 fn take_over(prev: &View, next: &View, s: &BeatSettings) {
     let snap = s.registry.load();
-    let ids = snap.clusters().iter().map(|c| c.id.as_str());
+    let ids = snap.clusters().map(|c| c.id.as_str());
     for (id, from) in handover::takeovers(prev, next, ids) {
         let Some(cluster) = snap.by_id(id) else {
             continue;
@@ -167,6 +167,18 @@ fn take_over(prev: &View, next: &View, s: &BeatSettings) {
         let charges = Charges::full(cluster);
         handover::start(s.asker.clone(), id.to_string(), from, charges);
     }
+    let ids = snap.clusters().map(|c| c.id.as_str());
+    let orphans: Vec<(String, Charges)> = orphans::orphaned(prev, next, ids)
+        .into_iter()
+        .filter_map(|id| Some((id.to_string(), Charges::full(snap.by_id(id)?))))
+        .collect();
+    let peers = next
+        .members
+        .iter()
+        .filter(|m| m.node != next.me)
+        .cloned()
+        .collect();
+    orphans::start(s.asker.clone(), orphans, peers);
 }
 
 /// Counts the clusters this node is home of now, and those it became home of since the
@@ -181,7 +193,6 @@ fn count_homes(
     let now = Instant::now();
     let here: HashSet<String> = snap
         .clusters()
-        .iter()
         .filter(|c| view.home(&c.id, now) == Home::Here)
         .map(|c| c.id.clone())
         .collect();

@@ -79,6 +79,12 @@ impl Charges {
         }
     }
 
+    /// Charges of places already taken.
+    #[cfg(test)]
+    pub(super) fn of(held: [Vec<Permit>; 3]) -> Charges {
+        Charges { held }
+    }
+
     /// Gives back the places above what `counts` says is still in flight.
     pub fn settle(&mut self, counts: Counts) {
         for (held, n) in self.held.iter_mut().zip(counts.0) {
@@ -103,6 +109,9 @@ pub struct Asker {
     pub max_hold: Duration,
     /// This node's view (an old home that left the fleet holds nothing any more).
     pub membership: Arc<super::membership::Membership>,
+    /// The remote permits this node's requests hold (counted when it takes clusters over
+    /// from a home that left, `super::orphans`).
+    pub outstanding: Arc<super::outstanding::Outstanding>,
 }
 
 /// Starts the handover of `cluster` from `from`, holding `charges` until it ends.

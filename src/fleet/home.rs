@@ -11,10 +11,15 @@
 //! acquire for a cluster this node is not home of now (by its own view, its registration
 //! valid) is answered `NotHome`.
 //!
+//! An acquire can carry the places the request counts besides its permit (an index's
+//! shards, an open's search contexts): they are reserved here before it queues, and what
+//! the request did with them arrives while the permit is held ([`super::counted`]), so
+//! the plan's shard capacity and open contexts are counted once for the fleet too.
+//!
 //! A granted permit is held until the requester sends a release. Its connection ending
 //! (the requester's process killed, its client gone) or staying silent past the edge's
-//! deadline ends the permit at once; a requester that closes while queued leaves the
-//! queue.
+//! deadline ends the permit at once, and gives back what it reserved and did not settle;
+//! a requester that closes while queued leaves the queue.
 //!
 //! Must not touch: the request path, the store, what a permit means (the allowance's).
 
@@ -27,17 +32,21 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
+use super::counted::{Answer, Places};
 use super::membership::{Home, Member, Membership};
-use super::wire::{self, Acquire, Counts, PeerSecret, Request, Verdict, MAC, NONCE, RELEASE};
+use super::outstanding::Outstanding;
+use super::places::{Held, ACK, MAX_HELD};
+use super::wire::{self, Acquire, Counts, PeerSecret, Report, Request, Verdict, MAC, NONCE};
 use crate::metrics::MetricsHub;
-use crate::policy::admit::{Admission, Limit, Permit, Ticket};
-use crate::registry::Registry;
+use crate::policy::admit::{bell, Admission, Limit, Permit, Ticket};
+use crate::registry::{Cluster, Registry};
 
 /// How long a handshake may take.
 const HANDSHAKE: Duration = Duration::from_secs(2);
 /// How long an idle peer connection is kept (requesters drop theirs sooner).
 const IDLE: Duration = Duration::from_secs(300);
-/// How often a queued acquire looks whether its requester went away.
+/// How often a queued acquire looks whether its requester went away (a queued acquire
+/// is woken by its grant; this is only for the requester's end).
 const SLICE: Duration = Duration::from_millis(50);
 
 /// What the listener needs.
@@ -53,6 +62,8 @@ pub struct HomeSettings {
     /// How long a cluster handed to a new home stays handed before this node's own view
     /// must show the new home (the registrations' lease).
     pub lease: Duration,
+    /// The remote permits this node's requests hold (what a new home asks about).
+    pub outstanding: Arc<Outstanding>,
 }
 
 /// The running peer listener.
@@ -113,8 +124,16 @@ fn serve(mut conn: TcpStream, s: &HomeSettings) -> io::Result<()> {
             Some(Request::Handover { cluster, peer }) => {
                 return hand_over(&mut conn, s, &cluster, name, &peer)
             }
+            Some(Request::Outstanding { except, clusters }) => {
+                return report_outstanding(&mut conn, s, &except, &clusters)
+            }
         };
-        let Some(permit) = decide(&mut conn, s, &a)? else {
+        let snap = s.registry.load();
+        let Some(cluster) = snap.by_id(&a.cluster).cloned() else {
+            refuse::<()>(&mut conn, Verdict::NotHome)?;
+            continue;
+        };
+        let Some((permit, places)) = decide(&mut conn, s, &cluster, &a)? else {
             continue;
         };
         s.hub
@@ -123,14 +142,58 @@ fn serve(mut conn: TcpStream, s: &HomeSettings) -> io::Result<()> {
             .peer_grants
             .fetch_add(1, Ordering::Relaxed);
         conn.write_all(&Verdict::Granted.encode())?;
-        // Held until the release; a connection that ends or stays silent gives it back.
-        conn.set_read_timeout(Some(s.max_hold))?;
-        let mut b = [0u8; 1];
-        let released = matches!(conn.read(&mut b), Ok(1) if b[0] == RELEASE);
+        let released = hold(&mut conn, s, places)?;
         drop(permit);
         if !released {
             return Ok(());
         }
+    }
+}
+
+/// Holds a granted permit: applies what the requester says about its places until its
+/// release (`true`). A connection that ends or stays silent past the longest hold ends
+/// it (`false`); what it reserved and did not settle goes back.
+fn hold(conn: &mut TcpStream, s: &HomeSettings, mut places: Places<'_>) -> io::Result<bool> {
+    let end = Instant::now() + s.max_hold;
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(false);
+        }
+        conn.set_read_timeout(Some(left))?;
+        let held = match read_held(conn) {
+            Ok(Some(h)) => h,
+            Ok(None) | Err(_) => return Ok(false),
+        };
+        match places.apply(held, Instant::now()) {
+            Answer::None => return Ok(true),
+            Answer::Ack => conn.write_all(&[ACK])?,
+            Answer::Verdict(v) => conn.write_all(&v.encode())?,
+        }
+    }
+}
+
+/// The next message on a held permit's connection (`None`: the connection ended). A
+/// release is one byte and the next acquire may follow it at once: it is read alone.
+/// Any other message is answered before the requester sends more, so nothing follows it.
+fn read_held(conn: &mut TcpStream) -> io::Result<Option<Held>> {
+    let mut first = [0u8; 1];
+    if conn.read(&mut first)? == 0 {
+        return Ok(None);
+    }
+    let mut buf = first.to_vec();
+    loop {
+        match Held::parse(&buf) {
+            Ok(Some((h, used))) if used == buf.len() => return Ok(Some(h)),
+            Ok(None) if buf.len() <= MAX_HELD => {}
+            _ => return Err(io::ErrorKind::InvalidData.into()),
+        }
+        let mut chunk = [0u8; 4096];
+        let n = conn.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
     }
 }
 
@@ -166,7 +229,7 @@ fn handshake(conn: &mut TcpStream, secret: &PeerSecret) -> io::Result<Option<Str
 fn read_request(conn: &mut TcpStream) -> io::Result<Option<Request>> {
     let mut buf = Vec::with_capacity(64);
     loop {
-        let mut chunk = [0u8; 600];
+        let mut chunk = [0u8; 4096];
         let n = conn.read(&mut chunk)?;
         if n == 0 {
             return match buf.is_empty() {
@@ -201,42 +264,74 @@ fn hand_over(
     s.membership
         .hand(cluster, Member { node: name, peer }, start + s.lease);
     let end = start + s.max_hold;
-    let mut last = None;
-    loop {
-        let counts = match s.registry.load().by_id(cluster) {
-            Some(c) => Counts(Limit::ALL.map(|l| c.lanes.get(l, &c.allowance).in_flight())),
-            None => Counts::default(),
-        };
-        let counts = if Instant::now() >= end {
-            Counts::default()
-        } else {
-            counts
-        };
-        if last != Some(counts) {
-            conn.write_all(&counts.encode())?;
-            last = Some(counts);
+    let counts = || match s.registry.load().by_id(cluster) {
+        Some(c) if Instant::now() < end => {
+            Counts(Limit::ALL.map(|l| c.lanes.get(l, &c.allowance).in_flight()))
         }
-        if counts.is_zero() {
+        _ => Counts::default(),
+    };
+    // Each count as it falls (woken by the releases, `policy::admit::bell`), the last
+    // zero (at the latest when the deadline passed).
+    let mut last = counts();
+    loop {
+        conn.write_all(&last.encode())?;
+        if last.is_zero() {
             return Ok(());
         }
-        std::thread::sleep(Duration::from_millis(5));
+        bell::wait_until(end, || counts() != last);
+        last = counts();
     }
 }
 
-/// Decides acquire `a` as the home: a permit, or the verdict already written (`None`).
-fn decide(conn: &mut TcpStream, s: &HomeSettings, a: &Acquire) -> io::Result<Option<Permit>> {
+/// Answers a new home that took `clusters` over from a home that left the fleet (its
+/// peer listener at `except`): the remote permits this node's requests hold for them from
+/// other homes, again each time they fall, until none is left (or the deadline passed:
+/// they ended by then).
+fn report_outstanding(
+    conn: &mut TcpStream,
+    s: &HomeSettings,
+    except: &str,
+    clusters: &[String],
+) -> io::Result<()> {
+    let Ok(except) = except.parse() else {
+        return Err(io::ErrorKind::InvalidData.into());
+    };
+    let end = Instant::now() + s.max_hold;
+    let mut last = s.outstanding.report(clusters, except);
+    loop {
+        conn.write_all(&last.encode())?;
+        if last.0.is_empty() {
+            return Ok(());
+        }
+        last = s.outstanding.wait_report(clusters, except, &last, end);
+        if Instant::now() >= end {
+            last = Report::default();
+        }
+    }
+}
+
+/// Decides acquire `a` of `cluster` as the home: a permit and the places it reserved, or
+/// the verdict already written (`None`). The places are reserved before the acquire
+/// queues, as on one node.
+fn decide<'c>(
+    conn: &mut TcpStream,
+    s: &HomeSettings,
+    cluster: &'c Cluster,
+    a: &Acquire,
+) -> io::Result<Option<(Permit, Places<'c>)>> {
     let start = Instant::now();
-    let snap = s.registry.load();
-    let view = s.membership.view();
-    let cluster = match snap.by_id(&a.cluster) {
-        Some(c) if view.home(&c.id, start) == Home::Here => c,
-        _ => return refuse(conn, Verdict::NotHome),
+    if s.membership.view().home(&cluster.id, start) != Home::Here {
+        return refuse(conn, Verdict::NotHome);
+    }
+    let places = match Places::reserve(cluster, a, start) {
+        Ok(p) => p,
+        Err(v) => return refuse(conn, v),
     };
     let plan = &cluster.plan;
     let (allowance, limit) = cluster.allowance_for(a.read);
     let deadline = start + Duration::from_millis(u64::from(a.budget_ms));
     let mut ticket = match allowance.acquire() {
-        Admission::Granted(p) => return still_home(conn, s, &a.cluster, p),
+        Admission::Granted(p) => return still_home(conn, s, &a.cluster, p, places),
         Admission::Full => {
             let v = Verdict::Full {
                 concurrency: allowance.limit(),
@@ -248,7 +343,7 @@ fn decide(conn: &mut TcpStream, s: &HomeSettings, a: &Acquire) -> io::Result<Opt
     };
     let queue_end = (start + plan.queue_timeout).min(deadline);
     match wait(&mut ticket, queue_end, conn) {
-        Waited::Granted(p) => still_home(conn, s, &a.cluster, p),
+        Waited::Granted(p) => still_home(conn, s, &a.cluster, p, places),
         Waited::Gone => Err(io::ErrorKind::ConnectionAborted.into()),
         Waited::Timeout if Instant::now() >= deadline => refuse(conn, Verdict::Deadline),
         Waited::Timeout => {
@@ -265,20 +360,21 @@ fn decide(conn: &mut TcpStream, s: &HomeSettings, a: &Acquire) -> io::Result<Opt
 
 /// A permit granted while the cluster was being handed over goes back unused (the
 /// handover counts what is in flight after it marked the cluster).
-fn still_home(
+fn still_home<'c>(
     conn: &mut TcpStream,
     s: &HomeSettings,
     cluster: &str,
     p: Permit,
-) -> io::Result<Option<Permit>> {
+    places: Places<'c>,
+) -> io::Result<Option<(Permit, Places<'c>)>> {
     if s.membership.view().home(cluster, Instant::now()) == Home::Here {
-        return Ok(Some(p));
+        return Ok(Some((p, places)));
     }
     drop(p);
     refuse(conn, Verdict::NotHome)
 }
 
-fn refuse(conn: &mut TcpStream, v: Verdict) -> io::Result<Option<Permit>> {
+fn refuse<T>(conn: &mut TcpStream, v: Verdict) -> io::Result<Option<T>> {
     conn.write_all(&v.encode())?;
     Ok(None)
 }
@@ -326,4 +422,113 @@ fn closed(conn: &TcpStream) -> bool {
     let mut b = [0u8; 1];
     let gone = !matches!(conn.peek(&mut b), Err(ref e) if e.kind() == io::ErrorKind::WouldBlock);
     gone | conn.set_nonblocking(false).is_err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::fleet::handover;
+    use crate::fleet::membership::View;
+    use crate::registry::Snapshot;
+    use crate::tenancy::TenancyKey;
+
+    const CONFIG: &str = r#"
+[edge]
+domain = "example.test"
+http = "127.0.0.1:0"
+access_log = "off"
+[[plans]]
+name = "p"
+concurrency = 1
+queue_size = 1
+queue_timeout = "1s"
+shards = 10
+disk = "1gb"
+memory = "1gb"
+max_bulk_actions = 10
+[[clusters]]
+id = "acme"
+hostname = "acme"
+region = "r1"
+class = "single-tenant"
+plan = "p"
+username = "acmeuser"
+password = "acmepass"
+upstream = ["127.0.0.1:9"]
+"#;
+
+    /// A home of cluster `acme` on 127.0.0.1, and a connection to it through the handshake.
+    fn home() -> TcpStream {
+        let config = Config::parse(CONFIG, "test").unwrap();
+        let key = TenancyKey::from_bytes([3; 32]);
+        let snap = Snapshot::build(&config, None, 1, Instant::now(), &key).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let membership = Arc::new(Membership::new("h".into()));
+        let view = View {
+            me: "h".into(),
+            members: vec![Member {
+                node: "h".into(),
+                peer: addr,
+            }],
+            valid_until: Some(Instant::now() + Duration::from_secs(3600)),
+            handed: Vec::new(),
+        };
+        membership.publish(view, Instant::now());
+        let secret = PeerSecret::of([9; 32]);
+        let s = HomeSettings {
+            secret: secret.clone(),
+            registry: Arc::new(Registry::new(snap)),
+            membership,
+            hub: Arc::new(MetricsHub::default()),
+            max_hold: Duration::from_secs(60),
+            lease: Duration::from_secs(5),
+            outstanding: Arc::default(),
+        };
+        std::mem::forget(spawn(listener, Arc::new(s)).unwrap());
+        handover::connect(addr, &secret, "t").unwrap()
+    }
+
+    fn verdict(conn: &mut TcpStream) -> Verdict {
+        let mut v = [0u8; wire::VERDICT];
+        conn.read_exact(&mut v).unwrap();
+        Verdict::parse(&v).unwrap()
+    }
+
+    // A release and the next acquire that arrive in one read are two messages: the
+    // permit goes back and the next one is granted on the same connection (the plan
+    // allows one at a time, so the second grant proves the first permit was released).
+    #[test]
+    fn a_release_and_the_next_acquire_together_are_both_served() {
+        let mut conn = home();
+        let mut acquire = Vec::new();
+        Acquire {
+            cluster: "acme".into(),
+            read: true,
+            budget_ms: 10_000,
+            index: None,
+            contexts: 0,
+        }
+        .encode(&mut acquire);
+        conn.write_all(&acquire).unwrap();
+        assert_eq!(verdict(&mut conn), Verdict::Granted);
+        for _ in 0..3 {
+            let mut both = vec![wire::RELEASE];
+            both.extend_from_slice(&acquire);
+            conn.write_all(&both).unwrap();
+            assert_eq!(verdict(&mut conn), Verdict::Granted);
+        }
+        // A held message is answered, and the permit is still held after it.
+        conn.write_all(
+            &Held::Closed {
+                ids: vec!["x".into()],
+            }
+            .encode(),
+        )
+        .unwrap();
+        let mut ack = [0u8; 1];
+        conn.read_exact(&mut ack).unwrap();
+        assert_eq!(ack[0], ACK);
+    }
 }

@@ -13,8 +13,12 @@
 //! registry), the plane's store connection.
 
 pub mod beat;
+pub mod counted;
 pub mod handover;
 pub mod home;
 pub mod membership;
+pub mod orphans;
+pub mod outstanding;
+pub mod places;
 pub mod rendezvous;
 pub mod wire;

@@ -22,17 +22,28 @@
 //!   home's nonce) (32);
 //! - proof (requester → home): HMAC("peer", home's nonce, requester's nonce) (32);
 //! - welcome (home → requester): one byte, [`WELCOME`];
-//! - acquire: `A`, lane (1: `1` a read), budget in ms (4), id length (1), id;
+//! - acquire: `A`, lane (1: `1` a read), budget in ms (4), the places it reserves with the
+//!   permit (an index creation's primaries and replicas, 4 each, `u32::MAX` primaries for
+//!   none; the shard contexts of a scroll or point-in-time open, 4), id length (1), id;
 //! - release: `R` (the permit goes back; the connection carries the next acquire);
+//! - while a permit is held, what the request did with the places it counts
+//!   ([`super::places::Held`], each answered once applied);
 //! - verdict (home → requester, 9 bytes): a tag and two numbers ([`Verdict`]);
 //! - handover (new home → old home): `H`, id length (1), id, address length (1), the new
 //!   home's peer address; answered by counts (`C` and the old home's requests in flight
 //!   in each of the cluster's allowances, shared, search, write: 4 bytes each), again each
 //!   time they fall, the last all zero ([`Counts`]).
+//! - outstanding (a new home that took clusters over from a home that left the fleet →
+//!   every live node): `P`, length of the rest (4), the new home's peer address (length
+//!   (1), text), a count (4) and the cluster ids (length (1), id each); answered by a
+//!   [`Report`] of the remote permits the node holds for them from other homes, again each
+//!   time they fall, the last empty.
 //!
 //! Must not touch: sockets, clocks, the registry.
 
 use ring::hmac;
+
+use crate::policy::shards::IndexShards;
 
 /// The first bytes of every peer connection.
 pub const MAGIC: &[u8; 8] = b"SGPEER/1";
@@ -50,6 +61,10 @@ pub const CHALLENGE: usize = 8 + NONCE + MAC;
 pub const RELEASE: u8 = b'R';
 const ACQUIRE: u8 = b'A';
 const HANDOVER: u8 = b'H';
+const OUTSTANDING: u8 = b'P';
+const REPORT: u8 = b'Q';
+/// The longest outstanding question a node reads.
+pub const MAX_OUTSTANDING: usize = 32 << 20;
 /// Length of a counts message.
 pub const COUNTS: usize = 13;
 
@@ -159,6 +174,22 @@ pub struct Acquire {
     /// What is left of the request's deadline when it was sent (time already spent
     /// counts), in ms.
     pub budget_ms: u32,
+    /// The shards of an index the request creates, reserved against the plan's capacity
+    /// before it queues (as on one node).
+    pub index: Option<IndexShards>,
+    /// Nonzero for a scroll or point-in-time open (the shard contexts it weighs on the
+    /// requester): the home reserves the open's weight by its own ledger against the
+    /// cluster's share of open contexts before it queues. 0: not an open.
+    pub contexts: u32,
+}
+
+/// Length of an acquire before its id.
+const ACQUIRE_HEAD: usize = 19;
+/// Primaries that say "no index".
+const NO_INDEX: u32 = u32::MAX;
+
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
 }
 
 impl Acquire {
@@ -167,6 +198,13 @@ impl Acquire {
         out.push(ACQUIRE);
         out.push(u8::from(self.read));
         out.extend_from_slice(&self.budget_ms.to_be_bytes());
+        let sat = |n: u64| u32::try_from(n).unwrap_or(NO_INDEX - 1);
+        let (p, r) = self
+            .index
+            .map_or((NO_INDEX, 0), |i| (sat(i.primaries), sat(i.replicas)));
+        out.extend_from_slice(&p.to_be_bytes());
+        out.extend_from_slice(&r.to_be_bytes());
+        out.extend_from_slice(&self.contexts.to_be_bytes());
         out.push(id.len() as u8);
         out.extend_from_slice(id);
     }
@@ -178,7 +216,7 @@ impl Acquire {
             Some(&ACQUIRE) => {}
             Some(_) => return Err(WireError::Malformed),
         }
-        if buf.len() < 7 {
+        if buf.len() < ACQUIRE_HEAD {
             return Ok(None);
         }
         let read = match buf[1] {
@@ -186,16 +224,27 @@ impl Acquire {
             1 => true,
             _ => return Err(WireError::Malformed),
         };
-        let budget_ms = u32::from_be_bytes([buf[2], buf[3], buf[4], buf[5]]);
-        let end = 7 + usize::from(buf[6]);
+        let budget_ms = be32(&buf[2..]);
+        let index = match be32(&buf[6..]) {
+            NO_INDEX => None,
+            p => Some(IndexShards {
+                primaries: u64::from(p),
+                replicas: u64::from(be32(&buf[10..])),
+            }),
+        };
+        let contexts = be32(&buf[14..]);
+        let end = ACQUIRE_HEAD + usize::from(buf[ACQUIRE_HEAD - 1]);
         if buf.len() < end {
             return Ok(None);
         }
-        let cluster = std::str::from_utf8(&buf[7..end]).map_err(|_| WireError::Malformed)?;
+        let id = &buf[ACQUIRE_HEAD..end];
+        let cluster = std::str::from_utf8(id).map_err(|_| WireError::Malformed)?;
         let a = Acquire {
             cluster: cluster.to_string(),
             read,
             budget_ms,
+            index,
+            contexts,
         };
         Ok(Some((a, end)))
     }
@@ -211,6 +260,102 @@ pub enum Request {
         cluster: String,
         peer: String,
     },
+    /// The sender (its peer listener at `except`) took `clusters` over from a home that
+    /// left the fleet: report the remote permits held here for them from other homes.
+    Outstanding {
+        except: String,
+        clusters: Vec<String>,
+    },
+}
+
+/// An outstanding question (see [`Request::Outstanding`]).
+pub fn outstanding(except: &str, clusters: &[&str]) -> Vec<u8> {
+    let except = &except.as_bytes()[..except.len().min(255)];
+    let mut rest = vec![except.len() as u8];
+    rest.extend_from_slice(except);
+    rest.extend_from_slice(&(clusters.len() as u32).to_be_bytes());
+    for c in clusters {
+        let id = &c.as_bytes()[..c.len().min(255)];
+        rest.push(id.len() as u8);
+        rest.extend_from_slice(id);
+    }
+    let mut out = vec![OUTSTANDING];
+    out.extend_from_slice(&(rest.len() as u32).to_be_bytes());
+    out.extend_from_slice(&rest);
+    out
+}
+
+fn parse_outstanding(buf: &[u8]) -> Result<Option<(Request, usize)>, WireError> {
+    let Some(len) = buf.get(1..5).map(be32) else {
+        return Ok(None);
+    };
+    let len = len as usize;
+    if len > MAX_OUTSTANDING {
+        return Err(WireError::Malformed);
+    }
+    let Some(rest) = buf.get(5..5 + len) else {
+        return Ok(None);
+    };
+    let text = |b: &[u8]| {
+        std::str::from_utf8(b)
+            .map(str::to_string)
+            .map_err(|_| WireError::Malformed)
+    };
+    let field = |at: usize| -> Result<(String, usize), WireError> {
+        let n = usize::from(*rest.get(at).ok_or(WireError::Malformed)?);
+        let b = rest.get(at + 1..at + 1 + n).ok_or(WireError::Malformed)?;
+        Ok((text(b)?, at + 1 + n))
+    };
+    let (except, mut at) = field(0)?;
+    let count = rest.get(at..at + 4).map(be32).ok_or(WireError::Malformed)?;
+    at += 4;
+    let mut clusters = Vec::with_capacity((count as usize).min(len));
+    for _ in 0..count {
+        let (id, next) = field(at)?;
+        clusters.push(id);
+        at = next;
+    }
+    if at != len {
+        return Err(WireError::Malformed);
+    }
+    Ok(Some((Request::Outstanding { except, clusters }, 5 + len)))
+}
+
+/// The remote permits a node holds for the clusters of an outstanding question, by their
+/// place in the question (clusters with none left out).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report(pub Vec<(u32, Counts)>);
+
+impl Report {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![REPORT];
+        out.extend_from_slice(&(self.0.len() as u32).to_be_bytes());
+        for (i, c) in &self.0 {
+            out.extend_from_slice(&i.to_be_bytes());
+            out.extend_from_slice(&c.encode()[1..]);
+        }
+        out
+    }
+
+    /// The number of entries a report's 5-byte head announces.
+    pub fn parse_head(head: &[u8; 5]) -> Result<usize, WireError> {
+        match head[0] {
+            REPORT => Ok(be32(&head[1..]) as usize),
+            _ => Err(WireError::Malformed),
+        }
+    }
+
+    /// The entries (16 bytes each) after the head.
+    pub fn parse_entries(b: &[u8]) -> Result<Report, WireError> {
+        if b.len() % 16 != 0 {
+            return Err(WireError::Malformed);
+        }
+        let entries = b.chunks(16).map(|e| {
+            let n = |i: usize| be32(&e[4 + 4 * i..]);
+            (be32(e), Counts([n(0), n(1), n(2)]))
+        });
+        Ok(Report(entries.collect()))
+    }
 }
 
 /// A handover request of `cluster` to the node whose peer listener is `peer`.
@@ -228,6 +373,9 @@ pub fn handover(cluster: &str, peer: &str) -> Vec<u8> {
 pub fn parse_request(buf: &[u8]) -> Result<Option<(Request, usize)>, WireError> {
     if buf.first() == Some(&ACQUIRE) {
         return Ok(Acquire::parse(buf)?.map(|(a, n)| (Request::Acquire(a), n)));
+    }
+    if buf.first() == Some(&OUTSTANDING) {
+        return parse_outstanding(buf);
     }
     match buf.first() {
         None => return Ok(None),
@@ -307,6 +455,10 @@ pub enum Verdict {
     /// This node is not (or no longer, or not yet) the cluster's home, or does not know
     /// it (503: the requester tries again later).
     NotHome,
+    /// The index's shards do not fit the plan's capacity: the shards in use (400).
+    ShardCapacity { in_use: u32 },
+    /// The open's shard contexts do not fit the cluster's share (429).
+    Contexts { share: u32, used: u32 },
 }
 
 impl Verdict {
@@ -323,6 +475,8 @@ impl Verdict {
             } => (b'T', concurrency, waited_ms),
             Verdict::Deadline => (b'D', 0, 0),
             Verdict::NotHome => (b'N', 0, 0),
+            Verdict::ShardCapacity { in_use } => (b'S', in_use, 0),
+            Verdict::Contexts { share, used } => (b'X', share, used),
         };
         let mut out = [0u8; VERDICT];
         out[0] = tag;
@@ -346,6 +500,8 @@ impl Verdict {
             },
             b'D' => Verdict::Deadline,
             b'N' => Verdict::NotHome,
+            b'S' => Verdict::ShardCapacity { in_use: a },
+            b'X' => Verdict::Contexts { share: a, used: b },
             _ => return Err(WireError::Malformed),
         })
     }
@@ -392,6 +548,8 @@ mod tests {
             cluster: "c-42".into(),
             read: true,
             budget_ms: 59_800,
+            index: None,
+            contexts: 0,
         };
         let mut buf = Vec::new();
         a.encode(&mut buf);
@@ -399,6 +557,20 @@ mod tests {
             assert_eq!(Acquire::parse(&buf[..cut]), Ok(None), "cut at {cut}");
         }
         assert_eq!(Acquire::parse(&buf), Ok(Some((a, buf.len()))));
+        // The places an acquire reserves travel with it.
+        let places = Acquire {
+            cluster: "c-7".into(),
+            read: false,
+            budget_ms: 1,
+            index: Some(IndexShards {
+                primaries: 3,
+                replicas: 1,
+            }),
+            contexts: 5,
+        };
+        let mut b2 = Vec::new();
+        places.encode(&mut b2);
+        assert_eq!(Acquire::parse(&b2), Ok(Some((places, b2.len()))));
         buf[1] = 2;
         assert_eq!(Acquire::parse(&buf), Err(WireError::Malformed));
         assert_eq!(Acquire::parse(b"X"), Err(WireError::Malformed));
@@ -414,6 +586,8 @@ mod tests {
             },
             Verdict::Deadline,
             Verdict::NotHome,
+            Verdict::ShardCapacity { in_use: 6 },
+            Verdict::Contexts { share: 4, used: 3 },
         ];
         for v in all {
             assert_eq!(Verdict::parse(&v.encode()), Ok(v));
@@ -437,6 +611,8 @@ mod tests {
             cluster: "c1".into(),
             read: false,
             budget_ms: 5,
+            index: None,
+            contexts: 0,
         }
         .encode(&mut a);
         assert!(matches!(
@@ -448,5 +624,33 @@ mod tests {
         assert_eq!(Counts::parse(&c.encode()), Ok(c));
         assert!(!c.is_zero() && Counts::default().is_zero());
         assert_eq!(Counts::parse(&[0; COUNTS]), Err(WireError::Malformed));
+    }
+
+    #[test]
+    fn outstanding_questions_and_reports_round_trip() {
+        let q = outstanding("127.0.0.1:9301", &["c1", "c2"]);
+        for cut in 0..q.len() {
+            assert_eq!(parse_request(&q[..cut]), Ok(None), "cut at {cut}");
+        }
+        let want = Request::Outstanding {
+            except: "127.0.0.1:9301".into(),
+            clusters: vec!["c1".into(), "c2".into()],
+        };
+        assert_eq!(parse_request(&q), Ok(Some((want, q.len()))));
+        // A count that promises more ids than the length holds.
+        let mut bad = q.clone();
+        let at = 5 + 1 + "127.0.0.1:9301".len();
+        bad[at + 3] = 3;
+        assert_eq!(parse_request(&bad), Err(WireError::Malformed));
+        let mut huge = vec![b'P'];
+        huge.extend_from_slice(&(MAX_OUTSTANDING as u32 + 1).to_be_bytes());
+        assert_eq!(parse_request(&huge), Err(WireError::Malformed));
+        let r = Report(vec![(0, Counts([1, 0, 2])), (7, Counts([0, 3, 0]))]);
+        let b = r.encode();
+        let mut head = [0u8; 5];
+        head.copy_from_slice(&b[..5]);
+        assert_eq!(Report::parse_head(&head), Ok(2));
+        assert_eq!(Report::parse_entries(&b[5..]), Ok(r));
+        assert_eq!(Report::parse_entries(&b[5..20]), Err(WireError::Malformed));
     }
 }

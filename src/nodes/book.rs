@@ -35,6 +35,8 @@ pub struct Node {
     checks_failed: AtomicU64,
     /// Requests in flight there, from every core (power of two choices).
     in_flight: AtomicU32,
+    /// Times its checks took it down.
+    downs: AtomicU64,
 }
 
 /// Why a request was tried again on another node (or connection).
@@ -46,14 +48,17 @@ pub enum RetryReason {
     NotSent,
     /// A read got no answer at all.
     NoAnswer,
+    /// A read waited on a node that its health checks took down meanwhile.
+    NodeDown,
 }
 
 impl RetryReason {
     /// Every reason, in the exposition's order.
-    pub const ALL: [RetryReason; 3] = [
+    pub const ALL: [RetryReason; 4] = [
         RetryReason::Connect,
         RetryReason::NotSent,
         RetryReason::NoAnswer,
+        RetryReason::NodeDown,
     ];
 
     /// The exposition's `reason` label.
@@ -62,6 +67,7 @@ impl RetryReason {
             RetryReason::Connect => "connect",
             RetryReason::NotSent => "not_sent",
             RetryReason::NoAnswer => "no_answer",
+            RetryReason::NodeDown => "node_down",
         }
     }
 }
@@ -99,7 +105,10 @@ pub struct NodeBook {
     nodes: ArcSwap<HashMap<SocketAddr, Arc<Node>>>,
     /// Serialises [`NodeBook::sync`] (the map is replaced whole).
     writer: Mutex<()>,
-    retries: [AtomicU64; 3],
+    retries: [AtomicU64; 4],
+    /// Times any node was taken down by its checks (workers compare it once a second to
+    /// give up on answers from a node that went down: [`Node::downs`]).
+    downs: AtomicU64,
     /// The host names of the nodes and their addresses (for the metrics), once known.
     names: std::sync::OnceLock<Arc<Resolver>>,
 }
@@ -113,6 +122,7 @@ impl NodeBook {
             nodes: ArcSwap::from_pointee(HashMap::new()),
             writer: Mutex::new(()),
             retries: Default::default(),
+            downs: AtomicU64::new(0),
             names: std::sync::OnceLock::new(),
         }
     }
@@ -240,7 +250,11 @@ impl NodeBook {
         let mut h = node.health.lock().unwrap_or_else(|e| e.into_inner());
         let change = h.on_check(c, &node.settings.load());
         match change {
-            Change::Down => eprintln!("searchgate: upstream {} is down (health checks)", node.addr),
+            Change::Down => {
+                node.downs.fetch_add(1, Ordering::Release);
+                self.downs.fetch_add(1, Ordering::Release);
+                eprintln!("searchgate: upstream {} is down (health checks)", node.addr)
+            }
             Change::Up => eprintln!("searchgate: upstream {} is up (health checks)", node.addr),
             _ => {}
         }
@@ -263,8 +277,13 @@ impl NodeBook {
         self.retries[why as usize].fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Times any node was taken down by its health checks.
+    pub fn downs(&self) -> u64 {
+        self.downs.load(Ordering::Acquire)
+    }
+
     /// Retries by reason.
-    pub fn retries(&self) -> [(RetryReason, u64); 3] {
+    pub fn retries(&self) -> [(RetryReason, u64); 4] {
         RetryReason::ALL.map(|r| (r, self.retries[r as usize].load(Ordering::Relaxed)))
     }
 
@@ -311,7 +330,14 @@ impl Node {
             ejections: AtomicU64::new(0),
             checks_failed: AtomicU64::new(0),
             in_flight: AtomicU32::new(0),
+            downs: AtomicU64::new(0),
         }
+    }
+
+    /// Times its health checks took it down: a request that waits for its answer and sees
+    /// this grow gives up on it (the node does not even answer its checks).
+    pub fn downs(&self) -> u64 {
+        self.downs.load(Ordering::Acquire)
     }
 
     /// How it is checked and ejected now.

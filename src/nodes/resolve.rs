@@ -45,6 +45,25 @@ pub fn merge(prev: &[SocketAddr], found: std::io::Result<Vec<SocketAddr>>) -> Me
     }
 }
 
+/// The addresses hosts-format `text` gives the host of `name` (`host:port`), with its
+/// port; `None` when it does not name the host.
+pub fn hosts_lookup(text: &str, name: &str) -> Option<Vec<SocketAddr>> {
+    let (host, port) = name.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    let found: Vec<SocketAddr> = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let ip: std::net::IpAddr = words.next()?.parse().ok()?;
+            words
+                .any(|w| w.eq_ignore_ascii_case(host))
+                .then_some(SocketAddr::new(ip, port))
+        })
+        .collect();
+    (!found.is_empty()).then_some(found)
+}
+
 #[derive(Debug, Clone, Default)]
 struct Entry {
     addrs: Vec<SocketAddr>,
@@ -88,6 +107,30 @@ impl Resolver {
     /// Resolving with the system's resolver (`getaddrinfo`).
     pub fn system() -> Self {
         Resolver::with(Box::new(|u| u.to_socket_addrs().map(Iterator::collect)))
+    }
+
+    /// The resolver of this process: the system's; for tests only (`SEARCHGATE_DEBUG_HOOKS=1`
+    /// and `SEARCHGATE_TEST_HOSTS=<file>` both in the environment), names found in that
+    /// hosts-format file (`address name...` lines) resolve to every address it gives them,
+    /// read again at each lookup, so a test can give a name several addresses and change
+    /// them; other names go to the system's resolver.
+    pub fn for_process() -> Self {
+        let hooks = std::env::var(crate::config::DEBUG_HOOKS_ENV).ok();
+        match (hooks.as_deref(), std::env::var_os("SEARCHGATE_TEST_HOSTS")) {
+            (Some("1"), Some(file)) => {
+                eprintln!(
+                    "searchgate: WARNING: host names are looked up in {file:?} first (tests only)"
+                );
+                Resolver::with(Box::new(move |u| {
+                    let text = std::fs::read_to_string(&file).unwrap_or_default();
+                    match hosts_lookup(&text, u) {
+                        Some(found) => Ok(found),
+                        None => u.to_socket_addrs().map(Iterator::collect),
+                    }
+                }))
+            }
+            _ => Resolver::system(),
+        }
     }
 
     /// Resolving with `lookup`.
@@ -224,6 +267,27 @@ mod tests {
         ];
         for (prev, found, want) in cases {
             assert_eq!(merge(&prev, found), want, "from {prev:?}");
+        }
+    }
+
+    // issue 28 (DNS): the tests' hosts file gives a name each address of its lines.
+    #[test]
+    fn a_hosts_file_gives_names_every_address_of_their_lines() {
+        let text =
+            "127.0.0.2 multi.test other\n# 127.0.0.9 multi.test\n::1 Multi.Test\nbad multi.test\n";
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let table: [(&str, Option<Vec<SocketAddr>>); 5] = [
+            (
+                "multi.test:9200",
+                Some(vec![a("127.0.0.2:9200"), a("[::1]:9200")]),
+            ),
+            ("other:1", Some(vec![a("127.0.0.2:1")])),
+            ("absent:9200", None),
+            ("multi.test", None),
+            ("multi.test:x", None),
+        ];
+        for (name, want) in table {
+            assert_eq!(hosts_lookup(text, name), want, "{name}");
         }
     }
 

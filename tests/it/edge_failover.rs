@@ -5,11 +5,14 @@
 //! answering is never sent to a second node; a cluster whose nodes are all down answers
 //! 503 and recovers without a restart.
 
-use std::net::{SocketAddr, TcpListener};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::support::e2e::eventually;
-use crate::support::edge::{metrics, ClusterSpec, Mock, Req, Server, Setup};
+use crate::support::edge::{metrics, ClusterSpec, Conn, Mock, Req, Server, Setup};
 
 /// Quick checks, so the tests wait on them for moments, not seconds.
 const HEALTH: &str = "[upstream_health]\ninterval = \"100ms\"\ntimeout = \"300ms\"\nrise = 2\n\
@@ -85,16 +88,14 @@ fn a_dead_node_costs_no_errors_and_rejoins_after_its_checks() {
 }
 
 // issue 28: a node that accepts connections and never answers is taken out by its checks
-// (each costs one check timeout); then every request goes to the live node at once, and
-// the cluster's slots are not held by requests waiting on it.
+// (each costs one check timeout); then every request goes to the live node at once.
 #[test]
 fn a_black_holed_node_is_taken_out_by_its_checks() {
     let front = Mock::start();
     let live = Mock::start();
-    let hole = TcpListener::bind("127.0.0.1:0").unwrap(); // never accepts: the backlog holds
-    let hole_addr = hole.local_addr().unwrap();
-    let (server, pool) = start(&front, &[hole_addr, live.addr]);
-    wait_state(&server, hole_addr, "down");
+    let hole = Hole::open(TcpListener::bind("127.0.0.1:0").unwrap());
+    let (server, pool) = start(&front, &[hole.addr, live.addr]);
+    wait_state(&server, hole.addr, "down");
     for i in 0..20 {
         let r = server.send(&req(&pool, "GET", &format!("/h{i}/_search")));
         assert_eq!(r.status, 200, "{}", r.text());
@@ -105,7 +106,198 @@ fn a_black_holed_node_is_taken_out_by_its_checks() {
             .sum::<usize>(),
         20
     );
-    drop(hole);
+}
+
+// issue 28, spec 7: a node that hangs under load (it keeps accepting and reading, and
+// answers nothing, its checks included) costs the requests it swallowed one detection by
+// its checks, not the 20 s deadline: once it is down, the reads waiting on it go to the
+// live node (200) and the writes get 502 without a second copy anywhere; the tenant's
+// two slots are never drained meanwhile (every request is answered, none 429 or 504).
+#[test]
+fn requests_waiting_on_a_node_that_hangs_are_freed_when_its_checks_fail() {
+    let front = Mock::start();
+    let live = Mock::start();
+    let hole = Hole::answering(TcpListener::bind("127.0.0.1:0").unwrap());
+    let pool = ClusterSpec::new("pool", hole.addr).nodes(&[live.addr]);
+    let server = Setup::new(front.addr)
+        .cluster(pool.clone())
+        .section(HEALTH)
+        .plan(2, 64, "19s")
+        .edge("deadline", "\"20s\"")
+        .start();
+    for i in 0..8 {
+        let r = server.send(&req(&pool, "GET", &format!("/warm{i}/_search")));
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let addr = hole.addr;
+    wait_state(&server, addr, "up");
+    hole.hang();
+    let stop = AtomicBool::new(false);
+    let done: [AtomicUsize; 4] = Default::default();
+    let answers: Vec<(&str, String, u16)> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..4)
+            .map(|t| {
+                let (pool, stop, done) = (&pool, &stop, &done[t]);
+                s.spawn(move || {
+                    let mut answers = Vec::new();
+                    for i in 0.. {
+                        if stop.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let (method, target) = match i % 2 {
+                            0 => ("GET", format!("/t{t}r{i}/_search")),
+                            _ => ("PUT", format!("/w/_doc/t{t}w{i}")),
+                        };
+                        let mut c = Conn::plain(server.http);
+                        c.send(&req(pool, method, &target).body(&b"{}"[..]).bytes());
+                        answers.push((method, target, c.response().status));
+                        done.fetch_add(1, Ordering::SeqCst);
+                    }
+                    answers
+                })
+            })
+            .collect();
+        eventually(
+            "the node swallowed a request",
+            Duration::from_secs(10),
+            || (!hole.targets().is_empty()).then_some(()),
+        );
+        wait_state(&server, addr, "down");
+        // Every client gets two more answers: none is left waiting on the hung node.
+        let at_down: Vec<usize> = done.iter().map(|d| d.load(Ordering::SeqCst)).collect();
+        eventually(
+            "every client is answered again",
+            Duration::from_secs(10),
+            || {
+                let moved = done.iter().zip(&at_down);
+                moved
+                    .into_iter()
+                    .all(|(d, &n)| d.load(Ordering::SeqCst) >= n + 2)
+                    .then_some(())
+            },
+        );
+        stop.store(true, Ordering::SeqCst);
+        clients
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect()
+    });
+    let swallowed = hole.targets();
+    let count = |targets: Vec<String>| {
+        let mut n = std::collections::HashMap::<String, usize>::new();
+        targets
+            .into_iter()
+            .for_each(|t| *n.entry(t).or_default() += 1);
+        n
+    };
+    let at_live = count(live.requests().into_iter().map(|r| r.target).collect());
+    let at_hole = count(swallowed.clone());
+    let mut gave_502 = 0;
+    for (method, target, status) in &answers {
+        let at_hole = at_hole.get(target).copied().unwrap_or(0);
+        let at_live = at_live.get(target).copied().unwrap_or(0);
+        match (*method, *status) {
+            ("GET", 200) => assert!(
+                at_live == 1 && at_hole <= 1,
+                "{target}: {at_live}/{at_hole}"
+            ),
+            ("PUT", 200) => assert_eq!((at_hole, at_live), (0, 1), "{target}"),
+            ("PUT", 502) => {
+                gave_502 += 1;
+                assert_eq!((at_hole, at_live), (1, 0), "{target}: never a second copy");
+            }
+            (m, s) => panic!("{m} {target}: {s} (the deadline or the slots ran out)"),
+        }
+    }
+    let text = metrics::scrape(server.metrics.expect("[edge] metrics"));
+    let series = "searchgate_upstream_retries_total{reason=\"node_down\"}";
+    let freed = metrics::series(&text, series).unwrap_or(0);
+    assert_eq!(
+        freed + gave_502,
+        swallowed.len() as u64,
+        "every swallowed request was given up on when the node went down: {swallowed:?}"
+    );
+}
+
+/// A node that answers every request (`{}`) until [`Hole::hang`], and from then on accepts
+/// connections and reads what comes and answers nothing (a hung process whose kernel still
+/// accepts): the targets of the requests it received after hanging are kept.
+struct Hole {
+    addr: SocketAddr,
+    hung: Arc<AtomicBool>,
+    targets: Arc<Mutex<Vec<String>>>,
+}
+
+impl Hole {
+    /// A node on `listener` that never answers.
+    fn open(listener: TcpListener) -> Hole {
+        let hole = Hole::answering(listener);
+        hole.hang();
+        hole
+    }
+
+    /// A node on `listener` that answers until it hangs.
+    fn answering(listener: TcpListener) -> Hole {
+        let addr = listener.local_addr().unwrap();
+        let hung = Arc::new(AtomicBool::new(false));
+        let targets = Arc::new(Mutex::new(Vec::new()));
+        let (h, seen) = (hung.clone(), targets.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let (h, seen) = (h.clone(), seen.clone());
+                std::thread::spawn(move || Hole::serve(conn, &h, &seen));
+            }
+        });
+        Hole {
+            addr,
+            hung,
+            targets,
+        }
+    }
+
+    fn serve(mut conn: TcpStream, hung: &AtomicBool, seen: &Mutex<Vec<String>>) {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                let len: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .map_or(0, |v| v.trim().parse().unwrap_or(0));
+                if buf.len() < end + 4 + len {
+                    break;
+                }
+                let target = head.split(' ').nth(1).unwrap_or("").to_string();
+                buf.drain(..end + 4 + len);
+                if hung.load(Ordering::SeqCst) {
+                    seen.lock().unwrap().push(target);
+                    continue; // never answered
+                }
+                let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                              content-length: 2\r\n\r\n{}";
+                if conn.write_all(answer.as_bytes()).is_err() {
+                    return;
+                }
+            }
+            match conn.read(&mut chunk) {
+                Ok(n @ 1..) => buf.extend_from_slice(&chunk[..n]),
+                _ => return,
+            }
+        }
+    }
+
+    /// From now on nothing is answered.
+    fn hang(&self) {
+        self.hung.store(true, Ordering::SeqCst);
+    }
+
+    /// The targets of the requests it swallowed, its checks (`/`) left out.
+    fn targets(&self) -> Vec<String> {
+        let all = self.targets.lock().unwrap().clone();
+        all.into_iter().filter(|t| t != "/").collect()
+    }
 }
 
 // issue 28 (never a write twice): on a node that reads a request whole and closes without
@@ -326,4 +518,56 @@ fn clusters_on_a_named_pool_share_its_nodes_checks_and_reloads() {
         .expect("the reload refused, naming the pool");
     let r = server.send(&req(&x, "GET", "/after/_search"));
     assert_eq!(r.status, 200, "{}", r.text());
+}
+
+// issue 28 (DNS): a node's host name stands for every address it resolves to, and is
+// looked up again every `resolve_interval`: requests reach each address, and an address
+// the name loses gets no request after the next lookup. (The name is resolved through the
+// tests' hosts file, `SEARCHGATE_TEST_HOSTS`: this machine's DNS gives no name two
+// loopback addresses.)
+#[test]
+fn a_host_name_with_several_addresses_uses_each_and_follows_changes() {
+    let front = Mock::start();
+    let two = Mock::start_at("127.0.0.2:0".parse().unwrap());
+    let port = two.addr.port();
+    let three = Mock::start_at(SocketAddr::from(([127, 0, 0, 3], port)));
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = dir.path().join("hosts");
+    std::fs::write(&hosts, "127.0.0.2 multi.test\n127.0.0.3 multi.test\n").unwrap();
+    let c = ClusterSpec::new("named", front.addr).pool("main");
+    let server = Setup::new(front.addr)
+        .cluster(c.clone())
+        .section("[upstream_health]\nresolve_interval = \"1s\"\n")
+        .section(&pool_main(&[format!("multi.test:{port}")]))
+        .env("SEARCHGATE_DEBUG_HOOKS", "1")
+        .env("SEARCHGATE_TEST_HOSTS", hosts.to_str().unwrap())
+        .start();
+    let batch = |tag: &str| -> (usize, usize) {
+        for i in 0..40 {
+            let r = server.send(&req(&c, "GET", &format!("/{tag}{i}/_search")));
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+        let of = |m: &Mock| {
+            (0..40)
+                .map(|i| received(m, &format!("/{tag}{i}/_search")))
+                .sum::<usize>()
+        };
+        (of(&two), of(&three))
+    };
+    let (at_two, at_three) = batch("both");
+    assert_eq!(at_two + at_three, 40);
+    assert!(
+        at_two > 0 && at_three > 0,
+        "each address served: {at_two}/{at_three}"
+    );
+    std::fs::write(&hosts, "127.0.0.3 multi.test\n").unwrap();
+    let mut round = 0;
+    eventually(
+        "the name's lost address is left",
+        Duration::from_secs(10),
+        || {
+            round += 1;
+            (batch(&format!("after{round}-")) == (0, 40)).then_some(())
+        },
+    );
 }

@@ -379,3 +379,174 @@ fn a_node_joining_under_load_takes_over_without_overshoot() {
     assert!(figure(&c, "searchgate_fleet_peer_grants_total").unwrap() > 0);
     assert!(figure(&a, "searchgate_fleet_handovers_total").is_some());
 }
+
+/// Node `node` of a fleet on store `url` whose one multitenant cluster `m1` is placed on
+/// the shared engine `engine`, plan `pc` (shard capacity 6, two open contexts).
+fn places_node(url: &str, node: &str, engine: &crate::support::e2e::Engine) -> Config {
+    let m1 = ClusterSpec {
+        upstream: Some(engine.addr),
+        ..ClusterSpec::multitenant("m1", "pc")
+    };
+    let mut c = Config::new()
+        .admin_key("shared_upstreams", &format!("[\"{}\"]", engine.addr))
+        .plan(PlanSpec::new("pc").shards(6).contexts(2))
+        .cluster(m1)
+        .section(&format!(
+            "[store]\nurl = {url:?}\n\n[fleet]\nnode_id = {node:?}\npoll_interval = \"1s\"\nlease = \"{}s\"\npeer_listen = \"127.0.0.1:0\"\n",
+            LEASE.as_secs()
+        ));
+    c.engine = false;
+    c
+}
+
+/// Opens a scroll of `books` through `n`.
+fn open_scroll(n: &Edge, t: &Tenant) -> crate::support::e2e::Response {
+    n.send(&t.req("GET", "/books/_search?scroll=1m&size=1"))
+}
+
+/// The sealed scroll id of an open that must have succeeded.
+fn scroll_id(r: &crate::support::e2e::Response) -> String {
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["_scroll_id"].as_str().expect("an id").to_string()
+}
+
+/// The edge's 429 for an open beyond the plan's two contexts, with the numbers.
+fn contexts_full(r: &crate::support::e2e::Response) {
+    let (kind, reason) = es_error(r, 429);
+    assert_eq!(kind, "too_many_scroll_contexts_exception", "{reason}");
+    assert!(reason.contains("less than or equal to: [2]"), "{reason}");
+    assert!(reason.contains("Open now: [2]"), "{reason}");
+}
+
+/// The 400 of an index creation beyond the plan's 6 shards, `in_use` of them in use.
+fn capacity_full(r: &crate::support::e2e::Response, in_use: u64) {
+    let (kind, reason) = es_error(r, 400);
+    assert_eq!(kind, "validation_exception", "{reason}");
+    let e = &r.json()["error"];
+    assert_eq!(e["shard_capacity"], 6, "{e}");
+    assert_eq!(e["shards_in_use"], in_use, "{e}");
+}
+
+// spec 8, issue 10 §3, issue 27: a cluster's open search contexts and its shard capacity
+// are counted once for the fleet, at its home, whichever node a request reaches: scrolls
+// opened through different nodes stop at the plan's two with 429
+// too_many_scroll_contexts_exception (and a clear through a third node frees a place for
+// all of them); index creations through different nodes stop at the plan's 6 shards
+// with the 400 of one node.
+#[test]
+fn contexts_and_shards_are_counted_once_across_the_fleet() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let engine = crate::support::e2e::Engine::start();
+    let a = Edge::start(places_node(&url, "a", &engine));
+    let b = Edge::start(places_node(&url, "b", &engine));
+    let c = Edge::start(places_node(&url, "c", &engine));
+    let nodes = [&a, &b, &c];
+    let home = settled(&nodes, 3);
+    let away: Vec<&Edge> = (0..3).filter(|i| *i != home).map(|i| nodes[i]).collect();
+    let home = nodes[home];
+    let t = a.tenant("m1");
+
+    // `books` (the upstream's defaults: 2 shards) created away from home, filled through
+    // the other node.
+    let r = away[0].send(&t.req("PUT", "/books"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    for n in 0..3 {
+        let doc = serde_json::json!({ "n": n });
+        let r = away[1].send(&t.json("PUT", &format!("/books/_doc/{n}?refresh=true"), &doc));
+        assert!(r.status < 300, "{}", r.text());
+    }
+
+    // Two scrolls, each opened through a node away from home: the plan's two.
+    let s1 = scroll_id(&open_scroll(away[0], &t));
+    let s2 = scroll_id(&open_scroll(away[1], &t));
+    // A third, through any node, is one too many.
+    for n in [home, away[0], away[1]] {
+        contexts_full(&open_scroll(n, &t));
+    }
+    // A continuation is not an open: it still works, through another node.
+    let more = serde_json::json!({ "scroll": "1m", "scroll_id": s2 });
+    let r = home.send(&t.json("POST", "/_search/scroll", &more));
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Clearing s1 through the home frees its place for every node at once.
+    let clear = serde_json::json!({ "scroll_id": [s1] });
+    let r = home.send(&t.json("DELETE", "/_search/scroll", &clear));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let s3 = scroll_id(&open_scroll(away[1], &t));
+    contexts_full(&open_scroll(away[0], &t));
+    // ... and so does a clear through a node away from home.
+    let clear = serde_json::json!({ "scroll_id": [s3] });
+    let r = away[0].send(&t.json("DELETE", "/_search/scroll", &clear));
+    assert_eq!(r.status, 200, "{}", r.text());
+    scroll_id(&open_scroll(home, &t));
+    contexts_full(&open_scroll(away[1], &t));
+
+    // Shards: 2 in use; 2 more through one node away from home, 2 through the home: 6.
+    let two = serde_json::json!({"settings": {"number_of_shards": 1, "number_of_replicas": 1}});
+    let r = away[1].send(&t.json("PUT", "/more", &two));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = home.send(&t.json("PUT", "/third", &two));
+    assert_eq!(r.status, 200, "{}", r.text());
+    // One more shard is refused through every node, as on one node.
+    let one = serde_json::json!({"settings": {"number_of_shards": 1, "number_of_replicas": 0}});
+    for n in [away[0], away[1], home] {
+        capacity_full(&n.send(&t.json("PUT", "/fourth", &one)), 6);
+    }
+    assert_eq!(
+        home.send(&t.req("GET", "/fourth")).status,
+        404,
+        "nothing was created upstream"
+    );
+    // The home counted the others' permits.
+    assert!(figure(home, "searchgate_fleet_peer_grants_total").unwrap() > 0);
+}
+
+// Issue 27 (docs/fleet.md, "Handover: the exact guarantee"): permits a home granted to
+// other nodes outlive it when it is killed; they count against the new home until they
+// end. Two requests hold the plan's two permits from the home, through the two other
+// nodes; the home is killed with SIGKILL; once the survivors agree on the new home, new
+// requests through both of them queue (nothing more reaches the upstream) until the two
+// old requests end, then are served.
+#[test]
+fn a_dead_homes_permits_count_against_the_new_home() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let mock = Mock::start();
+    let mut nodes = vec![
+        Edge::start(node(&url, "a", mock.addr, 30, "20s")),
+        Edge::start(node(&url, "b", mock.addr, 30, "20s")),
+        Edge::start(node(&url, "c", mock.addr, 30, "20s")),
+    ];
+    let home = settled(&nodes.iter().collect::<Vec<_>>(), 3);
+    let t = nodes[0].tenant("c1");
+    let killed = nodes.remove(home);
+    std::thread::scope(|s| {
+        let held: Vec<_> = nodes
+            .iter()
+            .map(|n| s.spawn(|| n.send(&search(&t, "hold")).status))
+            .collect();
+        mock.wait_in_flight(2);
+        drop(killed.kill9());
+        let survivors: Vec<&Edge> = nodes.iter().collect();
+        let new_home = settled(&survivors, 2);
+        let later: Vec<_> = nodes
+            .iter()
+            .map(|n| s.spawn(|| n.send(&search(&t, "delay=1")).status))
+            .collect();
+        // Both new requests wait in the new home's queue behind the old permits.
+        nodes[new_home].wait_gauge("searchgate_queue_depth", "c1", "both queued", |d| d == 2);
+        assert_eq!(mock.in_flight(), 2, "only the dead home's two are upstream");
+        mock.release();
+        for h in held {
+            assert_eq!(h.join().unwrap(), 200);
+        }
+        for h in later {
+            assert_eq!(h.join().unwrap(), 200);
+        }
+    });
+    assert_eq!(
+        mock.max_in_flight(),
+        2,
+        "never more than the plan's 2 in flight upstream"
+    );
+}

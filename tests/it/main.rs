@@ -47,6 +47,7 @@ mod engine_indices;
 mod engine_search;
 mod fleet_allowance;
 mod fleet_e2e;
+mod fleet_haproxy;
 mod keys_e2e;
 mod layout;
 mod lifecycle_metering;

@@ -204,6 +204,7 @@ impl Allowance {
             let mut q = lock(&self.queue);
             self.dispatch(&mut q);
         }
+        bell::ring();
     }
 
     /// Removes a waiter that gives up. Returns true when it had been granted a permit
@@ -264,6 +265,7 @@ impl Drop for Ticket {
     }
 }
 
+pub mod bell;
 pub mod lanes;
 pub use lanes::{limit_for, Lane, Lanes, Limit, Split};
 

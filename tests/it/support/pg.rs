@@ -51,7 +51,8 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn free_port() -> u16 {
+/// A port of 127.0.0.1 free now (for a component that must be told its port).
+pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("a free port");
     l.local_addr().unwrap().port()
 }

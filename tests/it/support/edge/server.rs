@@ -102,6 +102,8 @@ pub struct Setup {
     pub threads: usize,
     /// Further sections of the file, as written (e.g. `[upstream_health]`).
     pub sections: String,
+    /// Environment variables the edge process gets besides the test's own.
+    pub env: Vec<(String, String)>,
 }
 
 impl Setup {
@@ -130,7 +132,14 @@ impl Setup {
             driver: std::env::var("SEARCHGATE_TEST_DRIVER").unwrap_or_else(|_| "auto".into()),
             threads: 2,
             sections: String::new(),
+            env: Vec::new(),
         }
+    }
+
+    /// Sets an environment variable of the edge process.
+    pub fn env(mut self, key: &str, value: &str) -> Setup {
+        self.env.push((key.into(), value.into()));
+        self
     }
 
     /// Sets an `[edge]` key to a TOML value (strings quoted by the caller).
@@ -234,6 +243,7 @@ impl Setup {
             .arg("--threads")
             .arg(self.threads.to_string())
             .current_dir(dir.path())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
