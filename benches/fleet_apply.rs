@@ -13,13 +13,11 @@
 
 use std::time::{Duration, Instant};
 
-use searchgate::config::{ClusterClass, Mode};
+use searchgate::config::Mode;
 use searchgate::control::lastknown::LastKnown;
 use searchgate::control::sqlite::{SqliteStore, DB_FILE};
 use searchgate::control::{Change, Plane};
-use searchgate::policy::auth::PasswordHash;
-use searchgate::registry::catalog::Source;
-use searchgate::registry::{ClusterRecord, Command, PlanRecord, Settings};
+use searchgate::registry::{samples, ClusterRecord, Command, PlanRecord, Settings};
 use searchgate::tenancy::TenancyKey;
 
 fn settings() -> Settings {
@@ -34,54 +32,20 @@ fn settings() -> Settings {
     }
 }
 
+/// The samples' plan with 1 GB of disk and one open context per cluster (so 100k tenants
+/// fit the engine's contexts).
 fn plan() -> PlanRecord {
     PlanRecord {
-        name: "p".into(),
-        concurrency: 4,
-        queue_size: 10,
-        queue_timeout_ms: 1000,
-        shards: 10,
         disk: 1 << 30,
         memory: 1 << 30,
         max_bulk_actions: 1000,
-        monthly_price_cents: 900,
         max_open_contexts: 1,
-        overage_grace_ms: 864_000_000,
-        overage_disable_after_ms: 1_296_000_000,
-        overage_extreme_factor: 2,
-        search_concurrency: None,
-        search_queue_size: None,
-        write_concurrency: None,
-        write_queue_size: None,
+        ..samples::plan("p", 4)
     }
 }
 
 fn record(i: usize) -> ClusterRecord {
-    let id = format!("c{i:06}");
-    ClusterRecord {
-        name: None,
-        hostname: id.clone(),
-        region: "r1".into(),
-        class: ClusterClass::Multitenant,
-        plan: "p".into(),
-        username: format!("{id}user"),
-        password: PasswordHash::new(id.as_bytes()),
-        previous: None,
-        mode: Mode::Normal,
-        mode_reason: None,
-        mode_until: None,
-        upstream: None,
-        source: Source::Api,
-        created_at: 0,
-        provisioned_at: Some(0),
-        destroyed_at: None,
-        purged: false,
-        version: 1,
-        overage: None,
-        keys: Vec::new(),
-        slow_request_ms: None,
-        id,
-    }
+    samples::record(&format!("c{i:06}"), "p")
 }
 
 fn change(cmds: Vec<Command>) -> Change {

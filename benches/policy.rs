@@ -99,7 +99,7 @@ fn basic_auth(c: &mut Criterion) {
     // What the edge does since passwords are stored hashed: `Cluster::accepts` (username
     // compared, salted HMAC-SHA256 of the password checked, both constant-time).
     let snap = snapshot(1);
-    let cluster = snap.clusters()[0].clone();
+    let cluster = snap.clusters().next().expect("a cluster").clone();
     let now = Instant::now();
     let one = format!(
         "Basic {}",

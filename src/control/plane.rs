@@ -16,11 +16,12 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
 
+use super::bell::Bell;
 use super::clock::Clock;
 use super::lastknown::LastKnown;
 use super::lease::{Leads, Lease};
@@ -28,7 +29,6 @@ use super::seed::Declared;
 use super::store::{
     apply_events, AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError,
 };
-use super::webhook::Bell;
 use crate::config::{ClusterClass, Mode};
 use crate::nodes::Resolver;
 use crate::policy::shards::Usage;
@@ -40,6 +40,14 @@ use crate::registry::{
     Settings, Snapshot,
 };
 use crate::tenancy::Prefix;
+
+/// The plane shared by the admin API, the control loop and the control thread.
+pub type SharedPlane = Arc<Mutex<Plane>>;
+
+/// Locks the plane (a panicked holder does not poison it for the others).
+pub fn lock(plane: &SharedPlane) -> std::sync::MutexGuard<'_, Plane> {
+    plane.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The wall clock in milliseconds since the Unix epoch (the control plane's own time is
 /// [`Plane::now`], which tests can set).
@@ -114,6 +122,11 @@ pub struct Plane {
     resolver: Arc<Resolver>,
     /// A fleet node's copy of the catalog in its data directory (see `control::lastknown`).
     last_known: Option<LastKnown>,
+    /// The published catalog as checked for serving: the next change checks only what it
+    /// touches against it.
+    checked: Checked,
+    /// The settings or the names' addresses changed: the next change checks everything.
+    check_all: bool,
 }
 
 impl std::fmt::Debug for Plane {
@@ -167,6 +180,8 @@ impl Plane {
             store,
             settings,
             runtime,
+            checked,
+            check_all: false,
             registry: Arc::new(Registry::new(first)),
             seq,
             declared,
@@ -286,10 +301,15 @@ impl Plane {
         &self.resolver
     }
 
-    /// Checks `cat` for serving with this plane's settings and resolver.
-    fn compile(&self, cat: &Arc<Catalog>) -> Result<Checked, ControlError> {
+    /// Checks `next`, which differs from the published catalog by `d`, for serving with
+    /// this plane's settings and resolver: only the clusters `d` names, unless a plan, the
+    /// settings or the names' addresses changed (then all of them). Says which.
+    fn check(&self, next: &Arc<Catalog>, d: &Diff) -> Result<(Checked, bool), ControlError> {
         let by = |u: &str| self.resolver.resolve(u);
-        Ok(compile(cat, &self.settings, &by)?)
+        if self.check_all || !d.plans.is_empty() {
+            return Ok((compile(next, &self.settings, &by)?, false));
+        }
+        Ok((self.checked.update(next, d, &self.settings, &by)?, true))
     }
 
     /// Runs `f` (which submits changes) with `pools` and `health` as the settings; if it
@@ -303,6 +323,7 @@ impl Plane {
     ) -> Result<T, String> {
         let old_pools = std::mem::replace(&mut self.settings.pools, pools);
         let old_health = std::mem::replace(&mut self.settings.health, health);
+        self.check_all = true;
         let out = f(self);
         if out.is_err() {
             self.settings.pools = old_pools;
@@ -313,6 +334,7 @@ impl Plane {
 
     /// Publishes the current catalog again (the names' addresses changed).
     pub fn refresh(&mut self) -> Result<(), ControlError> {
+        self.check_all = true;
         let prev = self.registry.load();
         self.install(&prev, Catalog::clone(&prev.catalog), self.seq)
             .map(drop)
@@ -379,8 +401,8 @@ impl Plane {
             usage: &usage,
         };
         let next = Arc::new(apply_all(&prev.catalog, &change.cmds, &ctx)?);
-        let checked = self.compile(&next)?;
         let d = diff(&prev.catalog, &next);
+        let checked = self.check(&next, &d)?;
         let seed = match &change.seed {
             Some(s) if *s != self.declared => Some(s),
             _ => None,
@@ -407,7 +429,7 @@ impl Plane {
         if let Some(s) = change.seed {
             self.declared = s;
         }
-        let generation = self.publish(&prev, next.clone(), &checked, &d);
+        let generation = self.publish(&prev, next.clone(), checked, &d);
         Ok(Outcome {
             seq,
             generation,
@@ -415,26 +437,27 @@ impl Plane {
         })
     }
 
-    /// Reconciles the runtime state with `next` (checked, differing from `prev` by `d`)
-    /// and publishes it as the next generation.
+    /// Reconciles the runtime state with `next` (checked, differing from `prev` by `d`;
+    /// `touched`: only the clusters `d` names were checked again) and publishes it as the
+    /// next generation (made from `prev` and `d` when only those were).
     fn publish(
         &mut self,
         prev: &Arc<Snapshot>,
         next: Arc<Catalog>,
-        checked: &Checked,
+        (checked, touched): (Checked, bool),
         d: &Diff,
     ) -> u64 {
         self.runtime.reconcile(d, &next);
         let generation = prev.generation + 1;
-        let snap = Snapshot::assemble(
-            checked,
-            &self.runtime,
-            Some(prev),
-            &self.settings,
-            generation,
-            (Instant::now(), self.clock.now_ms()),
-        );
+        let now = (Instant::now(), self.clock.now_ms());
+        let rt = &self.runtime;
+        let snap = match touched {
+            true => Snapshot::update(prev, &checked, rt, d, &self.settings, generation, now),
+            false => Snapshot::assemble(&checked, rt, Some(prev), &self.settings, generation, now),
+        };
         self.registry.publish(snap);
+        self.checked = checked;
+        self.check_all = false;
         generation
     }
 
@@ -495,10 +518,10 @@ impl Plane {
         let next = Arc::new(next);
         // What another node committed was checked there: a failure here is this node's
         // settings (e.g. an upstream it cannot resolve), and it must still follow.
-        let checked = self.compile(&next)?;
         let d = diff(&prev.catalog, &next);
+        let checked = self.check(&next, &d)?;
         self.seq = seq;
-        self.publish(prev, next.clone(), &checked, &d);
+        self.publish(prev, next.clone(), checked, &d);
         Ok(next)
     }
 

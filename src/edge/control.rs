@@ -23,9 +23,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{ClusterClass, Mode as ConfigMode};
-use crate::control::boot::{lock, SharedPlane};
 use crate::control::clock::Clock;
 use crate::control::overage::step_of;
+use crate::control::plane::{lock, SharedPlane};
 use crate::control::plane::{Change, Purge};
 use crate::control::usage::{Counters, Flushes, Sampler};
 use crate::metrics::MetricsHub;
@@ -66,7 +66,7 @@ pub fn probe_unready(registry: &Registry, plane: &SharedPlane) -> usize {
     let agent = agent();
     let snap = registry.load();
     let mut ready = Vec::new();
-    for c in snap.clusters().iter().filter(|c| !c.state.is_ready()) {
+    for c in snap.clusters().filter(|c| !c.state.is_ready()) {
         let up = c
             .upstreams
             .iter()
@@ -79,7 +79,6 @@ pub fn probe_unready(registry: &Registry, plane: &SharedPlane) -> usize {
     }
     let unrecorded: Vec<String> = snap
         .clusters()
-        .iter()
         .filter(|c| c.state.is_ready() && c.record.provisioned_at.is_none())
         .map(|c| c.id.clone())
         .collect();
@@ -219,7 +218,6 @@ fn sample_usage(
             .collect();
         let clusters: Vec<(String, _, Counters)> = snap
             .clusters()
-            .iter()
             .filter(|c| metered(c) && c.state.readings() > 0)
             .map(|c| {
                 let t = totals.get(&c.id);

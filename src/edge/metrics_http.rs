@@ -80,7 +80,6 @@ fn homes_map(conn: &mut TcpStream, shared: &Shared) -> std::io::Result<()> {
     let snap = shared.registry.load();
     let clusters = snap
         .clusters()
-        .iter()
         .map(|c| (c.id.as_str(), format!("{}.{}.", c.hostname, c.region)));
     let text = hook.membership.view().homes_map(clusters);
     answer(conn, 200, text.as_bytes())

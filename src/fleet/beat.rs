@@ -145,11 +145,12 @@ fn drain(s: &BeatSettings) {
     let end = Instant::now() + s.asker.max_hold;
     crate::policy::admit::bell::wait_until(end, || {
         let snap = s.registry.load();
-        !snap.clusters().iter().any(|c| {
+        let busy = snap.clusters().any(|c| {
             crate::policy::admit::Limit::ALL
                 .iter()
                 .any(|l| c.lanes.get(*l, &c.allowance).in_flight() > 0)
-        })
+        });
+        !busy
     });
 }
 
@@ -158,7 +159,7 @@ fn drain(s: &BeatSettings) {
 /// are charged in full until the permits it granted end ([`super::orphans`]).
 fn take_over(prev: &View, next: &View, s: &BeatSettings) {
     let snap = s.registry.load();
-    let ids = snap.clusters().iter().map(|c| c.id.as_str());
+    let ids = snap.clusters().map(|c| c.id.as_str());
     for (id, from) in handover::takeovers(prev, next, ids) {
         let Some(cluster) = snap.by_id(id) else {
             continue;
@@ -166,7 +167,7 @@ fn take_over(prev: &View, next: &View, s: &BeatSettings) {
         let charges = Charges::full(cluster);
         handover::start(s.asker.clone(), id.to_string(), from, charges);
     }
-    let ids = snap.clusters().iter().map(|c| c.id.as_str());
+    let ids = snap.clusters().map(|c| c.id.as_str());
     let orphans: Vec<(String, Charges)> = orphans::orphaned(prev, next, ids)
         .into_iter()
         .filter_map(|id| Some((id.to_string(), Charges::full(snap.by_id(id)?))))
@@ -192,7 +193,6 @@ fn count_homes(
     let now = Instant::now();
     let here: HashSet<String> = snap
         .clusters()
-        .iter()
         .filter(|c| view.home(&c.id, now) == Home::Here)
         .map(|c| c.id.clone())
         .collect();

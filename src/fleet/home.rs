@@ -173,21 +173,27 @@ fn hold(conn: &mut TcpStream, s: &HomeSettings, mut places: Places<'_>) -> io::R
     }
 }
 
-/// The next message on a held permit's connection (`None`: the connection ended).
+/// The next message on a held permit's connection (`None`: the connection ended). A
+/// release is one byte and the next acquire may follow it at once: it is read alone.
+/// Any other message is answered before the requester sends more, so nothing follows it.
 fn read_held(conn: &mut TcpStream) -> io::Result<Option<Held>> {
-    let mut buf = Vec::with_capacity(64);
+    let mut first = [0u8; 1];
+    if conn.read(&mut first)? == 0 {
+        return Ok(None);
+    }
+    let mut buf = first.to_vec();
     loop {
-        let mut chunk = [0u8; 4096];
-        let n = conn.read(&mut chunk)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buf.extend_from_slice(&chunk[..n]);
         match Held::parse(&buf) {
             Ok(Some((h, used))) if used == buf.len() => return Ok(Some(h)),
             Ok(None) if buf.len() <= MAX_HELD => {}
             _ => return Err(io::ErrorKind::InvalidData.into()),
         }
+        let mut chunk = [0u8; 4096];
+        let n = conn.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
     }
 }
 
@@ -416,4 +422,113 @@ fn closed(conn: &TcpStream) -> bool {
     let mut b = [0u8; 1];
     let gone = !matches!(conn.peek(&mut b), Err(ref e) if e.kind() == io::ErrorKind::WouldBlock);
     gone | conn.set_nonblocking(false).is_err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::fleet::handover;
+    use crate::fleet::membership::View;
+    use crate::registry::Snapshot;
+    use crate::tenancy::TenancyKey;
+
+    const CONFIG: &str = r#"
+[edge]
+domain = "example.test"
+http = "127.0.0.1:0"
+access_log = "off"
+[[plans]]
+name = "p"
+concurrency = 1
+queue_size = 1
+queue_timeout = "1s"
+shards = 10
+disk = "1gb"
+memory = "1gb"
+max_bulk_actions = 10
+[[clusters]]
+id = "acme"
+hostname = "acme"
+region = "r1"
+class = "single-tenant"
+plan = "p"
+username = "acmeuser"
+password = "acmepass"
+upstream = ["127.0.0.1:9"]
+"#;
+
+    /// A home of cluster `acme` on 127.0.0.1, and a connection to it through the handshake.
+    fn home() -> TcpStream {
+        let config = Config::parse(CONFIG, "test").unwrap();
+        let key = TenancyKey::from_bytes([3; 32]);
+        let snap = Snapshot::build(&config, None, 1, Instant::now(), &key).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let membership = Arc::new(Membership::new("h".into()));
+        let view = View {
+            me: "h".into(),
+            members: vec![Member {
+                node: "h".into(),
+                peer: addr,
+            }],
+            valid_until: Some(Instant::now() + Duration::from_secs(3600)),
+            handed: Vec::new(),
+        };
+        membership.publish(view, Instant::now());
+        let secret = PeerSecret::of([9; 32]);
+        let s = HomeSettings {
+            secret: secret.clone(),
+            registry: Arc::new(Registry::new(snap)),
+            membership,
+            hub: Arc::new(MetricsHub::default()),
+            max_hold: Duration::from_secs(60),
+            lease: Duration::from_secs(5),
+            outstanding: Arc::default(),
+        };
+        std::mem::forget(spawn(listener, Arc::new(s)).unwrap());
+        handover::connect(addr, &secret, "t").unwrap()
+    }
+
+    fn verdict(conn: &mut TcpStream) -> Verdict {
+        let mut v = [0u8; wire::VERDICT];
+        conn.read_exact(&mut v).unwrap();
+        Verdict::parse(&v).unwrap()
+    }
+
+    // A release and the next acquire that arrive in one read are two messages: the
+    // permit goes back and the next one is granted on the same connection (the plan
+    // allows one at a time, so the second grant proves the first permit was released).
+    #[test]
+    fn a_release_and_the_next_acquire_together_are_both_served() {
+        let mut conn = home();
+        let mut acquire = Vec::new();
+        Acquire {
+            cluster: "acme".into(),
+            read: true,
+            budget_ms: 10_000,
+            index: None,
+            contexts: 0,
+        }
+        .encode(&mut acquire);
+        conn.write_all(&acquire).unwrap();
+        assert_eq!(verdict(&mut conn), Verdict::Granted);
+        for _ in 0..3 {
+            let mut both = vec![wire::RELEASE];
+            both.extend_from_slice(&acquire);
+            conn.write_all(&both).unwrap();
+            assert_eq!(verdict(&mut conn), Verdict::Granted);
+        }
+        // A held message is answered, and the permit is still held after it.
+        conn.write_all(
+            &Held::Closed {
+                ids: vec!["x".into()],
+            }
+            .encode(),
+        )
+        .unwrap();
+        let mut ack = [0u8; 1];
+        conn.read_exact(&mut ack).unwrap();
+        assert_eq!(ack[0], ACK);
+    }
 }

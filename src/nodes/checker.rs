@@ -39,7 +39,6 @@ pub fn targets(snap: &Snapshot) -> Vec<(SocketAddr, Arc<HealthSettings>)> {
     // nodes of clusters with a choice are worth checking.
     let listed = snap
         .clusters()
-        .iter()
         .filter(|c| c.pool.is_none() && c.upstreams.len() > 1);
     let from_lists = listed.flat_map(|c| c.upstreams.iter().map(|a| (*a, snap.health.clone())));
     from_pools.chain(from_lists).collect()

@@ -7,7 +7,7 @@
 //! Must not touch: runtime state (allowances, readiness, usage: see `runtime`), sockets,
 //! the store.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -214,11 +214,12 @@ impl ClusterRecord {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Catalog {
     pub plans: BTreeMap<String, Arc<PlanRecord>>,
-    /// Live clusters and tombstones, by id.
-    pub clusters: BTreeMap<String, Arc<ClusterRecord>>,
+    /// Live clusters and tombstones, by id (a persistent map: a copy costs nothing, and
+    /// the copy a change makes shares every record it did not touch).
+    pub clusters: imbl::OrdMap<String, Arc<ClusterRecord>>,
     /// Live clusters by `<hostname>.<region>` and by username (uniqueness, lookups).
-    hosts: HashMap<String, String>,
-    users: HashMap<String, String>,
+    hosts: imbl::HashMap<String, String>,
+    users: imbl::HashMap<String, String>,
 }
 
 /// A change to the catalog.

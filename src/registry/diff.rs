@@ -8,6 +8,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use imbl::ordmap::DiffItem;
+
 use super::catalog::{Catalog, ClusterRecord};
 
 /// What changed in a cluster that stayed.
@@ -64,7 +66,9 @@ fn fields(a: &ClusterRecord, b: &ClusterRecord, plan_changed: bool) -> Fields {
     }
 }
 
-/// What changed from `a` to `b`.
+/// What changed from `a` to `b`. When no plan changed, only the records the two
+/// catalogs do not share are compared (their persistent maps skip what they share), so
+/// the cost is the change's, not the catalog's.
 pub fn diff(a: &Catalog, b: &Catalog) -> Diff {
     let mut out = Diff::default();
     let names: BTreeSet<&String> = a.plans.keys().chain(b.plans.keys()).collect();
@@ -77,22 +81,54 @@ pub fn diff(a: &Catalog, b: &Catalog) -> Diff {
             out.plans.push(name.clone());
         }
     }
-    let changed_plans: BTreeSet<&str> = out.plans.iter().map(String::as_str).collect();
-    for (id, old) in &a.clusters {
-        if !b.clusters.contains_key(id) {
-            out.records.push(id.clone());
-            if old.is_live() {
-                out.clusters.push((id.clone(), ClusterChange::Removed));
+    if out.plans.is_empty() {
+        for item in a.clusters.diff(&b.clusters) {
+            match item {
+                DiffItem::Add(id, new) => out.consider(id, None, Some(new), false),
+                DiffItem::Update {
+                    old: (id, old),
+                    new: (_, new),
+                } => out.consider(id, Some(old), Some(new), false),
+                DiffItem::Remove(id, old) => out.consider(id, Some(old), None, false),
             }
         }
+    } else {
+        let changed_plans: BTreeSet<String> = out.plans.iter().cloned().collect();
+        for (id, old) in &a.clusters {
+            if !b.clusters.contains_key(id) {
+                out.consider(id, Some(old), None, false);
+            }
+        }
+        for (id, new) in &b.clusters {
+            let plan_changed = changed_plans.contains(&new.plan);
+            out.consider(id, a.clusters.get(id), Some(new), plan_changed);
+        }
     }
-    for (id, new) in &b.clusters {
-        let old = a.clusters.get(id);
+    out.records.sort();
+    out
+}
+
+impl Diff {
+    /// Records what became of cluster `id` (`old` in the first catalog, `new` in the
+    /// second; `plan_changed`: its plan's limits changed).
+    fn consider(
+        &mut self,
+        id: &str,
+        old: Option<&Arc<ClusterRecord>>,
+        new: Option<&Arc<ClusterRecord>>,
+        plan_changed: bool,
+    ) {
+        let Some(new) = new else {
+            self.records.push(id.to_string());
+            if old.is_some_and(|o| o.is_live()) {
+                self.clusters.push((id.to_string(), ClusterChange::Removed));
+            }
+            return;
+        };
         let same_record = old.is_some_and(|o| Arc::ptr_eq(o, new) || **o == **new);
         if !same_record {
-            out.records.push(id.clone());
+            self.records.push(id.to_string());
         }
-        let plan_changed = changed_plans.contains(new.plan.as_str());
         let change = match old.filter(|o| o.is_live()) {
             None if new.is_live() => Some(ClusterChange::Added),
             None => None,
@@ -101,11 +137,9 @@ pub fn diff(a: &Catalog, b: &Catalog) -> Diff {
             Some(o) => Some(ClusterChange::Changed(fields(o, new, plan_changed))),
         };
         if let Some(c) = change {
-            out.clusters.push((id.clone(), c));
+            self.clusters.push((id.to_string(), c));
         }
     }
-    out.records.sort();
-    out
 }
 
 #[cfg(test)]

@@ -13,29 +13,34 @@
 //! snapshots; only the control plane publishes them.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
-use crate::cidr::{self, Cidr};
-use crate::config::{pool_named, ClusterClass, Config, HealthSettings, Mode, PoolSpec};
+use crate::cidr;
+use crate::config::{ClusterClass, Config, HealthSettings, Mode, PoolSpec};
 use crate::policy::admit::{limit_for, Allowance, Lanes, Limit, Split};
 use crate::policy::auth::Credential;
 use crate::policy::keys::{AuthFail, KeyGrant, Principal};
 use crate::policy::mode::{Mode as PolicyMode, ModeView, SetBy};
 use crate::tenancy::{Prefix, TenancyKey};
 
+mod assemble;
 pub mod catalog;
+mod checked;
 pub mod diff;
 mod directory;
+mod lookup;
 pub mod requestlog;
 pub mod runtime;
+pub mod samples;
 pub mod seed;
 pub mod state;
 pub use catalog::{Catalog, ClusterRecord, Command, Millis, PlanRecord, Refusal};
+pub use checked::{compile, resolve, Checked, Resolve};
 pub use state::{ClusterState, ShardReservation, UpstreamContexts};
 
 /// A plan's limits (spec 1.6, 8).
@@ -243,16 +248,22 @@ pub struct Snapshot {
     pub route_by_username: bool,
     /// The catalog this snapshot was made from.
     pub catalog: Arc<Catalog>,
-    clusters: Vec<Arc<Cluster>>,
-    by_host: HashMap<String, usize>,
-    by_id: HashMap<String, usize>,
-    by_username: HashMap<String, usize>,
+    /// Live clusters by id (in order), and for the request path by id, by
+    /// `<hostname>.<region>` and by username (master pair, keys, and a rotated-out pair in
+    /// its grace unless another cluster has it). The next snapshot shares every cluster,
+    /// and every lookup shard, a change did not touch.
+    by_id: imbl::OrdMap<String, Arc<Cluster>>,
+    ids: lookup::Lookup<Arc<Cluster>>,
+    by_host: lookup::Lookup<Arc<Cluster>>,
+    by_username: lookup::Lookup<Arc<Cluster>>,
+    /// Rotated-out usernames in their grace, and whose they are.
+    previous_users: imbl::HashMap<String, String>,
     /// The open search contexts of each shared upstream (carried from one snapshot to the
     /// next by address).
     contexts: HashMap<SocketAddr, Arc<UpstreamContexts>>,
-    /// Usernames of destroyed clusters that no live cluster uses: a request routed by one
-    /// of them meets Cluster Not Found, as at the cluster's host name, not a 401.
-    destroyed_usernames: std::collections::HashSet<String>,
+    /// Usernames of destroyed clusters: one that no live cluster uses meets Cluster Not
+    /// Found when a request is routed by it, as at the cluster's host name, not a 401.
+    destroyed_users: lookup::Lookup<()>,
     /// The named pools, each with the addresses its nodes resolved to (empty: none yet).
     pub pools: Vec<(Arc<PoolSpec>, Vec<SocketAddr>)>,
     /// `[upstream_health]`: the checks of nodes listed by clusters rather than pools.
@@ -314,429 +325,46 @@ impl Settings {
     }
 }
 
-/// A live cluster ready to be put in a snapshot: its upstreams resolved, its prefix derived.
-#[derive(Debug, Clone)]
-struct Compiled {
-    record: Arc<ClusterRecord>,
-    upstreams: Vec<SocketAddr>,
-    pool: Option<Arc<str>>,
-    prefix: Option<Prefix>,
-}
-
-/// A catalog checked for serving (see [`compile`]).
-#[derive(Debug, Clone)]
-pub struct Checked {
-    catalog: Arc<Catalog>,
-    clusters: Vec<Compiled>,
-    /// Every named pool's addresses (empty for an unused pool whose names do not resolve).
-    pools: Vec<(Arc<PoolSpec>, Vec<SocketAddr>)>,
-}
-
-impl Checked {
-    /// The catalog checked.
-    pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.catalog
-    }
-}
-
-/// Resolves `host:port` (DNS) to every address it has: what [`compile`] uses where no
-/// cache of lookups is kept (tests, benchmarks; the control plane keeps one, see
-/// `nodes::resolve`).
-pub fn resolve(u: &str) -> Result<Vec<SocketAddr>, String> {
-    let addrs: Vec<SocketAddr> = u
-        .to_socket_addrs()
-        .map_err(|e| format!("upstream `{u}`: {e}"))?
-        .collect();
-    if addrs.is_empty() {
-        return Err(format!("upstream `{u}` resolves to nothing"));
-    }
-    Ok(addrs)
-}
-
-/// How names are resolved for [`compile`]: `host:port` to every address.
-pub type Resolve<'a> = &'a dyn Fn(&str) -> Result<Vec<SocketAddr>, String>;
-
-/// Checks that `cat` can be served: every live cluster's upstreams resolve (with
-/// `resolve`; a pool's name must be one of `settings.pools`), and tenants of a shared
-/// upstream are isolated. Changes nothing.
-pub fn compile(
-    cat: &Arc<Catalog>,
-    settings: &Settings,
-    resolve: Resolve<'_>,
-) -> Result<Checked, RegistryError> {
-    let mut cache: HashMap<String, Result<Vec<SocketAddr>, String>> = HashMap::new();
-    let mut addrs_of = |list: &[String]| -> Result<Vec<SocketAddr>, String> {
-        let mut out = Vec::with_capacity(list.len());
-        for u in list {
-            let found = cache.entry(u.clone()).or_insert_with(|| resolve(u));
-            for a in found.clone()? {
-                if !out.contains(&a) {
-                    out.push(a);
-                }
-            }
-        }
-        Ok(out)
-    };
-    type Found = Result<Vec<SocketAddr>, String>;
-    let pools: Vec<(Arc<PoolSpec>, Found)> = settings
-        .pools
-        .iter()
-        .map(|p| (p.clone(), addrs_of(&p.nodes)))
-        .collect();
-    let mut clusters = Vec::with_capacity(cat.clusters.len());
-    for c in cat.live() {
-        let err = |message: String| RegistryError {
-            cluster: c.id.clone(),
-            message,
-        };
-        let (upstreams, pool) = match &c.upstream {
-            Some(list) => match pool_named(list) {
-                Some(name) => {
-                    let (spec, found) = pools
-                        .iter()
-                        .find(|(p, _)| p.name == name)
-                        .ok_or_else(|| err(format!("no upstream pool named `{name}`")))?;
-                    let addrs = found
-                        .clone()
-                        .map_err(|e| err(format!("pool `{name}`: {e}")))?;
-                    (addrs, Some(Arc::from(spec.name.as_str())))
-                }
-                None => (addrs_of(list).map_err(err)?, None),
-            },
-            None => (
-                vec![settings
-                    .engine
-                    .ok_or_else(|| err("no upstream and no engine".into()))?],
-                None,
-            ),
-        };
-        let prefix =
-            (c.class == ClusterClass::Multitenant).then(|| Prefix::derive(&settings.key, &c.id));
-        clusters.push(Compiled {
-            record: c.clone(),
-            upstreams,
-            pool,
-            prefix,
-        });
-    }
-    check_isolation(&clusters)?;
-    Ok(Checked {
-        catalog: cat.clone(),
-        clusters,
-        pools: pools
-            .into_iter()
-            .map(|(p, found)| (p, found.unwrap_or_default()))
-            .collect(),
-    })
-}
-
-/// Tenants of a shared upstream are isolated only if every index on it is namespaced: a
-/// single-tenant cluster must not share an upstream with multitenant ones, and no two
-/// prefixes may be equal.
-fn check_isolation(clusters: &[Compiled]) -> Result<(), RegistryError> {
-    let shared: HashMap<SocketAddr, &str> = clusters
-        .iter()
-        .filter(|c| c.record.class == ClusterClass::Multitenant)
-        .flat_map(|c| c.upstreams.iter().map(move |a| (*a, c.record.id.as_str())))
-        .collect();
-    let mut prefixes: HashMap<Prefix, &str> = HashMap::new();
-    for c in clusters {
-        let id = c.record.id.as_str();
-        if let Some(p) = c.prefix {
-            if let Some(other) = prefixes.insert(p, id) {
-                return Err(RegistryError {
-                    cluster: id.into(),
-                    message: format!("its index prefix equals cluster `{other}`'s; rename one"),
-                });
-            }
-        } else if let Some(m) = c.upstreams.iter().find_map(|a| shared.get(a)) {
-            return Err(RegistryError {
-                cluster: id.into(),
-                message: format!("a single-tenant cluster cannot share its upstream with the multitenant cluster `{m}` (its indices would not be namespaced)"),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// `until_ms` (wall clock) as an instant, given that `now_ms` is `now`.
-fn instant_of(until_ms: Millis, now: Instant, now_ms: Millis) -> Instant {
-    now + Duration::from_millis(until_ms.saturating_sub(now_ms).max(0) as u64)
-}
-
 impl Snapshot {
-    /// The snapshot of a checked catalog with the runtime's handles. Clusters whose record,
-    /// plan and handles did not change are shared with `prev`.
-    pub fn assemble(
-        checked: &Checked,
-        runtime: &runtime::Runtime,
-        prev: Option<&Snapshot>,
-        settings: &Settings,
-        generation: u64,
-        (now, now_ms): (Instant, Millis),
-    ) -> Snapshot {
-        let cat = &checked.catalog;
-        let plans: HashMap<&str, Arc<Plan>> = cat
-            .plans
-            .iter()
-            .map(|(n, p)| (n.as_str(), Arc::new(Plan::from(&**p))))
-            .collect();
-        let mut snap = Snapshot {
-            generation,
-            domain: settings.domain.clone(),
-            route_by_username: settings.route_by_username,
-            catalog: cat.clone(),
-            pools: checked.pools.clone(),
-            health: settings.health.clone(),
-            ..Snapshot::default()
-        };
-        snap.contexts = context_ledgers(checked, &plans, prev, settings);
-        for c in &checked.clusters {
-            let (Some(h), Some(plan)) =
-                (runtime.get(&c.record.id), plans.get(c.record.plan.as_str()))
-            else {
-                continue; // compile and reconcile saw the same catalog: not reached
-            };
-            let reuse = prev.and_then(|p| p.by_id(&c.record.id)).filter(|o| {
-                Arc::ptr_eq(&o.record, &c.record)
-                    && *o.plan == **plan
-                    && Arc::ptr_eq(&o.allowance, &h.allowance)
-                    && o.lanes.same(&h.lanes)
-                    && Arc::ptr_eq(&o.state, &h.state)
-                    && o.upstreams == c.upstreams
-                    && o.pool == c.pool
-                    && same_ledger(&o.contexts, &snap.ledger_of(c))
-            });
-            let cluster = match reuse {
-                Some(o) => o.clone(),
-                None => {
-                    let contexts = snap.ledger_of(c);
-                    Arc::new(view(c, plan.clone(), h, contexts, now, now_ms))
-                }
-            };
-            snap.push(cluster);
-        }
-        for c in cat.clusters.values().filter(|c| !c.is_live()) {
-            let previous = c.previous.as_ref().map(|p| &p.username);
-            for user in std::iter::once(&c.username).chain(previous) {
-                if !snap.by_username.contains_key(user) {
-                    snap.destroyed_usernames.insert(user.clone());
-                }
-            }
-        }
-        snap
+    /// Every live cluster, by id.
+    pub fn clusters(&self) -> impl Iterator<Item = &Arc<Cluster>> + '_ {
+        self.by_id.values()
     }
 
-    /// The ledger of the shared upstream cluster `c` is placed on (multitenant class).
-    fn ledger_of(&self, c: &Compiled) -> Option<Arc<UpstreamContexts>> {
-        let addr = shared_upstream(c)?;
-        self.contexts.get(&addr).cloned()
+    /// How many live clusters there are.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
     }
 
-    fn push(&mut self, c: Arc<Cluster>) {
-        let index = self.clusters.len();
-        self.by_host
-            .insert(format!("{}.{}", c.hostname, c.region), index);
-        self.by_id.insert(c.id.clone(), index);
-        self.by_username.insert(c.username.clone(), index);
-        for user in c.keys.keys() {
-            self.by_username.insert(user.clone(), index);
-        }
-        if let Some(o) = &c.previous {
-            // Rotated-out usernames keep routing during their grace (unless reused since).
-            self.by_username
-                .entry(o.credential.username.clone())
-                .or_insert(index);
-        }
-        self.clusters.push(c);
-    }
-
-    /// A snapshot of `config`'s plans and clusters, as the control plane would publish it
-    /// on first start (for tests and benchmarks). With `prev`, its runtime handles are
-    /// carried over by cluster id and reconciled.
-    pub fn build(
-        config: &Config,
-        prev: Option<&Snapshot>,
-        generation: u64,
-        now: Instant,
-        key: &TenancyKey,
-    ) -> Result<Snapshot, RegistryError> {
-        let cat = seed::catalog_of(config, 0).map_err(|e| RegistryError {
-            cluster: "-".into(),
-            message: e.to_string(),
-        })?;
-        let settings = Settings::from_config(config, key);
-        let checked = compile(&Arc::new(cat), &settings, &resolve)?;
-        let runtime = match prev {
-            Some(p) => {
-                let mut rt = runtime::Runtime::of_snapshot(p);
-                rt.reconcile(
-                    &diff::diff(&p.catalog, checked.catalog()),
-                    checked.catalog(),
-                );
-                rt
-            }
-            None => runtime::Runtime::new(checked.catalog()),
-        };
-        Ok(Snapshot::assemble(
-            &checked,
-            &runtime,
-            prev,
-            &settings,
-            generation,
-            (now, 0),
-        ))
-    }
-
-    /// Every cluster.
-    pub fn clusters(&self) -> &[Arc<Cluster>] {
-        &self.clusters
+    /// No live cluster.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
     }
 
     /// The cluster with this id.
     pub fn by_id(&self, id: &str) -> Option<&Arc<Cluster>> {
-        self.by_id.get(id).map(|&i| &self.clusters[i])
+        self.ids.get(id)
     }
 
     /// The cluster at `<hostname>.<region>` (lowercase, domain already removed).
     pub fn by_host(&self, hostname_region: &str) -> Option<&Arc<Cluster>> {
-        self.by_host
-            .get(hostname_region)
-            .map(|&i| &self.clusters[i])
+        self.by_host.get(hostname_region)
     }
 
     /// The cluster whose username is `username` (exact).
     pub fn by_username(&self, username: &str) -> Option<&Arc<Cluster>> {
-        self.by_username.get(username).map(|&i| &self.clusters[i])
+        self.by_username.get(username)
     }
 
     /// Whether `username` was a destroyed cluster's (and is no live cluster's).
     pub fn is_destroyed_username(&self, username: &str) -> bool {
-        self.destroyed_usernames.contains(username)
+        self.destroyed_users.contains_key(username) && !self.by_username.contains_key(username)
     }
 }
 
 /// Elasticsearch's `search.max_open_scroll_context` (shard contexts): the limit assumed of
 /// a shared upstream other than the embedded engine.
 pub const UPSTREAM_OPEN_CONTEXTS: u64 = 500;
-
-/// The upstream whose search contexts a multitenant cluster `c` counts against (its first
-/// node); `None` for the single-tenant class.
-fn shared_upstream(c: &Compiled) -> Option<SocketAddr> {
-    match c.record.class {
-        ClusterClass::Multitenant => c.upstreams.first().copied(),
-        ClusterClass::SingleTenant => None,
-    }
-}
-
-fn same_ledger(a: &Option<Arc<UpstreamContexts>>, b: &Option<Arc<UpstreamContexts>>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        (None, None) => true,
-        _ => false,
-    }
-}
-
-/// The context ledgers of the shared upstreams of `checked` (those of `prev` carried over),
-/// each told the clusters placed on it and their plans' budgets.
-fn context_ledgers(
-    checked: &Checked,
-    plans: &HashMap<&str, Arc<Plan>>,
-    prev: Option<&Snapshot>,
-    settings: &Settings,
-) -> HashMap<SocketAddr, Arc<UpstreamContexts>> {
-    let mut members: HashMap<SocketAddr, Vec<(&str, u64)>> = HashMap::new();
-    for c in &checked.clusters {
-        let (Some(addr), Some(plan)) = (shared_upstream(c), plans.get(c.record.plan.as_str()))
-        else {
-            continue;
-        };
-        let list = members.entry(addr).or_default();
-        list.push((c.record.id.as_str(), plan.max_open_contexts));
-    }
-    let mut ledgers = HashMap::new();
-    for (addr, list) in members {
-        let ledger = prev
-            .and_then(|p| p.contexts.get(&addr).cloned())
-            .unwrap_or_else(|| {
-                let limit = if settings.engine == Some(addr) {
-                    settings.engine_contexts
-                } else {
-                    UPSTREAM_OPEN_CONTEXTS
-                };
-                Arc::new(UpstreamContexts::new(limit))
-            });
-        ledger.with(|l| l.set_members(list));
-        ledgers.insert(addr, ledger);
-    }
-    ledgers
-}
-
-fn view(
-    c: &Compiled,
-    plan: Arc<Plan>,
-    h: &runtime::Handles,
-    contexts: Option<Arc<UpstreamContexts>>,
-    now: Instant,
-    now_ms: Millis,
-) -> Cluster {
-    let r = &c.record;
-    let previous = r
-        .previous
-        .as_ref()
-        .filter(|p| p.until > now_ms)
-        .map(|p| OldCredentials {
-            credential: Credential::new(&p.username, &p.password),
-            until: instant_of(p.until, now, now_ms),
-        });
-    Cluster {
-        id: r.id.clone(),
-        hostname: r.hostname.clone(),
-        region: r.region.clone(),
-        class: r.class,
-        mode: r.mode,
-        mode_reason: r.mode_reason.as_deref().map(Arc::from),
-        mode_until: r.mode_until.map(|u| instant_of(u, now, now_ms)),
-        plan,
-        username: r.username.clone(),
-        credential: Credential::new(&r.username, &r.password),
-        upstreams: c.upstreams.clone(),
-        pool: c.pool.clone(),
-        allowance: h.allowance.clone(),
-        lanes: h.lanes.clone(),
-        state: h.state.clone(),
-        previous,
-        prefix: c.prefix,
-        contexts,
-        record: r.clone(),
-        keys: keys_of(r, now, now_ms),
-    }
-}
-
-/// The keys of record `r` for the request path, by username (expiry as an instant).
-fn keys_of(r: &ClusterRecord, now: Instant, now_ms: Millis) -> HashMap<String, ClusterKey> {
-    r.keys
-        .iter()
-        .map(|k| {
-            let grant = KeyGrant {
-                id: k.id.clone(),
-                name: k.name.clone(),
-                role: k.role,
-                indices: k.indices.clone(),
-                expires: k.expires_at.map(|e| instant_of(e, now, now_ms)),
-                allowed_origins: k.allowed_origins.clone(),
-                // checked when the key was made: a range that does not parse allows nothing
-                allowed_ips: k
-                    .allowed_ips
-                    .iter()
-                    .map(|s| Cidr::parse(s).unwrap_or(Cidr::NONE))
-                    .collect(),
-            };
-            let credential = Credential::new(&k.username, &k.password);
-            (k.username.clone(), ClusterKey { credential, grant })
-        })
-        .collect()
-}
 
 /// The published snapshot, read by every core without locks.
 #[derive(Debug)]

@@ -42,7 +42,6 @@ impl Runtime {
     pub fn of_snapshot(snap: &super::Snapshot) -> Runtime {
         let clusters = snap
             .clusters()
-            .iter()
             .map(|c| {
                 let h = Handles {
                     allowance: c.allowance.clone(),

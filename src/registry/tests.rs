@@ -51,22 +51,61 @@ fn no_usage(_: &str) -> Usage {
 }
 
 /// What the control plane does with a change, without the store: apply, compile,
-/// reconcile, assemble, publish.
+/// reconcile, assemble, publish. Every change is put together both ways, whole and from
+/// the previous snapshot and the diff (when no plan changed), and the two snapshots must
+/// look the same; the one made from the diff is published.
 struct Harness {
     settings: Settings,
     runtime: Runtime,
     registry: Registry,
+    checked: Checked,
     t0: Instant,
+}
+
+/// What a snapshot serves, in order: each live cluster's routing and settings, every
+/// username's owner, the destroyed usernames.
+fn shape(s: &Snapshot) -> Vec<String> {
+    let mut out: Vec<String> = s
+        .clusters()
+        .map(|c| {
+            let host = format!("{}.{}", c.hostname, c.region);
+            let routed = s.by_host(&host).map(|x| x.id.clone());
+            format!(
+                "{} {host}->{routed:?} {:?} {} {:?} {:?} {:?} prev={:?} keys={:?} share={:?}",
+                c.id,
+                c.mode,
+                c.plan.name,
+                c.upstreams,
+                c.prefix.map(|p| p.as_str().to_string()),
+                c.mode_reason,
+                c.previous.as_ref().map(|o| o.credential.username.clone()),
+                c.keys.keys().collect::<std::collections::BTreeSet<_>>(),
+                c.contexts.as_ref().map(|l| l.with(|l| l.share(&c.id))),
+            )
+        })
+        .collect();
+    for r in s.catalog.clusters.values() {
+        let previous = r.previous.as_ref().map(|p| &p.username);
+        let keys = r.keys.iter().map(|k| &k.username);
+        for user in std::iter::once(&r.username).chain(previous).chain(keys) {
+            let owner = s.by_username(user).map(|c| c.id.clone());
+            let gone = s.is_destroyed_username(user);
+            out.push(format!("user {user}: {owner:?} destroyed={gone}"));
+        }
+    }
+    out
 }
 
 impl Harness {
     fn new(c: &Config) -> Harness {
         let settings = Settings::from_config(c, &key());
         let snap = Snapshot::build(c, None, 1, Instant::now(), &key()).unwrap();
+        let checked = compile(&snap.catalog, &settings, &resolve).unwrap();
         Harness {
             settings,
             runtime: runtime::Runtime::of_snapshot(&snap),
             registry: Registry::new(snap),
+            checked,
             t0: Instant::now(),
         }
     }
@@ -78,22 +117,66 @@ impl Harness {
             now: now_ms,
             usage: &no_usage,
         };
-        let next = apply_all(&prev.catalog, cmds, &ctx).map_err(|e| e.to_string())?;
-        let checked =
-            compile(&Arc::new(next), &self.settings, &resolve).map_err(|e| e.to_string())?;
-        self.runtime.reconcile(
-            &diff::diff(&prev.catalog, checked.catalog()),
-            checked.catalog(),
-        );
+        let next = Arc::new(apply_all(&prev.catalog, cmds, &ctx).map_err(|e| e.to_string())?);
+        let d = diff::diff(&prev.catalog, &next);
+        let whole = compile(&next, &self.settings, &resolve).map_err(|e| e.to_string());
+        let touched = d.plans.is_empty().then(|| {
+            self.checked
+                .update(&next, &d, &self.settings, &resolve)
+                .map_err(|e| e.to_string())
+        });
+        if let Some(t) = &touched {
+            assert_eq!(
+                t.is_ok(),
+                whole.is_ok(),
+                "{:?} / {:?}",
+                t.as_ref().err(),
+                whole.as_ref().err()
+            );
+        }
+        let whole = whole?;
+        self.runtime.reconcile(&d, &next);
         let at = self.t0 + Duration::from_millis(now_ms as u64);
-        let snap = Snapshot::assemble(
-            &checked,
-            &self.runtime,
-            Some(&prev),
-            &self.settings,
-            prev.generation + 1,
-            (at, now_ms),
-        );
+        let generation = prev.generation + 1;
+        let snap = match touched {
+            Some(t) => {
+                let t = t?;
+                let part = Snapshot::update(
+                    &prev,
+                    &t,
+                    &self.runtime,
+                    &d,
+                    &self.settings,
+                    generation,
+                    (at, now_ms),
+                );
+                // Before the whole one tells the ledgers every member again.
+                let made = shape(&part);
+                let all = Snapshot::assemble(
+                    &whole,
+                    &self.runtime,
+                    Some(&prev),
+                    &self.settings,
+                    generation,
+                    (at, now_ms),
+                );
+                assert_eq!(made, shape(&all), "made from the diff / whole");
+                self.checked = t;
+                part
+            }
+            None => {
+                let snap = Snapshot::assemble(
+                    &whole,
+                    &self.runtime,
+                    Some(&prev),
+                    &self.settings,
+                    generation,
+                    (at, now_ms),
+                );
+                self.checked = whole;
+                snap
+            }
+        };
         self.registry.publish(snap);
         Ok(self.registry.generation())
     }
@@ -348,7 +431,7 @@ nodes = ["gone.example:9200"]
         .iter()
         .map(|s| s.parse().unwrap())
         .collect();
-    let acme = &checked.clusters[0];
+    let acme = checked.clusters.values().next().expect("acme");
     assert_eq!(acme.upstreams, addrs, "every address, each once");
     assert_eq!(acme.pool.as_deref(), Some("main"));
     assert_eq!(checked.pools[0].1, addrs);
@@ -374,4 +457,50 @@ nodes = ["gone.example:9200"]
         e.to_string(),
         "cluster `acme`: no upstream pool named `nope`"
     );
+}
+
+// issue 26: a snapshot made from the previous one and a change serves what a whole one
+// would (the harness compares both at every change): a rotated-out username in its grace
+// taken by a new cluster, then given back when that cluster is destroyed; a destroyed
+// cluster's usernames.
+#[test]
+fn a_snapshot_made_from_the_diff_serves_what_a_whole_one_would() {
+    let mut h = Harness::new(&config("", 1));
+    let renamed = Command::SetCredentials {
+        id: "acme".into(),
+        username: "acmeuser2".into(),
+        password: PasswordHash::new(b"newpass"),
+        grace_until: Some(60_000),
+    };
+    h.run(&[renamed], 0).unwrap();
+    let snap = h.registry.load();
+    assert_eq!(
+        snap.by_username("acmeuser").unwrap().id,
+        "acme",
+        "in its grace"
+    );
+    let mut beta = snap.catalog.clusters["acme"].as_ref().clone();
+    beta.id = "beta".into();
+    beta.hostname = "beta-1".into();
+    beta.username = "acmeuser".into();
+    beta.previous = None;
+    beta.version = 1;
+    h.run(&[Command::CreateCluster(Box::new(beta))], 1).unwrap();
+    assert_eq!(
+        h.registry.load().by_username("acmeuser").unwrap().id,
+        "beta"
+    );
+    h.run(&[Command::Destroy { id: "beta".into() }], 2).unwrap();
+    let snap = h.registry.load();
+    assert!(snap.by_id("beta").is_none());
+    assert_eq!(
+        snap.by_username("acmeuser").unwrap().id,
+        "acme",
+        "given back"
+    );
+    assert!(
+        !snap.is_destroyed_username("acmeuser"),
+        "acme's, in its grace"
+    );
+    assert!(snap.by_host("beta-1.us-east-1").is_none());
 }

@@ -53,8 +53,6 @@ struct Entry {
 struct Member {
     /// Its plan's `max_open_contexts` (0: no longer placed here; kept while it holds any).
     budget: u64,
-    /// Shard contexts it may hold at once here.
-    share: u64,
     open: HashMap<Key, Entry>,
     /// Weight reserved by opens forwarded and not answered yet.
     reserved: u64,
@@ -78,6 +76,12 @@ pub struct SharedContexts {
     /// The upstream's own limit, in shard contexts.
     limit: u64,
     members: HashMap<String, Member>,
+    /// The members' budgets added up.
+    total: u128,
+    /// Members no longer placed here (budget 0) that still hold contexts.
+    departed: std::collections::HashSet<String>,
+    /// What those hold, taken from the limit before it is shared out.
+    departed_used: u64,
 }
 
 impl SharedContexts {
@@ -86,6 +90,9 @@ impl SharedContexts {
         SharedContexts {
             limit,
             members: HashMap::new(),
+            total: 0,
+            departed: std::collections::HashSet::new(),
+            departed_used: 0,
         }
     }
 
@@ -106,47 +113,80 @@ impl SharedContexts {
         }
         self.members
             .retain(|_, m| m.budget > 0 || m.reserved > 0 || !m.open.is_empty());
-        self.allot();
+        self.total = self.members.values().map(|m| m.budget as u128).sum();
+        self.departed = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.budget == 0)
+            .map(|(id, _)| id.clone())
+            .collect();
+        self.count_departed();
     }
 
-    /// Sets each member's share: its budget when all budgets fit the limit, else its part
-    /// of the limit in proportion to its budget, rounded down. What clusters no longer
-    /// placed here still hold is taken from the limit first.
-    fn allot(&mut self) {
-        let departed: u64 = self
-            .members
-            .values()
-            .filter(|m| m.budget == 0)
+    /// Places `cluster` here with `budget` (0: no longer placed here; what it holds stays
+    /// counted until it expires). The shares follow; costs one member, not all of them.
+    pub fn set_member(&mut self, cluster: &str, budget: u64) {
+        let m = self.members.entry(cluster.to_string()).or_default();
+        self.total = self.total - m.budget as u128 + budget as u128;
+        m.budget = budget;
+        let holds = m.reserved > 0 || !m.open.is_empty();
+        if budget > 0 {
+            self.departed.remove(cluster);
+        } else if holds {
+            self.departed.insert(cluster.to_string());
+        } else {
+            self.members.remove(cluster);
+            self.departed.remove(cluster);
+        }
+        self.count_departed();
+    }
+
+    /// Adds up what the members no longer placed here hold.
+    fn count_departed(&mut self) {
+        let members = &self.members;
+        self.departed_used = self
+            .departed
+            .iter()
+            .filter_map(|id| members.get(id))
             .fold(0, |n, m| n.saturating_add(m.used()));
-        let limit = self.limit.saturating_sub(departed) as u128;
-        let total: u128 = self.members.values().map(|m| m.budget as u128).sum();
-        for m in self.members.values_mut() {
-            m.share = if total <= limit {
-                m.budget
-            } else {
-                (limit * m.budget as u128 / total) as u64
-            };
+    }
+
+    /// A member's share: its budget when all budgets fit the limit, else its part of the
+    /// limit in proportion to its budget, rounded down. What clusters no longer placed here
+    /// still hold is taken from the limit first.
+    fn share_of(&self, m: &Member) -> u64 {
+        let limit = self.limit.saturating_sub(self.departed_used) as u128;
+        if self.total <= limit {
+            m.budget
+        } else {
+            (limit * m.budget as u128 / self.total) as u64
         }
     }
 
     /// Drops what expired; when a cluster no longer placed here held some, its members
     /// are forgotten once they hold nothing and the shares grow back.
     fn sweep(&mut self, now: Instant) {
-        let mut departed = false;
         for m in self.members.values_mut() {
             m.sweep(now);
-            departed |= m.budget == 0;
         }
-        if departed {
-            self.members
-                .retain(|_, m| m.budget > 0 || m.reserved > 0 || !m.open.is_empty());
-            self.allot();
+        if !self.departed.is_empty() {
+            let members = &mut self.members;
+            self.departed.retain(|id| {
+                let gone = members
+                    .get(id)
+                    .is_none_or(|m| m.reserved == 0 && m.open.is_empty());
+                if gone {
+                    members.remove(id);
+                }
+                !gone
+            });
+            self.count_departed();
         }
     }
 
     /// The shard contexts `cluster` may hold at once here (as of the last change or open).
     pub fn share(&self, cluster: &str) -> u64 {
-        self.members.get(cluster).map_or(0, |m| m.share)
+        self.members.get(cluster).map_or(0, |m| self.share_of(m))
     }
 
     /// The shard contexts `cluster` holds at `now` (expired ones dropped), reservations
@@ -170,16 +210,17 @@ impl SharedContexts {
     /// refuses it (429) when they do not fit its share.
     pub fn reserve(&mut self, cluster: &str, weight: u64, now: Instant) -> Result<(), EdgeError> {
         self.sweep(now);
+        let share = self.share(cluster);
         let Some(m) = self.members.get_mut(cluster) else {
             return Err(too_many_contexts(0, 0, weight));
         };
         let used = m.used();
         match used.checked_add(weight) {
-            Some(after) if after <= m.share => {
+            Some(after) if after <= share => {
                 m.reserved += weight;
                 Ok(())
             }
-            _ => Err(too_many_contexts(m.share, used, weight)),
+            _ => Err(too_many_contexts(share, used, weight)),
         }
     }
 

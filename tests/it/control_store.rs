@@ -7,7 +7,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use searchgate::config::{ClusterClass, Mode};
 use searchgate::control::pg::PgStore;
 use searchgate::control::schema::MIGRATIONS;
 use searchgate::control::sqlite::{SqliteStore, DB_FILE};
@@ -15,9 +14,7 @@ use searchgate::control::store::{
     AuditEntry, AuditQuery, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError,
     UsageSample,
 };
-use searchgate::policy::auth::PasswordHash;
-use searchgate::registry::catalog::Source;
-use searchgate::registry::{ClusterRecord, PlanRecord};
+use searchgate::registry::{samples, ClusterRecord, PlanRecord};
 use serde_json::json;
 
 use crate::support::pg::Pg;
@@ -76,51 +73,14 @@ fn every_case_on_postgresql() {
 
 fn plan(name: &str, concurrency: u32) -> PlanRecord {
     PlanRecord {
-        name: name.into(),
-        concurrency,
-        queue_size: 10,
-        queue_timeout_ms: 1000,
-        shards: 10,
-        disk: 1000,
-        memory: 1000,
-        max_bulk_actions: 100,
-        monthly_price_cents: 900,
-        max_open_contexts: 50,
         overage_grace_ms: 86_400_000,
         overage_disable_after_ms: 2 * 86_400_000,
-        overage_extreme_factor: 2,
-        search_concurrency: None,
-        search_queue_size: None,
-        write_concurrency: None,
-        write_queue_size: None,
+        ..samples::plan(name, concurrency)
     }
 }
 
 fn record(id: &str) -> ClusterRecord {
-    ClusterRecord {
-        id: id.into(),
-        name: None,
-        hostname: id.into(),
-        region: "r1".into(),
-        class: ClusterClass::Multitenant,
-        plan: "p".into(),
-        username: format!("{id}user"),
-        password: PasswordHash::new(format!("{id}pass").as_bytes()),
-        previous: None,
-        mode: Mode::Normal,
-        mode_reason: None,
-        mode_until: None,
-        upstream: None,
-        source: Source::Api,
-        created_at: 0,
-        provisioned_at: Some(0),
-        destroyed_at: None,
-        purged: false,
-        version: 1,
-        overage: None,
-        keys: Vec::new(),
-        slow_request_ms: None,
-    }
+    samples::record(id, "p")
 }
 
 fn cluster(id: &str) -> Event {
