@@ -4,7 +4,8 @@
 //! The `_bulk` request filter and the `_bulk` response filter are also measured over the
 //! 1MB body of `loadtest/bulk.lua` and an Elasticsearch 7.10 answer to it, next to the
 //! single-tenant path's action counting over the same body, so the per-MB cost of the
-//! multitenant path shows without a load test (tuning/multitenant-bulk.md).
+//! multitenant path shows without a load test (tuning/multitenant-bulk.md), and over 1MB of
+//! tiny documents (about 40 bytes, the action lines half the body).
 //!
 //! Run: `cargo bench --bench tenancy` (`-- tenancy_bulk` for the `_bulk` filters only).
 
@@ -133,6 +134,21 @@ fn loadtest_bulk_body(size: usize) -> Vec<u8> {
     b
 }
 
+/// About 1MB of tiny documents (`loadtest/run.py`'s `bulk_tiny` shape, issue 33): an
+/// `index` action with `_index` and `_id`, then a document of about 40 bytes.
+fn tiny_bulk_body() -> Vec<u8> {
+    let mut b = Vec::new();
+    let mut i = 0;
+    while b.len() < 1 << 20 {
+        b.extend_from_slice(
+            format!("{{\"index\":{{\"_index\":\"logs\",\"_id\":\"{i}\"}}}}\n{{\"n\":{i},\"msg\":\"tiny event\",\"ok\":true}}\n")
+                .as_bytes(),
+        );
+        i += 1;
+    }
+    b
+}
+
 fn rewrite_in_chunks(p: Prefix, body: &[u8], chunk: usize, out: &mut Vec<u8>) -> u64 {
     let mut rw = BulkRewriter::new(p, u64::MAX);
     out.clear();
@@ -166,6 +182,18 @@ fn bulk(c: &mut Criterion) {
         b.iter(|| {
             let mut counter = BulkCounter::new();
             black_box(counter.feed(black_box(&lt)))
+        })
+    });
+    // Tiny documents: the action lines are half the body (issue 33).
+    let tiny = tiny_bulk_body();
+    g.throughput(Throughput::Bytes(tiny.len() as u64));
+    g.bench_function("tiny_docs_rewrite_1mb_64k_chunks", |b| {
+        b.iter(|| black_box((rewrite_in_chunks(p, &tiny, 64 << 10, &mut out), out.len())))
+    });
+    g.bench_function("tiny_docs_single_tenant_count_1mb", |b| {
+        b.iter(|| {
+            let mut counter = BulkCounter::new();
+            black_box(counter.feed(black_box(&tiny)))
         })
     });
     g.finish();

@@ -19,7 +19,7 @@ use super::clock::Clock;
 use super::lastknown::{self, LastKnown};
 use super::lease::Lease;
 use super::pg::PgStore;
-use super::plane::{Change, Plane};
+use super::plane::{lock, Change, Plane, SharedPlane};
 use super::seed;
 use super::sqlite::{SqliteStore, DB_FILE};
 use super::store::{Store, StoreError};
@@ -30,14 +30,6 @@ use crate::tenancy::TenancyKey;
 
 /// File in the data directory naming the admin listener's URL (the CLI reads it).
 pub const URL_FILE: &str = "admin.url";
-
-/// The plane shared by the admin API, the control loop and the control thread.
-pub type SharedPlane = Arc<Mutex<Plane>>;
-
-/// Locks the plane (a panicked holder does not poison it for the others).
-pub fn lock(plane: &SharedPlane) -> std::sync::MutexGuard<'_, Plane> {
-    plane.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Opens the store `config` names: `[store] url` (PostgreSQL, shared by a fleet) or
 /// `<data_dir>/control.db` (SQLite).

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::boot::{lock, SharedPlane};
 use super::pg::{Doorbell, Rang};
+use super::plane::{lock, SharedPlane};
 use crate::metrics::hub::MetricsHub;
 
 /// The longest the thread waits for the doorbell before looking at the clock and at a

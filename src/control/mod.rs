@@ -14,6 +14,7 @@
 //! engine. `edge::start` opens the plane and starts the admin listener.
 
 pub mod api;
+pub mod bell;
 pub mod billing;
 pub mod boot;
 pub mod clock;

@@ -16,11 +16,12 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::Value;
 
+use super::bell::Bell;
 use super::clock::Clock;
 use super::lastknown::LastKnown;
 use super::lease::{Leads, Lease};
@@ -28,7 +29,6 @@ use super::seed::Declared;
 use super::store::{
     apply_events, AuditEntry, Batch, Event, Idempotent, Notice, PlanChange, Store, StoreError,
 };
-use super::webhook::Bell;
 use crate::config::{ClusterClass, Mode};
 use crate::nodes::Resolver;
 use crate::policy::shards::Usage;
@@ -40,6 +40,14 @@ use crate::registry::{
     Settings, Snapshot,
 };
 use crate::tenancy::Prefix;
+
+/// The plane shared by the admin API, the control loop and the control thread.
+pub type SharedPlane = Arc<Mutex<Plane>>;
+
+/// Locks the plane (a panicked holder does not poison it for the others).
+pub fn lock(plane: &SharedPlane) -> std::sync::MutexGuard<'_, Plane> {
+    plane.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The wall clock in milliseconds since the Unix epoch (the control plane's own time is
 /// [`Plane::now`], which tests can set).

@@ -7,20 +7,21 @@
 //! `notice_id` lets a receiver drop a repeat). In a fleet only the leader delivers (see
 //! `control::lease`), and an idle thread looks at the queue every second, since the lead
 //! can move to its node. On its own, the thread never polls: it waits on a
-//! [`Bell`] (a condition variable) that the control plane rings after committing a notice,
+//! [`Bell`] (`control::bell`, a condition variable) that the control plane rings after committing a notice,
 //! and that a stop rings too, so a stop ends an idle wait or a backoff at once; a stop
 //! waits at most a second for a delivery in flight.
 //!
 //! Must not touch: the request path, the catalog (it reads and marks notices only).
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::boot::{lock, SharedPlane};
+use super::bell::{Bell, Woke};
 use super::clock::system_ms;
+use super::plane::{lock, SharedPlane};
 
 /// First retry after this long; each failure doubles it.
 const BACKOFF_FIRST: Duration = Duration::from_millis(500);
@@ -39,97 +40,6 @@ pub fn backoff(failures: u32) -> Duration {
     BACKOFF_FIRST
         .saturating_mul(1u32 << failures.saturating_sub(1).min(20))
         .min(BACKOFF_MAX)
-}
-
-/// What wakes the delivery thread: a notice queued (the control plane rings after the
-/// commit that queued it), a stop, and its own end (for [`Delivery::stop`]). The thread
-/// never polls: it waits on the condition variable, with a timeout only for a backoff.
-#[derive(Debug, Default)]
-pub struct Bell {
-    state: Mutex<Rung>,
-    changed: Condvar,
-}
-
-#[derive(Debug, Default)]
-struct Rung {
-    /// A notice was queued since the thread last waited for one.
-    queued: bool,
-    stopped: bool,
-    finished: bool,
-}
-
-/// Why [`Bell::wait`] returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Woke {
-    /// A notice was queued (only when the wait asked for it).
-    Queued,
-    /// The wait's time ran out.
-    Timeout,
-    Stopped,
-}
-
-impl Bell {
-    fn lock(&self) -> MutexGuard<'_, Rung> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn update(&self, f: impl FnOnce(&mut Rung)) {
-        f(&mut self.lock());
-        self.changed.notify_all();
-    }
-
-    /// A notice was queued (committed to the store).
-    pub fn ring(&self) {
-        self.update(|r| r.queued = true);
-    }
-
-    /// The thread is to stop.
-    pub fn stop(&self) {
-        self.update(|r| r.stopped = true);
-    }
-
-    /// Waits for a stop, a queued notice (when `on_queued`; a ring that came before the
-    /// wait counts, so none is lost between reading the queue and waiting) or `until`.
-    pub fn wait(&self, until: Option<Instant>, on_queued: bool) -> Woke {
-        let mut g = self.lock();
-        loop {
-            if g.stopped {
-                return Woke::Stopped;
-            }
-            if on_queued && g.queued {
-                g.queued = false;
-                return Woke::Queued;
-            }
-            g = match until {
-                None => self.changed.wait(g).unwrap_or_else(|p| p.into_inner()),
-                Some(t) => {
-                    let left = t.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Woke::Timeout;
-                    }
-                    let woke = self.changed.wait_timeout(g, left);
-                    woke.unwrap_or_else(|p| p.into_inner()).0
-                }
-            };
-        }
-    }
-
-    /// Waits until the thread has ended, at most until `until`; true when it has.
-    fn wait_finished(&self, until: Instant) -> bool {
-        let mut g = self.lock();
-        while !g.finished {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            g = self
-                .changed
-                .wait_timeout(g, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
-        true
-    }
 }
 
 /// POSTs `body` with its `notice_id` to `url`; `Err` says why it was not delivered.
@@ -166,7 +76,7 @@ pub fn spawn(plane: SharedPlane, url: String, timeout: Duration) -> std::io::Res
         .spawn(move || {
             let agent = crate::outbound::agent("webhook", timeout, Default::default());
             deliver(&plane, &agent, &url, &b);
-            b.update(|r| r.finished = true);
+            b.finish();
         })?;
     Ok(Delivery { handle, bell })
 }
@@ -227,7 +137,7 @@ fn deliver(plane: &SharedPlane, agent: &ureq::Agent, url: &str, bell: &Bell) {
 
 /// [`Woke::Stopped`] when a stop came, else go on at once.
 fn continue_unless_stopped(bell: &Bell) -> Woke {
-    match bell.lock().stopped {
+    match bell.stopped() {
         true => Woke::Stopped,
         false => Woke::Queued,
     }
@@ -251,33 +161,6 @@ impl Delivery {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // A ring that comes before the wait is not lost; a stop ends a backoff (here an hour)
-    // and an idle wait at once. No sleep: the waiters are threads woken by the bell.
-    #[test]
-    fn the_bell_wakes_on_a_queued_notice_and_on_stop() {
-        let bell = Arc::new(Bell::default());
-        bell.ring();
-        assert_eq!(bell.wait(None, true), Woke::Queued);
-        let in_an_hour = Instant::now() + Duration::from_secs(3600);
-        assert_eq!(bell.wait(Some(Instant::now()), true), Woke::Timeout);
-        let b = bell.clone();
-        let idle = std::thread::spawn(move || b.wait(None, true));
-        bell.ring();
-        assert_eq!(idle.join().unwrap(), Woke::Queued);
-        let b = bell.clone();
-        let backoff = std::thread::spawn(move || b.wait(Some(in_an_hour), false));
-        bell.ring(); // a notice queued during a backoff does not end it
-        let b = bell.clone();
-        let idle = std::thread::spawn(move || b.wait(None, true));
-        assert_eq!(idle.join().unwrap(), Woke::Queued);
-        bell.stop();
-        assert_eq!(backoff.join().unwrap(), Woke::Stopped);
-        assert_eq!(bell.wait(None, true), Woke::Stopped);
-        assert!(!bell.wait_finished(Instant::now()));
-        bell.update(|r| r.finished = true);
-        assert!(bell.wait_finished(in_an_hour));
-    }
 
     #[test]
     fn backoff_doubles_up_to_five_minutes() {

@@ -23,9 +23,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{ClusterClass, Mode as ConfigMode};
-use crate::control::boot::{lock, SharedPlane};
 use crate::control::clock::Clock;
 use crate::control::overage::step_of;
+use crate::control::plane::{lock, SharedPlane};
 use crate::control::plane::{Change, Purge};
 use crate::control::usage::{Counters, Flushes, Sampler};
 use crate::metrics::MetricsHub;

@@ -28,8 +28,9 @@ use super::workers::{Driver, WorkerListeners};
 use super::ServeArgs;
 use crate::config::{embedded, AdminConfig, Config, DEBUG_HOOKS_ENV};
 use crate::control::api::observe::Observe;
-use crate::control::boot::{self, SharedPlane};
+use crate::control::boot;
 use crate::control::follow;
+use crate::control::plane::{lock, SharedPlane};
 use crate::metrics::{intervallog, MetricsHub};
 use crate::nodes::{checker, NodeBook};
 
@@ -90,7 +91,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let registry = boot::lock(&plane).registry().clone();
+    let registry = lock(&plane).registry().clone();
     let fleet = match config.fleet.peer_listen {
         Some(addr) => Some(super::fleet_start::start(
             &config, addr, &key, &registry, &metrics,
@@ -111,7 +112,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .max(1);
     let (per_worker, http, https) = bind(&config, threads)?;
     let nodes = Arc::new(NodeBook::new(config.upstream_health.settings()?));
-    let resolver = boot::lock(&plane).resolver().clone();
+    let resolver = lock(&plane).resolver().clone();
     let checker = checker::spawn(nodes.clone(), registry.clone(), resolver)
         .map_err(|e| format!("health-check thread: {e}"))?;
     let shared = Arc::new(Shared {
@@ -228,7 +229,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
     if let Some(f) = follower {
         f.stop();
     }
-    boot::lock(&plane).release_lease();
+    lock(&plane).release_lease();
     if let Some(e) = engine {
         e.stop(Duration::from_secs(10));
     }
@@ -292,7 +293,7 @@ fn tls_config(config: &Config, plane: &SharedPlane) -> Result<Arc<rustls::Server
     let (cert, key) = match (&config.edge.tls_cert, &config.edge.tls_key) {
         (Some(c), Some(k)) => (c.clone(), k.clone()),
         _ => {
-            let snap = boot::lock(plane).snapshot();
+            let snap = lock(plane).snapshot();
             let mut regions: Vec<String> = snap.catalog.live().map(|c| c.region.clone()).collect();
             regions.extend(config.admin.as_ref().map(|a| a.default_region.clone()));
             regions.sort();
@@ -371,7 +372,7 @@ fn print_banner(
         (None, None) => return,
     };
     let ca = config.edge.data_dir.join(certs::CA_CERT);
-    let snap = boot::lock(plane).snapshot();
+    let snap = lock(plane).snapshot();
     for c in snap.catalog.live() {
         // Only the embedded default's own demo password is shown (from its file, and only
         // while it is still the cluster's password); no other password is ever known.
@@ -443,7 +444,7 @@ fn control_loop(
             reload(path, &mut current, plane, "file change");
         }
         refresh_addresses(plane);
-        match boot::lock(plane).expire_maintenance() {
+        match lock(plane).expire_maintenance() {
             Ok(0) => {}
             Ok(n) => println!("searchgate: {n} maintenance window(s) ended"),
             Err(e) => eprintln!("searchgate: ending maintenance windows: {e}"),
@@ -458,7 +459,7 @@ fn control_loop(
 /// Publishes the snapshot again when upstream names resolve to other addresses (the
 /// checker thread looked them up).
 fn refresh_addresses(plane: &SharedPlane) {
-    let mut p = boot::lock(plane);
+    let mut p = lock(plane);
     if p.resolver().take_changed() {
         if let Err(e) = p.refresh() {
             eprintln!("searchgate: upstream addresses changed but cannot be served: {e}");

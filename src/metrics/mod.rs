@@ -13,6 +13,7 @@
 //! the registry beyond reading allowance gauges for the exposition.
 
 pub mod buckets;
+pub mod distribution;
 pub mod expose;
 pub mod faults;
 pub mod fleet;

@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use super::latency::TICKS_PER_HALF_DISTANCE;
+use super::distribution::TICKS_PER_HALF_DISTANCE;
 
 const WIDTH: f64 = 900.0;
 const PLOT_HEIGHT: f64 = 400.0;

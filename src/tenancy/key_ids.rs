@@ -37,6 +37,7 @@
 
 use super::ids::{IdFields, IdKind, IdSealer};
 use super::json::{self, Value};
+use super::refusals::{illegal, parsing};
 use crate::errors::EdgeError;
 use crate::request::classify::{BodyKind, Classified, ResponseKind, Seg, Tenancy};
 use crate::request::path::encode_segment;
@@ -58,22 +59,6 @@ impl KeyIds<'_> {
                 token.chars().take(64).collect(),
             )),
         }
-    }
-}
-
-fn illegal(reason: impl Into<String>) -> EdgeError {
-    EdgeError::Refused {
-        status: 400,
-        kind: "illegal_argument_exception",
-        reason: reason.into(),
-    }
-}
-
-fn parsing(reason: impl Into<String>) -> EdgeError {
-    EdgeError::Refused {
-        status: 400,
-        kind: "parsing_exception",
-        reason: reason.into(),
     }
 }
 

@@ -61,6 +61,7 @@
 //! Must not touch: sockets, monoio, the registry, the classification table (it reads it).
 
 pub mod body;
+pub mod cat;
 pub mod context_shares;
 pub mod contexts;
 pub mod encoding;
@@ -75,6 +76,7 @@ pub mod ndjson;
 pub mod painless;
 pub mod prefix;
 pub mod references;
+pub mod refusals;
 pub mod request;
 pub mod response;
 pub mod snippets;
@@ -93,6 +95,8 @@ pub use request::{
 };
 pub use response::{ResponsePlan, ResponseRewriter};
 
+#[cfg(test)]
+mod attacks_r2_tests;
 #[cfg(test)]
 mod stream_props_tests;
 #[cfg(test)]

@@ -30,7 +30,7 @@ use searchgate_core::ndjson::{ActionKey, End, Format, Framer, Segment};
 use super::json;
 use super::prefix::Prefix;
 use super::references::bulk_fast::bulk_action;
-use super::references::bulk_heads::{bulk_action_fast_cached, HeadCache};
+use super::references::bulk_heads::{bulk_action_fast_learnt, Fit, HeadCache};
 use super::references::docs::{bulk_update_source, msearch_header, ActionLine, BulkAction};
 use super::references::search::search_body;
 use super::references::{illegal, parsing, Tenant};
@@ -94,8 +94,50 @@ fn is_blank_source(b: &[u8]) -> bool {
     b.iter().all(|&c| c <= b' ' || c == 0x7f)
 }
 
+/// Bytes of the chunk being fed that go out as they are, not copied yet: consecutive runs
+/// of them (a document, its `\n`, the next action line up to its index name) are copied
+/// with one `memmove` when something written by the rewriter comes between them, or at
+/// the chunk's end.
+#[derive(Debug, Default)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// `input[s..e]` goes out next.
+    #[inline]
+    fn pass(&mut self, input: &[u8], s: usize, e: usize, out: &mut Vec<u8>) {
+        if self.end != s {
+            self.flush(input, out);
+            self.start = s;
+        }
+        self.end = e;
+    }
+
+    /// Copies what is pending: bytes written by the rewriter come next.
+    #[inline]
+    fn flush(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(&input[self.start..self.end]);
+        self.start = self.end;
+    }
+}
+
+/// Where `piece`, a segment's bytes, begins in `input`, the chunk the framer was fed (it
+/// hands out pieces of it); `None` (never, but then the piece is copied) otherwise.
+#[inline]
+fn offset_in(input: &[u8], piece: &[u8]) -> Option<usize> {
+    let at = (piece.as_ptr() as usize).checked_sub(input.as_ptr() as usize)?;
+    (at + piece.len() <= input.len()).then_some(at)
+}
+
 /// The `_bulk` body rewriter: action lines read and rewritten, documents streamed, actions
 /// counted against the plan's limit (413 at `max_actions + 1`).
+///
+/// Rewriting touches action lines only: a document's bytes, its `\n`, and an action line
+/// read from a kept head (`references::bulk_heads`, the common case) up to the index name
+/// that gets the tenant's prefix are forwarded as they lie in the chunk ([`Span`]), copied
+/// once per run instead of line by line.
 #[derive(Debug)]
 pub struct BulkRewriter {
     framer: Framer,
@@ -117,6 +159,8 @@ struct BulkState {
     candidates: Vec<Vec<u8>>,
     /// The heads of the last action lines read fast (`references::bulk_heads`).
     heads: HeadCache,
+    /// What of the chunk being fed goes out as it is, not copied yet.
+    span: Span,
 }
 
 impl BulkRewriter {
@@ -133,6 +177,7 @@ impl BulkRewriter {
                 doc_cr: false,
                 candidates: Vec::new(),
                 heads: HeadCache::default(),
+                span: Span::default(),
             },
         }
     }
@@ -152,7 +197,11 @@ impl BulkRewriter {
     /// upstream request unterminated.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), EdgeError> {
         let st = &mut self.st;
-        self.framer.feed(input, |seg| st.segment(seg, out))
+        st.span = Span::default();
+        let fed = self.framer.feed(input, |seg| st.segment(input, seg, out));
+        // On a refusal too: what was read before it is in `out` as it always was.
+        st.span.flush(input, out);
+        fed
     }
 
     /// Ends the body: nothing may follow the last `\n`, and no source line may be missing.
@@ -168,10 +217,16 @@ impl BulkRewriter {
 }
 
 impl BulkState {
-    fn segment(&mut self, seg: Segment<'_>, out: &mut Vec<u8>) -> Result<(), EdgeError> {
+    fn segment(
+        &mut self,
+        input: &[u8],
+        seg: Segment<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EdgeError> {
         match (seg.role, self.action) {
-            (searchgate_core::ndjson::Role::Action, _) => self.action_segment(seg, out),
+            (searchgate_core::ndjson::Role::Action, _) => self.action_segment(input, seg, out),
             (_, BulkAction::Update) => {
+                self.span.flush(input, out);
                 let Some(line) = self.line.collect(&seg)? else {
                     return Ok(());
                 };
@@ -187,30 +242,45 @@ impl BulkState {
                 Ok(())
             }
             _ => {
-                self.document_bytes(seg.bytes(), out);
+                self.document_bytes(input, seg.bytes(), out);
                 match seg.end {
-                    true => self.document_end(seg.line, out),
+                    true => self.document_end(input, seg, out),
                     false => Ok(()),
                 }
             }
         }
     }
 
-    fn action_segment(&mut self, seg: Segment<'_>, out: &mut Vec<u8>) -> Result<(), EdgeError> {
+    fn action_segment(
+        &mut self,
+        input: &[u8],
+        seg: Segment<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EdgeError> {
         if seg.first {
             self.count_action()?;
         }
+        let raw = seg.with_newline();
+        let key = seg.key.unwrap_or(ActionKey::Unreadable);
+        // A line whole in the chunk with a kept head: left where it lies (the prefix put
+        // in), or written from the head.
+        let fit = match seg.whole() {
+            Some(_) => self.heads.find(raw).filter(|f| f.taken == raw.len()),
+            None => None,
+        };
+        if let Some(fit) = fit {
+            return self.action_from_head(input, raw, fit, key, seg.line, out);
+        }
+        self.span.flush(input, out);
         let t = Tenant {
             prefix: &self.prefix,
             ids: None,
         };
-        // A line whole in the chunk, of the common shapes: read where it lies, its head
-        // perhaps from the cache (the fast reader finds the line's end by reading it: it
-        // must be the framing's).
+        // A line whole in the chunk, of the common shapes: read where it lies (the fast
+        // reader finds the line's end by reading it: it must be the framing's).
         let mark = out.len();
-        let raw = seg.with_newline();
         let fast = match seg.whole() {
-            Some(_) => bulk_action_fast_cached(&t, raw, out, &mut self.heads),
+            Some(_) => bulk_action_fast_learnt(&t, raw, out, &mut self.heads),
             None => None,
         };
         let a = match fast {
@@ -223,8 +293,39 @@ impl BulkState {
                 bulk_action(&t, trim_cr(line), seg.line, out)?
             }
         };
-        let key = seg.key.unwrap_or(ActionKey::Unreadable);
-        action_read(a, key, seg.line, &mut self.candidates, out).map(|action| self.action = action)
+        self.action = action_read(a, key, seg.line, &mut self.candidates)?;
+        out.push(b'\n');
+        Ok(())
+    }
+
+    /// An action line (`raw`, whole in `input`, its `\n` included) that a kept head fits:
+    /// left where it lies with the prefix put in when the head allows, else written.
+    fn action_from_head(
+        &mut self,
+        input: &[u8],
+        raw: &[u8],
+        fit: Fit<'_>,
+        key: ActionKey,
+        n: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EdgeError> {
+        if let (Some(at), Some(p)) = (offset_in(input, raw), self.heads.in_place(&fit)) {
+            self.span.pass(input, at, at + p.at, out);
+            if !p.insert.is_empty() {
+                self.span.flush(input, out);
+                out.extend_from_slice(p.insert);
+            }
+            self.span.pass(input, at + p.at, at + fit.end, out);
+            self.action = action_read(fit.line, key, n, &mut self.candidates)?;
+            let nl = at + raw.len() - 1;
+            self.span.pass(input, nl, nl + 1, out);
+            return Ok(());
+        }
+        self.span.flush(input, out);
+        let (line, _) = self.heads.write(fit, raw, out);
+        self.action = action_read(line, key, n, &mut self.candidates)?;
+        out.push(b'\n');
+        Ok(())
     }
 
     fn count_action(&mut self) -> Result<(), EdgeError> {
@@ -235,11 +336,14 @@ impl BulkState {
         Ok(())
     }
 
-    fn document_bytes(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+    /// A piece of a document: forwarded as it is, but for a `\r` that ends it (held back:
+    /// written only if more of the document follows).
+    fn document_bytes(&mut self, input: &[u8], bytes: &[u8], out: &mut Vec<u8>) {
         if bytes.is_empty() {
             return;
         }
         if std::mem::take(&mut self.doc_cr) {
+            self.span.flush(input, out);
             out.push(b'\r');
         }
         let (body, cr) = match bytes.strip_suffix(b"\r") {
@@ -247,30 +351,51 @@ impl BulkState {
             None => (bytes, false),
         };
         self.doc_started |= !is_blank_source(body);
-        out.extend_from_slice(body);
+        match offset_in(input, body) {
+            Some(at) => self.span.pass(input, at, at + body.len(), out),
+            None => {
+                self.span.flush(input, out);
+                out.extend_from_slice(body);
+            }
+        }
         self.doc_cr = cr;
     }
 
-    fn document_end(&mut self, n: usize, out: &mut Vec<u8>) -> Result<(), EdgeError> {
+    fn document_end(
+        &mut self,
+        input: &[u8],
+        seg: Segment<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EdgeError> {
         self.doc_cr = false;
         if !std::mem::take(&mut self.doc_started) {
             return Err(illegal(format!(
-                "the source line [{n}] of a bulk action is empty"
+                "the source line [{}] of a bulk action is empty",
+                seg.line
             )));
         }
-        out.push(b'\n');
+        let raw = seg.with_newline();
+        match offset_in(input, raw) {
+            Some(at) => {
+                let nl = at + raw.len() - 1;
+                self.span.pass(input, nl, nl + 1, out);
+            }
+            None => {
+                self.span.flush(input, out);
+                out.push(b'\n');
+            }
+        }
         Ok(())
     }
 }
 
-/// An action line was read and written (without its `\n`): the action, once it is known to
-/// be the one the framing read from the line's first key; its auto-created index noted.
+/// An action line was read: the action, once it is known to be the one the framing read
+/// from the line's first key; its auto-created index noted.
 fn action_read(
     a: ActionLine<'_>,
     key: ActionKey,
     n: usize,
     candidates: &mut Vec<Vec<u8>>,
-    out: &mut Vec<u8>,
 ) -> Result<BulkAction, EdgeError> {
     let framed = match key {
         ActionKey::Index => Some(BulkAction::Index),
@@ -284,7 +409,6 @@ fn action_read(
             "Malformed action/metadata line [{n}], its action is read two ways"
         )));
     }
-    out.push(b'\n');
     if let Some(name) = a.auto_create {
         let known = candidates.iter().any(|c| c == name.as_bytes());
         if candidates.len() < MAX_CANDIDATES && !known {

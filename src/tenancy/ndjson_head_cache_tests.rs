@@ -293,3 +293,41 @@ fn attack17_edges_of_the_head_cache() {
         }
     }
 }
+
+/// Lines read from kept heads through the rewriter: documents and action lines left where
+/// they lie come out as the reader writes them, in one chunk and cut anywhere.
+#[test]
+fn lines_left_in_place_read_as_written() {
+    let p = prefix();
+    let body = "{\"index\":{\"_index\":\"site\",\"_id\":\"1\"}}\n{\"a\":1}\n\
+                {\"index\":{\"_index\":\"site\",\"_id\":\"2\"}}\r\n{\"a\":2}\r\n\
+                {\"delete\":{\"_index\":\"site\",\"_id\":\"3\"}}\n  \n\
+                {\"index\":{\"_index\":\"site\",\"_id\":\"4\"}}\n{\"a\":4}\n";
+    let mut want = String::new();
+    for (id, doc) in [
+        ("1", Some("1")),
+        ("2", Some("2")),
+        ("3", None),
+        ("4", Some("4")),
+    ] {
+        let action = if doc.is_some() { "index" } else { "delete" };
+        want.push_str(&format!(
+            "{{\"{action}\":{{\"_index\":\"{}site\",\"_id\":\"{id}\"}}}}\n",
+            p.as_str()
+        ));
+        if let Some(d) = doc {
+            want.push_str(&format!("{{\"a\":{d}}}\n"));
+        }
+    }
+    for cut in 0..=body.len() {
+        let mut rw = BulkRewriter::new(p, 100);
+        let mut out = Vec::new();
+        rw.feed(&body.as_bytes()[..cut], &mut out).unwrap();
+        rw.feed(&body.as_bytes()[cut..], &mut out).unwrap();
+        rw.finish(&mut out).unwrap();
+        if cut == 0 {
+            assert_eq!(rw.st.heads.hits, 2, "lines 2 and 4 read from kept heads");
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), want, "cut at {cut}");
+    }
+}

@@ -27,7 +27,7 @@
 //! Must not touch: JSON structure beyond the `script` object, I/O.
 
 use super::json::Value;
-use super::references::{illegal, known_keys, parsing};
+use super::refusals::{illegal, known_keys, parsing};
 use crate::errors::EdgeError;
 
 /// Deepest nesting of conditions, expressions and blocks.

@@ -519,3 +519,14 @@ fn each_tenant_sees_its_own_names() {
     assert_eq!(s, 404);
     assert_eq!(out, ErrorBody::index_not_found("nope").to_bytes());
 }
+
+/// A single-tenant `_reindex` body: a remote source refused, the rest read strictly and
+/// written again.
+#[test]
+fn single_tenant_reindex_refuses_a_remote_source() {
+    assert!(single_tenant_reindex(br#"{"source":{"remote":{}}}"#).is_err());
+    assert_eq!(
+        single_tenant_reindex(br#"{"source" : {"index":"a"}}"#).unwrap(),
+        br#"{"source":{"index":"a"}}"#
+    );
+}

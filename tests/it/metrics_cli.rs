@@ -6,8 +6,8 @@
 use std::process::{Command, Output};
 use std::time::{Duration, UNIX_EPOCH};
 
+use searchgate::metrics::distribution::parse_distribution;
 use searchgate::metrics::intervallog::{log_path, LogWriter};
-use searchgate::metrics::latency::parse_distribution;
 use searchgate::metrics::{CoreMetrics, MetricsHub, Sample};
 use serde_json::Value;
 

@@ -330,7 +330,7 @@ fn check_latency_api_and_cli(edge: &Edge, url: &str, token: &str, recorded: &[f6
     assert!(table.contains("\nms "), "{table}");
     assert!(table.contains("       Value     Percentile TotalCount 1/(1-Percentile)"));
     let distribution = &table[table.find("       Value").unwrap()..];
-    let rows = searchgate::metrics::latency::parse_distribution(distribution).unwrap();
+    let rows = searchgate::metrics::distribution::parse_distribution(distribution).unwrap();
     assert_eq!(rows.last().unwrap().total_count, recorded.len() as u64);
     let refused = cli(&["--window", "2h"]);
     assert_eq!(refused.status.code(), Some(2));

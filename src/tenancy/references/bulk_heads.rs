@@ -43,19 +43,46 @@ pub fn bulk_action_fast_cached<'l>(
     out: &mut Vec<u8>,
     cache: &mut HeadCache,
 ) -> Option<(ActionLine<'l>, usize)> {
-    if let Some(hit) = cache.read(rest, out) {
-        #[cfg(test)]
-        {
-            cache.hits += 1;
-        }
-        return Some(hit);
+    if let Some(fit) = cache.find(rest) {
+        return Some(cache.write(fit, rest, out));
     }
+    bulk_action_fast_learnt(t, rest, out, cache)
+}
+
+/// [`bulk_action_fast_at`](super::bulk_fast::bulk_action_fast_at), leaving the line's head
+/// in `cache` when it has one (for a line no kept head fits: [`HeadCache::find`]).
+pub fn bulk_action_fast_learnt<'l>(
+    t: &Tenant,
+    rest: &'l [u8],
+    out: &mut Vec<u8>,
+    cache: &mut HeadCache,
+) -> Option<(ActionLine<'l>, usize)> {
     let start = out.len();
     let (a, taken, learnt) = read_at(t, rest, out)?;
     if let Some(l) = learnt {
         cache.learn(rest, &out[start..], a.action, l);
     }
     Some((a, taken))
+}
+
+/// A line at the start of `rest` that a kept head fits ([`HeadCache::find`]).
+#[derive(Debug)]
+pub struct Fit<'l> {
+    slot: usize,
+    pub line: ActionLine<'l>,
+    /// The bytes the line takes, its end (`\n` or `\r\n`) included.
+    pub taken: usize,
+    /// The line's bytes up to its last `}` (what is written of it, `\n` aside).
+    pub end: usize,
+}
+
+/// What is written for a line read from a kept head, as the line's own bytes with
+/// `insert` put in at `at` (`_index`'s name given its prefix): a rewriter that forwards
+/// the bytes around the line can leave them where they lie ([`HeadCache::in_place`]).
+#[derive(Debug)]
+pub struct InPlace<'c> {
+    pub at: usize,
+    pub insert: &'c [u8],
 }
 
 /// One kept head.
@@ -69,6 +96,8 @@ struct Slot {
     action: Option<BulkAction>,
     /// Where the auto-created index name lies in the head.
     auto_create: Option<(usize, usize)>,
+    /// `written` is `head` with `written[at..at + len]` put in at `at` (`insertion`).
+    insert: Option<(usize, usize)>,
 }
 
 /// The heads of a body's last action lines that had one (module docs).
@@ -103,10 +132,51 @@ impl HeadCache {
     /// it writes for the value and `"}}` is those bytes as they are (inside a string blank
     /// space is kept; `"}}` has none). UTF-8: the head came from a valid line and ends at an
     /// ASCII quote, and the rest is ASCII.
-    pub fn read<'l>(&self, rest: &'l [u8], out: &mut Vec<u8>) -> Option<(ActionLine<'l>, usize)> {
-        // One kept head may start another (`{"index":{"_id":"` and
-        // `{"index":{"_id":"1","routing":"`): each that fits is tried.
-        self.slots.iter().find_map(|slot| slot.read(rest, out))
+    pub fn read<'l>(
+        &mut self,
+        rest: &'l [u8],
+        out: &mut Vec<u8>,
+    ) -> Option<(ActionLine<'l>, usize)> {
+        let fit = self.find(rest)?;
+        Some(self.write(fit, rest, out))
+    }
+
+    /// [`Self::read`] without writing: the first kept head that fits the line at the start
+    /// of `rest` (one kept head may start another, `{"index":{"_id":"` and
+    /// `{"index":{"_id":"1","routing":"`: each is tried).
+    pub fn find<'l>(&mut self, rest: &'l [u8]) -> Option<Fit<'l>> {
+        let fit = (self.slots.iter().enumerate()).find_map(|(i, slot)| slot.fit(i, rest))?;
+        #[cfg(test)]
+        {
+            self.hits += 1;
+        }
+        Some(fit)
+    }
+
+    /// Writes a line that `fit` was found for, as the reader writes it: the head's written
+    /// bytes, then the rest of the line as sent (without its end).
+    pub fn write<'l>(
+        &self,
+        fit: Fit<'l>,
+        rest: &'l [u8],
+        out: &mut Vec<u8>,
+    ) -> (ActionLine<'l>, usize) {
+        let slot = &self.slots[fit.slot];
+        out.extend_from_slice(&slot.written);
+        out.extend_from_slice(&rest[slot.head.len()..fit.end]);
+        (fit.line, fit.taken)
+    }
+
+    /// What is written for a line that `fit` was found for, as its bytes as sent with some
+    /// put in; `None` when the head's written bytes are not of that shape (blank space
+    /// dropped): then [`Self::write`].
+    pub fn in_place(&self, fit: &Fit<'_>) -> Option<InPlace<'_>> {
+        let slot = &self.slots[fit.slot];
+        let (at, len) = slot.insert?;
+        Some(InPlace {
+            at,
+            insert: &slot.written[at..at + len],
+        })
     }
 
     /// Keeps the head of a line the reader took (`rest`, from the line's start) and wrote
@@ -138,6 +208,7 @@ impl HeadCache {
             .extend_from_slice(&written[..written.len() - tail]);
         slot.action = Some(action);
         slot.auto_create = l.auto_create;
+        slot.insert = insertion(&slot.head, &slot.written);
     }
 
     #[cfg(test)]
@@ -151,9 +222,19 @@ impl HeadCache {
     }
 }
 
+/// Where `written` is `head` with some bytes put in at one place: `(at, len)` with
+/// `written == head[..at] ++ written[at..at + len] ++ head[at..]`.
+fn insertion(head: &[u8], written: &[u8]) -> Option<(usize, usize)> {
+    let len = written.len().checked_sub(head.len())?;
+    let at = (head.iter().zip(written))
+        .position(|(h, w)| h != w)
+        .unwrap_or(head.len());
+    (written[at + len..] == head[at..]).then_some((at, len))
+}
+
 impl Slot {
-    /// [`HeadCache::read`] with this slot's head.
-    fn read<'l>(&self, rest: &'l [u8], out: &mut Vec<u8>) -> Option<(ActionLine<'l>, usize)> {
+    /// [`HeadCache::find`] with this slot's head (slot number `i`).
+    fn fit<'l>(&self, i: usize, rest: &'l [u8]) -> Option<Fit<'l>> {
         let action = self.action?;
         if !rest.starts_with(&self.head) {
             return None;
@@ -173,15 +254,15 @@ impl Slot {
             Some((s, e)) => Some(Cow::Borrowed(std::str::from_utf8(&rest[s..e]).ok()?)),
             None => None,
         };
-        out.extend_from_slice(&self.written);
-        out.extend_from_slice(&rest[h..e + 3]);
-        Some((
-            ActionLine {
+        Some(Fit {
+            slot: i,
+            line: ActionLine {
                 action,
                 auto_create,
             },
             taken,
-        ))
+            end: e + 3,
+        })
     }
 }
 

@@ -292,3 +292,48 @@ fn auto_created_names_come_from_the_line_read() {
         "borrowed from the line"
     );
 }
+
+/// A kept head's written bytes as its bytes with the prefix put in (so the rewriter can
+/// leave the line where it lies), or not that shape (blank space dropped).
+#[test]
+fn insertion_finds_where_the_written_head_adds_bytes() {
+    type Row = (&'static str, &'static str, Option<(usize, usize)>);
+    let rows: &[Row] = &[
+        (
+            r#"{"index":{"_id":""#,
+            r#"{"index":{"_id":""#,
+            Some((17, 0)),
+        ),
+        (
+            r#"{"index":{"_index":"a","_id":""#,
+            r#"{"index":{"_index":"PPa","_id":""#,
+            Some((20, 2)),
+        ),
+        // The prefix starts with the name's first byte: another place, the same bytes.
+        (
+            r#"{"index":{"_index":"a","_id":""#,
+            r#"{"index":{"_index":"aaa","_id":""#,
+            Some((21, 2)),
+        ),
+        (
+            r#"{"index": {"_index":"a","_id":""#,
+            r#"{"index":{"_index":"PPa","_id":""#,
+            None,
+        ),
+        (
+            r#"{"index":{"_index":"a","_id":""#,
+            r#"{"index":{"_index":"a""#,
+            None,
+        ),
+    ];
+    for &(head, written, want) in rows {
+        let got = insertion(head.as_bytes(), written.as_bytes());
+        assert_eq!(got, want, "{head} -> {written}");
+        if let Some((at, len)) = got {
+            let mut rebuilt = head.as_bytes()[..at].to_vec();
+            rebuilt.extend_from_slice(&written.as_bytes()[at..at + len]);
+            rebuilt.extend_from_slice(&head.as_bytes()[at..]);
+            assert_eq!(rebuilt, written.as_bytes());
+        }
+    }
+}

@@ -129,8 +129,6 @@ pub mod search;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_attacks_r2;
-#[cfg(test)]
 mod tests_fuzz;
 
 use super::ids::{IdKind, IdSealer};
@@ -138,6 +136,9 @@ use super::json::Value;
 use super::names::{rewrite_expr, MAX_NAME};
 use super::prefix::Prefix;
 use crate::errors::EdgeError;
+
+// The refusals and their wording live below both the table and the Painless subset.
+pub use super::refusals::{at, illegal, known_keys, no_scripts, object_mut, parsing, unsupported};
 
 /// What a rewrite needs of the tenant: its prefix, and the means to open its sealed ids.
 #[derive(Debug, Clone, Copy)]
@@ -165,47 +166,6 @@ impl Tenant<'_> {
                 token.chars().take(64).collect(),
             )),
         }
-    }
-}
-
-/// 400 `parsing_exception` (what Elasticsearch answers for a malformed query body).
-pub fn parsing(reason: impl Into<String>) -> EdgeError {
-    EdgeError::Refused {
-        status: 400,
-        kind: "parsing_exception",
-        reason: reason.into(),
-    }
-}
-
-/// 400 `illegal_argument_exception`.
-pub fn illegal(reason: impl Into<String>) -> EdgeError {
-    EdgeError::Refused {
-        status: 400,
-        kind: "illegal_argument_exception",
-        reason: reason.into(),
-    }
-}
-
-/// 400: a feature the edge cannot confine to one tenant, named with where it was found.
-pub fn unsupported(what: &str, at: &str) -> EdgeError {
-    illegal(format!(
-        "[{what}] is not supported on this cluster (found at [{at}]): it could reach data outside this cluster's indices"
-    ))
-}
-
-/// Scripts are refused except where the Painless subset applies.
-pub fn no_scripts(at: &str) -> EdgeError {
-    illegal(format!(
-        "scripts are not supported on this cluster (found at [{at}])"
-    ))
-}
-
-/// `where.key` for error messages.
-pub fn at(parent: &str, key: &str) -> String {
-    if parent.is_empty() {
-        key.to_string()
-    } else {
-        format!("{parent}.{key}")
     }
 }
 
@@ -282,23 +242,5 @@ pub fn check_field_list_setting(v: &Value, where_: &str) -> Result<(), EdgeError
     match v {
         Value::Array(a) => a.iter().try_for_each(one),
         other => one(other),
-    }
-}
-
-/// The object at `v`, or a `parsing_exception` naming `where_`.
-pub fn object_mut<'v>(
-    v: &'v mut Value,
-    where_: &str,
-) -> Result<&'v mut super::json::Object, EdgeError> {
-    let token = v.token_name();
-    v.as_object_mut()
-        .ok_or_else(|| parsing(format!("[{where_}] must be an object, found [{token}]")))
-}
-
-/// Refuses any key of `o` not in `known`, naming it as Elasticsearch does.
-pub fn known_keys(o: &super::json::Object, known: &[&str], where_: &str) -> Result<(), EdgeError> {
-    match o.keys().find(|k| !known.contains(k)) {
-        Some(k) => Err(parsing(format!("[{where_}] unknown field [{k}]"))),
-        None => Ok(()),
     }
 }

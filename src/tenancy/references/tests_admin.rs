@@ -292,11 +292,6 @@ fn jobs() {
         BodyKind::DeleteByQuery,
         &[(r#"{"query":{},"script":"x"}"#, "unknown field [script]")],
     );
-    assert!(crate::tenancy::body::single_tenant_reindex(br#"{"source":{"remote":{}}}"#).is_err());
-    assert_eq!(
-        crate::tenancy::body::single_tenant_reindex(br#"{"source" : {"index":"a"}}"#).unwrap(),
-        br#"{"source":{"index":"a"}}"#
-    );
 }
 
 #[test]

@@ -2,15 +2,16 @@
 //! one test per confirmed finding, against the pure layers (request planning, body
 //! rewriting, response filters, forwarded heads, request headers). A test marked `#[ignore = "attack r2 #N:
 //! open"]` demonstrates a finding the code does not yet close; run them with
-//! `cargo test --release --lib tests_attacks_r2 -- --include-ignored`.
+//! `cargo test --release --lib attacks_r2_tests -- --include-ignored`.
 
-use super::super::headers::{check_request_headers, FORWARDED};
-use super::super::prefix::{Prefix, TenancyKey};
-use super::super::request::plan_request;
-use super::super::response::{ResponsePlan, ResponseRewriter};
-use super::super::rewrite_json_body;
-use super::super::{BulkRewriter, IdSealer};
-use super::*;
+use super::headers::{check_request_headers, FORWARDED};
+use super::prefix::{Prefix, TenancyKey};
+use super::request::plan_request;
+use super::response::{ResponsePlan, ResponseRewriter};
+use super::rewrite_json_body;
+use super::Tenant;
+use super::{BulkRewriter, IdSealer};
+use crate::errors::EdgeError;
 use crate::proto::{
     write_forward_request, ForwardHeaders, ForwardRequest, HeadLimits, Method, RequestHead,
 };
