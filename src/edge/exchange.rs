@@ -537,26 +537,45 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
             return self.client.fail(e).await;
         };
         core.on_upstream_request();
-        let outcome = match self.attempt(first, true, replayable).await {
-            Tried::Retry(r) => match self.retry_target(first, r.to) {
-                Some(next) => {
-                    core.shared.nodes.count_retry(r.failed.reason());
-                    self.attempt(next, false, replayable).await
-                }
-                None => Tried::Done(self.client.fail(r.failed.error()).await),
-            },
-            done => done,
-        };
+        let outcome = self.tries(first, replayable).await;
         // The permit goes back as the exchange ends, unless the home must still be told
         // what the request did with its places ([`run`] then gives it back).
         let tells = self.contexts.is_some() || self.home_index.is_some();
         if !(tells && matches!(self.slot, Some(Slot::Remote(_)))) {
             self.slot = None;
         }
-        match outcome {
-            Tried::Done(o) => o,
-            // A second try never asks for a third (`RetryFacts::first`).
-            Tried::Retry(r) => self.client.fail(r.failed.error()).await,
+        outcome
+    }
+
+    /// The tries of the exchange, from `first`: at most three (a pooled connection, a
+    /// fresh one to the same node, another node), each only where [`retry_allowed`] says
+    /// the failed one did no harm.
+    async fn tries(&mut self, first: SocketAddr, replayable: bool) -> Outcome {
+        let core = self.client.core.clone();
+        let mut try_ = Try {
+            node: first,
+            pooled: true,
+            may_retry: true,
+        };
+        loop {
+            let r = match self.attempt(try_, replayable).await {
+                Tried::Done(o) => return o,
+                Tried::Retry(r) if try_.may_retry => r,
+                // The last try allowed (`RetryFacts::first`) never asks for another.
+                Tried::Retry(r) => return self.client.fail(r.failed.error()).await,
+            };
+            let Some(next) = self.retry_target(try_.node, r.to) else {
+                return self.client.fail(r.failed.error()).await;
+            };
+            core.shared.nodes.count_retry(r.failed.reason());
+            // A pooled connection the node had closed while idle says nothing about the
+            // node: the fresh connection that replaces it keeps the right to one try on
+            // another node.
+            try_ = Try {
+                node: next,
+                pooled: false,
+                may_retry: r.to == Where::SameNode,
+            };
         }
     }
 
@@ -585,13 +604,14 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
 
     /// One try: connection, request, response head, relay; or a retry (see
     /// [`retry_allowed`]).
-    async fn attempt(&mut self, addr: SocketAddr, first: bool, replayable: bool) -> Tried {
+    async fn attempt(&mut self, t: Try, replayable: bool) -> Tried {
+        let (addr, first) = (t.node, t.may_retry);
         let core = self.client.core.clone();
         let timeout = core.shared.limits.connect_timeout;
         let _in_flight = core.shared.nodes.node(addr).map(|n| n.enter());
         let checkout = core
             .pool
-            .checkout(addr, !first, timeout, || core.take_upstream_buffer());
+            .checkout(addr, !t.pooled, timeout, || core.take_upstream_buffer());
         let mut up = match checkout.await {
             Ok(c) => c,
             Err(_) => {
@@ -789,6 +809,15 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
 }
 
 /// What an answer's status says about the node that sent it.
+/// One try of an exchange: the node, whether a pooled connection may serve it (only the
+/// first try's), and whether its failure may still be tried again.
+#[derive(Debug, Clone, Copy)]
+struct Try {
+    node: SocketAddr,
+    pooled: bool,
+    may_retry: bool,
+}
+
 fn passive_of(status: u16) -> Passive {
     match status {
         429 => Passive::Overloaded,

@@ -175,7 +175,9 @@ pub(super) struct Retry {
 /// The facts a retry is decided on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct RetryFacts {
-    /// This was the first try (there is at most one retry).
+    /// A failure of this try may still be tried again: the first try, or the fresh
+    /// connection that replaced a pooled one the node had closed while idle (never a try
+    /// on another node: at most one per request).
     pub first: bool,
     /// The connection came from the pool (a fresh one that fails is the upstream's fault,
     /// not a stale keep-alive connection's).

@@ -571,3 +571,80 @@ fn a_host_name_with_several_addresses_uses_each_and_follows_changes() {
         },
     );
 }
+
+// issue 28, spec 7: three real engine nodes behind one cluster; under a steady search
+// load one is killed (SIGKILL) and started again on its port and data: no search fails
+// (a search that met the dead node is tried on another), the node leaves the cluster's
+// nodes and serves again once it passes its checks.
+#[test]
+fn an_engine_node_killed_under_load_costs_no_search_and_rejoins() {
+    use crate::support::engine_support::Engine;
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut engines: Vec<Engine> = dirs
+        .iter()
+        .map(|d| Engine::start_in(d.path(), &[]))
+        .collect();
+    for e in &engines {
+        let mut c = e.client();
+        let r = c.req(
+            "PUT",
+            "/docs",
+            Some(r#"{"settings":{"number_of_shards":1}}"#),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        let r = c.req(
+            "PUT",
+            "/docs/_doc/1?refresh=true",
+            Some(r#"{"title":"pools"}"#),
+        );
+        assert!(r.status < 300, "{}", r.text());
+    }
+    let front = Mock::start();
+    let addrs: Vec<SocketAddr> = engines.iter().map(|e| e.addr).collect();
+    let (server, pool) = start(&front, &addrs);
+    let victim = addrs[1];
+    let (stop, done) = (AtomicBool::new(false), AtomicUsize::new(0));
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..4)
+            .map(|_| {
+                let (pool, stop, done) = (&pool, &stop, &done);
+                s.spawn(move || {
+                    let mut failed = Vec::new();
+                    let body = br#"{"query":{"match":{"title":"pools"}}}"#;
+                    while !stop.load(Ordering::SeqCst) {
+                        let search = req(pool, "POST", "/docs/_search")
+                            .header("content-type", "application/json")
+                            .body(&body[..]);
+                        let mut c = Conn::plain(server.http);
+                        c.send(&search.bytes());
+                        let r = c.response();
+                        if r.status != 200 || r.json()["hits"]["total"]["value"] != 1 {
+                            failed.push(format!("{} {}", r.status, r.text()));
+                        }
+                        done.fetch_add(1, Ordering::SeqCst);
+                    }
+                    failed
+                })
+            })
+            .collect();
+        let served = |n: usize| {
+            let from = done.load(Ordering::SeqCst);
+            eventually("searches are served", Duration::from_secs(20), || {
+                (done.load(Ordering::SeqCst) >= from + n).then_some(())
+            });
+        };
+        served(50);
+        engines[1].kill9();
+        wait_state(&server, victim, "down");
+        served(50);
+        engines[1] = Engine::start_on(&victim.to_string(), dirs[1].path(), &[]);
+        wait_state(&server, victim, "up");
+        served(50);
+        stop.store(true, Ordering::SeqCst);
+        clients
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect()
+    });
+    assert!(failures.is_empty(), "searches failed: {failures:?}");
+}

@@ -30,8 +30,14 @@ impl Engine {
 
     /// Starts an engine on `dir` with extra arguments.
     pub fn start_in(dir: &Path, extra: &[&str]) -> Engine {
+        Engine::start_on("127.0.0.1:0", dir, extra)
+    }
+
+    /// Starts an engine listening on `listen` (e.g. the port of one that was killed) on
+    /// `dir` with extra arguments.
+    pub fn start_on(listen: &str, dir: &Path, extra: &[&str]) -> Engine {
         let mut child = Command::new(env!("CARGO_BIN_EXE_searchgate"))
-            .args(["engine", "--listen", "127.0.0.1:0", "--data-dir"])
+            .args(["engine", "--listen", listen, "--data-dir"])
             .arg(dir)
             .args(extra)
             .stdout(Stdio::piped())
