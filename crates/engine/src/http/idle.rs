@@ -46,11 +46,18 @@ impl IdleSet {
     }
 
     /// Closes the connection idle the longest (its thread sees the end of its stream and
-    /// ends); false when none is idle.
+    /// ends); false when none is idle. A connection whose next request has already come
+    /// (its thread has not read it yet) is not idle: it is left alone, never closed with a
+    /// request its client sent.
     pub fn close_oldest(&self) -> bool {
-        let oldest = self.lock().idle.pop_first();
-        match oldest {
-            Some((_, s)) => {
+        let mut i = self.lock();
+        let oldest = i
+            .idle
+            .iter()
+            .find(|(_, s)| !request_waiting(s))
+            .map(|(&t, _)| t);
+        match oldest.and_then(|t| i.idle.remove(&t)) {
+            Some(s) => {
                 let _ = s.shutdown(Shutdown::Both);
                 true
             }
@@ -69,6 +76,15 @@ impl IdleSet {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Whether bytes of a request wait to be read on `s`: peeked without blocking (a flag of
+/// this one call, not the socket's mode, which the connection's own thread shares) and
+/// without consuming anything.
+fn request_waiting(s: &TcpStream) -> bool {
+    let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
+    let flags = libc::MSG_PEEK | libc::MSG_DONTWAIT;
+    matches!(socket2::SockRef::from(s).recv_with_flags(&mut byte, flags), Ok(n) if n > 0)
 }
 
 #[cfg(test)]
@@ -104,5 +120,30 @@ mod tests {
         assert!(!set.busy(t3));
         assert!(!set.close_oldest(), "none left");
         assert!(set.is_empty());
+    }
+
+    // issue 25: a connection whose request came before its thread read it is not idle:
+    // closing it for room would drop a request its client sent (seen under load as a
+    // busy wait evicted in place of an idle connection).
+    #[test]
+    fn a_connection_with_a_request_waiting_is_never_closed_for_room() {
+        use std::io::Write;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let set = IdleSet::default();
+        let (mut c1, s1) = pair(&l);
+        let (_c2, s2) = pair(&l);
+        set.idle(s1.try_clone().unwrap());
+        let t2 = set.idle(s2.try_clone().unwrap());
+        c1.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        while !request_waiting(&s1) {
+            std::thread::yield_now(); // loopback: the bytes arrive at once
+        }
+        assert!(set.close_oldest(), "the younger idle one makes room");
+        assert!(!set.busy(t2), "it was the one closed");
+        assert!(!set.close_oldest(), "the one with a request is left alone");
+        let mut s1 = s1;
+        let mut got = [0u8; 3];
+        s1.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"GET", "its request is still there to read");
     }
 }
