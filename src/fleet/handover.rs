@@ -195,22 +195,7 @@ pub fn connect(addr: SocketAddr, secret: &PeerSecret, me: &str) -> io::Result<Tc
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn member(n: &str) -> Member {
-        Member {
-            node: n.into(),
-            peer: SocketAddr::from(([127, 0, 0, 1], n.len() as u16)),
-        }
-    }
-
-    fn view(me: &str, names: &[&str]) -> View {
-        View {
-            me: me.into(),
-            members: names.iter().map(|n| member(n)).collect(),
-            valid_until: None,
-            handed: Vec::new(),
-        }
-    }
+    use crate::fleet::membership::samples::view;
 
     // Issue 27: a joining node takes over exactly the keys it becomes home of, each from
     // the node that was home before; a node that died hands nothing over (its permits

@@ -225,6 +225,30 @@ impl Membership {
     }
 }
 
+/// Views for the fleet's unit tests: members named `n` on port `n.len()`.
+#[cfg(test)]
+pub(crate) mod samples {
+    use super::{Member, View};
+    use std::net::SocketAddr;
+
+    pub fn member(n: &str) -> Member {
+        Member {
+            node: n.into(),
+            peer: SocketAddr::from(([127, 0, 0, 1], n.len() as u16)),
+        }
+    }
+
+    /// The view of `me` with `names` live.
+    pub fn view(me: &str, names: &[&str]) -> View {
+        View {
+            me: me.into(),
+            members: names.iter().map(|n| member(n)).collect(),
+            valid_until: None,
+            handed: Vec::new(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -171,23 +171,8 @@ fn ask(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fleet::membership::samples::view;
     use crate::policy::admit::Allowance;
-
-    fn member(n: &str) -> Member {
-        Member {
-            node: n.into(),
-            peer: SocketAddr::from(([127, 0, 0, 1], n.len() as u16)),
-        }
-    }
-
-    fn view(me: &str, names: &[&str]) -> View {
-        View {
-            me: me.into(),
-            members: names.iter().map(|n| member(n)).collect(),
-            valid_until: None,
-            handed: Vec::new(),
-        }
-    }
 
     // Issue 27: a node takes over from a departed home exactly the keys it wins from it;
     // a join, a node's first view, and nothing changing take nothing over that way.
