@@ -290,6 +290,14 @@ pub struct EngineConfig {
     /// takes the place of the one idle the longest, so only connections doing work count.
     #[serde(default = "default_engine_connections")]
     pub max_connections: u64,
+    /// Memory one request may take in the engine, in MB (its request circuit breaker:
+    /// beyond, 429 `circuit_breaking_exception`; docs/engine.md, "Memory").
+    #[serde(default = "default_breaker_request_mb")]
+    pub breaker_request_mb: u64,
+    /// Memory all requests in flight in the engine may take together, in MB (its parent
+    /// circuit breaker).
+    #[serde(default = "default_breaker_total_mb")]
+    pub breaker_total_mb: u64,
 }
 
 /// `[admin]`: the control plane's admin API listener and where new clusters go.
@@ -502,6 +510,12 @@ fn default_engine_open_contexts() -> u64 {
 }
 fn default_engine_connections() -> u64 {
     4096
+}
+fn default_breaker_request_mb() -> u64 {
+    100
+}
+fn default_breaker_total_mb() -> u64 {
+    1024
 }
 fn default_mode() -> Mode {
     Mode::Normal

@@ -43,6 +43,8 @@ struct Launch {
     max_open_contexts: u64,
     /// Its limit of connections (`[engine] max_connections`).
     max_connections: u64,
+    /// Its memory budgets in MB (`[engine] breaker_request_mb`, `breaker_total_mb`).
+    breakers: (u64, u64),
     /// Pass the test-only fault injection on (`[debug] panic_hooks`).
     debug_hooks: bool,
 }
@@ -67,7 +69,11 @@ fn spawn(l: &Launch) -> std::io::Result<Child> {
         .arg("--max-open-scroll-context")
         .arg(l.max_open_contexts.to_string())
         .arg("--max-connections")
-        .arg(l.max_connections.to_string());
+        .arg(l.max_connections.to_string())
+        .arg("--breaker-request-mb")
+        .arg(l.breakers.0.to_string())
+        .arg("--breaker-total-mb")
+        .arg(l.breakers.1.to_string());
     if l.debug_hooks {
         cmd.arg("--debug-panic-hooks");
     }
@@ -135,6 +141,7 @@ impl EngineChild {
             data_dir: data_dir.clone(),
             max_open_contexts: config.max_open_contexts,
             max_connections: config.max_connections,
+            breakers: (config.breaker_request_mb, config.breaker_total_mb),
             debug_hooks,
         };
         let child = spawn(&launch).map_err(|e| format!("cannot start the embedded engine: {e}"))?;

@@ -33,6 +33,7 @@ use crate::control::follow;
 use crate::control::plane::{lock, SharedPlane};
 use crate::metrics::{intervallog, MetricsHub};
 use crate::nodes::{checker, NodeBook};
+use crate::policy::engine_room;
 
 /// Where `[edge] latency_log` writes, under the data directory.
 pub const LATENCY_LOG_DIR: &str = "latency";
@@ -200,6 +201,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
             println!("  try: cargo run --release -- admin clusters list");
         }
     }
+    let room = engine
+        .as_ref()
+        .zip(config.engine.as_ref())
+        .map(|(e, c)| (e.addr, c.max_connections));
     let ended = control_loop(
         signals,
         &config_path,
@@ -207,6 +212,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         &plane,
         &shared,
         &mut workers,
+        room,
     );
     workers.close_listeners();
     ended?;
@@ -424,10 +430,15 @@ fn control_loop(
     plane: &SharedPlane,
     shared: &Shared,
     workers: &mut Crew,
+    room: Option<(SocketAddr, u64)>,
 ) -> Result<(), String> {
     let mut seen = modified(path);
     let mut current = first.clone();
+    let mut room_seen = None;
     loop {
+        if let Some(engine) = room {
+            warn_engine_room(plane, engine, &mut room_seen);
+        }
         for sig in signals.pending() {
             match sig {
                 SIGHUP => reload(path, &mut current, plane, "SIGHUP"),
@@ -454,6 +465,36 @@ fn control_loop(
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// Warns when the multitenant clusters on the embedded engine (`engine`: its address and
+/// `max_connections`) may keep more connections busy than it serves
+/// (`policy::engine_room`); looked at once per new snapshot (start, reloads, admin
+/// changes), said once per change of the figures.
+fn warn_engine_room(
+    plane: &SharedPlane,
+    (addr, max_connections): (SocketAddr, u64),
+    seen: &mut Option<(u64, Option<engine_room::Overcommit>)>,
+) {
+    let snap = lock(plane).snapshot();
+    if seen.as_ref().is_some_and(|(g, _)| *g == snap.generation) {
+        return;
+    }
+    let bounds: Vec<u64> = snap
+        .clusters()
+        .filter(|c| c.prefix.is_some() && c.upstreams.contains(&addr))
+        .map(|c| engine_room::in_flight_bound(c.plan.concurrency, &c.plan.split))
+        .collect();
+    let now = engine_room::check(&bounds, max_connections).err();
+    let before = seen.take().and_then(|(_, o)| o);
+    match now {
+        Some(o) if before != Some(o) => eprintln!("{}", o.warning()),
+        None if before.is_some() => println!(
+            "searchgate: the multitenant clusters on the embedded engine fit its [engine] max_connections = {max_connections} again"
+        ),
+        _ => {}
+    }
+    *seen = Some((snap.generation, now));
 }
 
 /// Publishes the snapshot again when upstream names resolve to other addresses (the

@@ -18,6 +18,7 @@ pub mod auth;
 pub mod bulk;
 pub mod cors;
 pub mod decide;
+pub mod engine_room;
 pub mod keys;
 pub mod ladder;
 pub mod mode;

@@ -254,3 +254,52 @@ fn the_engines_connection_limit_counts_busy_connections_only() {
     });
     all_answered(&edge, &[&alpha, &bravo]);
 }
+
+// issue 25 (spec 1.6, 8): the plans of the multitenant clusters on the embedded engine must
+// fit its connection limit, else a busy moment of some tenants makes another's request
+// fail 503. Two clusters on the default plan (16 each, and 8 for the edge's own) fit a
+// limit of 40 exactly (N): no warning; a third cluster added by a reload (N+1) makes the
+// edge warn, naming the figures and the setting to raise; back to two, it says they fit.
+#[test]
+fn plans_that_overcommit_the_engines_connections_are_warned_about() {
+    let two = Config::new()
+        .engine_key("max_connections", "40")
+        .cluster(ClusterSpec::multitenant("alpha", "p"))
+        .cluster(ClusterSpec::multitenant("bravo", "p"));
+    let mut edge = Edge::start(two.clone());
+    edge.reload(
+        two.clone()
+            .cluster(ClusterSpec::multitenant("charlie", "p")),
+    );
+    let warning = edge
+        .out
+        .wait_for(
+            "warning: the 3 multitenant cluster(s)",
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|| panic!("no warning:\n{}", edge.out.text()));
+    assert!(
+        warning.contains("may have 56 requests in flight at once"),
+        "{warning}"
+    );
+    assert!(
+        warning.contains("[engine] max_connections = 40"),
+        "{warning}"
+    );
+    assert!(warning.contains("at least 56"), "{warning}");
+    assert!(
+        !edge.out.text().contains("warning: the 2 multitenant"),
+        "two clusters fit: {}",
+        edge.out.text()
+    );
+    edge.reload(two);
+    edge.out
+        .wait_for(
+            "fit its [engine] max_connections = 40 again",
+            Duration::from_secs(10),
+        )
+        .unwrap_or_else(|| panic!("no all-clear:\n{}", edge.out.text()));
+    let alpha = edge.tenant("alpha");
+    let r = edge.send(&alpha.req("GET", "/"));
+    assert_eq!(r.status, 200, "{}", r.text());
+}

@@ -23,6 +23,7 @@ mod cors_e2e;
 mod defence_budgets;
 mod defence_faults;
 mod defence_limits;
+mod defence_memory;
 mod defence_noisy;
 mod docs_guides;
 mod docs_keys;

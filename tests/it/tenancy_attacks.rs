@@ -7,7 +7,8 @@
 //!   outside the tenants;
 //! - the three attacks the issue found against the old byte scanner, compared with a
 //!   single-tenant cluster alone on its own engine: each is now refused, or answered
-//!   exactly as the cluster alone answers it (so nothing about any prefix shows).
+//!   exactly as the cluster alone answers it (so nothing about any prefix shows);
+//! - the `_bulk` rewriter's own attack pass (issue 25 #4).
 
 use crate::support::attacks;
 use crate::support::e2e;
@@ -29,6 +30,23 @@ fn the_attack_suite_over_both_listeners() {
         attacks::core(&w);
         attacks::victim_intact(&w);
     }
+    attacks::nothing_outside(&w);
+    assert!(
+        w.checked.get() > 200,
+        "{} responses checked",
+        w.checked.get()
+    );
+}
+
+// issue 25 #4: the in-place multitenant `_bulk` rewriter attacked as a tenant would
+// (support/attacks/bulk.rs): nothing reaches the other tenant or outside the tenants, and
+// a body is read the same however its chunks cut it.
+#[test]
+fn the_bulk_rewriter_under_attack() {
+    let edge = Edge::start(attacks::two_tenants(None, false));
+    let w = World::seeded(&edge, edge.engine());
+    attacks::bulk::bulk_rewriter(&w);
+    attacks::victim_intact(&w);
     attacks::nothing_outside(&w);
     assert!(
         w.checked.get() > 200,

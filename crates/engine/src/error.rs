@@ -95,6 +95,17 @@ pub enum EngineError {
     IllegalState(String),
     /// 500: an internal failure (I/O, tantivy).
     Internal(String),
+    /// 400 `illegal_argument_exception` caused by `max_bytes_length_exceeded_exception`: a
+    /// keyword longer than Lucene's longest term.
+    ImmenseTerm { reason: String, cause: String },
+    /// 429 `circuit_breaking_exception`: a request's memory over its budget or over the
+    /// budget of all requests in flight (see `budget`).
+    CircuitBreaking {
+        breaker: crate::budget::Breaker,
+        what: String,
+        wanted: u64,
+        limit: u64,
+    },
     /// 400: a parameter or setting value refused by the one reader the edge shares
     /// (`searchgate_core::params`), with Elasticsearch's error.
     Param(ParamError),
@@ -135,6 +146,34 @@ impl EngineError {
             IndexNotAutoCreated(name) => ErrorBody::index_not_auto_created(name),
             IndexClosed(name) => {
                 ErrorBody::new(400, "index_closed_exception", "closed").with_index(name.clone())
+            }
+            ImmenseTerm { reason, cause } => {
+                ErrorBody::new(400, "illegal_argument_exception", reason.clone())
+                    .caused_by("max_bytes_length_exceeded_exception", cause.clone())
+            }
+            CircuitBreaking {
+                breaker,
+                what,
+                wanted,
+                limit,
+            } => {
+                use crate::budget::{human, Breaker};
+                let name = match breaker {
+                    Breaker::Request => "request",
+                    Breaker::Parent => "parent",
+                };
+                ErrorBody::new(
+                    429,
+                    "circuit_breaking_exception",
+                    format!(
+                        "[{name}] Data too large, data for [{what}] would be [{wanted}/{}], which is larger than the limit of [{limit}/{}]",
+                        human(*wanted),
+                        human(*limit)
+                    ),
+                )
+                .with_field("bytes_wanted", json!(wanted))
+                .with_field("bytes_limit", json!(limit))
+                .with_field("durability", json!("TRANSIENT"))
             }
             TooManyBuckets(n) => ErrorBody::new(
                 400,

@@ -68,6 +68,7 @@
 //! query/    query DSL -> AST -> tantivy queries, query_string, date math
 //! search/   search execution, sort, _source filtering, scroll contexts
 //! aggs/     aggregations (rewritten for tantivy's engine, rendered in Elasticsearch's shapes)
+//! budget.rs the memory a request may take (request and parent circuit breakers)
 //! cat.rs    _cat tables
 //! names.rs  index names, the auto-create whitelist, generated ids
 //! resolve.rs index expressions (names, aliases, wildcards) -> concrete indices (pure)
@@ -81,6 +82,7 @@
 pub mod aggs;
 pub mod analysis;
 pub mod api;
+pub mod budget;
 pub mod cancel;
 pub mod cat;
 pub mod date_names;
@@ -137,6 +139,13 @@ pub struct EngineArgs {
     /// `search.max_open_scroll_context`).
     #[arg(long, default_value_t = search::MAX_OPEN_SCROLL_CONTEXT)]
     pub max_open_scroll_context: usize,
+    /// Memory one request may take, in MB (the request circuit breaker; beyond: 429
+    /// `circuit_breaking_exception`).
+    #[arg(long, default_value_t = budget::DEFAULT_REQUEST_MB)]
+    pub breaker_request_mb: u64,
+    /// Memory all requests in flight may take together, in MB (the parent circuit breaker).
+    #[arg(long, default_value_t = budget::DEFAULT_TOTAL_MB)]
+    pub breaker_total_mb: u64,
     /// Node name shown by `GET /`.
     #[arg(long, default_value = "searchgate-engine")]
     pub node_name: String,
@@ -172,6 +181,10 @@ fn open(args: &EngineArgs) -> Result<(Arc<Engine>, TcpListener), String> {
         .map_err(|e| format!("{}: {e}", args.data_dir.display()))?;
     let listener = TcpListener::bind(&args.listen)
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    budget::configure(budget::Limits {
+        request: args.breaker_request_mb.max(1) << 20,
+        total: args.breaker_total_mb.max(1) << 20,
+    });
     let store = Store::open(&args.data_dir, opts, auto).map_err(|e| e.to_string())?;
     let uuid = cluster_uuid(&args.data_dir).map_err(|e| e.to_string())?;
     let engine = Engine {

@@ -146,13 +146,54 @@ pub fn collect(
     query: &dyn TQuery,
     aggs: &Aggregations,
 ) -> EngineResult<IntermediateAggregationResults> {
-    let ctx = AggContextParams::new(AggregationLimitsGuard::default(), Default::default());
+    // what the shard's collectors hold is bounded by what the request may still take
+    let limits = AggregationLimitsGuard::new(
+        Some(crate::budget::remaining()),
+        Some(dates::MAX_BUCKETS as u32),
+    );
+    let ctx = AggContextParams::new(limits, Default::default());
     let collector = DistributedAggregationCollector::from_aggs(aggs.clone(), ctx);
     searcher.search(query, &collector).map_err(|e| match e {
-        tantivy::TantivyError::AggregationError(a) => EngineError::IllegalArgument(a.to_string()),
+        tantivy::TantivyError::AggregationError(a) => agg_error(a, Stage::Collect),
         tantivy::TantivyError::InvalidArgument(a) => EngineError::IllegalArgument(a),
         other => EngineError::internal(other),
     })
+}
+
+/// Where an aggregation failed: collecting (memory is the request's) or merging (memory
+/// is the empty buckets a histogram adds, and so the count of buckets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Collect,
+    Merge,
+}
+
+/// Memory a merge may give to the empty buckets histograms add: `search.max_buckets` of them.
+const GAP_MEMORY: u64 = dates::MAX_BUCKETS as u64
+    * std::mem::size_of::<
+        tantivy::aggregation::intermediate_agg_result::IntermediateHistogramBucketEntry,
+    >() as u64;
+
+/// Elasticsearch's error for a limit tantivy's aggregations met: too many buckets is 400
+/// `too_many_buckets_exception` (counted as Elasticsearch counts, the first bucket over the
+/// limit), memory while collecting 429 `circuit_breaking_exception`.
+fn agg_error(e: tantivy::aggregation::AggregationError, stage: Stage) -> EngineError {
+    use tantivy::aggregation::AggregationError as A;
+    match (e, stage) {
+        (A::BucketLimitExceeded { current, .. }, _) => {
+            EngineError::TooManyBuckets((current as usize).min(dates::MAX_BUCKETS + 1))
+        }
+        (A::MemoryExceeded { .. }, Stage::Merge) => {
+            EngineError::TooManyBuckets(dates::MAX_BUCKETS + 1)
+        }
+        (A::MemoryExceeded { current, .. }, Stage::Collect) => {
+            match crate::budget::charge(current.get_bytes(), "<aggregations>") {
+                Err(e) => e,
+                Ok(()) => EngineError::internal("aggregation memory over the request's budget"),
+            }
+        }
+        (other, _) => EngineError::IllegalArgument(other.to_string()),
+    }
 }
 
 fn merge_final(
@@ -164,9 +205,13 @@ fn merge_final(
     for p in it {
         merged.merge_fruits(p).map_err(EngineError::internal)?;
     }
+    let limits = AggregationLimitsGuard::new(Some(GAP_MEMORY), Some(dates::MAX_BUCKETS as u32));
     let res = merged
-        .into_final_result(aggs.clone(), AggregationLimitsGuard::default())
-        .map_err(|e| EngineError::IllegalArgument(e.to_string()))?;
+        .into_final_result(aggs.clone(), limits)
+        .map_err(|e| match e {
+            tantivy::TantivyError::AggregationError(a) => agg_error(a, Stage::Merge),
+            other => EngineError::IllegalArgument(other.to_string()),
+        })?;
     serde_json::to_value(res).map_err(EngineError::internal)
 }
 

@@ -240,8 +240,11 @@ fn entries(body: &Value, index: Option<&str>) -> EngineResult<Vec<Entry>> {
 pub fn mget(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiResult {
     let body = json_body(req.body, engine.max_body)?.unwrap_or(Value::Null);
     let base = GetOpts::from_params(&req.params)?;
+    let entries = entries(&body, index)?;
+    drop(body);
+    // each document is kept as its bytes, charged as they grow (`budget`)
     let mut docs = Vec::new();
-    for (i, id, keys) in entries(&body, index)? {
+    for (n, (i, id, keys)) in entries.into_iter().enumerate() {
         crate::cancel::check();
         let o = base.with_doc(&keys)?;
         let doc = engine
@@ -250,7 +253,14 @@ pub fn mget(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiR
             .and_then(|h| get_json(engine, &h, None, &id, &o))
             .map(|(_, v)| v)
             .unwrap_or_else(|e| error_doc(&i, &id, &e));
-        docs.push(doc);
+        let bytes = serde_json::to_vec(&doc).map_err(EngineError::internal)?;
+        crate::budget::charge(bytes.len() as u64 + 1, "<mget>")?;
+        docs.push(if n == 0 { b'[' } else { b',' });
+        docs.extend_from_slice(&bytes);
     }
-    Ok(Response::json(200, &json!({ "docs": docs })))
+    if docs.is_empty() {
+        docs.push(b'[');
+    }
+    docs.push(b']');
+    Ok(Response::json_wrapped(b"{\"docs\":", docs, b"}"))
 }

@@ -17,6 +17,7 @@ pub fn read_body(body: &mut dyn BufRead, limit: u64) -> EngineResult<Vec<u8>> {
     if out.len() as u64 > limit {
         return Err(EngineError::BodyTooLarge(limit));
     }
+    crate::budget::charge(out.len() as u64, "<http_request>")?;
     Ok(out)
 }
 
@@ -32,7 +33,12 @@ pub fn parse_body(bytes: &[u8]) -> EngineResult<Option<Value>> {
 
 /// Reads and parses a JSON body.
 pub fn json_body(body: &mut dyn BufRead, limit: u64) -> EngineResult<Option<Value>> {
-    parse_body(&read_body(body, limit)?)
+    let bytes = read_body(body, limit)?;
+    let v = parse_body(&bytes)?;
+    if let Some(v) = &v {
+        crate::budget::charge(crate::budget::value_bytes(v), "<http_request>")?;
+    }
+    Ok(v)
 }
 
 /// A writer that re-indents the compact JSON written through it.

@@ -131,6 +131,21 @@ impl Response {
         }
     }
 
+    /// A 200 JSON response of `middle` between `prefix` and `suffix` (no copy of `middle`).
+    /// What the request charged for `middle` (`budget`) is given back: the response's bytes
+    /// are charged as such when the handler returns.
+    pub fn json_wrapped(prefix: &[u8], mut middle: Vec<u8>, suffix: &[u8]) -> Response {
+        crate::budget::release(middle.len() as u64);
+        middle.splice(0..0, prefix.iter().copied());
+        middle.extend_from_slice(suffix);
+        Response {
+            status: 200,
+            content_type: JSON.into(),
+            headers: vec![],
+            body: Body::Bytes(middle),
+        }
+    }
+
     /// The Elasticsearch-shaped error response of `e`.
     pub fn error(e: &EngineError) -> Response {
         let body = e.body();
@@ -186,11 +201,34 @@ fn filtered(mut resp: Response, spec: &str) -> Response {
         }
         Body::Empty => return resp,
     };
+    // the response is parsed again to be filtered: a copy at least as large as its bytes
+    if bytes.len() as u64 > crate::budget::remaining() {
+        let e = crate::budget::charge(bytes.len() as u64, "<filter_path>");
+        if let Err(e) = e {
+            return Response::error(&e);
+        }
+    }
     resp.body = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(v) => Body::Bytes(serde_json::to_vec(&filter_path::filter(&v, spec)).unwrap_or(bytes)),
+        Ok(v) => match crate::budget::charge(crate::budget::value_bytes(&v), "<filter_path>") {
+            Ok(()) => {
+                Body::Bytes(serde_json::to_vec(&filter_path::filter(&v, spec)).unwrap_or(bytes))
+            }
+            Err(e) => return Response::error(&e),
+        },
         Err(_) => Body::Bytes(bytes),
     };
     resp
+}
+
+/// Charges the bytes of a response held in memory until written (`budget`).
+fn charged(resp: Response) -> Response {
+    match &resp.body {
+        Body::Bytes(b) => match crate::budget::charge(b.len() as u64, "<response>") {
+            Ok(()) => resp,
+            Err(e) => Response::error(&e),
+        },
+        _ => resp,
+    }
 }
 
 /// `_cat` parameters: without `format=`, an `Accept` that prefers JSON asks for JSON.
@@ -214,7 +252,7 @@ impl Engine {
             Err(e) => return Response::error(&e),
         };
         let mut resp = match self.dispatch(req, &media) {
-            Ok(r) => r,
+            Ok(r) => charged(r),
             Err(e) => Response::error(&e),
         };
         if let Some(spec) = req.params.get("filter_path") {

@@ -326,20 +326,30 @@ pub fn msearch(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> A
             .ok_or_else(|| {
                 EngineError::Parsing("Expected [START_OBJECT] but found [null]".into())
             })?;
+        crate::budget::charge(
+            crate::budget::value_bytes(&header) + crate::budget::value_bytes(&body),
+            "<msearch>",
+        )?;
         searches.push((idx, params, body));
     }
     if searches.is_empty() {
         return Err(EngineError::Validation(vec!["no requests added".into()]));
     }
-    let responses: Vec<Value> = searches
-        .iter()
-        .map(|(i, p, b)| {
-            crate::cancel::check();
-            one(engine, i.as_deref(), p, b)
-        })
-        .collect();
-    Ok(Response::json(
-        200,
-        &json!({"took": started.elapsed().as_millis() as u64, "responses": responses}),
-    ))
+    // each response is kept as its bytes (charged as such; what its search held is given
+    // back once they are written)
+    let mut responses = Vec::new();
+    for (n, (i, p, b)) in searches.iter().enumerate() {
+        crate::cancel::check();
+        let before = crate::budget::held();
+        let bytes =
+            serde_json::to_vec(&one(engine, i.as_deref(), p, b)).map_err(EngineError::internal)?;
+        crate::budget::release(crate::budget::held().saturating_sub(before));
+        crate::budget::charge(bytes.len() as u64 + 1, "<msearch>")?;
+        responses.push(if n == 0 { b'[' } else { b',' });
+        responses.extend_from_slice(&bytes);
+    }
+    responses.push(b']');
+    let took = started.elapsed().as_millis() as u64;
+    let head = format!("{{\"took\":{took},\"responses\":");
+    Ok(Response::json_wrapped(head.as_bytes(), responses, b"}"))
 }

@@ -190,6 +190,8 @@ fn exchange(
     buf: &mut Vec<u8>,
     h: &Head,
 ) -> io::Result<bool> {
+    // what the request builds is charged until its answer is written (`budget`)
+    let _budget = crate::budget::Scope::enter();
     let cur = match BodyCursor::new(h.framing, engine.max_body, 0) {
         Ok(d) => d,
         Err(_) => {

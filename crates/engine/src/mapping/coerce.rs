@@ -45,6 +45,9 @@ pub(super) fn convert(
             if l.opts.ignore_above.is_some_and(|n| s.chars().count() > n) {
                 return Ok(Converted::Skip);
             }
+            if s.len() > MAX_TERM_BYTES && (l.opts.index || l.opts.doc_values) {
+                return Err(immense_term(path, &s));
+            }
             Ok(Converted::Kw(KwValue::Str(s)))
         }
         LeafKind::Ip => {
@@ -67,6 +70,26 @@ pub(super) fn convert(
             convert_int(l, path, val, id).map(|n| Converted::Kw(KwValue::I64(n)))
         }
         _ => convert_float(l, path, val, id).map(|f| Converted::Kw(KwValue::F64(f))),
+    }
+}
+
+/// Longest term Lucene indexes (and so Elasticsearch), in UTF-8 bytes.
+pub const MAX_TERM_BYTES: usize = 32766;
+
+/// Elasticsearch's refusal of a document with a keyword longer than [`MAX_TERM_BYTES`]:
+/// the prefix is its first 30 bytes as Java prints a `byte[]` (signed).
+fn immense_term(path: &str, s: &str) -> EngineError {
+    let prefix: Vec<String> = s.bytes().take(30).map(|b| (b as i8).to_string()).collect();
+    let original = format!(
+        "bytes can be at most {MAX_TERM_BYTES} in length; got {}",
+        s.len()
+    );
+    EngineError::ImmenseTerm {
+        reason: format!(
+            "Document contains at least one immense term in field=\"{path}\" (whose UTF8 encoding is longer than the max length {MAX_TERM_BYTES}), all of which were skipped.  Please correct the analyzer to not produce such terms.  The prefix of the first immense term is: '[{}]...', original message: {original}",
+            prefix.join(", ")
+        ),
+        cause: original,
     }
 }
 
@@ -214,5 +237,45 @@ fn convert_date(l: &LeafMapping, path: &str, val: &Value, id: &str) -> EngineRes
         Value::String(s) => parse_date(formats, s).ok_or_else(|| fail(s)),
         Value::Number(n) => Ok(number_to_millis(formats, n.as_f64().unwrap_or(0.0))),
         other => Err(fail(&other.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod immense_tests {
+    use super::*;
+    use crate::mapping::Analysis;
+
+    fn keyword(mapping: serde_json::Value) -> LeafMapping {
+        let obj = mapping.as_object().unwrap();
+        super::super::parse::parse_leaf(LeafKind::Keyword, obj, "k", &Analysis::default()).unwrap()
+    }
+
+    #[test]
+    fn keywords_up_to_32766_bytes_and_not_beyond() {
+        let l = keyword(serde_json::json!({"type": "keyword"}));
+        let ok = Value::String("é".repeat(MAX_TERM_BYTES / 2));
+        assert!(matches!(convert(&l, "k", &ok, "1"), Ok(Converted::Kw(_))));
+        let over = Value::String(format!("{}x", "é".repeat(MAX_TERM_BYTES / 2)));
+        let e = convert(&l, "k", &over, "1")
+            .err()
+            .unwrap()
+            .body()
+            .to_value();
+        assert_eq!(e["status"], 400);
+        assert_eq!(e["error"]["type"], "illegal_argument_exception");
+        let reason = e["error"]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("Document contains at least one immense term in field=\"k\" (whose UTF8 encoding is longer than the max length 32766)"), "{reason}");
+        assert!(reason.contains("'[-61, -87, -61"), "{reason}");
+        assert_eq!(
+            e["error"]["caused_by"]["type"],
+            "max_bytes_length_exceeded_exception"
+        );
+        assert!(e["error"]["caused_by"]["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("got 32767"));
+        // ignore_above skips the value instead, as in Elasticsearch
+        let l = keyword(serde_json::json!({"type": "keyword", "ignore_above": 100}));
+        assert!(matches!(convert(&l, "k", &over, "1"), Ok(Converted::Skip)));
     }
 }

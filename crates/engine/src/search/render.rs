@@ -183,6 +183,18 @@ fn render_hit(
     } else {
         &req.source
     };
+    // the stored document is held while its hit is rendered; the rendered source is kept
+    let stored = raw.len() as u64;
+    crate::budget::charge(stored, "<search hits>")?;
+    let source = render_source(raw, filter);
+    let kept = match &source {
+        Ok(Some(v)) => crate::budget::value_bytes(v),
+        _ => 0,
+    };
+    let charged = crate::budget::charge(kept, "<search hits>");
+    crate::budget::release(stored);
+    charged?;
+    let source = source?;
     Ok(HitOut {
         _index: h.name.clone(),
         _type: h.type_name(),
@@ -191,7 +203,7 @@ fn render_hit(
         _seq_no: if seq { ff(F_SEQ_NO) } else { None },
         _primary_term: seq.then_some(1),
         _score: track.then_some(c.score),
-        _source: render_source(raw, filter)?,
+        _source: source,
         fields: fields_out,
         highlight,
         sort,

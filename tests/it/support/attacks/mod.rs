@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use crate::support::e2e::answers::{all_bytes, contains};
 use crate::support::e2e::{direct, prefix_of, ClusterSpec, Config, Edge, Req, Response, Tenant};
 
+pub mod bulk;
 mod names;
 mod queries;
 pub mod review;
