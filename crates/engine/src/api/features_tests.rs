@@ -319,12 +319,19 @@ fn search_stats_count_open_contexts_per_index() {
     let two = json!({"settings": {"number_of_shards": 2}});
     assert_eq!(call(&e, Method::Put, "/ctx2", &two.to_string()).status, 200);
     assert_eq!(call(&e, Method::Put, "/other", "{}").status, 200);
-    let open = |path: &str| get(&e, path).json()["_all"]["total"]["search"]["open_contexts"].clone();
-    assert_eq!(open("/ctx*/_stats/search?level=cluster&expand_wildcards=open,hidden"), 0);
+    let open =
+        |path: &str| get(&e, path).json()["_all"]["total"]["search"]["open_contexts"].clone();
+    assert_eq!(
+        open("/ctx*/_stats/search?level=cluster&expand_wildcards=open,hidden"),
+        0
+    );
     let r = post(&e, "/ctx2/_search?scroll=1m", json!({"size": 1}));
     assert_eq!(r.status, 200, "{}", r.text());
     let scroll = r.json()["_scroll_id"].as_str().unwrap().to_string();
-    assert_eq!(open("/ctx*/_stats/search?level=cluster&expand_wildcards=open,hidden"), 2);
+    assert_eq!(
+        open("/ctx*/_stats/search?level=cluster&expand_wildcards=open,hidden"),
+        2
+    );
     let r = post(&e, "/ctx2,other/_pit?keep_alive=1m", json!({}));
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(open("/ctx2/_stats/search"), 4);
