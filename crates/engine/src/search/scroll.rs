@@ -194,10 +194,7 @@ fn open(
         .iter()
         .map(|h| plan(h, &req, now))
         .collect::<EngineResult<Vec<_>>>()?;
-    let searchers: Vec<Vec<Searcher>> = plans
-        .iter()
-        .map(|p| p.handle.shards.iter().map(|s| s.searcher()).collect())
-        .collect();
+    let searchers = super::routed_views(indices, &super::current_views(indices), &req);
     let prepared = super::agg_run::prepare_all(&plans, &searchers, req.aggs.as_ref())?;
     let mut total = 0u64;
     let mut agg_parts = Vec::new();
