@@ -144,7 +144,10 @@ pub fn charge(bytes: u64, what: &str) -> EngineResult<()> {
                 IN_FLIGHT.fetch_sub(bytes, Ordering::Relaxed);
                 TRIPPED.fetch_add(1, Ordering::Relaxed);
                 Err(EngineError::CircuitBreaking {
-                    breaker: e.breaker,
+                    breaker: match e.breaker {
+                        Breaker::Request => "request",
+                        Breaker::Parent => "parent",
+                    },
                     what: what.to_string(),
                     wanted: e.wanted,
                     limit: e.limit,
@@ -177,25 +180,6 @@ pub fn remaining() -> u64 {
     let l = limits();
     let held = HELD.with(|h| h.get()).unwrap_or(0);
     l.request.saturating_sub(held)
-}
-
-/// Elasticsearch's way of writing a byte count: `[123/1.1mb]`'s second part.
-pub fn human(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 4] = [
-        ("tb", 1 << 40),
-        ("gb", 1 << 30),
-        ("mb", 1 << 20),
-        ("kb", 1 << 10),
-    ];
-    for (unit, size) in UNITS {
-        if bytes >= size {
-            let v = bytes as f64 / size as f64;
-            let s = format!("{v:.1}");
-            let s = s.strip_suffix(".0").unwrap_or(&s);
-            return format!("{s}{unit}");
-        }
-    }
-    format!("{bytes}b")
 }
 
 /// Heap bytes a parsed JSON value takes, estimated from serde_json's layout (a `Value`'s
@@ -297,6 +281,7 @@ mod tests {
 
     #[test]
     fn human_sizes() {
+        use crate::error::human_bytes as human;
         assert_eq!(human(0), "0b");
         assert_eq!(human(1023), "1023b");
         assert_eq!(human(1024), "1kb");

@@ -108,7 +108,8 @@ pub enum EngineError {
     /// 429 `circuit_breaking_exception`: a request's memory over its budget or over the
     /// budget of all requests in flight (see `budget`).
     CircuitBreaking {
-        breaker: crate::budget::Breaker,
+        /// `request` or `parent`.
+        breaker: &'static str,
         what: String,
         wanted: u64,
         limit: u64,
@@ -164,18 +165,13 @@ impl EngineError {
                 wanted,
                 limit,
             } => {
-                use crate::budget::{human, Breaker};
-                let name = match breaker {
-                    Breaker::Request => "request",
-                    Breaker::Parent => "parent",
-                };
                 ErrorBody::new(
                     429,
                     "circuit_breaking_exception",
                     format!(
-                        "[{name}] Data too large, data for [{what}] would be [{wanted}/{}], which is larger than the limit of [{limit}/{}]",
-                        human(*wanted),
-                        human(*limit)
+                        "[{breaker}] Data too large, data for [{what}] would be [{wanted}/{}], which is larger than the limit of [{limit}/{}]",
+                        human_bytes(*wanted),
+                        human_bytes(*limit)
                     ),
                 )
                 .with_field("bytes_wanted", json!(wanted))
@@ -407,6 +403,24 @@ impl std::fmt::Display for EngineError {
 }
 
 impl std::error::Error for EngineError {}
+
+/// Elasticsearch's way of writing a byte count: `[123/1.1mb]`'s second part.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("tb", 1 << 40),
+        ("gb", 1 << 30),
+        ("mb", 1 << 20),
+        ("kb", 1 << 10),
+    ];
+    for (unit, size) in UNITS {
+        if bytes >= size {
+            let v = format!("{:.1}", bytes as f64 / size as f64);
+            let v = v.strip_suffix(".0").unwrap_or(&v);
+            return format!("{v}{unit}");
+        }
+    }
+    format!("{bytes}b")
+}
 
 #[cfg(test)]
 mod tests {

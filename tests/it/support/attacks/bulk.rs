@@ -160,6 +160,7 @@ fn split_anywhere(w: &World<'_>) {
     let send = |chunk: Option<usize>| {
         let req = (w.alpha.req("POST", "/_bulk"))
             .header("Content-Type", "application/x-ndjson")
+            .header("X-Learned", &format!("{}books", w.pb))
             .body(body.clone());
         let req = match chunk {
             Some(c) => req.chunked(c),
