@@ -13,6 +13,14 @@ fn invalid(expr: &str, why: &str) -> EngineError {
     EngineError::Parsing(format!("invalid dynamic name expression [{expr}]. {why}"))
 }
 
+/// The wall clock (ms since the epoch, UTC) a request's date math is resolved at: taken
+/// once per request by its handler and passed to the resolvers below.
+pub fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 /// Resolves each comma-separated part of `expr` that is date math; other parts (and an
 /// expression without any) are returned as they are.
 pub fn resolve_expression(expr: &str, now_ms: i64) -> EngineResult<String> {

@@ -66,6 +66,13 @@ pub enum EngineError {
         id: String,
         reason: String,
     },
+    /// 400 `routing_missing_exception`: a write or read without routing on an index whose
+    /// mapping has `_routing.required`.
+    RoutingMissing {
+        index: String,
+        type_name: String,
+        id: String,
+    },
     /// 404 `document_missing_exception` (update of a missing document).
     DocumentMissing { index: String, id: String },
     /// 404 `resource_not_found_exception` (e.g. `_source` of a missing document).
@@ -225,6 +232,16 @@ impl EngineError {
             )
             .with_index(index.clone())
             .with_field("shard", json!("0")),
+            RoutingMissing {
+                index,
+                type_name,
+                id,
+            } => ErrorBody::new(
+                400,
+                "routing_missing_exception",
+                format!("routing is required for [{index}]/[{type_name}]/[{id}]"),
+            )
+            .with_index(index.clone()),
             NotFound(reason) => ErrorBody::new(404, "resource_not_found_exception", reason.clone()),
             NoHandler { method, uri } => ErrorBody::new(
                 400,

@@ -9,8 +9,9 @@
 //! **Indices and shards.** An index is `indices/<uuid>/` with `index.json` (name, settings,
 //! mapping type, aliases, mapping) and one tantivy index per primary shard
 //! (`indices/<uuid>/<n>/`). Documents go to shard `murmur3(_id or routing) mod
-//! routing_shards / factor`, as Elasticsearch 7 routes them. Searches fan out to every
-//! shard of every target index and merge; counts are exact (`hits.total` reports them as
+//! routing_shards / factor`, as Elasticsearch 7 routes them; the routing value is stored
+//! with the document (`_routing`, and in its log record). Searches fan out to every
+//! shard of every target index (or the shards their routing values select) and merge; counts are exact (`hits.total` reports them as
 //! `track_total_hits` asks).
 //! Replicas are recorded and reported; on one node they are never assigned, so an index
 //! with replicas is `yellow`, as Elasticsearch would say.
@@ -71,6 +72,7 @@
 //! cat.rs    _cat tables
 //! names.rs  index names, the auto-create whitelist, generated ids
 //! resolve.rs index expressions (names, aliases, wildcards) -> concrete indices (pure)
+//! alias_routing.rs aliases' routing, and the routing values of a search per index (pure)
 //! ndjson.rs _bulk and _msearch line framing, as Elasticsearch 7.10 reads it (pure)
 //! script.rs the Painless subset of update scripts (pure)
 //! ```
@@ -79,6 +81,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod aggs;
+pub mod alias_routing;
 pub mod analysis;
 pub mod api;
 pub mod cancel;

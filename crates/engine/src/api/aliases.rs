@@ -1,8 +1,9 @@
 //! Aliases: `PUT|POST|DELETE /<indices>/_alias/<name>` (also `_aliases`), `GET|HEAD
 //! [/<indices>]/_alias[/<names>]`, `GET /_aliases`, the atomic `POST /_aliases` actions
 //! (`add`, `remove`, `remove_index`), and `_cat/aliases`. An alias has an optional `filter`
-//! (a query, applied to searches through the alias) and `is_write_index`; writes through an
-//! alias go to its write index. Every action of a request is validated before any is
+//! (a query, applied to searches through the alias), `is_write_index`, and routing
+//! (`routing`, `index_routing`, `search_routing`: `alias_routing`); writes through an alias
+//! go to its write index. Every action of a request is validated before any is
 //! applied: a refused request changes nothing.
 
 use serde_json::{json, Map, Value};
@@ -38,8 +39,13 @@ fn invalid_alias(name: &str, why: &str) -> EngineError {
 }
 
 /// The definition of an alias from an add action or a PUT body (keys checked).
-fn definition(body: &Map<String, Value>, skip: &[&str]) -> EngineResult<Map<String, Value>> {
+fn definition(
+    body: &Map<String, Value>,
+    skip: &[&str],
+    alias: &str,
+) -> EngineResult<Map<String, Value>> {
     let mut def = Map::new();
+    crate::alias_routing::read_definition_routing(alias, body, &mut def)?;
     for (k, v) in body {
         match k.as_str() {
             k if skip.contains(&k) => {}
@@ -53,11 +59,7 @@ fn definition(body: &Map<String, Value>, skip: &[&str]) -> EngineResult<Map<Stri
                     .ok_or_else(|| EngineError::Parsing(format!("[{k}] must be a boolean")))?;
                 def.insert(k.into(), Value::Bool(b));
             }
-            "routing" | "index_routing" | "search_routing" => {
-                return Err(EngineError::IllegalArgument(format!(
-                    "alias [{k}] is not supported by this engine"
-                )))
-            }
+            "routing" | "index_routing" | "search_routing" => {}
             other => {
                 return Err(EngineError::Parsing(format!(
                     "[aliases] unknown field [{other}]"
@@ -119,6 +121,7 @@ fn parse_actions(engine: &Engine, body: &Value) -> EngineResult<Vec<Change>> {
         .and_then(Value::as_array)
         .ok_or_else(|| EngineError::Validation(vec!["no actions specified".into()]))?;
     let mut out = Vec::new();
+    let now = crate::date_names::wall_ms();
     for a in actions {
         let (kind, spec) = a
             .as_object()
@@ -134,9 +137,17 @@ fn parse_actions(engine: &Engine, body: &Value) -> EngineResult<Vec<Change>> {
         idx.extend(strings(spec.get("indices")));
         let mut names = strings(spec.get("alias"));
         names.extend(strings(spec.get("aliases")));
+        // date math in index and alias names, resolved once for the request
+        for n in idx.iter_mut().chain(names.iter_mut()) {
+            *n = crate::date_names::resolve_expression(n, now)?;
+        }
         match kind.as_str() {
             "add" => {
-                let def = definition(spec, &["index", "indices", "alias", "aliases"])?;
+                let def = definition(
+                    spec,
+                    &["index", "indices", "alias", "aliases"],
+                    &names.join(","),
+                )?;
                 if names.is_empty() {
                     return Err(EngineError::Validation(vec!["alias is missing".into()]));
                 }
@@ -287,7 +298,7 @@ pub fn alias(
             let obj = body
                 .as_object()
                 .ok_or_else(|| EngineError::Parsing("alias body must be an object".into()))?;
-            let def = definition(obj, &[])?;
+            let def = definition(obj, &[], n)?;
             let changes = indices_of(engine, &[i.to_string()])?
                 .into_iter()
                 .flat_map(|index| n.split(',').map(move |a| (index.clone(), a.to_string())))
@@ -412,6 +423,12 @@ pub fn cat_aliases(engine: &Engine, name: Option<&str>, params: &Params) -> ApiR
             } else {
                 "-"
             };
+            let routing = |k: &str| {
+                def.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("-")
+                    .to_string()
+            };
             let write = match def.get("is_write_index").and_then(Value::as_bool) {
                 Some(b) => b.to_string(),
                 None => "-".into(),
@@ -420,8 +437,8 @@ pub fn cat_aliases(engine: &Engine, name: Option<&str>, params: &Params) -> ApiR
                 Cell::Text(alias),
                 Cell::Text(h.name.clone()),
                 Cell::Text(filter.into()),
-                Cell::Text("-".into()),
-                Cell::Text("-".into()),
+                Cell::Text(routing("index_routing")),
+                Cell::Text(routing("search_routing")),
                 Cell::Text(write),
             ]);
         }

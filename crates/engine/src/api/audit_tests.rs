@@ -102,9 +102,9 @@ fn every_endpoint_names_parameters_it_does_not_take() {
     );
     let r = get(&e, "/a/_count?size=1");
     assert_eq!(r.status, 400, "_count has no size");
-    let r = get(&e, "/a/_search?routing=x");
+    let r = get(&e, "/a/_search?terminate_after=1");
     assert!(
-        reason(&r).contains("[routing=x] is not supported"),
+        reason(&r).contains("[terminate_after=1] is not supported"),
         "{}",
         r.text()
     );

@@ -240,7 +240,7 @@ fn item(action: Action, d: &SnapDoc, index: &str, source: Vec<u8>, cond: Cond) -
         index: index.to_string(),
         type_name: None,
         id: Some(d.id.clone()),
-        routing: None,
+        routing: d.routing.clone(),
         source,
         update: None,
         cond,
@@ -272,6 +272,7 @@ fn targets(
         }
         out.push(h);
     }
+    sr.routing = engine.store.search_routing(index, params.get("routing"));
     Ok(out)
 }
 
@@ -484,6 +485,10 @@ pub fn reindex(engine: &Engine, req: &mut Request<'_>) -> ApiResult {
     let body = json_body(req.body, engine.max_body)?
         .ok_or_else(|| EngineError::Validation(vec!["source is missing".into()]))?;
     let mut r = parse_reindex(&body, &req.params)?;
+    // date math in the source and destination names, resolved once for the request
+    let now = crate::date_names::wall_ms();
+    r.source_index = crate::date_names::resolve_expression(&r.source_index, now)?;
+    r.dest = crate::date_names::resolve_name(&r.dest, now)?;
     let indices = targets(engine, &r.source_index, &Params::default(), &mut r.query)?;
     if indices.iter().any(|h| h.name == r.dest) {
         return Err(EngineError::Validation(vec![format!(

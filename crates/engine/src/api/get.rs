@@ -92,6 +92,22 @@ impl GetOpts {
     }
 }
 
+impl GetOpts {
+    /// These options for a read of `name` (resolved to `h`): through an alias, the alias's
+    /// `index_routing` is the read's routing (as Elasticsearch's `resolveIndexRouting`).
+    fn through(mut self, engine: &Engine, name: &str, h: &IndexHandle) -> EngineResult<Self> {
+        if name != h.name {
+            self.routing = crate::alias_routing::write_routing(
+                &engine.store.universe(),
+                name,
+                &h.name,
+                self.routing.as_deref(),
+            )?;
+        }
+        Ok(self)
+    }
+}
+
 /// The body of one GET (status, JSON).
 pub fn get_json(
     engine: &Engine,
@@ -101,6 +117,13 @@ pub fn get_json(
     o: &GetOpts,
 ) -> EngineResult<(u16, Value)> {
     let t = h.type_name();
+    if o.routing.is_none() && h.mapping().routing_required() {
+        return Err(EngineError::RoutingMissing {
+            index: h.name.clone(),
+            type_name: t,
+            id: id.to_string(),
+        });
+    }
     if o.refresh {
         h.refresh(&engine.store.wal)?;
     }
@@ -128,7 +151,11 @@ pub fn get_json(
         });
     }
     let mut v = json!({"_index": h.name, "_type": t, "_id": id, "_version": s.version,
-        "_seq_no": s.seq_no, "_primary_term": 1, "found": true});
+        "_seq_no": s.seq_no, "_primary_term": 1});
+    if let Some(r) = &s.routing {
+        v["_routing"] = json!(r);
+    }
+    v["found"] = json!(true);
     match &o.filter {
         Some(SourceFilter::None) => {}
         None if o.stored_fields => {}
@@ -152,7 +179,7 @@ pub fn get(
     id: &str,
 ) -> ApiResult {
     let h = engine.store.for_read(index)?;
-    let o = GetOpts::from_params(&req.params)?;
+    let o = GetOpts::from_params(&req.params)?.through(engine, index, &h)?;
     let (status, v) = get_json(engine, &h, type_name, id, &o)?;
     Ok(Response::json(status, &v))
 }
@@ -160,7 +187,7 @@ pub fn get(
 /// `GET|HEAD /<index>/_source/<id>`: the source alone (filtered as asked).
 pub fn source(engine: &Engine, req: &Request<'_>, index: &str, id: &str) -> ApiResult {
     let h = engine.store.for_read(index)?;
-    let o = GetOpts::from_params(&req.params)?;
+    let o = GetOpts::from_params(&req.params)?.through(engine, index, &h)?;
     let (status, v) = get_json(
         engine,
         &h,
@@ -247,7 +274,10 @@ pub fn mget(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> ApiR
         let doc = engine
             .store
             .for_read(&i)
-            .and_then(|h| get_json(engine, &h, None, &id, &o))
+            .and_then(|h| {
+                let o = o.clone().through(engine, &i, &h)?;
+                get_json(engine, &h, None, &id, &o)
+            })
             .map(|(_, v)| v)
             .unwrap_or_else(|e| error_doc(&i, &id, &e));
         docs.push(doc);

@@ -108,3 +108,66 @@ fn date_math_index_names_in_paths() {
     let r = post(&e, "/%3Cdm-%7Bnow%2Fd%3E/_search", json!({}));
     assert_eq!(r.status, 400, "{}", r.text());
 }
+
+// Elasticsearch 7.10 reference, "Date math support in index names": date math in bodies
+// too (`_bulk` actions' `_index`, `_aliases` actions' `index`/`alias`, `_reindex`'s
+// `source.index` and `dest.index`), resolved once per request; one the engine cannot read
+// fails its bulk item (400), the other items are applied
+#[test]
+fn date_math_index_names_in_bodies() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    let today = || {
+        crate::aggs::dates::format(
+            crate::date_names::wall_ms(),
+            Some("yyyy.MM.dd"),
+            &jiff::tz::TimeZone::UTC,
+        )
+        .unwrap()
+    };
+    let before = today();
+    assert_eq!(put(&e, &format!("/dm-{before}"), json!({})).status, 200);
+    assert_eq!(put(&e, &format!("/copy-{before}"), json!({})).status, 200);
+    let body = "{\"index\":{\"_index\":\"<dm-{now/d}>\",\"_id\":\"1\"}}\n{\"a\":1}\n\
+                {\"index\":{\"_index\":\"<dm-{now/d>\",\"_id\":\"2\"}}\n{\"a\":1}\n";
+    let r = super::tests::call_ct(
+        &e,
+        searchgate_core::proto::Method::Post,
+        "/_bulk?refresh=true",
+        body,
+        Some("application/x-ndjson"),
+    );
+    let v = r.json();
+    if today() != before {
+        return; // midnight passed during the test: nothing more to compare
+    }
+    assert_eq!(
+        v["items"][0]["index"]["_index"],
+        format!("dm-{before}"),
+        "{v}"
+    );
+    assert_eq!(v["items"][0]["index"]["status"], 201, "{v}");
+    assert_eq!(v["items"][1]["index"]["status"], 400, "{v}");
+    let r = post(
+        &e,
+        "/_aliases",
+        json!({"actions": [{"add": {"index": "<dm-{now/d}>", "alias": "<today-{now/d}>"}}]}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = super::audit_tests::get(&e, &format!("/_alias/today-{before}")).json();
+    assert!(v.get(format!("dm-{before}")).is_some(), "{v}");
+    let r = post(
+        &e,
+        "/_reindex?refresh=true",
+        json!({"source": {"index": "<dm-{now/d}>"}, "dest": {"index": "<copy-{now/d}>"}}),
+    );
+    assert_eq!(r.json()["created"], 1, "{}", r.text());
+    let r = post(
+        &e,
+        "/_reindex",
+        json!({"source": {"index": "<dm-{now/d>"}, "dest": {"index": "x"}}),
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    let _ = reason(&r);
+    let _ = bulk;
+}

@@ -246,9 +246,7 @@ impl Engine {
         // URL-encoded), resolved once, here, as Elasticsearch resolves it
         if let Some(first) = req.segments.first_mut() {
             if first.contains('<') {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as i64);
+                let now = crate::date_names::wall_ms();
                 *first = crate::date_names::resolve_expression(first, now)?;
             }
         }
@@ -368,6 +366,8 @@ mod indices_tests;
 mod more_tests;
 #[cfg(test)]
 mod options_tests;
+#[cfg(test)]
+mod routing_tests;
 #[cfg(test)]
 mod scroll_tests;
 #[cfg(test)]

@@ -205,7 +205,6 @@ fn mapping_parameters_without_effect_are_refused() {
     for (i, m) in [
         json!({"_source": {"enabled": false}}),
         json!({"_source": {"excludes": ["a"]}}),
-        json!({"_routing": {"required": true}}),
         json!({"enabled": false}),
         json!({"dynamic_templates": [{"s": {"match": "*", "mapping": {"type": "keyword"}}}]}),
         json!({"runtime": {"r": {"type": "keyword"}}}),

@@ -62,12 +62,27 @@ fn prepare(
                 "[indices] cannot be used with point in time. Do not specify any index with point in time.".into(),
             ]));
         }
+        if params.get("routing").is_some() {
+            return Err(EngineError::Validation(vec![
+                "[routing] cannot be used with point in time".into(),
+            ]));
+        }
         return Ok((sr, vec![]));
     }
+    let targets = targets_of(engine, index.unwrap_or("_all"), params, &mut sr)?;
+    Ok((sr, targets))
+}
+
+/// The indices a search or count over `expr` reads, with the filters of filtered aliases
+/// and the routing values (request and aliases) added to `sr`.
+fn targets_of(
+    engine: &Engine,
+    expr: &str,
+    params: &Params,
+    sr: &mut SearchRequest,
+) -> Result<Vec<Arc<IndexHandle>>, EngineError> {
     let opts = params.indices_options(Options::default())?;
-    let resolved = engine
-        .store
-        .resolve_filtered(index.unwrap_or("_all"), opts)?;
+    let resolved = engine.store.resolve_filtered(expr, opts)?;
     let mut targets = Vec::with_capacity(resolved.len());
     for (h, filters) in resolved {
         if let Some(fs) = filters {
@@ -75,7 +90,8 @@ fn prepare(
         }
         targets.push(h);
     }
-    Ok((sr, targets))
+    sr.routing = engine.store.search_routing(expr, params.get("routing"));
+    Ok(targets)
 }
 
 /// Runs a prepared search: over a point in time when it names one.
@@ -174,17 +190,7 @@ pub fn count(engine: &Engine, req: &mut Request<'_>, index: Option<&str>) -> Api
     }
     let get = req.params.lookup();
     sr.apply_params(&get)?;
-    let opts = req.params.indices_options(Options::default())?;
-    let resolved = engine
-        .store
-        .resolve_filtered(index.unwrap_or("_all"), opts)?;
-    let mut targets = Vec::new();
-    for (h, filters) in resolved {
-        if let Some(fs) = filters {
-            sr.add_alias_filters(&h.name, &fs)?;
-        }
-        targets.push(h);
-    }
+    let targets = targets_of(engine, index.unwrap_or("_all"), &req.params, &mut sr)?;
     Ok(Response::json(200, &exec::count(&targets, &sr)?))
 }
 
@@ -277,10 +283,12 @@ fn header_params(
                     v.as_str().unwrap_or_default()
                 )))
             }
-            ("routing", _) => {
-                return Err(EngineError::IllegalArgument(
-                    "[routing] in an msearch header is not supported by this engine".into(),
-                ))
+            ("routing", Value::String(s)) => params.0.push((k.to_string(), s.clone())),
+            ("routing", Value::Number(n)) => params.0.push((k.to_string(), n.to_string())),
+            ("routing", other) => {
+                return Err(EngineError::Parsing(format!(
+                    "[routing] must be a string, got [{other}]"
+                )))
             }
             _ => {}
         }

@@ -27,6 +27,9 @@ pub struct IndexedDoc {
     /// Text paths holding at least one value (for `exists`; other paths have fast-field
     /// columns), sorted, without duplicates.
     pub field_names: Vec<String>,
+    /// The `_routing` value the document was written with (stored with it; set by the
+    /// write path, not by mapping).
+    pub routing: Option<String>,
 }
 
 /// Maps `source` (a JSON object) for document `id` of `index`. Returns the values to index

@@ -291,6 +291,14 @@ impl Default for Mapping {
 }
 
 impl Mapping {
+    /// `_routing.required`: writes and reads of a document must name its routing.
+    pub fn routing_required(&self) -> bool {
+        self.root_params
+            .get("_routing")
+            .and_then(|r| r.get("required"))
+            .is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"))
+    }
+
     /// The indexed leaf at `path` (dotted, multi-fields included), if mapped.
     pub fn field(&self, path: &str) -> Option<&FieldInfo> {
         self.flat.get(path)

@@ -201,7 +201,8 @@ fn root_unsupported(what: &str) -> EngineError {
 }
 
 /// Root parameters are kept (and returned) only in the forms whose effect the engine has:
-/// `_source` enabled without filters, `_routing` not required, the root enabled, no
+/// `_source` enabled without filters (`_routing.required` is honoured by the writes and
+/// reads), the root enabled, no
 /// dynamic templates, runtime fields or `_all`, the default dynamic date formats.
 fn check_root_param(k: &str, v: &Value) -> EngineResult<()> {
     let empty = |v: &Value| match v {
@@ -222,8 +223,8 @@ fn check_root_param(k: &str, v: &Value) -> EngineResult<()> {
                 }
             }
         }
-        "_routing" if flag(v, "required")? == Some(true) => {
-            return Err(root_unsupported("[_routing] [required] true"))
+        "_routing" => {
+            flag(v, "required")?;
         }
         "_all" if flag(v, "enabled")? == Some(true) => {
             return Err(root_unsupported("[_all] [enabled] true"))

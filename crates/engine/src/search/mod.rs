@@ -69,6 +69,37 @@ pub fn current_views(indices: &[Arc<IndexHandle>]) -> Views {
         .collect()
 }
 
+/// Whether `req`'s routing selects shard `shard` of `handle` (every shard of an index
+/// without routing values).
+fn routed(handle: &IndexHandle, req: &SearchRequest, shard: usize) -> bool {
+    match req.routing.get(&handle.name) {
+        None => true,
+        Some(values) => values
+            .iter()
+            .any(|v| handle.shard_num_for(v) as usize == shard),
+    }
+}
+
+/// `views` of `indices` restricted to the shards `req`'s routing selects.
+pub fn routed_views(
+    indices: &[Arc<IndexHandle>],
+    views: &[Vec<Searcher>],
+    req: &SearchRequest,
+) -> Views {
+    indices
+        .iter()
+        .zip(views)
+        .map(|(h, shards)| {
+            shards
+                .iter()
+                .enumerate()
+                .filter(|(si, _)| routed(h, req, *si))
+                .map(|(_, s)| s.clone())
+                .collect()
+        })
+        .collect()
+}
+
 /// One index's compiled request.
 struct Plan {
     handle: Arc<IndexHandle>,
@@ -393,11 +424,15 @@ fn validate(req: &SearchRequest) -> EngineResult<()> {
 
 /// Runs `req` over `indices` (their current searchers); returns the response body.
 pub fn search(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult<Value> {
-    search_views(indices, &current_views(indices), req)
+    search_views(
+        indices,
+        &routed_views(indices, &current_views(indices), req),
+        req,
+    )
 }
 
 /// Runs `req` over `indices` read through `views` (a point in time's searchers or the
-/// current ones).
+/// current ones, restricted to the shards the routing selects: [`routed_views`]).
 pub fn search_views(
     indices: &[Arc<IndexHandle>],
     views: &[Vec<Searcher>],
@@ -473,7 +508,7 @@ pub fn count(indices: &[Arc<IndexHandle>], req: &SearchRequest) -> EngineResult<
             Some(f) => compile(&with_filters(&req.query, vec![f.clone()]), &ctx)?,
             None => compile(&req.query, &ctx)?,
         };
-        for s in &h.shards {
+        for s in h.shards.iter().filter(|s| routed(h, req, s.num as usize)) {
             shards += 1;
             total += q.count(&s.searcher())? as u64;
         }

@@ -31,6 +31,8 @@ struct HitOut {
     _primary_term: Option<u64>,
     _score: Option<f32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    _routing: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     _source: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fields: Option<Value>,
@@ -191,6 +193,7 @@ fn render_hit(
         _seq_no: if seq { ff(F_SEQ_NO) } else { None },
         _primary_term: seq.then_some(1),
         _score: track.then_some(c.score),
+        _routing: crate::store::lookup::routing_in(&doc, fields),
         _source: render_source(raw, filter)?,
         fields: fields_out,
         highlight,

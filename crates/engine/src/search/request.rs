@@ -44,6 +44,9 @@ pub struct SearchRequest {
     pub stored_fields_none: bool,
     /// Filters of the filtered aliases the request named, by index.
     pub alias_filters: std::collections::BTreeMap<String, Query>,
+    /// Routing values by index (`routing`, aliases' `search_routing`): an index listed is
+    /// searched on the shards its values select only.
+    pub routing: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 /// `track_total_hits`.
@@ -85,6 +88,7 @@ impl Default for SearchRequest {
             highlight: None,
             stored_fields_none: false,
             alias_filters: Default::default(),
+            routing: Default::default(),
         }
     }
 }

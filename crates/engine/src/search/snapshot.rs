@@ -11,7 +11,7 @@ use tantivy::query::EnableScoring;
 use tantivy::schema::Value as _;
 use tantivy::{DocAddress, DocSet, TantivyDocument, TERMINATED};
 
-use super::{current_views, now_ms, plan, SearchRequest, Views};
+use super::{current_views, now_ms, plan, routed_views, SearchRequest, Views};
 use crate::error::EngineResult;
 use crate::store::index::IndexHandle;
 use crate::store::schema::{F_SEQ_NO, F_VERSION};
@@ -40,6 +40,8 @@ pub struct SnapDoc {
     pub seq_no: i64,
     pub version: u64,
     pub source: Vec<u8>,
+    /// The `_routing` it was written with (its writes go to the same shard).
+    pub routing: Option<String>,
 }
 
 /// Takes the view and lists the matches of `req.query` (at most `max_docs`).
@@ -48,7 +50,7 @@ pub fn snapshot(
     req: &SearchRequest,
     max_docs: Option<usize>,
 ) -> EngineResult<Snapshot> {
-    let views = current_views(indices);
+    let views = routed_views(indices, &current_views(indices), req);
     let now = now_ms();
     let limit = max_docs.unwrap_or(usize::MAX);
     let mut docs = Vec::new();
@@ -99,6 +101,7 @@ impl Snapshot {
             .and_then(|v| v.as_bytes())
             .unwrap_or(b"{}")
             .to_vec();
+        let routing = crate::store::lookup::routing_in(&doc, fields);
         let seg = searcher.segment_reader(addr.segment_ord);
         let ff = |name: &str| -> u64 {
             seg.fast_fields()
@@ -113,6 +116,7 @@ impl Snapshot {
             seq_no: ff(F_SEQ_NO) as i64,
             version: ff(F_VERSION),
             source,
+            routing,
         })
     }
 }

@@ -320,8 +320,12 @@ impl IndexHandle {
 
     /// The shard holding `routing` (the id unless a routing value was given).
     pub fn shard_for(&self, routing: &str) -> &Shard {
-        let n = super::routing::shard_for(routing, self.shards.len() as u32);
-        &self.shards[n as usize]
+        &self.shards[self.shard_num_for(routing) as usize]
+    }
+
+    /// The number of the shard holding `routing`.
+    pub fn shard_num_for(&self, routing: &str) -> u16 {
+        super::routing::shard_for(routing, self.shards.len() as u32)
     }
 
     /// Refreshes every dirty shard.

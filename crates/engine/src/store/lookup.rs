@@ -82,6 +82,28 @@ pub fn find_id(
     Ok(None)
 }
 
+/// The `_routing` value stored with a document, if any.
+pub fn routing_in(doc: &TantivyDocument, f: &Fields) -> Option<String> {
+    doc.get_first(f.routing?)
+        .and_then(|v| v.as_str())
+        .map(String::from)
+}
+
+/// Reads the `_source` bytes and `_routing` of a hit.
+pub fn stored_of(
+    searcher: &Searcher,
+    f: &Fields,
+    addr: DocAddress,
+) -> EngineResult<(Vec<u8>, Option<String>)> {
+    let doc: TantivyDocument = searcher.doc(addr)?;
+    let source = doc
+        .get_first(f.source)
+        .and_then(|v| v.as_bytes())
+        .map(<[u8]>::to_vec)
+        .unwrap_or_default();
+    Ok((source, routing_in(&doc, f)))
+}
+
 /// Reads the `_source` bytes of a hit.
 pub fn source_of(searcher: &Searcher, f: &Fields, addr: DocAddress) -> EngineResult<Vec<u8>> {
     let doc: TantivyDocument = searcher.doc(addr)?;

@@ -13,7 +13,7 @@
 
 pub mod cluster_settings;
 pub mod index;
-mod lookup;
+pub mod lookup;
 pub mod ops;
 pub mod routing;
 pub mod schema;
@@ -126,7 +126,8 @@ fn replay_record(
         WalOp::Index => {
             let src: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_slice(&rec.source).map_err(EngineError::internal)?;
-            let doc = idx.map_document(&src, &rec.id)?;
+            let mut doc = idx.map_document(&src, &rec.id)?;
+            doc.routing = rec.routing.clone();
             shard.replay(&rec, Some(&doc))
         }
         WalOp::Delete => shard.replay(&rec, None),
@@ -377,6 +378,16 @@ impl Store {
             .into_iter()
             .filter_map(|r| map.get(&r.index).map(|h| (h.clone(), r.filters)))
             .collect())
+    }
+
+    /// The routing values a search over `expr` uses per index (the request's `routing`,
+    /// aliases' `search_routing`): `alias_routing::search_routing`.
+    pub fn search_routing(
+        &self,
+        expr: &str,
+        routing: Option<&str>,
+    ) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+        crate::alias_routing::search_routing(expr, &self.universe(), routing)
     }
 
     /// Resolves an index expression to indices (aliases stand for their indices).

@@ -96,4 +96,5 @@ pub struct Stored {
     pub version: u64,
     pub seq_no: i64,
     pub source: Vec<u8>,
+    pub routing: Option<String>,
 }

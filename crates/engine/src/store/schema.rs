@@ -16,6 +16,9 @@ use crate::mapping::{Analyzer, IndexedDoc, KwValue, Mapping, TEXT_SLOTS};
 pub const F_ID: &str = "_id";
 /// `_source`: the original JSON bytes, stored.
 pub const F_SOURCE: &str = "_source";
+/// `_routing`: the routing value a document was written with, raw, indexed, stored.
+/// Shards created before it existed lack it (their documents show no `_routing`).
+pub const F_ROUTING: &str = "_routing";
 /// `_version`: fast.
 pub const F_VERSION: &str = "_version";
 /// `_seq_no`: fast.
@@ -32,6 +35,8 @@ pub const F_TEXT: &str = "t";
 pub struct Fields {
     pub id: Field,
     pub source: Field,
+    /// None in shards created before `_routing` was stored.
+    pub routing: Option<Field>,
     pub version: Field,
     pub seq_no: Field,
     pub names: Field,
@@ -50,6 +55,7 @@ pub fn build_schema() -> Schema {
     let mut b = Schema::builder();
     b.add_text_field(F_ID, STRING | STORED);
     b.add_bytes_field(F_SOURCE, STORED);
+    b.add_text_field(F_ROUTING, STRING | STORED);
     b.add_u64_field(F_VERSION, FAST);
     b.add_u64_field(F_SEQ_NO, FAST);
     b.add_text_field(F_NAMES, STRING);
@@ -91,6 +97,7 @@ pub fn fields(schema: &Schema) -> tantivy::Result<Fields> {
     Ok(Fields {
         id: get(F_ID)?,
         source: get(F_SOURCE)?,
+        routing: get(F_ROUTING).ok(),
         version: get(F_VERSION)?,
         seq_no: get(F_SEQ_NO)?,
         names: get(F_NAMES)?,
@@ -138,6 +145,9 @@ pub fn to_tantivy(f: &Fields, rec: &DocRecord<'_>) -> TantivyDocument {
     let mut d = TantivyDocument::new();
     d.add_text(f.id, rec.id);
     d.add_bytes(f.source, rec.source);
+    if let (Some(field), Some(r)) = (f.routing, &rec.doc.routing) {
+        d.add_text(field, r);
+    }
     d.add_u64(f.version, rec.version);
     d.add_u64(f.seq_no, rec.seq_no.max(0) as u64);
     for name in &rec.doc.field_names {

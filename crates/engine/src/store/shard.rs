@@ -16,7 +16,7 @@ use tantivy::{
 };
 
 use super::lookup::{build_id_filter, IdFilter};
-pub use super::lookup::{find_id, id_hash, source_of};
+pub use super::lookup::{find_id, id_hash, source_of, stored_of};
 pub use super::ops::{Cond, DocResult, Outcome, ShardOp, Stored, Update, Updater};
 use super::schema::{self, Fields};
 use super::wal::{OwnedRecord, ShardKey, Wal, WalOp, WalRecord};
@@ -316,6 +316,7 @@ impl Shard {
             version,
             id,
             source,
+            routing: doc.routing.as_deref(),
         };
         let (lsn, e) = wal.append(&self.key, &rec)?;
         *end = (*end).max(e);
@@ -398,6 +399,7 @@ impl Shard {
             version,
             id,
             source: &[],
+            routing: None,
         };
         let (_, e) = wal.append(&self.key, &rec)?;
         *end = (*end).max(e);
@@ -466,6 +468,7 @@ impl Shard {
                             version: l.version,
                             seq_no: l.seq_no,
                             source: rec.source,
+                            routing: rec.routing,
                         }));
                     }
                 }
@@ -474,11 +477,15 @@ impl Shard {
         let searcher = self.reader.searcher();
         match find_id(&searcher, &self.fields, id)? {
             None => Ok(None),
-            Some((addr, version, seq_no)) => Ok(Some(Stored {
-                version,
-                seq_no,
-                source: source_of(&searcher, &self.fields, addr)?,
-            })),
+            Some((addr, version, seq_no)) => {
+                let (source, routing) = stored_of(&searcher, &self.fields, addr)?;
+                Ok(Some(Stored {
+                    version,
+                    seq_no,
+                    source,
+                    routing,
+                }))
+            }
         }
     }
 

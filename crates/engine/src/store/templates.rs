@@ -229,7 +229,9 @@ pub fn build(templates: &[&Template], body: Option<&Value>) -> EngineResult<Crea
             let a = a
                 .as_object()
                 .ok_or_else(|| EngineError::Parsing("[aliases] must be an object".into()))?;
-            aliases.extend(a.clone());
+            let mut a = a.clone();
+            crate::alias_routing::normalise_aliases(&mut a)?;
+            aliases.extend(a);
         }
     }
     let settings = IndexSettings::from_create(Some(&Value::Object(flat.into_iter().collect())))?;

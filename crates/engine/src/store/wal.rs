@@ -302,6 +302,7 @@ mod tests {
             version: 3,
             id,
             source: src,
+            routing: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The write-ahead log's file format and replay: `wal-<gen>.log` files start with a
 //! magic line; each record is `[payload length u32][crc32 u32][payload]`, the payload
 //! `[op u8][uuid len u8][uuid][shard u16][seq_no i64][version u64][id len u32][id]
-//! [source len u32][source]` (little endian). Replay stops a file at the first partial or
+//! [source len u32][source]` (little endian); an index record with a routing value has op
+//! 3 and ends with `[routing len u32][routing]`. Replay stops a file at the first partial or
 //! corrupt record (a write cut by a crash).
 
 use std::fs::{self, File};
@@ -30,6 +31,8 @@ pub struct WalRecord<'a> {
     pub version: u64,
     pub id: &'a str,
     pub source: &'a [u8],
+    /// The document's `_routing` (index records).
+    pub routing: Option<&'a str>,
 }
 
 /// A record read back.
@@ -42,13 +45,15 @@ pub struct OwnedRecord {
     pub version: u64,
     pub id: String,
     pub source: Vec<u8>,
+    pub routing: Option<String>,
 }
 
 /// Encodes `rec` (header and payload) at the end of `out`.
 pub fn encode(rec: &WalRecord<'_>, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0u8; HEADER]);
-    out.push(rec.op as u8);
+    let routed = rec.op == WalOp::Index && rec.routing.is_some();
+    out.push(if routed { 3 } else { rec.op as u8 });
     out.push(rec.index_uuid.len() as u8);
     out.extend_from_slice(rec.index_uuid.as_bytes());
     out.extend_from_slice(&rec.shard.to_le_bytes());
@@ -58,6 +63,10 @@ pub fn encode(rec: &WalRecord<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(rec.id.as_bytes());
     out.extend_from_slice(&(rec.source.len() as u32).to_le_bytes());
     out.extend_from_slice(rec.source);
+    if let Some(r) = rec.routing.filter(|_| routed) {
+        out.extend_from_slice(&(r.len() as u32).to_le_bytes());
+        out.extend_from_slice(r.as_bytes());
+    }
     let payload_len = (out.len() - start - HEADER) as u32;
     let crc = crc32fast::hash(&out[start + HEADER..]);
     out[start..start + 4].copy_from_slice(&payload_len.to_le_bytes());
@@ -67,9 +76,10 @@ pub fn encode(rec: &WalRecord<'_>, out: &mut Vec<u8>) {
 /// Decodes one payload (after its header was checked).
 pub fn decode(p: &[u8]) -> Option<OwnedRecord> {
     let mut c = Dec { p, i: 0 };
-    let op = match c.u8()? {
-        1 => WalOp::Index,
-        2 => WalOp::Delete,
+    let (op, routed) = match c.u8()? {
+        1 => (WalOp::Index, false),
+        2 => (WalOp::Delete, false),
+        3 => (WalOp::Index, true),
         _ => return None,
     };
     let uuid_len = c.u8()? as usize;
@@ -81,6 +91,12 @@ pub fn decode(p: &[u8]) -> Option<OwnedRecord> {
     let id = String::from_utf8(c.take(id_len)?.to_vec()).ok()?;
     let src_len = u32::from_le_bytes(c.take(4)?.try_into().ok()?) as usize;
     let source = c.take(src_len)?.to_vec();
+    let routing = if routed {
+        let len = u32::from_le_bytes(c.take(4)?.try_into().ok()?) as usize;
+        Some(String::from_utf8(c.take(len)?.to_vec()).ok()?)
+    } else {
+        None
+    };
     (c.i == p.len()).then_some(OwnedRecord {
         op,
         index_uuid,
@@ -89,6 +105,7 @@ pub fn decode(p: &[u8]) -> Option<OwnedRecord> {
         version,
         id,
         source,
+        routing,
     })
 }
 
@@ -216,6 +233,7 @@ mod tests {
             version: 3,
             id: "doc-1",
             source: b"{\"a\":1}",
+            routing: None,
         };
         let mut buf = Vec::new();
         encode(&rec, &mut buf);
@@ -229,5 +247,17 @@ mod tests {
         );
         assert!(decode(&buf[HEADER..buf.len() - 1]).is_none());
         assert!(decode(&[9]).is_none());
+        // a routed record carries its routing; an unrouted one has none
+        assert_eq!(r.routing, None);
+        let routed = WalRecord {
+            routing: Some("user-7"),
+            ..rec
+        };
+        let mut buf = Vec::new();
+        encode(&routed, &mut buf);
+        let r = decode(&buf[HEADER..]).unwrap();
+        assert_eq!((r.op, r.routing.as_deref()), (WalOp::Index, Some("user-7")));
+        assert_eq!(r.source, b"{\"a\":1}");
+        assert!(decode(&buf[HEADER..buf.len() - 1]).is_none());
     }
 }

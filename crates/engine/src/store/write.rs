@@ -139,6 +139,7 @@ pub fn deep_merge(base: &mut Map<String, Value>, patch: &Map<String, Value>) {
 fn run_update(
     handle: &IndexHandle,
     id: &str,
+    routing: Option<&str>,
     body: &UpdateBody,
     current: Option<&[u8]>,
 ) -> EngineResult<Update> {
@@ -175,7 +176,8 @@ fn run_update(
             cur
         }
     };
-    let doc = handle.map_document(&merged, id)?;
+    let mut doc = handle.map_document(&merged, id)?;
+    doc.routing = routing.map(String::from);
     let source = serde_json::to_vec(&Value::Object(merged)).map_err(EngineError::internal)?;
     Ok(Update::Write { source, doc })
 }
@@ -215,15 +217,33 @@ impl Store {
                 .clone()?,
         };
         handle.accept_type(item.type_name.as_deref())?;
+        if item.index != handle.name {
+            // through an alias: its index routing, if any, is the write's
+            item.routing = crate::alias_routing::write_routing(
+                &self.universe(),
+                &item.index,
+                &handle.name,
+                item.routing.as_deref(),
+            )?;
+        }
         // the id stays on the item: an error after this point still names it
         let id = match &item.id {
             Some(id) => id.clone(),
             None => generate_id(),
         };
+        if item.routing.is_none() && handle.mapping().routing_required() {
+            return Err(EngineError::RoutingMissing {
+                index: handle.name.clone(),
+                type_name: handle.type_name(),
+                id,
+            });
+        }
         let doc = match item.action {
             Action::Index | Action::Create => {
                 let src = parse_source(&item.source)?;
-                Some(handle.map_document(&src, &id)?)
+                let mut doc = handle.map_document(&src, &id)?;
+                doc.routing = item.routing.clone();
+                Some(doc)
             }
             _ => None,
         };
@@ -231,12 +251,19 @@ impl Store {
     }
 
     /// Applies `items` in order (per shard); returns one result per item and what the batch
-    /// touched. Nothing is durable until [`Store::finish`].
+    /// touched. Nothing is durable until [`Store::finish`]. Date-math index names
+    /// (`_bulk` actions' `_index`) are resolved at one clock reading for the batch.
     pub fn write(&self, mut items: Vec<WriteItem>) -> (Vec<ItemResult>, Touched) {
         let mut cache = HashMap::new();
+        let now = crate::date_names::wall_ms();
         let prepared: Vec<EngineResult<Prepared>> = items
             .iter_mut()
-            .map(|it| self.prepare(it, &mut cache))
+            .map(|it| {
+                if it.index.starts_with('<') {
+                    it.index = crate::date_names::resolve_name(&it.index, now)?;
+                }
+                self.prepare(it, &mut cache)
+            })
             .collect();
         let mut outcomes: Vec<Option<EngineResult<Outcome>>> =
             (0..items.len()).map(|_| None).collect();
@@ -300,7 +327,10 @@ impl Store {
                 let body = items[i].update.clone().unwrap_or_default();
                 let h = handle.clone();
                 let id = p.id.clone();
-                updaters.push(Box::new(move |cur| run_update(&h, &id, &body, cur)));
+                let routing = items[i].routing.clone();
+                updaters.push(Box::new(move |cur| {
+                    run_update(&h, &id, routing.as_deref(), &body, cur)
+                }));
             }
         }
         let mut upd = updaters.iter_mut();

@@ -64,6 +64,7 @@ const CLUSTER_HEALTH: &[&str] = &[
 ];
 const INDICES_OPTS: &[&str] = &["ignore_unavailable", "allow_no_indices", "expand_wildcards"];
 const SEARCH: &[&str] = &[
+    "routing",
     "q",
     "df",
     "default_operator",
@@ -102,7 +103,6 @@ const SEARCH: &[&str] = &[
 const SEARCH_OFF: &[&str] = &["typed_keys", "explain", "analyze_wildcard", "lenient"];
 const SEARCH_NO: &[&str] = &[
     "analyzer",
-    "routing",
     "terminate_after",
     "docvalue_fields",
     "suggest_field",
@@ -111,6 +111,7 @@ const SEARCH_NO: &[&str] = &[
     "suggest_text",
 ];
 const COUNT: &[&str] = &[
+    "routing",
     "q",
     "df",
     "default_operator",
@@ -122,7 +123,7 @@ const COUNT: &[&str] = &[
     "source",
     "source_content_type",
 ];
-const COUNT_NO: &[&str] = &["analyzer", "routing", "terminate_after", "min_score"];
+const COUNT_NO: &[&str] = &["analyzer", "terminate_after", "min_score"];
 const MSEARCH: &[&str] = &[
     "source",
     "source_content_type",
@@ -195,6 +196,7 @@ const MGET: &[&str] = &[
     "_source_exclude",
 ];
 const BY_QUERY: &[&str] = &[
+    "routing",
     "q",
     "df",
     "default_operator",
@@ -218,7 +220,6 @@ const BY_QUERY: &[&str] = &[
 ];
 const BY_QUERY_NO: &[&str] = &[
     "analyzer",
-    "routing",
     "terminate_after",
     "pipeline",
     "sort",

@@ -13,23 +13,32 @@
 //! A lost connection is opened again on the next call; while the server is unreachable
 //! every call fails with [`StoreError::Busy`] (the admin API answers 503 and Retry-After).
 //!
+//! Files: `commit` (a batch written in its transaction: changes, records, audit, plan
+//! history, idempotent answer, seed, the notification), `doorbell` (the followers' `LISTEN`
+//! connection); this file holds the connection, the migrations and the [`Store`] methods.
+//!
 //! Must not touch: the registry's runtime state, sockets other than the store's.
+
+mod commit;
+mod doorbell;
 
 use std::str::FromStr;
 use std::time::Duration;
 
-use postgres::fallible_iterator::FallibleIterator;
-use postgres::{Client, NoTls, Transaction};
+use postgres::{Client, NoTls};
 use serde_json::Value;
 
 use super::pg_billing as billing;
 use super::schema::{ddl, Dialect, MIGRATIONS};
 use super::sqlite::json_err;
 use super::store::{
-    AuditEntry, AuditQuery, Batch, Committed, Event, Idempotent, NodeRow, Notice, PlanChange,
-    Store, StoreError, UsageSample,
+    AuditEntry, AuditQuery, Batch, Committed, Idempotent, NodeRow, Notice, PlanChange, Store,
+    StoreError, UsageSample,
 };
 use crate::registry::{Catalog, ClusterRecord, Millis, PlanRecord};
+
+use commit::{last_seq, records, write_batch};
+pub use doorbell::{Doorbell, Rang};
 
 /// The channel commits notify.
 pub const CHANNEL: &str = "searchgate_changes";
@@ -169,113 +178,6 @@ fn migrate(c: &mut Client) -> Result<Result<(), StoreError>, postgres::Error> {
     )?;
     tx.commit()?;
     Ok(Ok(()))
-}
-
-fn last_seq(tx: &mut Transaction<'_>) -> Result<u64, postgres::Error> {
-    let r = tx.query_one("SELECT COALESCE(MAX(seq), 0)::BIGINT FROM changes", &[])?;
-    Ok(r.get::<_, i64>(0).max(0) as u64)
-}
-
-fn opt_json(v: &Option<Value>) -> Option<String> {
-    v.as_ref().map(Value::to_string)
-}
-
-fn write_event(tx: &mut Transaction<'_>, e: &Event, text: &str) -> Result<u64, postgres::Error> {
-    match e {
-        Event::Cluster { record } => tx.execute(
-            "INSERT INTO clusters (id, state, plan, record) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (id) DO UPDATE SET
-                state = excluded.state, plan = excluded.plan, record = excluded.record",
-            &[&record.id, &record.state(), &record.plan, &text],
-        ),
-        Event::Plan { record } => tx.execute(
-            "INSERT INTO plans (name, record) VALUES ($1, $2)
-             ON CONFLICT (name) DO UPDATE SET record = excluded.record",
-            &[&record.name, &text],
-        ),
-        Event::PlanRemoved { name } => tx.execute("DELETE FROM plans WHERE name = $1", &[name]),
-    }
-}
-
-/// The records of `events` as JSON text (made before the transaction starts).
-fn records(events: &[Event]) -> Result<Vec<String>, StoreError> {
-    events
-        .iter()
-        .map(|e| match e {
-            Event::Cluster { record } => serde_json::to_string(record),
-            Event::Plan { record } => serde_json::to_string(record),
-            Event::PlanRemoved { .. } => Ok(String::new()),
-        })
-        .collect::<Result<_, _>>()
-        .map_err(json_err)
-}
-
-fn write_batch(
-    tx: &mut Transaction<'_>,
-    seq: i64,
-    b: &Batch,
-    events: &str,
-    texts: &[String],
-) -> Result<(), postgres::Error> {
-    tx.execute(
-        "INSERT INTO changes (seq, at, events) VALUES ($1, $2, $3)",
-        &[&seq, &b.at, &events],
-    )?;
-    for (e, text) in b.events.iter().zip(texts) {
-        write_event(tx, e, text)?;
-    }
-    for a in &b.audit {
-        tx.execute(
-            "INSERT INTO audit (seq, at, actor, action, target, before, after)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            &[
-                &seq,
-                &a.at,
-                &a.actor,
-                &a.action,
-                &a.target,
-                &opt_json(&a.before),
-                &opt_json(&a.after),
-            ],
-        )?;
-    }
-    for p in &b.plan_changes {
-        tx.execute(
-            "INSERT INTO plan_history (seq, cluster_id, at, event, plan, monthly_price_cents)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            &[
-                &seq,
-                &p.cluster_id,
-                &p.at,
-                &p.event,
-                &p.plan,
-                &p.monthly_price_cents.map(int),
-            ],
-        )?;
-    }
-    billing::queue_notices(tx, seq, &b.notices)?;
-    if let Some(i) = &b.idempotent {
-        tx.execute(
-            "INSERT INTO idempotency (key, fingerprint, status, body, at)
-             VALUES ($1, $2, $3, $4, $5)",
-            &[
-                &i.key,
-                &i.fingerprint,
-                &i64::from(i.status),
-                &i.body.to_string(),
-                &b.at,
-            ],
-        )?;
-    }
-    if let Some(s) = &b.seed {
-        tx.execute(
-            "INSERT INTO seed (one, declared) VALUES (1, $1)
-             ON CONFLICT (one) DO UPDATE SET declared = excluded.declared",
-            &[&s.to_string()],
-        )?;
-    }
-    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &seq.to_string()])?;
-    Ok(())
 }
 
 impl Store for PgStore {
@@ -536,77 +438,5 @@ impl Store for PgStore {
             )
         })
         .map(drop)
-    }
-}
-
-/// The followers' doorbell: a connection of its own that `LISTEN`s to [`CHANNEL`].
-pub struct Doorbell {
-    config: postgres::Config,
-    client: Option<Client>,
-}
-
-impl std::fmt::Debug for Doorbell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Doorbell")
-            .field("connected", &self.client.is_some())
-            .finish()
-    }
-}
-
-/// Why [`Doorbell::wait`] returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rang {
-    /// A commit notified.
-    Rung,
-    /// Nothing came within the wait (the slow poll).
-    Quiet,
-    /// The connection was (re)opened: notifications may have been missed.
-    Reconnected,
-    /// The store is unreachable.
-    Down,
-}
-
-impl Doorbell {
-    /// A doorbell for the store at `url` (connects on the first wait).
-    pub fn new(url: &str) -> Result<Doorbell, String> {
-        Ok(Doorbell {
-            config: parse_url(url)?,
-            client: None,
-        })
-    }
-
-    /// Waits up to `wait` for a notification (several coming together count as one).
-    pub fn wait(&mut self, wait: Duration) -> Rang {
-        if self.client.as_ref().is_none_or(Client::is_closed) {
-            self.client = None;
-            let mut c = match self.config.connect(NoTls) {
-                Ok(c) => c,
-                Err(_) => return Rang::Down,
-            };
-            if c.batch_execute(&format!("LISTEN {CHANNEL}")).is_err() {
-                return Rang::Down;
-            }
-            self.client = Some(c);
-            return Rang::Reconnected;
-        }
-        let c = self.client.as_mut().expect("connected above");
-        let rang = {
-            let mut n = c.notifications();
-            let first = n.timeout_iter(wait).next().map(|x| x.is_some());
-            match first {
-                Ok(true) => {
-                    // Drain what else is here: one read of the feed covers them all.
-                    while let Ok(Some(_)) = n.iter().next() {}
-                    Rang::Rung
-                }
-                Ok(false) => Rang::Quiet,
-                Err(_) => Rang::Down,
-            }
-        };
-        if rang == Rang::Down || c.is_closed() {
-            self.client = None;
-            return Rang::Down;
-        }
-        rang
     }
 }

@@ -12,10 +12,16 @@
 //! an admin-API change stop at that point and print `searchgate: failpoint <name>`, so a
 //! test can kill -9 the process there.
 //!
+//! Files: `system` (the system's own changes: maintenance windows that end, clusters found
+//! provisioned, destroyed tenants' indices to purge), `batch` (what a change writes to the
+//! store: events, audit entries, plan history); this file holds the writer and its path.
+//!
 //! Must not touch: sockets (the API and the control thread call it), the request path.
 
+mod batch;
+mod system;
+
 use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -26,21 +32,16 @@ use super::clock::Clock;
 use super::lastknown::LastKnown;
 use super::lease::{Leads, Lease};
 use super::seed::Declared;
-use super::store::{
-    apply_events, AuditEntry, Batch, Committed, Event, Idempotent, Notice, PlanChange, Store,
-    StoreError,
-};
-use crate::config::{ClusterClass, Mode};
+use super::store::{apply_events, Committed, Event, Idempotent, Notice, Store, StoreError};
 use crate::nodes::Resolver;
 use crate::policy::shards::Usage;
 use crate::registry::catalog::{apply_all, Ctx};
-use crate::registry::diff::{diff, ClusterChange, Diff};
+use crate::registry::diff::{diff, Diff};
 use crate::registry::runtime::Runtime;
 use crate::registry::{
-    compile, Catalog, Checked, ClusterRecord, Command, Millis, Refusal, Registry, RegistryError,
-    Settings, Snapshot,
+    compile, Catalog, Checked, Command, Millis, Refusal, Registry, RegistryError, Settings,
+    Snapshot,
 };
-use crate::tenancy::Prefix;
 
 /// The plane shared by the admin API, the control loop and the control thread.
 pub type SharedPlane = Arc<Mutex<Plane>>;
@@ -53,6 +54,10 @@ pub fn lock(plane: &SharedPlane) -> std::sync::MutexGuard<'_, Plane> {
 /// The wall clock in milliseconds since the Unix epoch (the control plane's own time is
 /// [`Plane::now`], which tests can set).
 pub use super::clock::system_ms as now_ms;
+
+use batch::batch_of;
+pub use batch::redacted;
+pub use system::Purge;
 
 /// Batches read from the feed at a time; a node a whole page behind reloads instead.
 pub const FEED_PAGE: usize = 1000;
@@ -100,15 +105,6 @@ pub struct Outcome {
     /// The snapshot generation published.
     pub generation: u64,
     pub catalog: Arc<Catalog>,
-}
-
-/// A destroyed multitenant cluster whose indices are still on its shared upstream.
-#[derive(Debug, Clone)]
-pub struct Purge {
-    pub id: String,
-    /// Its upstream's nodes (the purge goes to a usable one).
-    pub upstreams: Vec<SocketAddr>,
-    pub prefix: Prefix,
 }
 
 /// The writer.
@@ -573,228 +569,7 @@ impl Plane {
             std::thread::park();
         }
     }
-
-    /// Ends maintenance windows whose `until` passed (actor `system`). Returns how many.
-    /// In a fleet, only the leader does.
-    pub fn expire_maintenance(&mut self) -> Result<usize, ControlError> {
-        if !self.leads() {
-            return Ok(0);
-        }
-        self.expire_maintenance_at(self.clock.now_ms())
-    }
-
-    /// Ends maintenance windows whose `until` is at or before `now`.
-    pub fn expire_maintenance_at(&mut self, now: Millis) -> Result<usize, ControlError> {
-        let snap = self.registry.load();
-        let cmds: Vec<Command> = snap
-            .catalog
-            .live()
-            .filter(|c| c.mode == Mode::Maintenance && c.mode_until.is_some_and(|u| u <= now))
-            .map(|c| Command::SetMode {
-                id: c.id.clone(),
-                mode: Mode::Normal,
-                reason: Some("the maintenance window ended".into()),
-                until: None,
-            })
-            .collect();
-        if cmds.is_empty() {
-            return Ok(0);
-        }
-        let n = cmds.len();
-        self.submit(Change {
-            actor: "system".into(),
-            cmds,
-            ..Change::default()
-        })?;
-        Ok(n)
-    }
-
-    /// Records that these clusters' upstreams answered for the first time (in a fleet,
-    /// the leader does; the others learn it from the feed).
-    pub fn mark_provisioned(&mut self, ids: &[String]) -> Result<(), ControlError> {
-        if !self.leads() {
-            return Ok(());
-        }
-        let snap = self.registry.load();
-        let cmds: Vec<Command> = ids
-            .iter()
-            .filter(|id| {
-                snap.catalog
-                    .clusters
-                    .get(*id)
-                    .is_some_and(|c| c.is_live() && c.provisioned_at.is_none())
-            })
-            .map(|id| Command::MarkProvisioned { id: id.clone() })
-            .collect();
-        if cmds.is_empty() {
-            return Ok(());
-        }
-        self.submit(Change {
-            actor: "system".into(),
-            cmds,
-            ..Change::default()
-        })
-        .map(drop)
-    }
-
-    /// The addresses of an `upstream` list (a pool's or its nodes'), those that resolve.
-    fn upstreams_of(&self, list: &[String]) -> Vec<SocketAddr> {
-        let names = match crate::config::pool_named(list) {
-            Some(p) => self.settings.pool(p).map_or(&[][..], |p| &p.nodes[..]),
-            None => list,
-        };
-        let mut out: Vec<SocketAddr> = Vec::new();
-        for a in names
-            .iter()
-            .flat_map(|n| self.resolver.resolve(n).unwrap_or_default())
-        {
-            if !out.contains(&a) {
-                out.push(a);
-            }
-        }
-        out
-    }
-
-    /// Destroyed multitenant clusters whose indices are still to be deleted (none on a
-    /// node that does not lead the fleet).
-    pub fn pending_purges(&mut self) -> Vec<Purge> {
-        if !self.leads() {
-            return Vec::new();
-        }
-        let snap = self.registry.load();
-        snap.catalog
-            .clusters
-            .values()
-            .filter(|c| !c.is_live() && !c.purged && c.class == ClusterClass::Multitenant)
-            .filter_map(|c| {
-                let upstreams = match &c.upstream {
-                    None => vec![self.settings.engine?],
-                    Some(list) => self.upstreams_of(list),
-                };
-                if upstreams.is_empty() {
-                    return None;
-                }
-                Some(Purge {
-                    id: c.id.clone(),
-                    upstreams,
-                    prefix: Prefix::derive(&self.settings.key, &c.id),
-                })
-            })
-            .collect()
-    }
-}
-
-/// A record as the audit log shows it: no password hash.
-pub fn redacted(c: &ClusterRecord) -> Value {
-    let mut v = serde_json::to_value(c).expect("a record serialises");
-    if let Some(o) = v.as_object_mut() {
-        o.remove("password");
-        if let Some(p) = o.get_mut("previous").and_then(Value::as_object_mut) {
-            p.remove("password");
-        }
-        for k in o
-            .get_mut("keys")
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(k) = k.as_object_mut() {
-                k.remove("password");
-            }
-        }
-    }
-    v
-}
-
-/// What `change` (from `prev` to `next`, differing by `d`) writes to the store.
-fn batch_of(prev: &Catalog, next: &Catalog, d: &Diff, change: &Change, at: Millis) -> Batch {
-    let mut events: Vec<Event> = d
-        .records
-        .iter()
-        .filter_map(|id| next.clusters.get(id))
-        .map(|c| Event::Cluster {
-            record: Box::new(ClusterRecord::clone(c)),
-        })
-        .collect();
-    for name in &d.plans {
-        events.push(match next.plans.get(name) {
-            Some(p) => Event::Plan {
-                record: (**p).clone(),
-            },
-            None => Event::PlanRemoved { name: name.clone() },
-        });
-    }
-    let audit = change
-        .cmds
-        .iter()
-        .map(|cmd| {
-            let (before, after) = if cmd.is_plan() {
-                let plan = |c: &Catalog| {
-                    c.plans
-                        .get(cmd.target())
-                        .map(|p| serde_json::to_value(&**p).expect("a plan serialises"))
-                };
-                (plan(prev), plan(next))
-            } else {
-                let rec = |c: &Catalog| c.clusters.get(cmd.target()).map(|r| redacted(r));
-                (rec(prev), rec(next))
-            };
-            AuditEntry {
-                at,
-                actor: change.actor.clone(),
-                action: cmd.action().into(),
-                target: cmd.target().into(),
-                before,
-                after,
-            }
-        })
-        .collect();
-    Batch {
-        at,
-        events,
-        audit,
-        plan_changes: plan_changes(prev, next, d, at),
-        notices: Vec::new(),
-        idempotent: None,
-        seed: None,
-    }
-}
-
-/// The plan intervals a change starts: a cluster created, moved, destroyed, or its plan's
-/// price changed.
-fn plan_changes(prev: &Catalog, next: &Catalog, d: &Diff, at: Millis) -> Vec<PlanChange> {
-    let price = |name: &str| next.plans.get(name).map(|p| p.monthly_price_cents);
-    let row = |id: &str, event: &str, plan: Option<&str>| PlanChange {
-        cluster_id: id.into(),
-        at,
-        event: event.into(),
-        plan: plan.map(str::to_string),
-        monthly_price_cents: plan.and_then(price),
-    };
-    let mut out = Vec::new();
-    for (id, change) in &d.clusters {
-        let new_plan = next.clusters.get(id).map(|c| c.plan.as_str());
-        match change {
-            ClusterChange::Added => out.push(row(id, "created", new_plan)),
-            ClusterChange::Removed => out.push(row(id, "destroyed", None)),
-            ClusterChange::Changed(f) if f.limits => {
-                let old_plan = prev.clusters.get(id).map(|c| c.plan.as_str());
-                let price_moved = new_plan.and_then(|p| {
-                    let before = prev.plans.get(p).map(|x| x.monthly_price_cents);
-                    (before != price(p)).then_some(())
-                });
-                if old_plan != new_plan {
-                    out.push(row(id, "changed", new_plan));
-                } else if price_moved.is_some() {
-                    out.push(row(id, "price", new_plan));
-                }
-            }
-            ClusterChange::Changed(_) => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]
-#[path = "plane_tests.rs"]
 pub(crate) mod tests;

@@ -2,8 +2,10 @@
 //! snapshot, the plan history and the system's own changes.
 
 use super::*;
+use crate::config::{ClusterClass, Mode};
 use crate::control::sqlite::{SqliteStore, DB_FILE};
 use crate::registry::catalog::tests::{plan, record};
+use crate::registry::ClusterRecord;
 use crate::tenancy::TenancyKey;
 
 pub(crate) fn settings() -> Settings {
