@@ -79,6 +79,9 @@ impl Counted {
         if matches!(use_, ContextUse::Open(_)) {
             let weight = cluster.open_weight();
             if !at_home {
+                if cluster.state.is_moving() {
+                    return Err(EdgeError::ServiceUnavailable(super::precreate::MOVING));
+                }
                 let now = Instant::now();
                 ledger.with(|l| l.reserve(&cluster.id, weight, now))?;
             }

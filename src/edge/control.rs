@@ -31,7 +31,9 @@ use crate::control::usage::{Counters, Flushes, Sampler};
 use crate::metrics::MetricsHub;
 use crate::nodes::NodeBook;
 use crate::outbound::{self, Trust};
-use crate::policy::shards::{index_names_from_cat_indices, usage_from_cat_indices};
+use crate::policy::shards::{
+    index_names_from_cat_indices, open_contexts_from_stats, usage_from_cat_indices,
+};
 use crate::registry::{Cluster, Command, Registry, Snapshot};
 use crate::tenancy::{self, Prefix};
 
@@ -162,13 +164,11 @@ fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane,
     let url = usage_url(addr, c.prefix.as_ref());
     // Creations that finish after this point may be missing from the answer.
     let reading = c.state.begin_reading();
-    let Ok(mut resp) = agent.get(&url).call() else {
-        return;
-    };
-    if resp.status() != 200 {
-        return;
-    }
-    let Ok(body) = resp.body_mut().read_to_vec() else {
+    let contexts = c
+        .contexts
+        .as_ref()
+        .map(|l| (l, l.with(|l| l.begin_reading())));
+    let Some(body) = get_body(agent, &url) else {
         return;
     };
     let (Ok(usage), Ok(names)) = (
@@ -177,6 +177,18 @@ fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane,
     ) else {
         return;
     };
+    let settles = c.state.settles_with(reading);
+    if let Some((ledger, begun)) = contexts {
+        let Some(counted) = open_contexts(agent, addr, c.prefix.as_ref()) else {
+            if settles {
+                return; // still moving: the next reading tries again
+            }
+            c.state.record_usage(reading, usage, &names);
+            return;
+        };
+        let now = Instant::now();
+        ledger.with(|l| l.record_reading(&c.id, begun, counted, settles, now));
+    }
     c.state.record_usage(reading, usage, &names);
     // Most readings change nothing: look at the published snapshot first, lock the plane
     // (shared with the admin API) only for a step.
@@ -194,6 +206,25 @@ fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane,
         Ok(None) => {}
         Err(e) => eprintln!("searchgate: cluster {}: recording its overage: {e}", c.id),
     }
+}
+
+/// The body of a 200 answer to `GET url`.
+fn get_body(agent: &ureq::Agent, url: &str) -> Option<Vec<u8>> {
+    let mut resp = agent.get(url).call().ok()?;
+    if resp.status() != 200 {
+        return None;
+    }
+    resp.body_mut().read_to_vec().ok()
+}
+
+/// The open search contexts (in shard contexts) the upstream at `addr` counts for the
+/// indices under `prefix` (`_stats/search`).
+fn open_contexts(agent: &ureq::Agent, addr: SocketAddr, prefix: Option<&Prefix>) -> Option<u64> {
+    let mut target = Vec::with_capacity(128);
+    tenancy::write_contexts_reading_target(prefix, &mut target);
+    let url = format!("http://{addr}{}", String::from_utf8_lossy(&target));
+    let body = get_body(agent, &url)?;
+    open_contexts_from_stats(&body).ok()
 }
 
 /// Whether metering reads this cluster.
@@ -264,6 +295,32 @@ struct Metering<'a> {
     nodes: &'a NodeBook,
 }
 
+fn at<'a>(clock: &'a Clock, nodes: &'a NodeBook) -> Metering<'a> {
+    Metering { clock, nodes }
+}
+
+/// Reads the clusters `ids` now (takeovers that ended, `registry::settling`); one that
+/// metering does not read is settled without.
+fn read_now(
+    agent: &ureq::Agent,
+    registry: &Registry,
+    ids: &[String],
+    plane: &SharedPlane,
+    m: Metering<'_>,
+) {
+    if ids.is_empty() {
+        return;
+    }
+    let snap = registry.load();
+    for c in ids.iter().filter_map(|id| snap.by_id(id)) {
+        if metered(c) {
+            meter(agent, &snap, c, plane, at(m.clock, m.nodes));
+        } else {
+            c.state.settle_unread();
+        }
+    }
+}
+
 /// Starts the control thread; it stops when `stop` is set.
 pub fn spawn(
     plane: SharedPlane,
@@ -290,11 +347,7 @@ pub fn spawn(
                     let snap = registry.load();
                     for c in snap.clusters() {
                         if metered(c) && !stop.load(Ordering::Acquire) {
-                            let at = Metering {
-                                clock: &clock,
-                                nodes: &nodes,
-                            };
-                            meter(&agent, &snap, c, &plane, at);
+                            meter(&agent, &snap, c, &plane, at(&clock, &nodes));
                         }
                     }
                     let due = sampler.due(clock.now_ms());
@@ -302,7 +355,8 @@ pub fn spawn(
                     sample_usage(&snap, &hub, usage, &plane, due);
                     next_metering = Instant::now() + settings.metering_interval;
                 }
-                std::thread::sleep(Duration::from_millis(500));
+                let soon = registry.read_soon.wait(Duration::from_millis(500));
+                read_now(&agent, &registry, &soon, &plane, at(&clock, &nodes));
             }
             // The counts since the last sample, so a clean stop loses none.
             let usage = (&mut sampler, &mut flushes);

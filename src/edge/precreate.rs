@@ -26,7 +26,7 @@ use crate::fleet::places::Held;
 use crate::fleet::wire::Verdict;
 use crate::policy::shards::{IndexShards, ShardDefaults};
 use crate::proto::{BodyCursor, Method, ResponseHead, Step};
-use crate::registry::Cluster;
+use crate::registry::{Cluster, IndexRefused};
 use crate::request::path::encode_segment;
 use crate::tenancy::{self, Prefix};
 
@@ -69,18 +69,13 @@ pub(super) async fn ensure_index(
         replicas: d.replicas,
     };
     let plan = &cluster.plan;
-    let refused = |in_use| EdgeError::ShardCapacity {
-        plan: plan.name.clone(),
-        capacity: plan.shards,
-        in_use,
-        asked: asked.total(),
-    };
+    let refused = |in_use| index_refused(cluster, asked, IndexRefused::Capacity(in_use));
     let reserved = match &mut ledger {
         Ledger::Here => Some(
             cluster
                 .state
                 .reserve_index(asked, plan.shards)
-                .map_err(refused)?,
+                .map_err(|e| index_refused(cluster, asked, e))?,
         ),
         Ledger::Home(permit, timer) => {
             let until = deadline.min(Instant::now() + core.shared.limits.connect_timeout);
@@ -191,4 +186,22 @@ pub(super) async fn fetch(
         core.pool.put(up, Instant::now());
     }
     Ok((head.status, body))
+}
+
+/// Why a cluster refuses work that counts in its ledgers while it moves to this node
+/// (`registry::settling`).
+pub(super) const MOVING: &str =
+    "the cluster is moving to this edge node and its shards and open contexts are being counted";
+
+/// The error of an index creation whose shards were not reserved.
+pub(super) fn index_refused(cluster: &Cluster, asked: IndexShards, e: IndexRefused) -> EdgeError {
+    match e {
+        IndexRefused::Capacity(in_use) => EdgeError::ShardCapacity {
+            plan: cluster.plan.name.clone(),
+            capacity: cluster.plan.shards,
+            in_use,
+            asked: asked.total(),
+        },
+        IndexRefused::Moving => EdgeError::ServiceUnavailable(MOVING),
+    }
 }

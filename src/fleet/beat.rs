@@ -164,13 +164,16 @@ fn take_over(prev: &View, next: &View, s: &BeatSettings) {
         let Some(cluster) = snap.by_id(id) else {
             continue;
         };
-        let charges = Charges::full(cluster);
+        let charges = Charges::full(cluster, &s.registry.read_soon);
         handover::start(s.asker.clone(), id.to_string(), from, charges);
     }
     let ids = snap.clusters().map(|c| c.id.as_str());
     let orphans: Vec<(String, Charges)> = orphans::orphaned(prev, next, ids)
         .into_iter()
-        .filter_map(|id| Some((id.to_string(), Charges::full(snap.by_id(id)?))))
+        .filter_map(|id| {
+            let c = snap.by_id(id)?;
+            Some((id.to_string(), Charges::full(c, &s.registry.read_soon)))
+        })
         .collect();
     let peers = next
         .members

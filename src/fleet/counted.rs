@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::places::Held;
 use super::wire::{Acquire, Verdict};
 use crate::policy::shards::IndexShards;
-use crate::registry::{Cluster, ShardReservation};
+use crate::registry::{Cluster, IndexRefused, ShardReservation};
 
 /// What a granted permit holds besides its place in the allowance.
 #[derive(Debug)]
@@ -64,6 +64,9 @@ impl<'c> Places<'c> {
             p.reserve_index(asked)?;
         }
         if a.contexts > 0 {
+            if cluster.state.is_moving() {
+                return Err(Verdict::NotHome);
+            }
             let (id, weight) = (cluster.id.as_str(), cluster.open_weight());
             let Some(ledger) = cluster.contexts.as_ref() else {
                 // Not counted for this cluster here (single-tenant): nothing to hold.
@@ -88,9 +91,11 @@ impl<'c> Places<'c> {
                 self.index.push_back(r);
                 Ok(())
             }
-            Err(in_use) => Err(Verdict::ShardCapacity {
+            Err(IndexRefused::Capacity(in_use)) => Err(Verdict::ShardCapacity {
                 in_use: sat(in_use),
             }),
+            // Moving here: not home for what counts yet (the requester answers 503).
+            Err(IndexRefused::Moving) => Err(Verdict::NotHome),
         }
     }
 

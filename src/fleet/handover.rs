@@ -21,7 +21,7 @@ use super::membership::{Member, View};
 use super::rendezvous;
 use super::wire::{self, Counts, PeerSecret, CHALLENGE, COUNTS, MAC, NONCE};
 use crate::policy::admit::{Allowance, Limit, Permit};
-use crate::registry::Cluster;
+use crate::registry::{Cluster, ReadSoon, Settling};
 
 fn home_of<'a>(members: &'a [Member], key: &str) -> Option<&'a Member> {
     rendezvous::home(members, key).map(|i| &members[i])
@@ -61,28 +61,37 @@ pub fn takeovers<'k>(
     .collect()
 }
 
-/// The places of a cluster's allowances a new home holds for the old home's requests.
+/// The places of a cluster's allowances a new home holds for the old home's requests,
+/// and the takeover of its ledgers (`registry::settling`: its shard reservations and
+/// context opens wait for a reading made after the charges are all given back).
 #[derive(Debug)]
 pub struct Charges {
     held: [Vec<Permit>; 3],
+    /// Dropped after the permits (fields drop in order): the takeover ends with them.
+    _moving: Option<Settling>,
 }
 
 impl Charges {
-    /// Every allowance of `cluster` charged in full.
-    pub fn full(cluster: &Cluster) -> Charges {
+    /// Every allowance of `cluster` charged in full, its ledgers taken over (a reading is
+    /// asked of `soon` when the charges end).
+    pub fn full(cluster: &Cluster, soon: &Arc<ReadSoon>) -> Charges {
         let one = |limit: Limit| {
             let a: &Arc<Allowance> = cluster.lanes.get(limit, &cluster.allowance);
             (0..a.limit()).map(|_| a.charge()).collect()
         };
         Charges {
             held: [one(Limit::Shared), one(Limit::Search), one(Limit::Write)],
+            _moving: Some(cluster.state.take_over(&cluster.id, soon)),
         }
     }
 
     /// Charges of places already taken.
     #[cfg(test)]
     pub(super) fn of(held: [Vec<Permit>; 3]) -> Charges {
-        Charges { held }
+        Charges {
+            held,
+            _moving: None,
+        }
     }
 
     /// Gives back the places above what `counts` says is still in flight.
@@ -230,9 +239,7 @@ mod tests {
     #[test]
     fn charges_settle_down_to_what_is_in_flight() {
         let a = Arc::new(Allowance::new(3, 0));
-        let mut c = Charges {
-            held: [(0..3).map(|_| a.charge()).collect(), Vec::new(), Vec::new()],
-        };
+        let mut c = Charges::of([(0..3).map(|_| a.charge()).collect(), Vec::new(), Vec::new()]);
         assert_eq!(a.in_flight(), 3);
         c.settle(Counts([1, 0, 0]));
         assert_eq!((c.held(), a.in_flight()), (1, 1));

@@ -261,11 +261,57 @@ pub fn usage_from_cat_indices(body: &[u8]) -> Result<Usage, serde_json::Error> {
     Ok(u)
 }
 
+/// The open search contexts (shard contexts of scrolls and points in time) of a
+/// `_stats/search?level=cluster` body: `_all.total.search.open_contexts`, 0 when the
+/// pattern matched no index. `None` when the body does not say (an upstream that does
+/// not count them).
+pub fn open_contexts_from_stats(body: &[u8]) -> Result<u64, &'static str> {
+    let v: Value = serde_json::from_slice(body).map_err(|_| "not JSON")?;
+    if let Some(n) = v
+        .pointer("/_all/total/search/open_contexts")
+        .and_then(Value::as_u64)
+    {
+        return Ok(n);
+    }
+    match v.pointer("/_shards/total").and_then(Value::as_u64) {
+        Some(0) => Ok(0),
+        _ => Err("no _all.total.search.open_contexts"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const D: ShardDefaults = ShardDefaults::ES7;
+
+    // Issue 27: what a reading of a tenant's open contexts finds.
+    #[test]
+    fn open_contexts_are_read_from_search_stats() {
+        let cases: &[(&str, Result<u64, ()>)] = &[
+            (
+                r#"{"_shards":{"total":4},"_all":{"primaries":{"search":{"open_contexts":2}},"total":{"search":{"open_contexts":5}}}}"#,
+                Ok(5),
+            ),
+            (
+                r#"{"_shards":{"total":0},"_all":{"primaries":{},"total":{}}}"#,
+                Ok(0),
+            ),
+            (
+                r#"{"_shards":{"total":2},"_all":{"primaries":{},"total":{}}}"#,
+                Err(()),
+            ),
+            (
+                r#"{"_all":{"total":{"search":{"open_contexts":-1}}}}"#,
+                Err(()),
+            ),
+            ("not json", Err(())),
+        ];
+        for (body, want) in cases {
+            let got = open_contexts_from_stats(body.as_bytes()).map_err(drop);
+            assert_eq!(&got, want, "{body}");
+        }
+    }
 
     fn shards(body: &str) -> Result<(u64, u64), EdgeError> {
         create_index_shards(body.as_bytes(), D).map(|s| (s.primaries, s.replicas))

@@ -38,10 +38,12 @@ pub mod requestlog;
 pub mod runtime;
 pub mod samples;
 pub mod seed;
+pub mod settling;
 pub mod state;
 pub use catalog::{Catalog, ClusterRecord, Command, Millis, PlanRecord, Refusal};
 pub use checked::{compile, resolve, Checked, Resolve};
-pub use state::{ClusterState, ShardReservation, UpstreamContexts};
+pub use settling::{ReadSoon, Settling};
+pub use state::{ClusterState, IndexRefused, ShardReservation, UpstreamContexts};
 
 /// A plan's limits (spec 1.6, 8).
 #[derive(Debug, Clone, PartialEq)]
@@ -371,6 +373,8 @@ pub const UPSTREAM_OPEN_CONTEXTS: u64 = 500;
 pub struct Registry {
     current: ArcSwap<Snapshot>,
     generation: AtomicU64,
+    /// Clusters whose usage the control thread should read now (takeovers that ended).
+    pub read_soon: Arc<ReadSoon>,
 }
 
 impl Registry {
@@ -380,6 +384,7 @@ impl Registry {
         Registry {
             current: ArcSwap::from_pointee(first),
             generation,
+            read_soon: Arc::default(),
         }
     }
 

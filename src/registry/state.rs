@@ -12,11 +12,14 @@
 //! create); the request path reads readiness with single atomic loads. Shards are kept in
 //! a small ledger under a lock, taken only by index creations and metering readings.
 //!
+//! While the cluster moves to this node from another home its ledgers are not trusted:
+//! see `super::settling`.
+//!
 //! Must not touch: I/O (the probes and metering live in `edge::control`), the clock.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::requestlog::RequestLog;
 use crate::policy::shards::{IndexShards, Usage};
@@ -32,6 +35,9 @@ pub struct ClusterState {
     indices: AtomicU64,
     /// Metering readings taken so far.
     readings: AtomicU64,
+    /// 0: settled; [`TAKING_OVER`]: a takeover is running; else the number of the reading
+    /// whose record settles the cluster (see `super::settling`).
+    settle_at: AtomicU64,
     /// Its customer-visible request log (bounded rings; `requestlog`).
     pub requests: RequestLog,
 }
@@ -61,6 +67,18 @@ impl UpstreamContexts {
 /// A metering reading begun (see [`ClusterState::begin_reading`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading(u64);
+
+/// `settle_at` while a takeover runs.
+const TAKING_OVER: u64 = u64::MAX;
+
+/// Why an index's shards were not reserved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexRefused {
+    /// They do not fit the capacity: the shards in use.
+    Capacity(u64),
+    /// The cluster is moving to this node: its shards in use are not known yet (503).
+    Moving,
+}
 
 /// The shards in use (spec 8): the last reading's total, plus the shards of creations that
 /// reading cannot have counted: those still in flight, and those that finished after it was
@@ -121,6 +139,7 @@ impl ClusterState {
             docs: AtomicU64::new(0),
             indices: AtomicU64::new(0),
             readings: AtomicU64::new(0),
+            settle_at: AtomicU64::new(0),
             requests: RequestLog::default(),
         }
     }
@@ -137,8 +156,49 @@ impl ClusterState {
         Reading(l.begun)
     }
 
+    /// Starts a takeover of this cluster (named `id`): reservations are refused until the
+    /// guard is dropped and a reading begun after that is recorded.
+    pub fn take_over(
+        self: &Arc<Self>,
+        id: &str,
+        soon: &Arc<super::settling::ReadSoon>,
+    ) -> super::settling::Settling {
+        self.settle_at.store(TAKING_OVER, Relaxed);
+        super::settling::Settling {
+            state: self.clone(),
+            id: id.to_string(),
+            soon: soon.clone(),
+        }
+    }
+
+    /// The takeover ended: the next reading to begin settles the cluster.
+    pub(super) fn settle_after_next_reading(&self) {
+        let l = self.ledger();
+        self.settle_at.store(l.begun + 1, Relaxed);
+    }
+
+    /// Whether the cluster is moving here (its ledgers are not trusted yet).
+    pub fn is_moving(&self) -> bool {
+        self.settle_at.load(Relaxed) != 0
+    }
+
+    /// Whether recording `reading` settles a cluster that is moving here.
+    pub fn settles_with(&self, reading: Reading) -> bool {
+        let at = self.settle_at.load(Relaxed);
+        at != 0 && at != TAKING_OVER && reading.0 >= at
+    }
+
+    /// Settles a moving cluster without a reading (metering does not read it: nothing can
+    /// be created or opened on it).
+    pub fn settle_unread(&self) {
+        let at = self.settle_at.load(Relaxed);
+        if at != TAKING_OVER {
+            self.settle_at.store(0, Relaxed);
+        }
+    }
+
     /// Records a reading begun with `reading`: its totals and the names of the indices it
-    /// listed (`names`).
+    /// listed (`names`). It settles a cluster moving here when it began after the move.
     pub fn record_usage(&self, reading: Reading, usage: Usage, names: &[String]) {
         let listed: HashSet<Vec<u8>> = names.iter().map(|n| n.as_bytes().to_vec()).collect();
         {
@@ -154,6 +214,11 @@ impl ClusterState {
         self.docs.store(usage.docs, Relaxed);
         self.indices.store(usage.indices, Relaxed);
         self.readings.fetch_add(1, Relaxed);
+        if self.settles_with(reading) {
+            // Not if another takeover began meanwhile.
+            let at = self.settle_at.load(Relaxed);
+            let _ = self.settle_at.compare_exchange(at, 0, Relaxed, Relaxed);
+        }
     }
 
     /// The last usage reading, its shards with the creations it did not count.
@@ -174,7 +239,7 @@ impl ClusterState {
     }
 
     /// Reserves `asked` shards against `capacity` for an index about to be created.
-    /// `Err(in_use)` when they do not fit. The reservation is a guard, like an allowance
+    /// `Err` when they do not fit, or the cluster is moving here. The reservation is a guard, like an allowance
     /// permit: [`ShardReservation::finish`] records what the upstream did; dropped without
     /// it (a refusal, a failure, a panic, a cancelled request) it is released as a creation
     /// that did not happen.
@@ -182,8 +247,11 @@ impl ClusterState {
         &self,
         asked: IndexShards,
         capacity: u64,
-    ) -> Result<ShardReservation<'_>, u64> {
+    ) -> Result<ShardReservation<'_>, IndexRefused> {
         let mut l = self.ledger();
+        if self.is_moving() {
+            return Err(IndexRefused::Moving);
+        }
         let in_use = l.in_use();
         match in_use.checked_add(asked.total()) {
             Some(total) if total <= capacity => {
@@ -195,7 +263,7 @@ impl ClusterState {
                     finished: false,
                 })
             }
-            _ => Err(in_use),
+            _ => Err(IndexRefused::Capacity(in_use)),
         }
     }
 
@@ -309,7 +377,47 @@ mod tests {
 
     /// Whether `n` more shards fit under `capacity` (the reservation given back at once).
     fn fits(s: &ClusterState, n: u64, capacity: u64) -> Result<(), u64> {
-        s.reserve_index(all(n), capacity).map(drop)
+        s.reserve_index(all(n), capacity)
+            .map(drop)
+            .map_err(|e| match e {
+                IndexRefused::Capacity(in_use) => in_use,
+                IndexRefused::Moving => u64::MAX,
+            })
+    }
+
+    // Issue 27: a cluster taken over from another home refuses reservations (503, "moving")
+    // from the takeover's start until a reading begun after its end is recorded; a reading
+    // begun before the end (it may miss what the old home's last requests created) does
+    // not settle it. The end asks for a reading at once.
+    #[test]
+    fn a_takeover_refuses_reservations_until_a_later_reading() {
+        let s = Arc::new(ClusterState::new(true));
+        let soon = Arc::new(super::super::settling::ReadSoon::default());
+        read(&s, 2, &["a"]);
+        assert_eq!(fits(&s, 1, 6), Ok(()));
+        let moving = s.take_over("c1", &soon);
+        assert!(s.is_moving());
+        assert_eq!(fits(&s, 1, 6), Err(u64::MAX));
+        read(&s, 2, &["a"]);
+        assert!(
+            s.is_moving(),
+            "a reading during the takeover does not settle it"
+        );
+        let early = s.begin_reading();
+        drop(moving);
+        assert_eq!(soon.wait(std::time::Duration::ZERO), vec!["c1".to_string()]);
+        s.record_usage(early, shards(4), &names(&["a", "b"]));
+        assert!(s.is_moving(), "begun before the end: not trusted");
+        assert_eq!(fits(&s, 1, 6), Err(u64::MAX));
+        read(&s, 4, &["a", "b"]);
+        assert!(!s.is_moving());
+        assert_eq!(fits(&s, 3, 6), Err(4), "the old home's index counts");
+        assert_eq!(fits(&s, 2, 6), Ok(()));
+        // A cluster metering does not read settles without one.
+        let t = Arc::new(ClusterState::new(false));
+        drop(t.take_over("c2", &soon));
+        t.settle_unread();
+        assert!(!t.is_moving());
     }
 
     // spec 8: shards reserved and created count until a reading lists them

@@ -19,6 +19,15 @@
 //! id's expiry and follows a changed id; an entry whose keep-alive passed is dropped at
 //! the next count, as the upstream drops the context.
 //!
+//! Metering readings of the upstream's own count (`open_contexts` of the cluster's
+//! indices) bring in what this ledger did not see: the contexts a previous home of the
+//! cluster opened (issue 27), or this process before a restart. A cluster's first
+//! reading, and the reading that settles a takeover, set its *unread* part (the count
+//! less the entries opened before the reading began; a takeover's drops those entries,
+//! which another home may have closed since); later readings can only lower it, so a
+//! context opened or closed while a reading was on the wire is never counted twice for
+//! longer than one reading.
+//!
 //! Pure: the clock is passed in. Must not touch: I/O, locks (the registry holds the
 //! ledger behind its lock).
 
@@ -46,6 +55,8 @@ struct Entry {
     weight: u64,
     until: Instant,
     keep_alive: Duration,
+    /// The ledger's readings begun when it opened (a reading begun later counts it).
+    since: u64,
 }
 
 /// One cluster's part of the ledger.
@@ -56,6 +67,10 @@ struct Member {
     open: HashMap<Key, Entry>,
     /// Weight reserved by opens forwarded and not answered yet.
     reserved: u64,
+    /// Shard contexts the upstream counted that no entry explains (see the module's docs).
+    unread: u64,
+    /// Whether a reading was recorded for it.
+    read: bool,
 }
 
 impl Member {
@@ -66,7 +81,13 @@ impl Member {
     fn used(&self) -> u64 {
         self.open
             .values()
-            .fold(self.reserved, |n, e| n.saturating_add(e.weight))
+            .fold(self.reserved.saturating_add(self.unread), |n, e| {
+                n.saturating_add(e.weight)
+            })
+    }
+
+    fn holds_any(&self) -> bool {
+        self.reserved > 0 || self.unread > 0 || !self.open.is_empty()
     }
 }
 
@@ -82,6 +103,8 @@ pub struct SharedContexts {
     departed: std::collections::HashSet<String>,
     /// What those hold, taken from the limit before it is shared out.
     departed_used: u64,
+    /// Readings begun so far.
+    readings: u64,
 }
 
 impl SharedContexts {
@@ -93,6 +116,7 @@ impl SharedContexts {
             total: 0,
             departed: std::collections::HashSet::new(),
             departed_used: 0,
+            readings: 0,
         }
     }
 
@@ -111,8 +135,10 @@ impl SharedContexts {
         for (id, budget) in members {
             self.members.entry(id.to_string()).or_default().budget = budget;
         }
-        self.members
-            .retain(|_, m| m.budget > 0 || m.reserved > 0 || !m.open.is_empty());
+        for m in self.members.values_mut().filter(|m| m.budget == 0) {
+            m.unread = 0; // no longer read: what it held expires unseen
+        }
+        self.members.retain(|_, m| m.budget > 0 || m.holds_any());
         self.total = self.members.values().map(|m| m.budget as u128).sum();
         self.departed = self
             .members
@@ -129,7 +155,10 @@ impl SharedContexts {
         let m = self.members.entry(cluster.to_string()).or_default();
         self.total = self.total - m.budget as u128 + budget as u128;
         m.budget = budget;
-        let holds = m.reserved > 0 || !m.open.is_empty();
+        if budget == 0 {
+            m.unread = 0; // no longer read: what it held expires unseen
+        }
+        let holds = m.holds_any();
         if budget > 0 {
             self.departed.remove(cluster);
         } else if holds {
@@ -172,9 +201,7 @@ impl SharedContexts {
         if !self.departed.is_empty() {
             let members = &mut self.members;
             self.departed.retain(|id| {
-                let gone = members
-                    .get(id)
-                    .is_none_or(|m| m.reserved == 0 && m.open.is_empty());
+                let gone = members.get(id).is_none_or(|m| !m.holds_any());
                 if gone {
                     members.remove(id);
                 }
@@ -242,6 +269,7 @@ impl SharedContexts {
                 weight: weight.unwrap_or(reserved).max(1),
                 until: now.checked_add(keep_alive).unwrap_or(now),
                 keep_alive,
+                since: self.readings,
             };
             m.open.insert(key(id), e);
         }
@@ -280,7 +308,47 @@ impl SharedContexts {
         m.open.insert(key(id), e);
     }
 
-    /// The contexts of `ids` are gone (closed, or missing upstream).
+    /// Begins a reading of the upstream's count: its number, for [`Self::record_reading`].
+    pub fn begin_reading(&mut self) -> u64 {
+        self.readings += 1;
+        self.readings
+    }
+
+    /// Records reading `reading` of `cluster`: the upstream counted `counted` shard
+    /// contexts of its indices. `settles`: the reading settles a takeover of the cluster
+    /// (see the module's docs).
+    pub fn record_reading(
+        &mut self,
+        cluster: &str,
+        reading: u64,
+        counted: u64,
+        settles: bool,
+        now: Instant,
+    ) {
+        let Some(m) = self.members.get_mut(cluster) else {
+            return;
+        };
+        m.sweep(now);
+        if settles {
+            m.open.retain(|_, e| e.since >= reading);
+            m.unread = counted;
+        } else {
+            let known = m
+                .open
+                .values()
+                .filter(|e| e.since < reading)
+                .fold(0u64, |n, e| n.saturating_add(e.weight));
+            let unexplained = counted.saturating_sub(known);
+            m.unread = if m.read {
+                m.unread.min(unexplained)
+            } else {
+                unexplained
+            };
+        }
+        m.read = true;
+        self.count_departed();
+    }
+
     /// Whether `cluster` holds the open context `id` (unexpired at `now`): what confines
     /// OpenSearch's list of points in time to the cluster's own.
     pub fn holds(&self, cluster: &str, id: &str, now: Instant) -> bool {
@@ -290,6 +358,7 @@ impl SharedContexts {
             .is_some_and(|e| e.until > now)
     }
 
+    /// The contexts of `ids` are gone (closed, or missing upstream).
     pub fn closed(&mut self, cluster: &str, ids: &[String]) {
         if let Some(m) = self.members.get_mut(cluster) {
             for id in ids {

@@ -154,3 +154,51 @@ fn holds_is_per_cluster_and_expires() {
     assert!(!l.holds("a", "id-b", now));
     assert!(!l.holds("a", "id-a", now + Duration::from_secs(61)));
 }
+
+/// Opens one context of `weight` for `cluster` at `now`, under `id`.
+fn open(l: &mut SharedContexts, cluster: &str, id: &str, weight: u64, now: Instant) {
+    l.reserve(cluster, weight, now).expect("fits");
+    l.opened(cluster, weight, Some((id, Some(weight))), MIN, now);
+}
+
+// Issue 27: readings of the upstream's count bring in what the ledger did not see (a
+// previous home's contexts, or this process's before a restart): the first reading and a
+// takeover's set the unexplained part, later ones only lower it; what opened while a
+// reading was on the wire is never counted twice past the next reading.
+#[test]
+fn readings_count_contexts_the_ledger_did_not_see() {
+    let now = Instant::now();
+    let mut l = SharedContexts::new(500);
+    l.set_members([("a", 6)]);
+    // First reading: 4 contexts upstream, 2 of them this ledger's.
+    open(&mut l, "a", "s1", 2, now);
+    let r = l.begin_reading();
+    l.record_reading("a", r, 4, false, now);
+    assert_eq!(l.used("a", now), 4);
+    refused(l.reserve("a", 3, now));
+    // An open answered while a reading was on the wire (the count may miss it or not).
+    let r = l.begin_reading();
+    open(&mut l, "a", "s2", 1, now);
+    l.record_reading("a", r, 5, false, now); // it saw s2: unexplained 5 - 2 = 3 > 2: kept at 2
+    assert_eq!(l.used("a", now), 5);
+    // Later readings only lower: the previous home's contexts expired upstream.
+    let r = l.begin_reading();
+    l.record_reading("a", r, 3, false, now);
+    assert_eq!(l.used("a", now), 3, "s1 and s2 only");
+    let r = l.begin_reading();
+    l.record_reading("a", r, 9, false, now);
+    assert_eq!(l.used("a", now), 3, "a periodic reading never raises");
+    // A takeover's reading trusts the count: entries from before it are dropped (another
+    // home may have closed them), what opened after it began stays.
+    let r = l.begin_reading();
+    open(&mut l, "a", "s3", 1, now);
+    l.record_reading("a", r, 4, true, now);
+    assert_eq!(l.used("a", now), 5, "4 counted + s3 opened since");
+    l.closed("a", &["s1".into()]);
+    assert_eq!(l.used("a", now), 5, "s1 is part of the count now");
+    l.closed("a", &["s3".into()]);
+    assert_eq!(l.used("a", now), 4);
+    // A cluster no longer placed here forgets what it was never seen to hold.
+    l.set_member("a", 0);
+    assert_eq!(l.used("a", now), 0);
+}

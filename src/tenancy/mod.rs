@@ -90,8 +90,8 @@ pub use ndjson::{BodyRewriter, BulkRewriter, MsearchRewriter};
 pub use prefix::{Prefix, Stripper, TenancyKey, PREFIX_LEN};
 pub use references::Tenant;
 pub use request::{
-    auto_create_target, plan_request, rewrite_create_index_body, write_index_path,
-    write_metering_target, RequestPlan,
+    auto_create_target, plan_request, rewrite_create_index_body, write_contexts_reading_target,
+    write_index_path, write_metering_target, RequestPlan,
 };
 pub use response::{ResponsePlan, ResponseRewriter};
 

@@ -244,6 +244,18 @@ pub fn write_metering_target(prefix: Option<&Prefix>, out: &mut Vec<u8>) {
     );
 }
 
+/// The target of a reading of the open search contexts of the indices under `prefix`
+/// (all the upstream's without one): `_stats/search` of open and hidden indices (closed
+/// ones hold no context), totals only.
+pub fn write_contexts_reading_target(prefix: Option<&Prefix>, out: &mut Vec<u8>) {
+    if let Some(p) = prefix {
+        out.push(b'/');
+        out.extend_from_slice(p.as_bytes());
+        out.push(b'*');
+    }
+    out.extend_from_slice(b"/_stats/search?level=cluster&expand_wildcards=open,hidden");
+}
+
 /// Reads a `PUT /<index>` body (aliases, settings, mappings: see `references::admin`);
 /// `None` when it is empty (forward nothing).
 pub fn rewrite_create_index_body(

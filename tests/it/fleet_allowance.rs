@@ -550,3 +550,69 @@ fn a_dead_homes_permits_count_against_the_new_home() {
         "never more than the plan's 2 in flight upstream"
     );
 }
+
+// Issue 27 (docs/fleet.md, "Handover: the exact guarantee"): the cluster's shards and open
+// contexts are exact across a change of home. The home creates two indices (4 of the
+// plan's 6 shards) and opens the plan's two scrolls, then is killed with SIGKILL. No
+// metering reading runs meanwhile (`metering_interval` is an hour in these tests), so the
+// survivors' ledgers know nothing of them: the new home counts them from the engine's
+// `_stats/search` and `_cat/indices` before it lets the cluster create or open anything
+// (503 with Retry-After until then). A third scroll and 3 more shards are refused as on
+// the old home, through either survivor; 2 more shards still fit.
+#[test]
+fn a_new_home_counts_the_shards_and_contexts_the_old_home_held() {
+    let pg = Pg::start();
+    let url = pg.database();
+    let engine = crate::support::e2e::Engine::start();
+    let mut nodes = vec![
+        Edge::start(places_node(&url, "a", &engine)),
+        Edge::start(places_node(&url, "b", &engine)),
+        Edge::start(places_node(&url, "c", &engine)),
+    ];
+    let home = settled(&nodes.iter().collect::<Vec<_>>(), 3);
+    let t = nodes[0].tenant("m1");
+    let old = &nodes[home];
+    let r = old.send(&t.req("PUT", "/books"));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let doc = serde_json::json!({ "n": 1 });
+    let r = old.send(&t.json("PUT", "/books/_doc/1?refresh=true", &doc));
+    assert!(r.status < 300, "{}", r.text());
+    scroll_id(&open_scroll(old, &t));
+    scroll_id(&open_scroll(old, &t));
+    contexts_full(&open_scroll(old, &t));
+    let two = serde_json::json!({"settings": {"number_of_shards": 1, "number_of_replicas": 1}});
+    let r = old.send(&t.json("PUT", "/more", &two));
+    assert_eq!(r.status, 200, "{}", r.text());
+
+    drop(nodes.remove(home).kill9());
+    let survivors: Vec<&Edge> = nodes.iter().collect();
+    let new_home = settled(&survivors, 2);
+    let other = survivors[1 - new_home];
+    // Until the new home has counted them: 503, never a 200.
+    let r = eventually(
+        "the new home to count the old one's contexts",
+        Duration::from_secs(30),
+        || {
+            let r = open_scroll(survivors[new_home], &t);
+            match r.status {
+                503 => {
+                    assert!(r.header("retry-after").is_some(), "{}", r.text());
+                    None
+                }
+                _ => Some(r),
+            }
+        },
+    );
+    contexts_full(&r);
+    contexts_full(&open_scroll(other, &t));
+    let three = serde_json::json!({"settings": {"number_of_shards": 3, "number_of_replicas": 0}});
+    for n in [survivors[new_home], other] {
+        capacity_full(&n.send(&t.json("PUT", "/big", &three)), 4);
+    }
+    let r = other.send(&t.json("PUT", "/fits", &two));
+    assert_eq!(r.status, 200, "2 more shards fit: {}", r.text());
+    capacity_full(
+        &survivors[new_home].send(&t.json("PUT", "/fourth", &two)),
+        6,
+    );
+}

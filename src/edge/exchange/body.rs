@@ -128,12 +128,9 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         let plan = &cluster.plan;
         match cluster.state.reserve_index(asked, plan.shards) {
             Ok(r) => Ok(Some(r)),
-            Err(in_use) => Err(SendFail::Refuse(EdgeError::ShardCapacity {
-                plan: plan.name.clone(),
-                capacity: plan.shards,
-                in_use,
-                asked: asked.total(),
-            })),
+            Err(e) => Err(SendFail::Refuse(crate::edge::precreate::index_refused(
+                cluster, asked, e,
+            ))),
         }
     }
 }

@@ -1,4 +1,6 @@
-//! Index and cluster administration: `_close`/`_open`, `_stats` (docs, store, segments),
+//! Index and cluster administration: `_close`/`_open`, `_stats` (docs, store, segments,
+//! and of `search` only `open_contexts`: the shard contexts of open scrolls and points in
+//! time, which is what the edge reads to count a cluster's contexts),
 //! `_resolve/index`, `_field_caps`, `_cluster/settings`, and points in time
 //! (`POST /<indices>/_pit`, `DELETE /_pit`).
 
@@ -41,9 +43,12 @@ pub fn open_close(engine: &Engine, req: &mut Request<'_>, index: &str, open: boo
 }
 
 /// Index statistics metrics this engine reports.
-const METRICS: &[&str] = &["docs", "store", "segments"];
+const METRICS: &[&str] = &["docs", "store", "segments", "search"];
 
-fn index_stats(h: &IndexHandle, metrics: &[&str]) -> Value {
+/// The open shard contexts (scrolls and points in time) by index uuid.
+type Contexts = std::collections::HashMap<std::sync::Arc<str>, usize>;
+
+fn index_stats(h: &IndexHandle, metrics: &[&str], contexts: &Contexts) -> Value {
     let st = h.stats();
     let segments: usize = h
         .shards
@@ -55,6 +60,7 @@ fn index_stats(h: &IndexHandle, metrics: &[&str]) -> Value {
         let v = match *name {
             "docs" => json!({"count": st.docs, "deleted": st.deleted}),
             "store" => json!({"size_in_bytes": st.bytes, "reserved_in_bytes": 0}),
+            "search" => json!({"open_contexts": contexts.get(&h.uuid).copied().unwrap_or(0)}),
             _ => json!({"count": segments}),
         };
         m.insert(name.to_string(), v);
@@ -90,7 +96,7 @@ pub fn stats(
     };
     if let Some(bad) = metrics.iter().find(|m| !METRICS.contains(m)) {
         return Err(EngineError::IllegalArgument(format!(
-            "request [{}] asks for index statistics [{bad}], which this engine does not keep; it reports [docs, store, segments]",
+            "request [{}] asks for index statistics [{bad}], which this engine does not keep; it reports [docs, store, segments, search] (of search, only open_contexts)",
             req.path
         )));
     }
@@ -107,9 +113,14 @@ pub fn stats(
     }
     let opts = req.params.indices_options(Options::default())?;
     let targets = engine.store.resolve(index.unwrap_or("_all"), opts)?;
+    let mut contexts = Contexts::new();
+    if metrics.contains(&"search") {
+        engine.scrolls.count_by_index(&mut contexts);
+        engine.pits.count_by_index(&mut contexts);
+    }
     let (mut all, mut indices, mut shards) = (json!({}), Map::new(), 0usize);
     for h in &targets {
-        let s = index_stats(h, &metrics);
+        let s = index_stats(h, &metrics, &contexts);
         add_into(&mut all, &s);
         shards += h.shards.len();
         indices.insert(

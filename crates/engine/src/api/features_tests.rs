@@ -310,6 +310,45 @@ fn aliases_filtered_and_write() {
     assert_eq!(cat[0]["alias"], "all");
 }
 
+// The edge counts a tenant's open contexts from `_stats/search` (issue 27: a new home
+// reads them): scrolls and points in time, in shard contexts, per index.
+#[test]
+fn search_stats_count_open_contexts_per_index() {
+    let d = tempfile::tempdir().unwrap();
+    let e = engine(d.path());
+    let two = json!({"settings": {"number_of_shards": 2}});
+    assert_eq!(call(&e, Method::Put, "/ctx2", &two.to_string()).status, 200);
+    assert_eq!(call(&e, Method::Put, "/other", "{}").status, 200);
+    let open =
+        |path: &str| get(&e, path).json()["_all"]["total"]["search"]["open_contexts"].clone();
+    assert_eq!(
+        open("/ctx*/_stats/search?level=cluster&expand_wildcards=open,hidden"),
+        0
+    );
+    let r = post(&e, "/ctx2/_search?scroll=1m", json!({"size": 1}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let scroll = r.json()["_scroll_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        open("/ctx*/_stats/search?level=cluster&expand_wildcards=open,hidden"),
+        2
+    );
+    let r = post(&e, "/ctx2,other/_pit?keep_alive=1m", json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(open("/ctx2/_stats/search"), 4);
+    assert_eq!(open("/other/_stats/search"), 1);
+    assert_eq!(open("/_stats/search"), 5);
+    let s = get(&e, "/_stats/search").json();
+    assert_eq!(s["indices"]["other"]["total"]["search"]["open_contexts"], 1);
+    let r = call(
+        &e,
+        Method::Delete,
+        "/_search/scroll",
+        &json!({"scroll_id": scroll}).to_string(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(open("/ctx2/_stats/search"), 2);
+}
+
 #[test]
 fn close_open_stats_resolve_field_caps() {
     let d = tempfile::tempdir().unwrap();

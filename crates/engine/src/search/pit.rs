@@ -174,6 +174,18 @@ impl Pits {
             .collect()
     }
 
+    /// Adds the shard contexts of unexpired points in time to `out`, by index uuid.
+    pub fn count_by_index(&self, out: &mut HashMap<Arc<str>, usize>) {
+        let now = self.now();
+        for p in lock(&self.map).values() {
+            if p.deadline.load(Ordering::Relaxed) > now {
+                for (h, views) in p.indices.iter().zip(&p.views) {
+                    *out.entry(h.uuid.clone()).or_default() += views.len();
+                }
+            }
+        }
+    }
+
     /// Drops expired points in time; returns how many.
     pub fn sweep(&self) -> usize {
         let now = self.now();

@@ -83,6 +83,8 @@ struct Entry {
     deadline: AtomicU64,
     keep_alive: AtomicU64,
     shards: usize,
+    /// Its shard contexts by index uuid (what `_stats/search` reports per index).
+    per_index: Vec<(Arc<str>, usize)>,
     ctx: Mutex<Context>,
 }
 
@@ -288,6 +290,18 @@ impl Scrolls {
         lock(&self.map).values().map(|e| e.shards).sum()
     }
 
+    /// Adds the open shard contexts of unexpired scrolls to `out`, by index uuid.
+    pub fn count_by_index(&self, out: &mut HashMap<Arc<str>, usize>) {
+        let now = self.now();
+        for e in lock(&self.map).values() {
+            if e.deadline.load(Ordering::Relaxed) > now {
+                for (uuid, n) in &e.per_index {
+                    *out.entry(uuid.clone()).or_default() += n;
+                }
+            }
+        }
+    }
+
     /// Drops every expired context; returns how many scrolls it dropped.
     pub fn sweep(&self) -> usize {
         let now = self.now();
@@ -316,10 +330,15 @@ impl Scrolls {
         let id = new_id();
         let body = page(&mut ctx, &id, aggregations)?;
         let keep = millis(params.keep_alive);
+        let per_index = indices
+            .iter()
+            .map(|h| (h.uuid.clone(), h.shards.len()))
+            .collect();
         let entry = Arc::new(Entry {
             deadline: AtomicU64::new(self.now().saturating_add(keep)),
             keep_alive: AtomicU64::new(keep),
             shards,
+            per_index,
             ctx: Mutex::new(ctx),
         });
         let mut map = lock(&self.map);
