@@ -6,7 +6,8 @@
 //! (`policy::bulk::BulkCounter`); and the whole `policy::decide` of one small search (route,
 //! credentials, classification, mode, forward target), as the edge takes it per request;
 //! and what a cluster key adds to it (issue 29): the role from the table, the index
-//! expression confined to the key's patterns, a browser origin looked up.
+//! expression confined to the key's patterns, a browser origin looked up; and the map
+//! the request path looks clusters up in, against the single map it replaced (`lookup_100k`).
 //! Run: `cargo bench --bench policy`.
 
 use std::hint::black_box;
@@ -71,6 +72,58 @@ fn routing(c: &mut Criterion) {
             let host = normalize_host(black_box(b"nope.us-east-1.search.example"), &mut scratch)
                 .expect("host");
             black_box(route(&snap, host, None).is_err())
+        })
+    });
+    group.finish();
+}
+
+/// The request path's map alone, in one binary (so build and code layout weigh on each
+/// alike): 100k `<hostname>.<region>` keys to a cluster, looked up in the order
+/// `route_100k_clusters` uses. `single_map`: one std `HashMap` to an index into a `Vec` of
+/// clusters (the snapshot before the catalog became persistent: every change rebuilt it
+/// whole); `two_hashes`: 256 shards picked by an Fx hash of the key, each a std `HashMap`
+/// that hashes the key again (the first persistent version); `lookup`: the snapshot's
+/// `registry::lookup::Lookup` (one keyed hash picks the shard and finds the entry).
+fn lookups(c: &mut Criterion) {
+    use searchgate::registry::lookup::Lookup;
+    use std::collections::HashMap;
+    use std::hash::BuildHasher;
+    let keys: Vec<String> = (0..CLUSTERS)
+        .map(|i| format!("c{i}-x7f3.us-east-1"))
+        .collect();
+    let probes: Vec<String> = (0..1024).map(|i| keys[i * 97 % CLUSTERS].clone()).collect();
+    let values: Vec<Arc<String>> = keys.iter().map(|k| Arc::new(k.clone())).collect();
+    let single: HashMap<String, usize> = keys.iter().cloned().zip(0..).collect();
+    let mut shards: Vec<Arc<HashMap<String, Arc<String>>>> =
+        (0..256).map(|_| Arc::new(HashMap::new())).collect();
+    let shard_of = |k: &str| rustc_hash::FxBuildHasher.hash_one(k) as usize % 256;
+    let mut lookup = Lookup::default();
+    for (k, v) in keys.iter().zip(&values) {
+        Arc::make_mut(&mut shards[shard_of(k)]).insert(k.clone(), v.clone());
+        lookup.insert(k.clone(), v.clone());
+    }
+    let mut group = c.benchmark_group("lookup_100k");
+    group.throughput(Throughput::Elements(1));
+    let mut i = 0usize;
+    group.bench_function("single_map", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            let k = black_box(probes[i].as_str());
+            black_box(single.get(k).map(|&n| values[n].len()))
+        })
+    });
+    group.bench_function("two_hashes", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            let k = black_box(probes[i].as_str());
+            black_box(shards[shard_of(k)].get(k).map(|v| v.len()))
+        })
+    });
+    group.bench_function("lookup", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            let k = black_box(probes[i].as_str());
+            black_box(lookup.get(k).map(|v| v.len()))
         })
     });
     group.finish();
@@ -264,6 +317,7 @@ fn key_checks(c: &mut Criterion) {
 criterion_group!(
     benches,
     key_checks,
+    lookups,
     routing,
     basic_auth,
     allowance,

@@ -51,6 +51,7 @@ fn paths(c: &mut Criterion) {
                 let t = Tenant {
                     prefix: &p,
                     ids: None,
+                    now_ms: 0,
                 };
                 let plan = plan_request(&t, &req, q.map(str::as_bytes), &mut target).unwrap();
                 black_box((&target, plan));
@@ -207,6 +208,7 @@ fn bodies(c: &mut Criterion) {
     let t = Tenant {
         prefix: &p,
         ids: None,
+        now_ms: 0,
     };
     let mut g = c.benchmark_group("tenancy_body");
     let mut out = Vec::with_capacity(4096);

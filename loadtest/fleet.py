@@ -260,6 +260,8 @@ def propagation_at(nodes, clusters, rate, seconds):
     for th in threads:
         th.join()
     achieved = total / max(1e-9, time.perf_counter() - t0)
+    for why in sorted(set(failed))[:3]:
+        log(f"  failed: {why[:200]}")
     return sorted(results), achieved, len(failed)
 
 

@@ -40,7 +40,7 @@ const P: &str = "abcdefghijklmnopqrst-";
 /// The `scroll` the multitenant edge forwards for `GET /books/_search?scroll=<raw>`.
 fn edge_scroll(raw: &[u8]) -> Option<String> {
     let prefix = Prefix::from_bytes(P.as_bytes()).unwrap();
-    let t = Tenant { prefix: &prefix, ids: None };
+    let t = Tenant { prefix: &prefix, ids: None, now_ms: 0 };
     let req = classify_request(Method::Get, b"/books/_search", ClusterClass::Multitenant).ok()?;
     let query = [b"scroll=", raw].concat();
     let mut fwd = Vec::new();

@@ -41,7 +41,7 @@ fn run(kind: BodyKind, pieces: &[&[u8]]) -> Option<Vec<u8>> {
             }
         }
         _ => {
-            let t = Tenant { prefix: &prefix, ids: None };
+            let t = Tenant { prefix: &prefix, ids: None, now_ms: 0 };
             let body: Vec<u8> = pieces.concat();
             rewrite_json_body(&t, kind, &body, &mut out).is_ok()
         }

@@ -27,7 +27,6 @@ mod units;
 use std::collections::HashSet;
 use std::fmt;
 use std::path::Path;
-use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -145,61 +144,9 @@ impl Config {
         self.upstream_health.settings()?;
         let pools = self.pools()?;
         let pool_names: HashSet<&str> = pools.iter().map(|p| p.name.as_str()).collect();
-        let e = &self.edge;
-        if e.domain.is_empty() || e.domain.starts_with('.') || e.domain.ends_with('.') {
-            return Err(format!("edge.domain: `{}` is not a domain name", e.domain));
-        }
-        if e.https.is_none() && e.http.is_none() {
-            return Err("edge: set `https` or `http` (or both): there is no listener".into());
-        }
-        if e.tls_cert.is_some() != e.tls_key.is_some() {
-            return Err("edge: `tls_cert` and `tls_key` go together".into());
-        }
-        if e.disable_factor < 1 {
-            return Err("edge.disable_factor: must be at least 1".into());
-        }
-        for p in &e.trusted_proxies {
-            crate::cidr::Cidr::parse(p).map_err(|why| format!("edge.trusted_proxies: {why}"))?;
-        }
-        if e.metering_interval.0 < Duration::from_millis(100) {
-            return Err("edge.metering_interval: must be at least 100ms".into());
-        }
-        let cc = &e.upstream_congestion;
-        if cc.len() > 15 || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!(
-                "edge.upstream_congestion: `{cc}` is not a congestion control name"
-            ));
-        }
-        if e.max_body.0 == 0 || e.max_head.0 < 1024 {
-            return Err("edge: `max_body` must be > 0 and `max_head` at least 1kb".into());
-        }
+        self.edge.validate()?;
         if let Some(a) = &self.admin {
-            if a.tls_cert.is_some() != a.tls_key.is_some() {
-                return Err("admin: `tls_cert` and `tls_key` go together".into());
-            }
-            let taken = [e.http, e.https].into_iter().flatten();
-            if a.listen.port() != 0 && taken.into_iter().any(|l| l == a.listen) {
-                return Err("admin.listen: must not be a customer listener".into());
-            }
-            if !valid_label(&a.default_region) {
-                return Err("admin.default_region: must be one DNS label".into());
-            }
-            let named = |u: &&String| u.contains(':') || pool_names.contains(u.as_str());
-            if let Some(bad) = a.shared_upstreams.iter().find(|u| !named(u)) {
-                return Err(format!(
-                    "admin.shared_upstreams: `{bad}` is neither host:port nor an [[upstream_pools]] name"
-                ));
-            }
-            if let Some(t) = &a.test_clock {
-                crate::calendar::parse_rfc3339_millis(t).map_err(|_| {
-                    format!("admin.test_clock: `{t}` is not a time (RFC 3339, e.g. 2030-03-01T00:00:00Z)")
-                })?;
-            }
-            if let Some(t) = &a.token {
-                if t.expose().len() < 16 {
-                    return Err("admin.token: at least 16 characters".into());
-                }
-            }
+            a.validate(&self.edge, &pool_names)?;
         }
         self.billing.validate()?;
         self.store.validate()?;

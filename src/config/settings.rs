@@ -4,13 +4,14 @@
 //!
 //! Must not touch: the declarative seed (`seed`), the other tables, sockets.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{ByteSize, Dur, Secret};
+use super::{valid_label, ByteSize, Dur, Secret};
 
 /// The environment variable that must be `1` for a `[debug]` table that turns a hook on
 /// to be accepted at start (a copied test config alone cannot turn one on).
@@ -273,5 +274,82 @@ impl Default for AdminConfig {
             default_region: default_region(),
             test_clock: None,
         }
+    }
+}
+
+impl EdgeConfig {
+    /// `[edge]` on its own: a domain, a listener, TLS files in pairs, limits and intervals
+    /// in range, a congestion control name the kernel could know.
+    pub(super) fn validate(&self) -> Result<(), String> {
+        if self.domain.is_empty() || self.domain.starts_with('.') || self.domain.ends_with('.') {
+            return Err(format!(
+                "edge.domain: `{}` is not a domain name",
+                self.domain
+            ));
+        }
+        if self.https.is_none() && self.http.is_none() {
+            return Err("edge: set `https` or `http` (or both): there is no listener".into());
+        }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err("edge: `tls_cert` and `tls_key` go together".into());
+        }
+        if self.disable_factor < 1 {
+            return Err("edge.disable_factor: must be at least 1".into());
+        }
+        for p in &self.trusted_proxies {
+            crate::cidr::Cidr::parse(p).map_err(|why| format!("edge.trusted_proxies: {why}"))?;
+        }
+        if self.metering_interval.0 < Duration::from_millis(100) {
+            return Err("edge.metering_interval: must be at least 100ms".into());
+        }
+        let cc = &self.upstream_congestion;
+        if cc.len() > 15 || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!(
+                "edge.upstream_congestion: `{cc}` is not a congestion control name"
+            ));
+        }
+        if self.max_body.0 == 0 || self.max_head.0 < 1024 {
+            return Err("edge: `max_body` must be > 0 and `max_head` at least 1kb".into());
+        }
+        Ok(())
+    }
+}
+
+impl AdminConfig {
+    /// `[admin]` against the edge's listeners and the pools' names (`pool_names`).
+    pub(super) fn validate(
+        &self,
+        edge: &EdgeConfig,
+        pool_names: &HashSet<&str>,
+    ) -> Result<(), String> {
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err("admin: `tls_cert` and `tls_key` go together".into());
+        }
+        let taken = [edge.http, edge.https].into_iter().flatten();
+        if self.listen.port() != 0 && taken.into_iter().any(|l| l == self.listen) {
+            return Err("admin.listen: must not be a customer listener".into());
+        }
+        if !valid_label(&self.default_region) {
+            return Err("admin.default_region: must be one DNS label".into());
+        }
+        let named = |u: &&String| u.contains(':') || pool_names.contains(u.as_str());
+        if let Some(bad) = self.shared_upstreams.iter().find(|u| !named(u)) {
+            return Err(format!(
+                "admin.shared_upstreams: `{bad}` is neither host:port nor an [[upstream_pools]] name"
+            ));
+        }
+        if let Some(t) = &self.test_clock {
+            crate::calendar::parse_rfc3339_millis(t).map_err(|_| {
+                format!(
+                    "admin.test_clock: `{t}` is not a time (RFC 3339, e.g. 2030-03-01T00:00:00Z)"
+                )
+            })?;
+        }
+        if let Some(t) = &self.token {
+            if t.expose().len() < 16 {
+                return Err("admin.token: at least 16 characters".into());
+            }
+        }
+        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Config fixtures: valid files and each kind of invalid one.
 
 use super::*;
+use std::time::Duration;
 
 const VALID: &str = r#"
 [edge]

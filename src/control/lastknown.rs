@@ -4,7 +4,8 @@
 //! Two files: `fleet-catalog.json`, the whole catalog at one change of the feed (written to
 //! a temporary file, synced, then renamed over the old one: a reader sees the old copy or
 //! the new one, never half of one), and `fleet-catalog.journal`, one line per batch applied
-//! since (appended and synced before the node moves on). Saving a batch therefore costs
+//! since (appended a page of the feed at a time, with one sync per page, before the node
+//! publishes the page: whatever a node has served survives its crash). Saving a batch therefore costs
 //! what the batch holds, not the catalog's size; when the journal outgrows the copy, the
 //! copy is written again and the journal emptied (so the total cost stays proportional to
 //! the changes). A crash in the middle of an append leaves a torn last line, which loading
@@ -81,6 +82,7 @@ pub struct LastKnown {
     journal_len: u64,
     copy_len: u64,
     declared: Value,
+    syncs: u64,
 }
 
 fn io(path: &Path, e: std::io::Error) -> String {
@@ -114,6 +116,7 @@ impl LastKnown {
             journal_len: 0,
             copy_len: 0,
             declared: Value::Null,
+            syncs: 0,
         }
     }
 
@@ -151,27 +154,52 @@ impl LastKnown {
         declared: Option<&Value>,
         cat: &Catalog,
     ) -> Result<(), String> {
-        if let Some(d) = declared {
+        self.append_page(&[(seq, events, declared)], cat)
+    }
+
+    /// Appends a page of batches, in feed order, with one sync for the page: when it
+    /// returns, every batch of the page is durable (a crash before leaves a prefix of the
+    /// page, whole lines then perhaps one torn line, which loading ignores). `cat` is the
+    /// catalog after the last batch, written whole instead when the journal has outgrown
+    /// the copy.
+    pub fn append_page(
+        &mut self,
+        page: &[(u64, &[Event], Option<&Value>)],
+        cat: &Catalog,
+    ) -> Result<(), String> {
+        let Some(&(last, _, _)) = page.last() else {
+            return Ok(());
+        };
+        if let Some(d) = page.iter().rev().find_map(|b| b.2) {
             self.declared = d.clone();
         }
         if self.journal_len > self.copy_len.max(MIN_JOURNAL) || self.journal.is_none() {
             let d = self.declared.clone();
-            return self.save(cat, seq, &d);
+            return self.save(cat, last, &d);
         }
-        let line = LineOut {
-            seq,
-            events,
-            declared,
-        };
-        let mut bytes = serde_json::to_vec(&line).map_err(|e| e.to_string())?;
-        bytes.push(b'\n');
+        let mut bytes = Vec::new();
+        for &(seq, events, declared) in page {
+            let line = LineOut {
+                seq,
+                events,
+                declared,
+            };
+            serde_json::to_writer(&mut bytes, &line).map_err(|e| e.to_string())?;
+            bytes.push(b'\n');
+        }
         let path = self.dir.join(JOURNAL_FILE);
         let f = self.journal.as_mut().expect("opened by save");
         f.write_all(&bytes)
             .and_then(|()| f.sync_data())
             .map_err(|e| io(&path, e))?;
         self.journal_len += bytes.len() as u64;
+        self.syncs += 1;
         Ok(())
+    }
+
+    /// Journal syncs so far (one per page appended).
+    pub fn syncs(&self) -> u64 {
+        self.syncs
     }
 
     /// The last known catalog in `data_dir` (`None`: this node never kept one).

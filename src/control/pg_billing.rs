@@ -47,36 +47,67 @@ pub(super) fn record_usage(
             return tx.commit();
         }
     }
-    for (id, u) in samples {
-        tx.execute(
-            "INSERT INTO usage_history (cluster_id, at, disk_bytes, documents, shards, indices,
-                                        requests, bytes_in, bytes_out)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-             ON CONFLICT (cluster_id, at) DO UPDATE SET
-                disk_bytes = excluded.disk_bytes, documents = excluded.documents,
-                shards = excluded.shards, indices = excluded.indices,
-                requests = usage_history.requests + excluded.requests,
-                bytes_in = usage_history.bytes_in + excluded.bytes_in,
-                bytes_out = usage_history.bytes_out + excluded.bytes_out",
-            &[
-                id,
-                &u.at,
-                &int(u.disk_bytes),
-                &int(u.documents),
-                &int(u.shards),
-                &int(u.indices),
-                &int(u.requests),
-                &int(u.bytes_in),
-                &int(u.bytes_out),
-            ],
-        )?;
-    }
+    insert_samples(&mut tx, samples)?;
     tx.execute("DELETE FROM usage_history WHERE at < $1", &[&prune_before])?;
     tx.execute(
         "DELETE FROM fleet WHERE name LIKE 'usage-flush/%' AND CAST(value AS BIGINT) < $1",
         &[&prune_before],
     )?;
     tx.commit()
+}
+
+/// Adds `samples` to the history in one statement (one round trip, however many clusters:
+/// the flush holds the control plane, which the feed's follower needs too). Samples of the
+/// same cluster and instant are merged first as one row after another would be (gauges
+/// the last, counters summed): one statement may not update a row twice.
+fn insert_samples(
+    tx: &mut Transaction<'_>,
+    samples: &[(String, UsageSample)],
+) -> Result<(), postgres::Error> {
+    let mut rows: Vec<(&str, UsageSample)> = Vec::with_capacity(samples.len());
+    let mut at: std::collections::HashMap<(&str, Millis), usize> = Default::default();
+    for (id, u) in samples {
+        match at.get(&(id.as_str(), u.at)) {
+            Some(&i) => {
+                let r = &mut rows[i].1;
+                let (requests, bytes_in, bytes_out) = (r.requests, r.bytes_in, r.bytes_out);
+                *r = *u;
+                r.requests = r.requests.saturating_add(requests);
+                r.bytes_in = r.bytes_in.saturating_add(bytes_in);
+                r.bytes_out = r.bytes_out.saturating_add(bytes_out);
+            }
+            None => {
+                at.insert((id.as_str(), u.at), rows.len());
+                rows.push((id.as_str(), *u));
+            }
+        }
+    }
+    let ids: Vec<&str> = rows.iter().map(|(id, _)| *id).collect();
+    let col = |f: fn(&UsageSample) -> i64| -> Vec<i64> { rows.iter().map(|(_, u)| f(u)).collect() };
+    tx.execute(
+        "INSERT INTO usage_history (cluster_id, at, disk_bytes, documents, shards, indices,
+                                    requests, bytes_in, bytes_out)
+         SELECT * FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::int8[],
+                              $6::int8[], $7::int8[], $8::int8[], $9::int8[])
+         ON CONFLICT (cluster_id, at) DO UPDATE SET
+            disk_bytes = excluded.disk_bytes, documents = excluded.documents,
+            shards = excluded.shards, indices = excluded.indices,
+            requests = usage_history.requests + excluded.requests,
+            bytes_in = usage_history.bytes_in + excluded.bytes_in,
+            bytes_out = usage_history.bytes_out + excluded.bytes_out",
+        &[
+            &ids,
+            &col(|u| u.at),
+            &col(|u| int(u.disk_bytes)),
+            &col(|u| int(u.documents)),
+            &col(|u| int(u.shards)),
+            &col(|u| int(u.indices)),
+            &col(|u| int(u.requests)),
+            &col(|u| int(u.bytes_in)),
+            &col(|u| int(u.bytes_out)),
+        ],
+    )?;
+    Ok(())
 }
 
 pub(super) fn usage(

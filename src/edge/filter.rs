@@ -124,6 +124,7 @@ pub(super) fn whole_body(
             let t = Tenant {
                 prefix: &tp.prefix,
                 ids: Some(ids),
+                now_ms: tp.plan.now_ms,
             };
             let mut out = Vec::with_capacity(body.len() + 64);
             let facts = tenancy::rewrite_json_body(&t, kind, body, &mut out)?;

@@ -172,15 +172,14 @@ impl NodeBook {
     /// Whether requests may go to `addr` at `now` (a node not in the book yet: yes), and
     /// the requests in flight there.
     pub fn usable(&self, addr: SocketAddr, now: Instant) -> (bool, u32) {
-        match self.nodes.load().get(&addr) {
-            None => (true, 0),
-            Some(n) => (n.usable(self.ms(now)), n.in_flight.load(Ordering::Relaxed)),
-        }
+        let c = candidate(&self.nodes.load(), addr, self.ms(now));
+        (c.usable, c.in_flight)
     }
 
     /// The node of `nodes` a request goes to at `now` (never `exclude`, the node a retry
     /// comes from): power of two choices among the usable ones by requests in flight
-    /// (see [`choose`]); `r1`, `r2`: random numbers. `None`: no other node.
+    /// (see [`choose`]); `r1`, `r2`: random numbers. `None`: no other node. Per request:
+    /// the book read once, and no allocation for up to [`PICK_ON_STACK`] nodes.
     pub fn pick(
         &self,
         nodes: &[SocketAddr],
@@ -188,15 +187,20 @@ impl NodeBook {
         now: Instant,
         (r1, r2): (u64, u64),
     ) -> Option<SocketAddr> {
-        let cands: Vec<Candidate> = nodes
-            .iter()
-            .map(|&a| {
-                let (usable, in_flight) = self.usable(a, now);
-                Candidate { usable, in_flight }
-            })
-            .collect();
+        let map = self.nodes.load();
+        let now_ms = self.ms(now);
         let excluded = exclude.and_then(|x| nodes.iter().position(|&a| a == x));
-        choose(&cands, excluded, r1, r2).map(|i| nodes[i])
+        let chosen = if nodes.len() <= PICK_ON_STACK {
+            let mut cands = [Candidate::default(); PICK_ON_STACK];
+            for (c, &a) in cands.iter_mut().zip(nodes) {
+                *c = candidate(&map, a, now_ms);
+            }
+            choose(&cands[..nodes.len()], excluded, r1, r2)
+        } else {
+            let cands: Vec<Candidate> = nodes.iter().map(|&a| candidate(&map, a, now_ms)).collect();
+            choose(&cands, excluded, r1, r2)
+        };
+        chosen.map(|i| nodes[i])
     }
 
     /// The first node of `nodes` usable at `now`, else the first (for the control plane's
@@ -315,6 +319,23 @@ impl NodeBook {
     /// Milliseconds after the epoch (never 0 after it, so 0 can mean "not ejected").
     fn ms(&self, t: Instant) -> u64 {
         t.saturating_duration_since(self.epoch).as_millis() as u64 + 1
+    }
+}
+
+/// Most nodes [`NodeBook::pick`] chooses among without allocating.
+pub const PICK_ON_STACK: usize = 16;
+
+/// `addr` as a candidate at `now_ms` (a node not in the book yet: usable, idle).
+fn candidate(map: &HashMap<SocketAddr, Arc<Node>>, addr: SocketAddr, now_ms: u64) -> Candidate {
+    match map.get(&addr) {
+        None => Candidate {
+            usable: true,
+            in_flight: 0,
+        },
+        Some(n) => Candidate {
+            usable: n.usable(now_ms),
+            in_flight: n.in_flight.load(Ordering::Relaxed),
+        },
     }
 }
 

@@ -4,10 +4,11 @@
 //! official Elasticsearch clients do: a pool that is all down is tried rather than
 //! refused), and a retry budget so a failing pool is not hammered.
 //!
-//! Pure: the random numbers and the counts are passed in. Must not touch: I/O, the book.
+//! Pure and allocation-free: the random numbers and the counts are passed in. Must not
+//! touch: I/O, the book.
 
 /// One node as the choice sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Candidate {
     pub usable: bool,
     /// Requests this core has in flight there.
@@ -17,27 +18,21 @@ pub struct Candidate {
 /// The index of the node to try, never `exclude` (the node a retry comes from); `None`
 /// only when there is no other node. `r1`, `r2`: random numbers.
 pub fn choose(nodes: &[Candidate], exclude: Option<usize>, r1: u64, r2: u64) -> Option<usize> {
-    let allowed = |i: &usize| Some(*i) != exclude;
-    let usable: Vec<usize> = (0..nodes.len())
-        .filter(allowed)
-        .filter(|&i| nodes[i].usable)
-        .collect();
-    let pool: Vec<usize> = if usable.is_empty() {
-        (0..nodes.len()).filter(allowed).collect()
-    } else {
-        usable
-    };
-    match pool.len() {
+    let allowed = |i: usize| Some(i) != exclude;
+    let any_usable = (0..nodes.len()).any(|i| allowed(i) && nodes[i].usable);
+    // The pool: the usable nodes, or every node when none is (never the excluded one).
+    let pool = || (0..nodes.len()).filter(move |&i| allowed(i) && (nodes[i].usable || !any_usable));
+    let nth = |k: usize| pool().nth(k);
+    match pool().count() {
         0 => None,
-        1 => Some(pool[0]),
+        1 => nth(0),
         n => {
             let i = (r1 % n as u64) as usize;
-            // the second draw among the others, so the two are distinct
             let mut j = (r2 % (n as u64 - 1)) as usize;
             if j >= i {
                 j += 1;
             }
-            let (a, b) = (pool[i], pool[j]);
+            let (a, b) = (nth(i)?, nth(j)?);
             Some(if nodes[b].in_flight < nodes[a].in_flight {
                 b
             } else {

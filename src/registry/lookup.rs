@@ -1,18 +1,18 @@
 //! [`Lookup`]: the snapshot's map for the request path (a cluster by host, by username,
-//! by id): a plain `HashMap` read, as fast as one map over every cluster, yet the next
-//! snapshot copies only the shards a change touched. Keys are spread over a fixed number
-//! of shards by a cheap hash of the key; each shard is an ordinary `HashMap` (std's keyed
-//! hasher, so lookups cost what they did before the catalog became persistent) shared by
-//! `Arc` between snapshots until a change writes to it.
+//! by id): as fast as one map over every cluster, yet the next snapshot copies only the
+//! shards a change touched. A key is hashed once, with std's keyed hasher (SipHash, random
+//! keys per lookup, so no client can aim keys at one bucket): bits 32..40 of that hash pick
+//! the shard, and the same hash finds the entry in the shard's table (hashbrown's
+//! `HashTable`, which takes a hash computed outside; std's `HashMap` would hash the key a
+//! second time). Each shard is shared by `Arc` between snapshots until a change writes to
+//! it. A copy keeps the hasher's keys, so every copy places keys alike.
 //!
 //! Must not touch: anything but its own entries.
 
-use std::borrow::Borrow;
-use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
-use rustc_hash::FxBuildHasher;
+use hashbrown::hash_table::{Entry, HashTable};
 
 /// Shards of a lookup: at 100k keys about 400 keys a shard, so one change copies a few
 /// hundred entries, and a snapshot copies 256 pointers.
@@ -21,54 +21,71 @@ const SHARDS: usize = 256;
 /// A map from `String` to `V` in shards shared between snapshots.
 #[derive(Debug, Clone)]
 pub struct Lookup<V> {
-    shards: Vec<Arc<HashMap<String, V>>>,
+    hasher: RandomState,
+    shards: Vec<Arc<HashTable<(String, V)>>>,
 }
 
 impl<V> Default for Lookup<V> {
     fn default() -> Self {
         Lookup {
-            shards: (0..SHARDS).map(|_| Arc::new(HashMap::new())).collect(),
+            hasher: RandomState::new(),
+            shards: (0..SHARDS).map(|_| Arc::new(HashTable::new())).collect(),
         }
     }
 }
 
-fn shard_of<Q: Hash + ?Sized>(key: &Q) -> usize {
-    // rustc-hash's `finish` brings its best bits down to the low ones.
-    FxBuildHasher.hash_one(key) as usize % SHARDS
+/// The shard of a key's hash: bits the shard's table does not use (it takes its bucket
+/// from the low bits and its tag from the top seven).
+#[inline]
+fn shard_of(hash: u64) -> usize {
+    (hash >> 32) as u8 as usize
 }
 
 impl<V: Clone> Lookup<V> {
+    /// The key's hash and its shard.
+    #[inline]
+    fn place(&self, key: &str) -> (u64, usize) {
+        let hash = self.hasher.hash_one(key);
+        (hash, shard_of(hash))
+    }
+
     /// The value of `key`.
     #[inline]
-    pub fn get<Q>(&self, key: &Q) -> Option<&V>
-    where
-        String: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.shards[shard_of(key)].get(key)
+    pub fn get(&self, key: &str) -> Option<&V> {
+        let (hash, i) = self.place(key);
+        self.shards[i].find(hash, |(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// Whether `key` has a value.
-    pub fn contains_key<Q>(&self, key: &Q) -> bool
-    where
-        String: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
     /// Sets `key` to `value` (its shard copied first if a snapshot shares it).
     pub fn insert(&mut self, key: String, value: V) {
-        Arc::make_mut(&mut self.shards[shard_of(key.as_str())]).insert(key, value);
+        let (hash, i) = self.place(&key);
+        let hasher = &self.hasher;
+        let shard = Arc::make_mut(&mut self.shards[i]);
+        let entry = shard.entry(
+            hash,
+            |(k, _)| *k == key,
+            |(k, _)| hasher.hash_one(k.as_str()),
+        );
+        match entry {
+            Entry::Occupied(mut e) => e.get_mut().1 = value,
+            Entry::Vacant(e) => {
+                e.insert((key, value));
+            }
+        }
     }
 
     /// Takes `key` out (its shard copied first if a snapshot shares it and `key` is there).
     pub fn remove(&mut self, key: &str) -> Option<V> {
-        let i = shard_of(key);
-        if !self.shards[i].contains_key(key) {
-            return None;
-        }
-        Arc::make_mut(&mut self.shards[i]).remove(key)
+        let (hash, i) = self.place(key);
+        self.shards[i].find(hash, |(k, _)| k == key)?;
+        let shard = Arc::make_mut(&mut self.shards[i]);
+        let found = shard.find_entry(hash, |(k, _)| k == key).ok()?;
+        Some(found.remove().0 .1)
     }
 }
 

@@ -33,7 +33,7 @@ pub mod catalog;
 mod checked;
 pub mod diff;
 mod directory;
-mod lookup;
+pub mod lookup;
 pub mod requestlog;
 pub mod runtime;
 pub mod samples;

@@ -38,6 +38,7 @@ fn forwarded(kind: BodyKind, body: &str) -> Result<String, EdgeError> {
     let t = Tenant {
         prefix: &p,
         ids: Some((&s, "acme")),
+        now_ms: 0,
     };
     let mut out = Vec::new();
     rewrite_json_body(&t, kind, body.as_bytes(), &mut out)?;
@@ -57,6 +58,7 @@ fn planned(method: Method, target: &str) -> Result<String, EdgeError> {
     let t = Tenant {
         prefix: &p,
         ids: Some((&s, "acme")),
+        now_ms: 0,
     };
     let mut out = Vec::new();
     plan_request(&t, &req, query, &mut out)?;

@@ -26,7 +26,7 @@
 //! tenancy::check_headers(content_type, content_encoding, accept, has_body)?;  // Some(coding): inflate first (encoding)
 //! tenancy::check_request_headers(head_names_and_values)?;        // 400 for identity headers
 //! // forward only headers::FORWARDED (X-Opaque-Id tagged with the prefix): proto::ForwardHeaders::Only
-//! let t = Tenant { prefix: &prefix, ids: Some((&sealer, &cluster.id)) };
+//! let t = Tenant { prefix: &prefix, ids: Some((&sealer, &cluster.id)), now_ms: wall_ms };
 //! let mut plan = tenancy::plan_request(&t, &req, query, &mut upstream_target)?;
 //! if let Some(name) = tenancy::auto_create_target(method, &req) { /* shard check, PUT write_index_path */ }
 //! if plan.body.is_streamed() {                 // _bulk, _msearch: a request-body filter
@@ -97,6 +97,8 @@ pub use response::{ResponsePlan, ResponseRewriter};
 
 #[cfg(test)]
 mod attacks_r2_tests;
+#[cfg(test)]
+mod datemath_body_tests;
 #[cfg(test)]
 mod stream_props_tests;
 #[cfg(test)]

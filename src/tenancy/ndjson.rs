@@ -157,6 +157,8 @@ struct BulkState {
     doc_started: bool,
     doc_cr: bool,
     candidates: Vec<Vec<u8>>,
+    /// The request's wall clock: date-math `_index` values are resolved at it.
+    now_ms: i64,
     /// The heads of the last action lines read fast (`references::bulk_heads`).
     heads: HeadCache,
     /// What of the chunk being fed goes out as it is, not copied yet.
@@ -176,10 +178,18 @@ impl BulkRewriter {
                 doc_started: false,
                 doc_cr: false,
                 candidates: Vec::new(),
+                now_ms: 0,
                 heads: HeadCache::default(),
                 span: Span::default(),
             },
         }
+    }
+
+    /// This rewriter, resolving date-math names at `now_ms` (the request's wall clock; 0,
+    /// the epoch, until set).
+    pub fn at(mut self, now_ms: i64) -> Self {
+        self.st.now_ms = now_ms;
+        self
     }
 
     /// Actions seen so far.
@@ -275,6 +285,7 @@ impl BulkState {
         let t = Tenant {
             prefix: &self.prefix,
             ids: None,
+            now_ms: self.now_ms,
         };
         // A line whole in the chunk, of the common shapes: read where it lies (the fast
         // reader finds the line's end by reading it: it must be the framing's).
@@ -429,6 +440,7 @@ pub struct MsearchRewriter {
 struct MsearchState {
     prefix: Prefix,
     line: Line,
+    now_ms: i64,
 }
 
 impl MsearchRewriter {
@@ -438,8 +450,15 @@ impl MsearchRewriter {
             st: MsearchState {
                 prefix,
                 line: Line::default(),
+                now_ms: 0,
             },
         }
+    }
+
+    /// This rewriter, reading its headers at `now_ms` (the request's wall clock).
+    pub fn at(mut self, now_ms: i64) -> Self {
+        self.st.now_ms = now_ms;
+        self
     }
 
     /// Rewrites `input`, appending to `out`.
@@ -463,6 +482,7 @@ impl MsearchState {
         let t = Tenant {
             prefix: &self.prefix,
             ids: None,
+            now_ms: self.now_ms,
         };
         let Some(line) = self.line.collect(&seg)? else {
             return Ok(());

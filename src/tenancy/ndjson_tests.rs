@@ -315,6 +315,7 @@ pub(super) fn bulk_oracle_max(body: &[u8], max_actions: u64) -> Result<Vec<u8>, 
     let t = Tenant {
         prefix: &p,
         ids: None,
+        now_ms: 0,
     };
     let (complete, rest) = match body.iter().rposition(|&b| b == b'\n') {
         Some(k) => body.split_at(k + 1),

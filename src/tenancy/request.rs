@@ -37,17 +37,21 @@ pub struct RequestPlan {
     /// What the request does to the cluster's open search contexts (counted against the
     /// plan's `max_open_contexts`: `contexts`).
     pub contexts: ContextUse,
+    /// The request's wall clock (the tenant's `now_ms`): date math in its body is resolved
+    /// at it.
+    pub now_ms: i64,
 }
 
 impl RequestPlan {
     /// The streaming body rewriter for this request, if its body is NDJSON.
     pub fn body_rewriter(&self, prefix: Prefix, max_bulk_actions: u64) -> Option<BodyRewriter> {
         match self.body {
-            BodyKind::Bulk => Some(BodyRewriter::Bulk(BulkRewriter::new(
-                prefix,
-                max_bulk_actions,
-            ))),
-            BodyKind::Msearch => Some(BodyRewriter::Msearch(MsearchRewriter::new(prefix))),
+            BodyKind::Bulk => Some(BodyRewriter::Bulk(
+                BulkRewriter::new(prefix, max_bulk_actions).at(self.now_ms),
+            )),
+            BodyKind::Msearch => Some(BodyRewriter::Msearch(
+                MsearchRewriter::new(prefix).at(self.now_ms),
+            )),
             _ => None,
         }
     }
@@ -123,6 +127,7 @@ pub fn plan_request(
         },
         inserted_all,
         contexts,
+        now_ms: t.now_ms,
     })
 }
 
@@ -257,7 +262,12 @@ pub fn rewrite_create_index_body(
     prefix: &Prefix,
     body: &[u8],
 ) -> Result<Option<Vec<u8>>, EdgeError> {
-    let t = Tenant { prefix, ids: None };
+    // an index creation's body holds no date math the edge resolves
+    let t = Tenant {
+        prefix,
+        ids: None,
+        now_ms: 0,
+    };
     let mut out = Vec::with_capacity(body.len() + 64);
     rewrite_json_body(&t, BodyKind::CreateIndex, body, &mut out)?;
     Ok((!out.is_empty()).then_some(out))

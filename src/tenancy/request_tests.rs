@@ -27,6 +27,7 @@ fn plan(method: Method, target: &str) -> Result<(String, RequestPlan), EdgeError
     let t = Tenant {
         prefix: &p,
         ids: Some((&s, "acme")),
+        now_ms: 0,
     };
     let plan = plan_request(&t, &req, query, &mut out)?;
     let s = String::from_utf8(out)
@@ -317,6 +318,7 @@ fn refusals() {
     let t = Tenant {
         prefix: &p,
         ids: None,
+        now_ms: 0,
     };
     assert_eq!(
         plan_request(&t, &req, None, &mut Vec::new())

@@ -303,6 +303,7 @@ impl Tenant {
         let t = crate::tenancy::Tenant {
             prefix: &self.prefix,
             ids: None,
+            now_ms: 0,
         };
         let mut plan = plan_request(&t, &req, query, &mut up_target)?;
         let mut up_body = Vec::new();

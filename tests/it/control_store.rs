@@ -310,6 +310,12 @@ fn usage_history(open: Open<'_>) {
         .collect();
     assert_eq!(kept, [2000, 3000]);
     assert!(s.usage("b", 0, i64::MAX, 100).unwrap().is_empty(), "pruned");
+    // The same cluster and instant twice in one batch: as one row written after the other
+    // (PostgreSQL writes a batch in one statement, which may not touch a row twice).
+    s.record_usage(None, &[a(at(4000, 2)), a(at(4000, 5))], 0)
+        .unwrap();
+    let got = s.usage("a", 4000, 4000, 10).unwrap();
+    assert_eq!(got, [at(4000, 7)]);
 }
 
 // issue 12: notices queued with their batch, delivered in order, attempts recorded

@@ -45,6 +45,7 @@ mod engine_docs;
 mod engine_durability;
 mod engine_http;
 mod engine_indices;
+mod engine_routing;
 mod engine_search;
 mod fleet_allowance;
 mod fleet_e2e;

@@ -394,6 +394,7 @@ fn check(method: Method, target: &str, ct: &str, body: &str) -> Fate {
     let t = Tenant {
         prefix: &w.a,
         ids: Some((&w.sealer, "alpha")),
+        now_ms: 0,
     };
     let mut fwd = Vec::new();
     let Ok(mut plan) = plan_request(&t, &req, query, &mut fwd) else {

@@ -66,6 +66,34 @@ pub(super) fn write_batch(
     for (e, text) in b.events.iter().zip(texts) {
         write_event(tx, e, text)?;
     }
+    write_history(tx, seq, b)?;
+    billing::queue_notices(tx, seq, &b.notices)?;
+    if let Some(i) = &b.idempotent {
+        tx.execute(
+            "INSERT INTO idempotency (key, fingerprint, status, body, at)
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &i.key,
+                &i.fingerprint,
+                &i64::from(i.status),
+                &i.body.to_string(),
+                &b.at,
+            ],
+        )?;
+    }
+    if let Some(s) = &b.seed {
+        tx.execute(
+            "INSERT INTO seed (one, declared) VALUES (1, $1)
+             ON CONFLICT (one) DO UPDATE SET declared = excluded.declared",
+            &[&s.to_string()],
+        )?;
+    }
+    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &seq.to_string()])?;
+    Ok(())
+}
+
+/// The batch's audit entries and the plan intervals it starts.
+fn write_history(tx: &mut Transaction<'_>, seq: i64, b: &Batch) -> Result<(), postgres::Error> {
     for a in &b.audit {
         tx.execute(
             "INSERT INTO audit (seq, at, actor, action, target, before, after)
@@ -95,27 +123,5 @@ pub(super) fn write_batch(
             ],
         )?;
     }
-    billing::queue_notices(tx, seq, &b.notices)?;
-    if let Some(i) = &b.idempotent {
-        tx.execute(
-            "INSERT INTO idempotency (key, fingerprint, status, body, at)
-             VALUES ($1, $2, $3, $4, $5)",
-            &[
-                &i.key,
-                &i.fingerprint,
-                &i64::from(i.status),
-                &i.body.to_string(),
-                &b.at,
-            ],
-        )?;
-    }
-    if let Some(s) = &b.seed {
-        tx.execute(
-            "INSERT INTO seed (one, declared) VALUES (1, $1)
-             ON CONFLICT (one) DO UPDATE SET declared = excluded.declared",
-            &[&s.to_string()],
-        )?;
-    }
-    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &seq.to_string()])?;
     Ok(())
 }

@@ -32,7 +32,7 @@ use super::clock::Clock;
 use super::lastknown::LastKnown;
 use super::lease::{Leads, Lease};
 use super::seed::Declared;
-use super::store::{apply_events, Event, Idempotent, Notice, Store, StoreError};
+use super::store::{apply_events, Committed, Event, Idempotent, Notice, Store, StoreError};
 use crate::nodes::Resolver;
 use crate::policy::shards::Usage;
 use crate::registry::catalog::{apply_all, Ctx};
@@ -61,6 +61,14 @@ pub use system::Purge;
 
 /// Batches read from the feed at a time; a node a whole page behind reloads instead.
 pub const FEED_PAGE: usize = 1000;
+
+/// How a catalog a follower installs goes into its last known catalog.
+enum Kept<'a> {
+    /// A page of the feed, appended to the journal.
+    Page(&'a [Committed]),
+    /// The whole catalog (a reload).
+    Whole,
+}
 /// How often a change is applied again after another writer committed first.
 const STALE_RETRIES: u32 = 8;
 
@@ -205,12 +213,41 @@ impl Plane {
         self.last_known = Some(lk);
     }
 
+    /// How many times the last known catalog's journal was synced (`None`: not kept).
+    pub fn last_known_syncs(&self) -> Option<u64> {
+        self.last_known.as_ref().map(LastKnown::syncs)
+    }
+
     /// Adds batch `seq` (`events`) to the last known catalog, now `cat`.
     fn remember(&mut self, seq: u64, events: &[Event], declared: Option<&Value>, cat: &Catalog) {
         let Some(lk) = self.last_known.as_mut() else {
             return;
         };
         if let Err(e) = lk.append(seq, events, declared, cat) {
+            eprintln!("searchgate: fleet: keeping the last known catalog: {e}");
+        }
+    }
+
+    /// Puts `cat`, the catalog at `seq`, in the last known catalog: a page of the feed
+    /// appended with one sync, or the whole catalog written again.
+    fn keep(&mut self, kept: Kept<'_>, cat: &Catalog, seq: u64) {
+        let Some(lk) = self.last_known.as_mut() else {
+            return;
+        };
+        let done = match kept {
+            Kept::Page(page) => {
+                let page: Vec<_> = page
+                    .iter()
+                    .map(|c| (c.seq, c.events.as_slice(), None))
+                    .collect();
+                lk.append_page(&page, cat)
+            }
+            Kept::Whole => {
+                let declared = serde_json::to_value(&self.declared).unwrap_or_default();
+                lk.save(cat, seq, &declared)
+            }
+        };
+        if let Err(e) = done {
             eprintln!("searchgate: fleet: keeping the last known catalog: {e}");
         }
     }
@@ -333,8 +370,14 @@ impl Plane {
     pub fn refresh(&mut self) -> Result<(), ControlError> {
         self.check_all = true;
         let prev = self.registry.load();
-        self.install(&prev, Catalog::clone(&prev.catalog), self.seq)
-            .map(drop)
+        // The same catalog: nothing new to keep.
+        self.install(
+            &prev,
+            Catalog::clone(&prev.catalog),
+            self.seq,
+            Kept::Page(&[]),
+        )
+        .map(drop)
     }
 
     /// A cluster's current usage (runtime state).
@@ -483,10 +526,7 @@ impl Plane {
                 apply_events(&mut next, &c.events);
             }
             let last = page.last().map_or(self.seq, |c| c.seq);
-            let next = self.install(&prev, next, last)?;
-            for c in &page {
-                self.remember(c.seq, &c.events, None, &next);
-            }
+            self.install(&prev, next, last, Kept::Page(&page))?;
         }
     }
 
@@ -494,29 +534,26 @@ impl Plane {
     pub fn reload(&mut self) -> Result<(), ControlError> {
         let (cat, seq) = self.store.load()?;
         let prev = self.registry.load();
-        let cat = self.install(&prev, cat, seq)?;
-        if let Some(mut lk) = self.last_known.take() {
-            let declared = serde_json::to_value(&self.declared).unwrap_or_default();
-            if let Err(e) = lk.save(&cat, seq, &declared) {
-                eprintln!("searchgate: fleet: keeping the last known catalog: {e}");
-            }
-            self.last_known = Some(lk);
-        }
+        self.install(&prev, cat, seq, Kept::Whole)?;
         Ok(())
     }
 
-    /// Publishes `next`, committed by the store up to `seq`, after `prev`.
+    /// Publishes `next`, committed by the store up to `seq`, after `prev`, once it is in
+    /// the last known catalog (`kept`: how), so that whatever this node serves survives a
+    /// crash of the node.
     fn install(
         &mut self,
         prev: &Arc<Snapshot>,
         next: Catalog,
         seq: u64,
+        kept: Kept<'_>,
     ) -> Result<Arc<Catalog>, ControlError> {
         let next = Arc::new(next);
         // What another node committed was checked there: a failure here is this node's
         // settings (e.g. an upstream it cannot resolve), and it must still follow.
         let d = diff(&prev.catalog, &next);
         let checked = self.check(&next, &d)?;
+        self.keep(kept, &next, seq);
         self.seq = seq;
         self.publish(prev, next.clone(), checked, &d);
         Ok(next)

@@ -171,6 +171,43 @@ fn a_node_follows_what_another_committed() {
     assert_eq!(b.snapshot().generation, generation + 1);
 }
 
+// issue 26 (a node starts from its last known catalog): a follower keeps a page of the
+// feed with one sync of its journal, not one per batch, and before it publishes the page;
+// what is on disk then (the plane dropped without any clean-up, as by kill -9) holds every
+// batch of the page.
+#[test]
+fn a_follower_syncs_its_last_known_catalog_once_per_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = tempfile::tempdir().unwrap();
+    let mut a = seeded(dir.path());
+    let mut b = open(dir.path());
+    b.keep_last_known(LastKnown::new(kept.path()));
+    assert_eq!(
+        b.last_known_syncs(),
+        Some(0),
+        "saved whole, no journal sync yet"
+    );
+    for i in 0..50 {
+        let c = record(&format!("c{i}"), "small");
+        a.submit(api(vec![Command::CreateCluster(Box::new(c))]))
+            .unwrap();
+    }
+    assert_eq!(b.catch_up().unwrap(), 50);
+    assert_eq!(b.last_known_syncs(), Some(1), "one sync for 50 batches");
+    a.submit(api(vec![Command::ChangePlan {
+        id: "c7".into(),
+        plan: "big".into(),
+    }]))
+    .unwrap();
+    assert_eq!(b.catch_up().unwrap(), 1);
+    assert_eq!(b.last_known_syncs(), Some(2));
+    std::mem::forget(b);
+    let known = LastKnown::load(kept.path()).unwrap().unwrap();
+    assert_eq!(known.seq, a.seq());
+    assert_eq!(known.catalog, *a.snapshot().catalog);
+    assert_eq!(known.catalog.clusters["c7"].plan, "big");
+}
+
 // issue 26: a writer behind the store is refused (Stale) and changes nothing; submit
 // catches up and applies its commands to the newer catalog.
 #[test]

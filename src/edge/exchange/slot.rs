@@ -16,7 +16,7 @@ use crate::errors::EdgeError;
 use crate::fleet::membership::Home;
 use crate::fleet::places::Held;
 use crate::fleet::wire::{Acquire, Verdict};
-use crate::policy::admit::{Admission, Permit};
+use crate::policy::admit::{Admission, Limit, Permit};
 use crate::policy::decide::Reservation;
 use crate::policy::shards::IndexShards;
 use crate::request::classify::Class;
@@ -152,45 +152,51 @@ impl<'d, T: Transport> Exchange<'_, 'd, T> {
         };
         let got = peer::acquire(asking, hook, home, &acquire, limit, self.deadline).await;
         let waited_us = start.elapsed().as_micros() as u64;
-        let waited = Some(waited_us);
-        let e = match got {
-            Ok(p) => return Ok((Slot::Remote(p), waited)),
-            Err(Refused::Gone) => return Err(Refusal::Gone(waited_us)),
-            Err(Refused::Unreachable | Refused::Verdict(Verdict::NotHome)) => {
-                return Err(self.unavailable())
-            }
-            Err(Refused::Verdict(Verdict::Deadline | Verdict::Granted)) => {
+        match got {
+            Ok(p) => Ok((Slot::Remote(p), Some(waited_us))),
+            Err(r) => Err(self.home_refused(r, limit, waited_us)),
+        }
+    }
+
+    /// What the client is answered when the home did not give a permit (`waited_us`: how
+    /// long the request waited for it).
+    fn home_refused(&self, refused: Refused, limit: Limit, waited_us: u64) -> Refusal {
+        let cluster = self.d.cluster;
+        let e = match refused {
+            Refused::Gone => return Refusal::Gone(waited_us),
+            Refused::Unreachable | Refused::Verdict(Verdict::NotHome) => return self.unavailable(),
+            Refused::Verdict(Verdict::Deadline | Verdict::Granted) => {
                 EdgeError::GatewayTimeout(self.client.core.shared.limits.deadline.as_secs())
             }
-            Err(Refused::Verdict(Verdict::ShardCapacity { in_use })) => EdgeError::ShardCapacity {
+            Refused::Verdict(Verdict::ShardCapacity { in_use }) => EdgeError::ShardCapacity {
                 plan: cluster.plan.name.clone(),
                 capacity: cluster.plan.shards,
                 in_use: u64::from(in_use),
                 asked: self.home_index.map_or(0, IndexShards::total),
             },
-            Err(Refused::Verdict(Verdict::Contexts { share, used })) => match &self.contexts {
+            Refused::Verdict(Verdict::Contexts { share, used }) => match &self.contexts {
                 Some(c) => c.refused_at_home(share, used),
                 None => self.unavailable_error(),
             },
-            Err(Refused::Verdict(Verdict::Full {
+            Refused::Verdict(Verdict::Full {
                 concurrency,
                 queue_size,
-            })) => EdgeError::QueueFull {
+            }) => EdgeError::QueueFull {
                 limit: limit.name(),
                 concurrency,
                 queue_size,
             },
             // The home counted the refusal on the allowance.
-            Err(Refused::Verdict(Verdict::QueueTimeout {
+            Refused::Verdict(Verdict::QueueTimeout {
                 concurrency,
                 waited_ms,
-            })) => EdgeError::QueueTimeout {
+            }) => EdgeError::QueueTimeout {
                 limit: limit.name(),
                 concurrency,
                 waited_ms: u64::from(waited_ms),
             },
         };
-        Err(Refusal::Error(e, waited))
+        Refusal::Error(e, Some(waited_us))
     }
 
     async fn local_slot(&mut self) -> Result<(Permit, Option<u64>), Refusal> {

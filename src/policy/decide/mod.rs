@@ -325,6 +325,7 @@ fn decide_for<'s, C: ClusterView>(
             let t = Tenant {
                 prefix: &prefix,
                 ids: listener.ids.map(|s| (s, bound.as_ref())),
+                now_ms: listener.wall_ms,
             };
             let plan = tenancy::plan_request(&t, &classified, head.query(buf), &mut out.target)?;
             Some(TenantPlan {

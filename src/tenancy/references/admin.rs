@@ -12,7 +12,7 @@ use super::super::painless::check_script;
 use super::query::{hits, query};
 use super::{
     at, check_field_list, check_field_list_setting, illegal, known_keys, object_mut, parsing,
-    rewrite_expression, rewrite_name, unsupported, Tenant,
+    resolve_date_math, rewrite_expression, rewrite_name, unsupported, Tenant,
 };
 use crate::errors::EdgeError;
 
@@ -246,6 +246,7 @@ fn alias_action(t: &Tenant, kind: &str, b: &mut Object, where_: &str) -> Result<
     known_keys(b, &known, where_)?;
     for key in ["index", "indices"] {
         for_each_name(b.get_mut(key), &at(where_, key), &mut |v, here| {
+            resolve_date_math(t, v)?;
             let wild = v
                 .as_str()
                 .is_some_and(|s| s.contains('*') || s.split(',').any(|p| p == "_all"));
@@ -260,6 +261,7 @@ fn alias_action(t: &Tenant, kind: &str, b: &mut Object, where_: &str) -> Result<
     }
     for key in ["alias", "aliases"] {
         for_each_name(b.get_mut(key), &at(where_, key), &mut |v, here| {
+            resolve_date_math(t, v)?;
             if kind == "add" && !v.as_str().is_some_and(|s| is_concrete(s.as_bytes())) {
                 return Err(parsing(format!(
                     "[{here}] must be one alias name (no pattern) to add"
@@ -297,9 +299,11 @@ pub fn put_alias_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
     known.extend_from_slice(ALIAS_OPTIONS);
     known_keys(o, &known, "")?;
     if let Some(i) = o.get_mut("index") {
+        resolve_date_math(t, i)?;
         rewrite_expression(t, i, "index")?;
     }
     if let Some(a) = o.get_mut("alias") {
+        resolve_date_math(t, a)?;
         if !a.as_str().is_some_and(|s| is_concrete(s.as_bytes())) {
             return Err(parsing("[alias] must be one alias name"));
         }
@@ -451,6 +455,7 @@ pub fn reindex_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
         "source",
     )?;
     for_each_name(so.get_mut("index"), "source.index", &mut |v, here| {
+        resolve_date_math(t, v)?;
         rewrite_expression(t, v, here)
     })?;
     if so.get("index").is_none() {
@@ -475,7 +480,10 @@ pub fn reindex_body(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
         }
     }
     match d.get_mut("index") {
-        Some(i) => rewrite_name(t, i, "dest.index")?,
+        Some(i) => {
+            resolve_date_math(t, i)?;
+            rewrite_name(t, i, "dest.index")?
+        }
         None => return Err(illegal("[reindex] requires [dest.index]")),
     }
     match o.get("script") {

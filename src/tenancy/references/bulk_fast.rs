@@ -352,7 +352,8 @@ impl<'l> Cursor<'l> {
             if BULK_ACTION_KEYS[k] == "_index" {
                 let (s, e) = self.string()?;
                 let name = &self.b[s..e];
-                if !is_one_name(name) {
+                // date math is resolved by the strict reader (`docs::bulk_action_strict`)
+                if !is_one_name(name) || name.first() == Some(&b'<') {
                     return None;
                 }
                 if read.action != BulkAction::Delete && is_auto_create(name) && is_concrete(name) {

@@ -21,6 +21,7 @@ pub(in crate::tenancy::references) fn tenant(p: &Prefix) -> Tenant<'_> {
     Tenant {
         prefix: p,
         ids: None,
+        now_ms: 0,
     }
 }
 

@@ -12,7 +12,8 @@ use super::super::names::{is_auto_create, is_concrete};
 use super::super::painless::check_script;
 use super::params::body_keep_alive;
 use super::{
-    at, illegal, known_keys, object_mut, parsing, rewrite_expression, rewrite_name, Tenant,
+    at, illegal, known_keys, object_mut, parsing, resolve_date_math, rewrite_expression,
+    rewrite_name, Tenant,
 };
 use crate::errors::EdgeError;
 
@@ -113,6 +114,7 @@ pub fn bulk_action_strict(
     match meta.get_mut("_index") {
         None | Some(Value::Null) => {}
         Some(index) => {
+            resolve_date_math(t, index)?;
             if let Value::String(s) = &*index {
                 if action != BulkAction::Delete
                     && is_concrete(s.as_bytes())

@@ -32,7 +32,7 @@
 //! | header, query string | `Accept`, `format` (the upstream's response format: `format`, else `Accept`, else `Content-Type`, short names like `yaml` matched in any case) | check: every `Accept` range JSON, NDJSON, `text/plain` or a wildcard (`*/*`, `application/*`, `text/*`), or the short name `json`; `format` only `json` or text; YAML, Smile, CBOR in any spelling refused (406 / 400) |
 //! | responses | a body that is not a JSON object where ids are sealed (search with scroll or PIT, PIT opening) | refuse: `ResponsePlan::check_upstream` (502 before the head) and the filter writes the 502 body instead of releasing it |
 //! | `_bulk` | framing | Elasticsearch 7.10's `BulkRequestParser`: lines end at `\n`, a trailing `\r` is trimmed, blank or whitespace-only action lines skipped, a last line without `\n` refused; the edge writes one compact line per action or source, no blank lines (`ndjson`) |
-//! | `_bulk` | action line: `index`, `create`, `update`, `delete` with `_index` | rewrite (one name); other actions refused |
+//! | `_bulk` | action line: `index`, `create`, `update`, `delete` with `_index` | rewrite (one name; date math resolved first at the request's clock, [`resolve_date_math`], so the concrete name is checked, auto-created and forwarded); other actions refused |
 //! | `_bulk` | action keys `_id`, `_type`, `routing`, `op_type`, `version`, `version_type`, `if_seq_no`, `if_primary_term`, `retry_on_conflict`, `require_alias`, `_source` | pass |
 //! | `_bulk` | action `_index: null` | pass: 7.10's `BulkRequestParser` ignores a null value, so the path's (rewritten) index applies |
 //! | `_bulk` | action key `pipeline` (ingest pipelines are cluster-wide) and unknown keys | refuse |
@@ -62,15 +62,15 @@
 //! | `_termvectors` body | `_index` | rewrite; `doc`, `fields`, `filter`, `per_field_analyzer`, options pass |
 //! | `_update` body, bulk `update` source | `doc`, `upsert`, `doc_as_upsert`, `scripted_upsert`, `detect_noop`, `_source` | pass; `script` checked (Painless subset, `painless`) |
 //! | `_delete_by_query`, `_update_by_query` body | `query`, `max_docs`, `conflicts`, `slice`, `size`, `sort`, `_source`; `script` (update) | query DSL; `sort` as a sort (below), `_index` refused; script checked |
-//! | `_reindex` body | `source.index` (expression), `dest.index` (one name) | rewrite; `source.remote`, `dest.pipeline`, `dest.op_type` other than index/create refused; `source.query` a query; `script` checked |
+//! | `_reindex` body | `source.index` (expression), `dest.index` (one name) | rewrite, date math resolved first; `source.remote`, `dest.pipeline`, `dest.op_type` other than index/create refused; `source.query` a query; `script` checked |
 //! | `PUT /<index>` body | `aliases` names | rewrite (one name, no pattern); `filter` a query; routing options pass |
 //! | `PUT /<index>` body | `settings` | check: `index.default_pipeline`, `index.final_pipeline` refused; `index.query.default_field` must not name `_index`, read as Elasticsearch reads a list setting (a string split at commas, each part trimmed: `"title,_index"`, `" _index"` refused) |
 //! | `PUT /<index>` body | `mappings` | check: field aliases (`"type": "alias"`) to metadata fields, `copy_to` into `_index` (a string split at commas, as Elasticsearch reads it) and `runtime` scripts refused; the `percolator` field type refused (anywhere in mappings and templates: see `percolate`) |
 //! | `PUT /<index>/_settings`, `PUT /<index>/_mapping` body | settings, mappings | check as above; `number_of_replicas`, `auto_expand_replicas` refused in settings updates (not counted against the plan) |
 //! | index settings (creation, updates, templates) | the upstream's per-index guards: `index.max_*`, `highlight.max_analyzed_offset`, `mapping.*.limit`, translog flush/generation thresholds and retention, search and indexing slow logs | refuse (they protect the shared JVM, disk and cluster state) |
-//! | `POST /_aliases` body | `actions[].add/remove/remove_index`: `index`, `indices` | rewrite (expressions); `remove_index` with a wildcard refused |
-//! | `POST /_aliases` body | `alias`, `aliases` | rewrite (`add`: one name each; `remove`: patterns allowed); `filter` a query; unknown actions and keys refused |
-//! | `PUT /<index>/_alias/<name>` body | `index`, `alias` (they override the path upstream) | rewrite; `filter` a query |
+//! | `POST /_aliases` body | `actions[].add/remove/remove_index`: `index`, `indices` | rewrite (expressions, date math resolved first); `remove_index` with a wildcard refused |
+//! | `POST /_aliases` body | `alias`, `aliases` | rewrite (date math resolved first; `add`: one name each; `remove`: patterns allowed); `filter` a query; `routing`, `index_routing`, `search_routing` pass unchanged (a routing value selects a shard of the tenant's own index: never an index); unknown actions and keys refused |
+//! | `PUT /<index>/_alias/<name>` body | `index`, `alias` (they override the path upstream) | rewrite, date math resolved first; `filter` a query; routing options pass |
 //! | `_template` body | `index_patterns` | rewrite each pattern; `order`, `version` pass; `settings`, `mappings`, `aliases` as index creation |
 //! | `_index_template` body | `index_patterns`, `composed_of` | rewrite; `template.{settings,mappings,aliases}` as index creation; `priority`, `version`, `_meta` pass; `data_stream` refused |
 //! | `_component_template` body | `template.{settings,mappings,aliases}` | as index creation |
@@ -147,6 +147,9 @@ pub struct Tenant<'a> {
     /// The node's sealer and the cluster id the tenant's tokens are bound to (`None`:
     /// sealed ids cannot be opened, every token is missing).
     pub ids: Option<(&'a IdSealer, &'a str)>,
+    /// The wall clock of the request (ms since the epoch, UTC): date-math names in bodies
+    /// are resolved at it ([`resolve_date_math`]), once, by the edge.
+    pub now_ms: i64,
 }
 
 impl Tenant<'_> {
@@ -167,6 +170,21 @@ impl Tenant<'_> {
             )),
         }
     }
+}
+
+/// Resolves the date-math items (`<logs-{now/d}>`) of a string value naming indices or
+/// aliases at the request's clock (`request::datemath`, the one resolver of paths too), so
+/// that what the edge checks, confines and auto-creates is what the upstream gets: it never
+/// evaluates them a second time (across midnight, say). Refused 400 as the path's are when
+/// the edge cannot read one. Other values are left as they are.
+pub fn resolve_date_math(t: &Tenant, v: &mut Value) -> Result<(), EdgeError> {
+    if let Value::String(s) = v {
+        if let Some(new) = crate::request::datemath::resolve_list(s.as_bytes(), t.now_ms)? {
+            // the resolver writes names it checked to be plain index names
+            *s = String::from_utf8(new).expect("resolved names are UTF-8");
+        }
+    }
+    Ok(())
 }
 
 /// Rewrites a string value holding an index expression (comma list, patterns, exclusions).

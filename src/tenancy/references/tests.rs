@@ -30,6 +30,7 @@ fn rw(kind: BodyKind, body: &str) -> Result<String, EdgeError> {
     let t = Tenant {
         prefix: &p,
         ids: Some((&s, "acme")),
+        now_ms: 0,
     };
     let mut out = Vec::new();
     rewrite_json_body(&t, kind, body.as_bytes(), &mut out)?;

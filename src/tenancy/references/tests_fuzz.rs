@@ -15,6 +15,7 @@ fn rewrite(kind: BodyKind, body: &str) -> Result<Vec<u8>, EdgeError> {
     let t = Tenant {
         prefix: &p,
         ids: None,
+        now_ms: 0,
     };
     let mut out = Vec::new();
     rewrite_json_body(&t, kind, body.as_bytes(), &mut out).map(|_| out)

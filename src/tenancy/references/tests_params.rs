@@ -9,6 +9,7 @@ fn q(query: &str) -> Result<(String, params::QueryFacts), EdgeError> {
     let t = Tenant {
         prefix: &p,
         ids: Some((&s, "acme")),
+        now_ms: 0,
     };
     let mut out = Vec::new();
     let facts = params::read_query(&t, Some(query.as_bytes()), "/books/_search", &mut out)?;

@@ -238,7 +238,11 @@ impl Run<'_> {
             return;
         }
         let actions: Vec<Action> = batch.iter().map(|i| i.action).collect();
-        let (results, touched) = self.engine.store.write(std::mem::take(batch));
+        // date math in actions' `_index`, read at one clock reading for the batch
+        let now = crate::date_names::wall_ms();
+        let (results, touched) = self.engine.store.write_named(std::mem::take(batch), &|n| {
+            crate::date_names::resolve_name(n, now)
+        });
         self.touched.merge(touched);
         for (r, action) in results.into_iter().zip(actions) {
             let ItemResult {

@@ -7,10 +7,13 @@
 
 pub mod automaton;
 pub mod compile;
+mod ctx;
 pub mod datemath;
+mod field;
 pub mod fuzzy;
 mod more;
 mod numeric;
+mod params;
 pub mod parse;
 mod parse_more;
 mod patterns;
@@ -20,7 +23,7 @@ mod watched;
 
 use serde_json::Value;
 
-pub use compile::Ctx;
+pub use ctx::Ctx;
 
 /// Compiles `q` for the index described by `ctx`, its documents counted as the request's
 /// work (`watched`: the search stops when the request's client went away).
@@ -408,8 +411,8 @@ mod tests {
             msm: None,
             boost: 1.0,
         };
-        assert!(compile(&should(compile::MAX_CLAUSES), &ctx).is_ok());
-        let e = compile(&should(compile::MAX_CLAUSES + 1), &ctx)
+        assert!(compile(&should(field::MAX_CLAUSES), &ctx).is_ok());
+        let e = compile(&should(field::MAX_CLAUSES + 1), &ctx)
             .err()
             .unwrap()
             .body();
@@ -421,16 +424,14 @@ mod tests {
                 "maxClauseCount is set to 1024".into()
             )
         );
-        let words: Vec<String> = (0..=compile::MAX_CLAUSES)
-            .map(|i| format!("w{i}"))
-            .collect();
+        let words: Vec<String> = (0..=field::MAX_CLAUSES).map(|i| format!("w{i}")).collect();
         let qs = query_string::parse_query_string(&words.join(" "), &Default::default()).unwrap();
         assert_eq!(compile(&qs, &ctx).err().unwrap().status(), 400);
         let terms = |n: usize| {
             parse_query(&serde_json::json!({"terms": {"k": (0..n).collect::<Vec<_>>()}})).unwrap()
         };
-        assert!(compile(&terms(compile::MAX_TERMS), &ctx).is_ok());
-        let e = compile(&terms(compile::MAX_TERMS + 1), &ctx)
+        assert!(compile(&terms(field::MAX_TERMS), &ctx).is_ok());
+        let e = compile(&terms(field::MAX_TERMS + 1), &ctx)
             .err()
             .unwrap()
             .body();

@@ -8,10 +8,8 @@
 
 use tantivy::query::{BooleanQuery, DisjunctionMaxQuery, Occur};
 
-use super::compile::{
-    boosted, combine_terms, empty, konst, match_field, over_fields, range, term_field, term_q, Ctx,
-    Q,
-};
+use super::ctx::{boosted, empty, konst, term_q, Ctx, Q};
+use super::field::{combine_terms, match_field, over_fields, range, term_field};
 use super::fuzzy::FuzzyQuery;
 use super::patterns::regex_on;
 use super::target::{self, expand, Target};

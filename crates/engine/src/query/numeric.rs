@@ -10,7 +10,7 @@ use std::ops::Bound;
 
 use tantivy::Term;
 
-use super::compile::Ctx;
+use super::ctx::Ctx;
 
 /// The bounds of a numeric range, one type for both ends.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::parse::{
+use super::params::{
     as_obj, err, match_opt, parse_boost, parse_fields, parse_msm, parse_operator, single_field,
     value_text,
 };

@@ -1,50 +1,16 @@
-//! `exists`, `prefix` and `wildcard`: the field names / fast-field columns behind
-//! `exists`, and regex automata restricted to the key range of the literal prefix.
+//! `prefix`, `wildcard`, `regexp` and case-insensitive terms: regex automata restricted to
+//! the key range of the literal prefix (`exists` is a leaf query of `field`).
 
-use tantivy::query::{AllQuery, BooleanQuery, ExistsQuery};
-use tantivy::Term;
+use tantivy::query::AllQuery;
 
 use super::automaton::RangedRegexQuery;
-use super::compile::{empty, index_matches, konst, term_q, Ctx, Q};
+use super::ctx::{empty, index_matches, konst, Ctx, Q};
+use super::field::term_field;
 use super::target::{self, Target};
 use super::CiKind;
 use crate::error::{EngineError, EngineResult};
 use crate::mapping::LeafKind;
 use crate::names::wildcard_match;
-use crate::store::schema::F_KW;
-
-/// `exists` on one mapped leaf: `_field_names` for text, the fast-field column otherwise.
-fn exists_leaf(ctx: &Ctx<'_>, path: &str, kind: LeafKind) -> Q {
-    if kind == LeafKind::Text {
-        term_q(Term::from_field_text(ctx.fields.names, path))
-    } else {
-        Box::new(ExistsQuery::new(format!("{F_KW}.{path}"), false))
-    }
-}
-
-pub(super) fn exists(ctx: &Ctx<'_>, f: &str) -> Q {
-    if f == "_id" || f == "_index" {
-        return Box::new(AllQuery);
-    }
-    let prefix = format!("{f}.");
-    let many = f.contains('*') || ctx.mapping.is_object(f);
-    let qs: Vec<Q> = ctx
-        .mapping
-        .fields()
-        .into_iter()
-        .filter(|(p, _)| match (many, f.contains('*')) {
-            (true, true) => wildcard_match(f, p),
-            (true, false) => p.starts_with(&prefix),
-            (false, _) => *p == f,
-        })
-        .map(|(p, info)| exists_leaf(ctx, p, info.kind))
-        .collect();
-    match qs.len() {
-        0 => empty(),
-        1 => konst(qs.into_iter().next().expect("one"), 1.0),
-        _ => konst(Box::new(BooleanQuery::union(qs)), 1.0),
-    }
-}
 
 /// The leading characters of a pattern that are literal (before any `*`/`?`).
 fn literal_prefix(raw: &str, is_prefix: bool) -> &str {
@@ -144,7 +110,7 @@ pub(super) fn case_insensitive(
             kind: LeafKind::Boolean,
         } if kind == CiKind::Term => {
             let b = serde_json::Value::String(v.to_lowercase());
-            super::compile::term_field(ctx, &path, &b)
+            term_field(ctx, &path, &b)
         }
         Target::Id => regex_on(ctx.fields.id, None, &re, ""),
         Target::Index => {

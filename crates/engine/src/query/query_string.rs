@@ -9,7 +9,7 @@ use serde_json::Value;
 mod options;
 pub(super) use options::parse_qs;
 
-use super::parse::boosted_field;
+use super::params::boosted_field;
 use super::{BoostedField, Fuzziness, MatchOpts, Msm, MultiKind, Operator, Query, RangeBounds};
 use crate::error::{EngineError, EngineResult};
 

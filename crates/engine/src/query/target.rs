@@ -6,7 +6,7 @@ use serde_json::Value;
 use tantivy::schema::Field;
 use tantivy::Term;
 
-use super::compile::Ctx;
+use super::ctx::Ctx;
 use crate::error::{EngineError, EngineResult};
 use crate::mapping::{under_metadata, Analyzer, LeafKind};
 use crate::names::wildcard_match;

@@ -251,17 +251,23 @@ impl Store {
     }
 
     /// Applies `items` in order (per shard); returns one result per item and what the batch
-    /// touched. Nothing is durable until [`Store::finish`]. Date-math index names
-    /// (`_bulk` actions' `_index`) are resolved at one clock reading for the batch.
-    pub fn write(&self, mut items: Vec<WriteItem>) -> (Vec<ItemResult>, Touched) {
+    /// touched. Nothing is durable until [`Store::finish`].
+    pub fn write(&self, items: Vec<WriteItem>) -> (Vec<ItemResult>, Touched) {
+        self.write_named(items, &|name| Ok(name.to_string()))
+    }
+
+    /// [`Store::write`], each item's index name first read by `name` (`_bulk` resolves
+    /// date math there: an expression it cannot read fails its item only).
+    pub fn write_named(
+        &self,
+        mut items: Vec<WriteItem>,
+        name: &dyn Fn(&str) -> EngineResult<String>,
+    ) -> (Vec<ItemResult>, Touched) {
         let mut cache = HashMap::new();
-        let now = crate::date_names::wall_ms();
         let prepared: Vec<EngineResult<Prepared>> = items
             .iter_mut()
             .map(|it| {
-                if it.index.starts_with('<') {
-                    it.index = crate::date_names::resolve_name(&it.index, now)?;
-                }
+                it.index = name(&it.index)?;
                 self.prepare(it, &mut cache)
             })
             .collect();

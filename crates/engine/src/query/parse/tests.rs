@@ -1,5 +1,6 @@
 //! Tests of the parent module.
 use super::*;
+use crate::query::{BoostedField, Msm};
 use serde_json::json;
 
 fn p(v: Value) -> EngineResult<Query> {

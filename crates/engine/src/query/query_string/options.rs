@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{parse_query_string, QsOptions};
 use crate::error::EngineResult;
-use crate::query::parse::{
+use crate::query::params::{
     boosted_field, err, parse_boost, parse_fields, parse_max_expansions, parse_msm, parse_operator,
     parse_prefix_length, parse_tie_breaker, value_text,
 };
@@ -18,7 +18,7 @@ use crate::query::{Fuzziness, Query};
 pub(in crate::query) fn parse_qs(body: &Value, name: &str) -> EngineResult<Query> {
     let mut o = QsOptions::default();
     let mut query = None;
-    for (k, v) in crate::query::parse::as_obj(body, name)? {
+    for (k, v) in crate::query::params::as_obj(body, name)? {
         match k.as_str() {
             "query" => query = Some(value_text(v)),
             "_name" => {}
