@@ -21,7 +21,8 @@ use super::membership::{Member, View};
 use super::rendezvous;
 use super::wire::{self, Counts, PeerSecret, CHALLENGE, COUNTS, MAC, NONCE};
 use crate::policy::admit::{Allowance, Limit, Permit};
-use crate::registry::{Cluster, ReadSoon, Settling};
+use crate::registry::settling::{self, ReadSoon, Settling};
+use crate::registry::Cluster;
 
 fn home_of<'a>(members: &'a [Member], key: &str) -> Option<&'a Member> {
     rendezvous::home(members, key).map(|i| &members[i])
@@ -81,7 +82,7 @@ impl Charges {
         };
         Charges {
             held: [one(Limit::Shared), one(Limit::Search), one(Limit::Write)],
-            _moving: Some(cluster.state.take_over(&cluster.id, soon)),
+            _moving: Some(settling::take_over(&cluster.state, &cluster.id, soon)),
         }
     }
 
