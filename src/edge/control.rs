@@ -164,9 +164,12 @@ fn meter(agent: &ureq::Agent, snap: &Snapshot, c: &Cluster, plane: &SharedPlane,
     let url = usage_url(addr, c.prefix.as_ref());
     // Creations that finish after this point may be missing from the answer.
     let reading = c.state.begin_reading();
+    // The upstream's count of open contexts only when it can change the ledger.
+    let moving = c.state.is_moving();
     let contexts = c
         .contexts
         .as_ref()
+        .filter(|l| moving || l.with(|l| l.wants_reading(&c.id)))
         .map(|l| (l, l.with(|l| l.begin_reading())));
     let Some(body) = get_body(agent, &url) else {
         return;

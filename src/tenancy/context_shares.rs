@@ -314,6 +314,14 @@ impl SharedContexts {
         self.readings
     }
 
+    /// Whether a reading of `cluster`'s count can change anything here: its first, or
+    /// while it has an unread part to lower (a takeover's reading is asked for anyway).
+    pub fn wants_reading(&self, cluster: &str) -> bool {
+        self.members
+            .get(cluster)
+            .is_some_and(|m| !m.read || m.unread > 0)
+    }
+
     /// Records reading `reading` of `cluster`: the upstream counted `counted` shard
     /// contexts of its indices. `settles`: the reading settles a takeover of the cluster
     /// (see the module's docs).

@@ -172,6 +172,7 @@ fn readings_count_contexts_the_ledger_did_not_see() {
     l.set_members([("a", 6)]);
     // First reading: 4 contexts upstream, 2 of them this ledger's.
     open(&mut l, "a", "s1", 2, now);
+    assert!(l.wants_reading("a"), "never read");
     let r = l.begin_reading();
     l.record_reading("a", r, 4, false, now);
     assert_eq!(l.used("a", now), 4);
@@ -185,6 +186,10 @@ fn readings_count_contexts_the_ledger_did_not_see() {
     let r = l.begin_reading();
     l.record_reading("a", r, 3, false, now);
     assert_eq!(l.used("a", now), 3, "s1 and s2 only");
+    assert!(
+        !l.wants_reading("a"),
+        "nothing left to lower: no more readings"
+    );
     let r = l.begin_reading();
     l.record_reading("a", r, 9, false, now);
     assert_eq!(l.used("a", now), 3, "a periodic reading never raises");
