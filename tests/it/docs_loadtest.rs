@@ -122,9 +122,11 @@ fn the_load_test_commands_in_the_docs_are_ones_the_tools_take() {
     // failover.py lines and docs/metrics.md's cost of recording.
     assert!(checked >= 12, "only {checked} load-test commands found");
     // The flags its prose names belong to one of the tools it names, or to the
-    // `cargo`/`searchgate` commands it shows.
+    // `cargo`/`searchgate` commands it shows (criterion's, after `cargo bench --`).
     let cargo_or_serve = [
         "--bench",
+        "--warm-up-time",
+        "--measurement-time",
         "--bin",
         "--release",
         "--threads",
