@@ -135,6 +135,15 @@ mod tests {
             "the old home's index counts"
         );
         assert_eq!(fits(&s, 2), Ok(()));
+        // Two takeovers overlap: the cluster settles only after both ended.
+        let first = take_over(&s, "c1", &soon);
+        let second = take_over(&s, "c1", &soon);
+        drop(first);
+        read(&s, 4, &["a", "b"]);
+        assert!(s.is_moving(), "the second takeover still runs");
+        drop(second);
+        read(&s, 4, &["a", "b"]);
+        assert!(!s.is_moving());
         // A cluster metering does not read settles without one.
         let t = Arc::new(ClusterState::new(false));
         drop(take_over(&t, "c2", &soon));

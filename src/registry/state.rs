@@ -38,6 +38,8 @@ pub struct ClusterState {
     /// 0: settled; [`TAKING_OVER`]: a takeover is running; else the number of the reading
     /// whose record settles the cluster (see the `settling` module).
     settle_at: AtomicU64,
+    /// Takeovers of it running (two can overlap: a join, then its old home's death).
+    takeovers: AtomicU64,
     /// Its customer-visible request log (bounded rings; `requestlog`).
     pub requests: RequestLog,
 }
@@ -140,6 +142,7 @@ impl ClusterState {
             indices: AtomicU64::new(0),
             readings: AtomicU64::new(0),
             settle_at: AtomicU64::new(0),
+            takeovers: AtomicU64::new(0),
             requests: RequestLog::default(),
         }
     }
@@ -159,13 +162,18 @@ impl ClusterState {
     /// A takeover of this cluster began (the `settling` module): reservations are
     /// refused until it ends and a reading begun after that is recorded.
     pub(super) fn begin_takeover(&self) {
+        let _l = self.ledger();
+        self.takeovers.fetch_add(1, Relaxed);
         self.settle_at.store(TAKING_OVER, Relaxed);
     }
 
-    /// The takeover ended: the next reading to begin settles the cluster.
+    /// A takeover ended: once none is running, the next reading to begin settles the
+    /// cluster.
     pub(super) fn settle_after_next_reading(&self) {
         let l = self.ledger();
-        self.settle_at.store(l.begun + 1, Relaxed);
+        if self.takeovers.fetch_sub(1, Relaxed) == 1 {
+            self.settle_at.store(l.begun + 1, Relaxed);
+        }
     }
 
     /// Whether the cluster is moving here (its ledgers are not trusted yet).
@@ -184,7 +192,8 @@ impl ClusterState {
     pub fn settle_unread(&self) {
         let at = self.settle_at.load(Relaxed);
         if at != TAKING_OVER {
-            self.settle_at.store(0, Relaxed);
+            // Not if another takeover began meanwhile.
+            let _ = self.settle_at.compare_exchange(at, 0, Relaxed, Relaxed);
         }
     }
 
